@@ -1,0 +1,85 @@
+# moontorch: make (build), make test, make run, make asan, make bench,
+# make install PREFIX=...
+
+PREFIX ?= /usr/local
+BUILD ?= build
+CC ?= gcc
+OPT ?= -O2 -march=native
+SAN ?=
+
+DEPS_STAMP := .deps-ok
+PKG_CFLAGS = $(shell pkg-config --cflags lua5.4 openblas 2>/dev/null)
+PKG_LIBS_BLAS = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+PKG_LIBS_LUA = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+
+CFLAGS_ALL = -std=gnu11 $(OPT) -g -fPIC -fopenmp -Wall -Wextra $(SAN) $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = -fopenmp $(SAN) $(LDFLAGS)
+
+ENGINE_SRC := $(wildcard src/tensor/*.c)
+VM_SRC := $(filter-out src/vm/th.c,$(wildcard src/vm/*.c))
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+VM_OBJ := $(VM_SRC:%.c=$(BUILD)/%.o)
+HEADERS := $(wildcard src/*/*.h)
+
+LIB := $(BUILD)/libmoontorch.so
+CORE := $(BUILD)/torch/core.so
+TH := $(BUILD)/th
+
+BUSTED = busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./$(BUILD)/?.so'
+
+.PHONY: all deps test run asan install clean bench
+
+all: $(LIB) $(CORE) $(TH)
+
+$(DEPS_STAMP): scripts/deps.sh
+	@sh scripts/deps.sh
+	@touch $@
+
+deps: $(DEPS_STAMP)
+
+$(BUILD)/%.o: %.c $(HEADERS) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIB): $(ENGINE_OBJ)
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS_BLAS) -lm
+
+# The Lua C module: resolved against the host's Lua (lua5.4, busted, th).
+$(CORE): $(VM_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(VM_OBJ) -L$(BUILD) -lmoontorch -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
+
+$(TH): $(BUILD)/src/vm/th.o $(VM_OBJ) $(LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BUILD)/src/vm/th.o $(VM_OBJ) -L$(BUILD) -lmoontorch \
+	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' -Wl,-E $(PKG_LIBS_LUA) -lreadline -lm
+
+# Specs: busted's TAP output, then the one-line summary CI reads.
+test: all
+	@rm -f $(BUILD)/test.tap
+	@$(BUSTED) -o TAP spec > $(BUILD)/test.tap 2>&1; status=$$?; \
+	  cat $(BUILD)/test.tap; \
+	  passed=$$(grep -c '^ok ' $(BUILD)/test.tap); failed=$$(grep -c '^not ok ' $(BUILD)/test.tap); \
+	  if [ $$status -ne 0 ] && [ $$failed -eq 0 ]; then failed=1; fi; \
+	  echo "$$passed passed, $$failed failed"; [ $$failed -eq 0 ]
+
+run: all
+	$(TH) examples/tensors_tour.lua
+
+# Specs under AddressSanitizer + UndefinedBehaviorSanitizer, in their own
+# build tree; the sanitizer runtimes are preloaded into the stock lua5.4.
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' all
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./build-asan/?.so' spec
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch \
+	  $(DESTDIR)$(PREFIX)/share/lua/5.4
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(CORE) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/
+	install -m 755 $(TH) $(DESTDIR)$(PREFIX)/bin/
+	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,135 @@
+-- torch: the Lua half of the tensor library. The C core (torch.core) gives
+-- the tensor type and its ops; this file adds classes, typed constructors,
+-- dtype names, printing and the small utilities Torch7 users expect.
+local core = require 'torch.core'
+local torch = core
+package.loaded.torch = torch
+_G.torch = torch
+
+local methods = core._methods
+local tensor_mt = core._tensor_mt
+
+-- dtype names as values: x.dtype == torch.float32
+local dtype_names = {'float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8',
+                     'int16', 'int32', 'int64', 'bool'}
+for _, name in ipairs(dtype_names) do torch[name] = name end
+torch.float, torch.double, torch.half = 'float32', 'float64', 'float16'
+torch.long, torch.int, torch.short = 'int64', 'int32', 'int16'
+
+-- Torch7 stems of the typed constructors, per dtype
+local stems = {float32 = 'Float', float64 = 'Double', float16 = 'Half', bfloat16 = 'BFloat16',
+               int8 = 'Char', uint8 = 'Byte', int16 = 'Short', int32 = 'Int', int64 = 'Long',
+               bool = 'Bool'}
+
+-- torch.Tensor and torch.FloatTensor, ...: callable constructors whose fields
+-- are the tensor methods (torch.Tensor.add(x, y) works as in Torch7).
+local function constructor(dtype_of)
+  return setmetatable({}, {
+    __index = methods,
+    __call = function(_, ...) return core._new(dtype_of(), ...) end,
+  })
+end
+torch.Tensor = constructor(function() return core.get_default_dtype() end)
+for dtype, stem in pairs(stems) do
+  torch[stem .. 'Tensor'] = constructor(function() return dtype end)
+end
+
+function torch.setdefaulttensortype(name)
+  core.set_default_dtype(name)
+end
+function torch.getdefaulttensortype()
+  return 'torch.' .. stems[core.get_default_dtype()] .. 'Tensor'
+end
+
+-- ---- classes (Torch7's torch.class) ----
+local classes = {}
+
+-- torch.class('nn.Linear', 'nn.Module') -> class table, parent class table.
+-- Instances are tables whose metatable is the class; Class(...) builds one
+-- and calls __init.
+function torch.class(name, parent_name, target)
+  assert(type(name) == 'string', 'torch.class: name must be a string')
+  if classes[name] then error('torch.class: class ' .. name .. ' already exists', 2) end
+  local parent
+  if parent_name then
+    parent = classes[parent_name]
+    if not parent then error('torch.class: parent class ' .. parent_name .. ' does not exist', 2) end
+  end
+  local class = {__typename = name}
+  class.__index = class
+  classes[name] = class
+  setmetatable(class, {
+    __index = parent,
+    __call = function(cls, ...)
+      local obj = setmetatable({}, cls)
+      if cls.__init then cls.__init(obj, ...) end
+      return obj
+    end,
+    __tostring = function() return name end,
+  })
+  -- metamethods are not inherited through __index: copy them when defined
+  if parent then
+    for k, v in pairs(parent) do
+      if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__typename' then
+        class[k] = v
+      end
+    end
+  end
+  local ns, short = name:match('^(.*)%.([^.]+)$')
+  if target then target[short or name] = class
+  elseif ns then
+    local t = _G
+    for part in ns:gmatch('[^.]+') do
+      t[part] = t[part] or {}
+      t = t[part]
+    end
+    t[short] = class
+  end
+  return class, parent
+end
+
+function torch.getmetatable(name) return classes[name] end
+
+function torch.typename(obj)
+  if core.is_tensor(obj) then return obj:type() end
+  local mt = getmetatable(obj)
+  if type(mt) == 'table' and mt.__typename then return mt.__typename end
+  if type(mt) == 'table' and mt == debug.getregistry()['torch.Size'] then return 'torch.Size' end
+  return nil
+end
+
+function torch.type(obj)
+  return torch.typename(obj) or type(obj)
+end
+
+function torch.isTypeOf(obj, name)
+  if type(name) == 'table' then name = name.__typename end
+  local mt = getmetatable(obj)
+  while type(mt) == 'table' do
+    if mt.__typename == name then return true end
+    mt = getmetatable(mt) and getmetatable(mt).__index
+  end
+  return core.is_tensor(obj) and obj:type() == name
+end
+
+-- ---- torch.Size: x:size(), x.shape ----
+local size_mt = debug.getregistry()['torch.Size']
+size_mt.__tostring = function(s)
+  local parts = {}
+  for i = 1, #s do parts[i] = tostring(s[i]) end
+  return #parts == 0 and '[]' or table.concat(parts, 'x')
+end
+size_mt.__eq = function(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+size_mt.__index = {
+  size = function(s) return #s end,
+  numel = function(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end,
+  totable = function(s) return {table.unpack(s)} end,
+}
+
+require 'torch.print'
+
+return torch

@@ -1,0 +1,89 @@
+/* mt_iter.c: dimension collapsing and the (optionally parallel) walk over
+   an mt_iter, one contiguous-in-the-inner-dim run at a time. */
+#include "mt_iter.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+void mt_iter_init(mt_iter *it, int n, const mt_tensor *const *ops) {
+  const mt_tensor *out = ops[0];
+  it->noperands = n;
+  it->numel = mt_numel(out);
+  it->ndim = 0;
+  for (int k = 0; k < n; k++) it->base[k] = mt_data(ops[k]);
+  /* walk dims innermost-first, dropping size-1 dims and merging a dim into the
+     previous (inner) one when every operand is linear across the pair */
+  for (int d = out->ndim - 1; d >= 0; d--) {
+    int64_t size = out->shape[d];
+    if (size == 1) continue;
+    if (it->ndim > 0) {
+      int j = it->ndim - 1, mergeable = 1;
+      for (int k = 0; k < n; k++) {
+        int64_t sb = ops[k]->stride[d] * mt_dtypes[ops[k]->dtype].size;
+        if (sb != it->strides[j][k] * it->shape[j]) { mergeable = 0; break; }
+      }
+      if (mergeable) { it->shape[j] *= size; continue; }
+    }
+    int j = it->ndim++;
+    it->shape[j] = size;
+    for (int k = 0; k < n; k++)
+      it->strides[j][k] = ops[k]->stride[d] * mt_dtypes[ops[k]->dtype].size;
+  }
+  if (it->ndim == 0) {                         /* scalar or all size-1 dims */
+    it->ndim = 1;
+    it->shape[0] = 1;
+    for (int k = 0; k < n; k++) it->strides[0][k] = 0;
+  }
+}
+
+/* Elements [begin, end) in linear (row-major over collapsed dims) order. */
+static void run_range(const mt_iter *it, mt_loop_fn fn, void *ctx, int64_t begin, int64_t end) {
+  int n = it->noperands, nd = it->ndim;
+  int64_t idx[MT_MAX_DIMS];
+  char *ptr[MT_ITER_MAX_OPERANDS];
+  int64_t inner_strides[MT_ITER_MAX_OPERANDS];
+  int64_t rem = begin;
+  for (int k = 0; k < n; k++) { ptr[k] = it->base[k]; inner_strides[k] = it->strides[0][k]; }
+  for (int d = 0; d < nd; d++) {
+    idx[d] = rem % it->shape[d];
+    rem /= it->shape[d];
+    for (int k = 0; k < n; k++) ptr[k] += idx[d] * it->strides[d][k];
+  }
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t run = it->shape[0] - idx[0];
+    if (run > end - pos) run = end - pos;
+    fn(ptr, inner_strides, run, ctx);
+    pos += run;
+    if (pos >= end) break;
+    /* advance: inner dim wrapped (run reached its end) */
+    for (int k = 0; k < n; k++) ptr[k] += run * it->strides[0][k];
+    idx[0] += run;
+    for (int d = 0; d < nd - 1 && idx[d] == it->shape[d]; d++) {
+      for (int k = 0; k < n; k++)
+        ptr[k] += it->strides[d + 1][k] - it->shape[d] * it->strides[d][k];
+      idx[d] = 0;
+      idx[d + 1]++;
+    }
+  }
+}
+
+void mt_iter_run(const mt_iter *it, mt_loop_fn fn, void *ctx, int serial) {
+  int64_t numel = it->numel;
+  if (numel == 0) return;
+#ifdef _OPENMP
+  int nthreads = mt_get_num_threads();
+  if (!serial && nthreads > 1 && numel >= MT_ITER_GRAIN && !omp_in_parallel()) {
+    int64_t chunks = numel / (MT_ITER_GRAIN / 2);
+    if (chunks > nthreads) chunks = nthreads;
+#pragma omp parallel for num_threads((int)chunks) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+      int64_t b = numel * c / chunks, e = numel * (c + 1) / chunks;
+      run_range(it, fn, ctx, b, e);
+    }
+    return;
+  }
+#endif
+  (void)serial;
+  run_range(it, fn, ctx, 0, numel);
+}

@@ -1,0 +1,679 @@
+/* mt_tensor.c: errors, storage lifetime, tensor geometry, views, broadcast
+   and the converting copy every other op builds on. */
+#include "mt_tensor.h"
+#include "mt_alloc.h"
+#include "mt_iter.h"
+#include "mt_kernel.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+const mt_dtype_info mt_dtypes[MT_NDTYPES] = {
+#define MT_X(E, T, N, TN, K) {N, TN, (int)sizeof(T), K},
+  MT_DTYPES(MT_X)
+#undef MT_X
+};
+
+/* ---- errors ---- */
+static _Thread_local char error_buf[512];
+
+const char *mt_error(void) { return error_buf; }
+
+int mt_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(error_buf, sizeof error_buf, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = 0;
+  if (t->ndim == 0) { snprintf(buf, n, "[]"); return buf; }
+  for (int i = 0; i < t->ndim && used < n; i++)
+    used += (size_t)snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)t->shape[i]);
+  return buf;
+}
+
+/* ---- dtypes ---- */
+int mt_dtype_from_name(const char *name) {
+  static const struct { const char *alias; int dtype; } aliases[] = {
+    {"float", MT_FLOAT32}, {"double", MT_FLOAT64}, {"half", MT_FLOAT16},
+    {"long", MT_INT64}, {"int", MT_INT32}, {"short", MT_INT16}, {"char", MT_INT8},
+    {"byte", MT_UINT8}, {"torch.float32", MT_FLOAT32}, {"torch.float64", MT_FLOAT64},
+  };
+  if (strncmp(name, "torch.", 6) == 0) {
+    size_t len = strlen(name);
+    if (len > 12 && strcmp(name + len - 6, "Tensor") == 0) {
+      for (int d = 0; d < MT_NDTYPES; d++) {
+        size_t sl = strlen(mt_dtypes[d].torch7);
+        if (len - 12 == sl && strncmp(name + 6, mt_dtypes[d].torch7, sl) == 0) return d;
+      }
+      return -1;
+    }
+    name += 6;
+  }
+  for (int d = 0; d < MT_NDTYPES; d++)
+    if (strcmp(name, mt_dtypes[d].name) == 0) return d;
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (strcmp(name, aliases[i].alias) == 0) return aliases[i].dtype;
+  return -1;
+}
+
+/* Ranks inside a kind for promotion: uint8 and int8 promote to int16. */
+mt_dtype mt_promote(mt_dtype a, mt_dtype b) {
+  if (a == b) return a;
+  int ka = mt_dtypes[a].kind, kb = mt_dtypes[b].kind;
+  if (ka != kb) return ka > kb ? a : b;
+  if (ka == 2) {
+    if (a == MT_FLOAT64 || b == MT_FLOAT64) return MT_FLOAT64;
+    if (a == MT_FLOAT32 || b == MT_FLOAT32) return MT_FLOAT32;
+    return MT_FLOAT32;                         /* float16 with bfloat16 */
+  }
+  if ((a == MT_UINT8 && b == MT_INT8) || (a == MT_INT8 && b == MT_UINT8)) return MT_INT16;
+  return mt_dtypes[a].size >= mt_dtypes[b].size ? (a == MT_UINT8 ? b : a)
+                                                : (b == MT_UINT8 ? a : b);
+}
+
+mt_dtype mt_promote_scalar(mt_dtype t, int scalar_is_float, mt_dtype default_float) {
+  int k = mt_dtypes[t].kind;
+  if (scalar_is_float) return k == 2 ? t : default_float;
+  if (k == 0) return MT_INT64;
+  return t;
+}
+
+/* ---- storage ---- */
+mt_storage *mt_storage_new(size_t nbytes) {
+  mt_storage *s = mt_alloc(sizeof *s);
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
+  s->data = mt_alloc(nbytes);
+  if (!s->data) { mt_free(s, sizeof *s); return NULL; }
+  s->refcount = 1;
+  s->nbytes = nbytes;
+  s->owns = 1;
+  return s;
+}
+
+void mt_storage_retain(mt_storage *s) { s->refcount++; }
+
+void mt_storage_release(mt_storage *s) {
+  if (!s || --s->refcount > 0) return;
+  if (s->owns) mt_free(s->data, s->nbytes);
+  else if (s->release) s->release(s);
+  mt_free(s, sizeof *s);
+}
+
+/* ---- lifetime ---- */
+void mt_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride) {
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; i--) { stride[i] = s; s *= shape[i] > 0 ? shape[i] : 1; }
+}
+
+int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
+  if (ndim > MT_MAX_DIMS) return mt_fail("tensor: %d dims, at most %d supported", ndim, MT_MAX_DIMS);
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return mt_fail("tensor: negative size %lld in dim %d", (long long)shape[i], i + 1);
+    if (shape[i] && n > INT64_MAX / 8 / shape[i]) return mt_fail("tensor: size too large");
+    n *= shape[i];
+  }
+  size_t nbytes = (size_t)n * (size_t)mt_dtypes[dtype].size;
+  mt_storage *s = mt_storage_new(nbytes);
+  if (!s) return mt_fail("tensor: out of memory allocating %zu bytes", nbytes);
+  t->storage = s;
+  t->offset = 0;
+  t->dtype = dtype;
+  t->ndim = ndim;
+  t->grad_meta = NULL;
+  memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  mt_contiguous_strides(ndim, shape, t->stride);
+  return 0;
+}
+
+void mt_tensor_alias(mt_tensor *t, const mt_tensor *src) {
+  mt_storage_retain(src->storage);
+  t->storage = src->storage;
+  t->offset = src->offset;
+  t->dtype = src->dtype;
+  t->ndim = src->ndim;
+  t->grad_meta = NULL;
+  memcpy(t->shape, src->shape, sizeof(int64_t) * (size_t)src->ndim);
+  memcpy(t->stride, src->stride, sizeof(int64_t) * (size_t)src->ndim);
+}
+
+void mt_tensor_release(mt_tensor *t) {
+  if (t->storage) mt_storage_release(t->storage);
+  t->storage = NULL;
+}
+
+void mt_tensor_move(mt_tensor *t, mt_tensor *src) {
+  void *gm = t->grad_meta;
+  mt_tensor_release(t);
+  *t = *src;
+  t->grad_meta = gm;
+  src->storage = NULL;
+}
+
+int mt_is_contiguous(const mt_tensor *t) {
+  int64_t s = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] == 1) continue;
+    if (t->stride[i] != s) return 0;
+    s *= t->shape[i];
+  }
+  return 1;
+}
+
+int mt_same_shape(const mt_tensor *a, const mt_tensor *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+int mt_wrap_dim(const char *op, int dim, int ndim) {
+  int n = ndim > 0 ? ndim : 1;
+  if (dim < -n || dim >= n)
+    return mt_fail("%s: dimension %d out of range (tensor has %d dims)", op, dim >= 0 ? dim + 1 : dim, ndim);
+  return dim < 0 ? dim + n : dim;
+}
+
+/* ---- element access ---- */
+double mt_get_f64(int dtype, const void *p) {
+  switch (dtype) {
+#define MT_X(E, T, N, TN, K) case MT_##E: return (double)MT_LOAD_##E(p);
+    MT_DTYPES(MT_X)
+#undef MT_X
+  }
+  return 0;
+}
+
+int64_t mt_get_i64(int dtype, const void *p) {
+  switch (dtype) {
+#define MT_X(E, T, N, TN, K) case MT_##E: return (int64_t)MT_LOAD_##E(p);
+    MT_DTYPES(MT_X)
+#undef MT_X
+  }
+  return 0;
+}
+
+void mt_set_f64(int dtype, void *p, double v) {
+  switch (dtype) {
+#define MT_X(E, T, N, TN, K) case MT_##E: MT_STORE_##E(p, v); break;
+    MT_DTYPES(MT_X)
+#undef MT_X
+  }
+}
+
+void mt_set_i64(int dtype, void *p, int64_t v) {
+  switch (dtype) {
+#define MT_X(E, T, N, TN, K) case MT_##E: MT_STORE_##E(p, v); break;
+    MT_DTYPES(MT_X)
+#undef MT_X
+  }
+}
+
+char *mt_elem_ptr(const mt_tensor *t, const int64_t *index) {
+  int64_t off = t->offset;
+  for (int i = 0; i < t->ndim; i++) off += index[i] * t->stride[i];
+  return (char *)t->storage->data + off * mt_dtypes[t->dtype].size;
+}
+
+/* ---- converting copy: one kernel per (dst, src) dtype pair ---- */
+#define MT_COPY_KERNEL(ED, ES)                                                  \
+  static void copy_##ED##_##ES(char **d, const int64_t *s, int64_t n, void *c) { \
+    (void)c;                                                                    \
+    char *o = d[0]; const char *a = d[1];                                       \
+    for (int64_t i = 0; i < n; i++) { MT_STORE_##ED(o, MT_LOAD_##ES(a)); o += s[0]; a += s[1]; } \
+  }
+#define MT_COPY_KERNEL2(ED, ES) MT_COPY_KERNEL(ED, ES)
+#define MT_COPY_ROW(ED, TD, ND, TND, KD) MT_COPY_KERNEL2(ED, SRC)
+#define MT_COPY_ENTRY2(ED, ES) copy_##ED##_##ES,
+#define MT_COPY_ENTRY(ED, ES) MT_COPY_ENTRY2(ED, ES)
+#define MT_COPY_TABLE_ROW(ES, TS, NS, TNS, KS) {MT_COPY_TABLE_COLS(ES)},
+/* source dtype SRC, each destination dtype */
+#define SRC FLOAT32
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC FLOAT64
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC FLOAT16
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC BFLOAT16
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC INT8
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC UINT8
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC INT16
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC INT32
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC INT64
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+#define SRC BOOL
+MT_DTYPES(MT_COPY_ROW)
+#undef SRC
+
+#define MT_COPY_COL(ED, TD, ND, TND, KD) MT_COPY_ENTRY(ED, SRC)
+/* copy_kernels[src][dst] */
+static const mt_loop_fn copy_kernels[MT_NDTYPES][MT_NDTYPES] = {
+#define SRC FLOAT32
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC FLOAT64
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC FLOAT16
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC BFLOAT16
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC INT8
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC UINT8
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC INT16
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC INT32
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC INT64
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+#define SRC BOOL
+  {MT_DTYPES(MT_COPY_COL)},
+#undef SRC
+};
+
+static void copy_same(char **d, const int64_t *s, int64_t n, void *c) {
+  size_t es = *(const int *)c;
+  if ((size_t)s[0] == es && (size_t)s[1] == es) { memmove(d[0], d[1], es * (size_t)n); return; }
+  char *o = d[0]; const char *a = d[1];
+  switch (es) {
+  case 1: for (int64_t i = 0; i < n; i++, o += s[0], a += s[1]) *o = *a; break;
+  case 2: for (int64_t i = 0; i < n; i++, o += s[0], a += s[1]) *(uint16_t *)o = *(const uint16_t *)a; break;
+  case 4: for (int64_t i = 0; i < n; i++, o += s[0], a += s[1]) *(uint32_t *)o = *(const uint32_t *)a; break;
+  default: for (int64_t i = 0; i < n; i++, o += s[0], a += s[1]) *(uint64_t *)o = *(const uint64_t *)a; break;
+  }
+}
+
+int mt_copy(mt_tensor *dst, const mt_tensor *src) {
+  mt_tensor expanded = {0};
+  if (!mt_same_shape(dst, src)) {
+    if (mt_expand(&expanded, src, dst->ndim, dst->shape) != 0) {
+      char b1[128], b2[128];
+      return mt_fail("copy_: cannot broadcast %s to %s", mt_shape_str(src, b1, sizeof b1),
+                     mt_shape_str(dst, b2, sizeof b2));
+    }
+    src = &expanded;
+  }
+  const mt_tensor *ops[2] = {dst, src};
+  mt_iter it;
+  mt_iter_init(&it, 2, ops);
+  int es = mt_dtypes[dst->dtype].size;
+  if (dst->dtype == src->dtype) mt_iter_run(&it, copy_same, &es, 0);
+  else mt_iter_run(&it, copy_kernels[src->dtype][dst->dtype], NULL, 0);
+  mt_tensor_release(&expanded);
+  dst->storage->version++;
+  return 0;
+}
+
+int mt_contiguous(mt_tensor *r, const mt_tensor *src) {
+  if (mt_is_contiguous(src)) { mt_tensor_alias(r, src); return 0; }
+  return mt_clone(r, src);
+}
+
+int mt_clone(mt_tensor *r, const mt_tensor *src) {
+  if (mt_tensor_init(r, src->dtype, src->ndim, src->shape)) return -1;
+  return mt_copy(r, src);
+}
+
+int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype) {
+  if (src->dtype == dtype) { mt_tensor_alias(r, src); return 0; }
+  if (mt_tensor_init(r, dtype, src->ndim, src->shape)) return -1;
+  return mt_copy(r, src);
+}
+
+typedef struct { char value[8]; size_t size; } fill_ctx;
+
+static void fill_kernel(char **d, const int64_t *s, int64_t n, void *c) {
+  const fill_ctx *f = c;
+  char *o = d[0];
+  if (f->size == 4 && s[0] == 4) {
+    uint32_t x; memcpy(&x, f->value, 4);
+    uint32_t *p = (uint32_t *)o;
+    for (int64_t i = 0; i < n; i++) p[i] = x;
+    return;
+  }
+  for (int64_t i = 0; i < n; i++, o += s[0]) memcpy(o, f->value, f->size);
+}
+
+int mt_fill(mt_tensor *t, double v) {
+  fill_ctx f;
+  mt_set_f64(t->dtype, f.value, v);
+  f.size = (size_t)mt_dtypes[t->dtype].size;
+  mt_iter it;
+  const mt_tensor *ops[1] = {t};
+  mt_iter_init(&it, 1, ops);
+  mt_iter_run(&it, fill_kernel, &f, 0);
+  t->storage->version++;
+  return 0;
+}
+
+/* ---- views ---- */
+static int view_begin(mt_tensor *r, const mt_tensor *t) {
+  mt_tensor_alias(r, t);
+  return 0;
+}
+
+int mt_as_strided(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape,
+                  const int64_t *stride, int64_t offset) {
+  if (ndim > MT_MAX_DIMS) return mt_fail("as_strided: too many dims (%d)", ndim);
+  int64_t maxoff = offset;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0 || stride[i] < 0) return mt_fail("as_strided: negative size or stride in dim %d", i + 1);
+    if (shape[i] == 0) { maxoff = -1; break; }
+    maxoff += (shape[i] - 1) * stride[i];
+  }
+  int64_t cap = (int64_t)(t->storage->nbytes / (size_t)mt_dtypes[t->dtype].size);
+  if (offset < 0 || maxoff >= cap)
+    return mt_fail("as_strided: view reaches element %lld but storage holds %lld", (long long)maxoff, (long long)cap);
+  view_begin(r, t);
+  r->ndim = ndim;
+  r->offset = offset;
+  memcpy(r->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  memcpy(r->stride, stride, sizeof(int64_t) * (size_t)ndim);
+  return 0;
+}
+
+/* Infers a -1 entry and checks the element count. */
+static int infer_shape(const char *op, const mt_tensor *t, int ndim, const int64_t *in, int64_t *out) {
+  int64_t known = 1, numel = mt_numel(t);
+  int infer = -1;
+  if (ndim > MT_MAX_DIMS) return mt_fail("%s: too many dims (%d)", op, ndim);
+  for (int i = 0; i < ndim; i++) {
+    out[i] = in[i];
+    if (in[i] == -1) {
+      if (infer >= 0) return mt_fail("%s: only one dimension can be inferred", op);
+      infer = i;
+    } else if (in[i] < 0) return mt_fail("%s: invalid size %lld", op, (long long)in[i]);
+    else known *= in[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0) goto bad;
+    out[infer] = numel / known;
+  } else if (known != numel) goto bad;
+  return 0;
+bad: {
+    char b[128];
+    return mt_fail("%s: shape '%s' is invalid for input of size %lld", op,
+                   mt_shape_str(t, b, sizeof b), (long long)numel);
+  }
+}
+
+/* Strides for viewing t with a new shape without copying, as PyTorch's
+   computeStride: -1 when the layout does not allow it. */
+static int view_strides(const mt_tensor *t, int ndim, const int64_t *shape, int64_t *stride) {
+  int64_t numel = mt_numel(t);
+  if (numel == 0 || t->ndim == 0) { mt_contiguous_strides(ndim, shape, stride); return 0; }
+  int view_d = ndim - 1;
+  int64_t chunk_base_stride = t->stride[t->ndim - 1];
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    tensor_numel *= t->shape[d];
+    if (d == 0 || (t->shape[d - 1] != 1 && t->stride[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        stride[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel) return -1;
+      if (d > 0) { chunk_base_stride = t->stride[d - 1]; tensor_numel = 1; view_numel = 1; }
+    }
+  }
+  if (view_d != -1) return -1;
+  return 0;
+}
+
+int mt_view(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape) {
+  int64_t s[MT_MAX_DIMS], st[MT_MAX_DIMS];
+  if (infer_shape("view", t, ndim, shape, s)) return -1;
+  if (view_strides(t, ndim, s, st))
+    return mt_fail("view: size is not compatible with input tensor's size and stride; use reshape instead");
+  view_begin(r, t);
+  r->ndim = ndim;
+  memcpy(r->shape, s, sizeof(int64_t) * (size_t)ndim);
+  memcpy(r->stride, st, sizeof(int64_t) * (size_t)ndim);
+  return 0;
+}
+
+int mt_reshape(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape) {
+  int64_t s[MT_MAX_DIMS], st[MT_MAX_DIMS];
+  if (infer_shape("reshape", t, ndim, shape, s)) return -1;
+  if (view_strides(t, ndim, s, st) == 0) return mt_view(r, t, ndim, s);
+  mt_tensor c = {0};
+  if (mt_clone(&c, t)) return -1;
+  int rc = mt_view(r, &c, ndim, s);
+  mt_tensor_release(&c);
+  return rc;
+}
+
+int mt_transpose(mt_tensor *r, const mt_tensor *t, int d0, int d1) {
+  if ((d0 = mt_wrap_dim("transpose", d0, t->ndim)) < 0) return -1;
+  if ((d1 = mt_wrap_dim("transpose", d1, t->ndim)) < 0) return -1;
+  view_begin(r, t);
+  if (t->ndim == 0) return 0;
+  int64_t x = r->shape[d0]; r->shape[d0] = r->shape[d1]; r->shape[d1] = x;
+  x = r->stride[d0]; r->stride[d0] = r->stride[d1]; r->stride[d1] = x;
+  return 0;
+}
+
+int mt_permute(mt_tensor *r, const mt_tensor *t, const int *dims) {
+  int seen[MT_MAX_DIMS] = {0};
+  for (int i = 0; i < t->ndim; i++) {
+    int d = mt_wrap_dim("permute", dims[i], t->ndim);
+    if (d < 0) return -1;
+    if (seen[d]++) return mt_fail("permute: dimension %d repeated", d + 1);
+  }
+  view_begin(r, t);
+  for (int i = 0; i < t->ndim; i++) {
+    int d = dims[i] < 0 ? dims[i] + t->ndim : dims[i];
+    r->shape[i] = t->shape[d];
+    r->stride[i] = t->stride[d];
+  }
+  return 0;
+}
+
+int mt_narrow(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t len) {
+  if (t->ndim == 0) return mt_fail("narrow: cannot narrow a 0-dim tensor");
+  if ((dim = mt_wrap_dim("narrow", dim, t->ndim)) < 0) return -1;
+  if (start < 0) start += t->shape[dim];
+  if (start < 0 || len < 0 || start + len > t->shape[dim])
+    return mt_fail("narrow: start %lld and length %lld out of range for dim %d of size %lld",
+                   (long long)start + 1, (long long)len, dim + 1, (long long)t->shape[dim]);
+  view_begin(r, t);
+  r->offset += start * t->stride[dim];
+  r->shape[dim] = len;
+  return 0;
+}
+
+int mt_slice(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t stop, int64_t step) {
+  if (t->ndim == 0) return mt_fail("slice: cannot slice a 0-dim tensor");
+  if ((dim = mt_wrap_dim("slice", dim, t->ndim)) < 0) return -1;
+  if (step <= 0) return mt_fail("slice: step must be positive, got %lld", (long long)step);
+  int64_t n = t->shape[dim];
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  if (start < 0) start = 0;
+  if (stop > n) stop = n;
+  if (start > n) start = n;
+  int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  view_begin(r, t);
+  r->offset += start * t->stride[dim];
+  r->shape[dim] = len;
+  r->stride[dim] *= step;
+  return 0;
+}
+
+int mt_select(mt_tensor *r, const mt_tensor *t, int dim, int64_t index) {
+  if (t->ndim == 0) return mt_fail("select: cannot select from a 0-dim tensor");
+  if ((dim = mt_wrap_dim("select", dim, t->ndim)) < 0) return -1;
+  int64_t n = t->shape[dim];
+  if (index < -n || index >= n)
+    return mt_fail("select: index %lld out of range for dim %d of size %lld",
+                   (long long)(index >= 0 ? index + 1 : index), dim + 1, (long long)n);
+  if (index < 0) index += n;
+  view_begin(r, t);
+  r->offset += index * t->stride[dim];
+  for (int i = dim; i < t->ndim - 1; i++) { r->shape[i] = t->shape[i + 1]; r->stride[i] = t->stride[i + 1]; }
+  r->ndim--;
+  return 0;
+}
+
+int mt_squeeze(mt_tensor *r, const mt_tensor *t, int dim) {
+  if (dim != MT_MAX_DIMS && t->ndim > 0 && (dim = mt_wrap_dim("squeeze", dim, t->ndim)) < 0) return -1;
+  view_begin(r, t);
+  int k = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    int drop = t->shape[i] == 1 && (dim == MT_MAX_DIMS || dim == i);
+    if (drop) continue;
+    r->shape[k] = t->shape[i];
+    r->stride[k] = t->stride[i];
+    k++;
+  }
+  r->ndim = k;
+  return 0;
+}
+
+int mt_unsqueeze(mt_tensor *r, const mt_tensor *t, int dim) {
+  if (t->ndim >= MT_MAX_DIMS) return mt_fail("unsqueeze: too many dims");
+  if ((dim = mt_wrap_dim("unsqueeze", dim, t->ndim + 1)) < 0) return -1;
+  view_begin(r, t);
+  for (int i = t->ndim; i > dim; i--) { r->shape[i] = t->shape[i - 1]; r->stride[i] = t->stride[i - 1]; }
+  r->shape[dim] = 1;
+  r->stride[dim] = dim < t->ndim ? t->shape[dim] * t->stride[dim] : 1;
+  r->ndim = t->ndim + 1;
+  return 0;
+}
+
+int mt_expand(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape) {
+  char b1[128];
+  if (ndim < t->ndim || ndim > MT_MAX_DIMS)
+    return mt_fail("expand: cannot expand %s to %d dims", mt_shape_str(t, b1, sizeof b1), ndim);
+  int64_t st[MT_MAX_DIMS], sh[MT_MAX_DIMS];
+  int lead = ndim - t->ndim;
+  for (int i = ndim - 1; i >= 0; i--) {
+    int j = i - lead;
+    int64_t size = j >= 0 ? t->shape[j] : 1, stride = j >= 0 ? t->stride[j] : 0;
+    int64_t want = shape[i];
+    if (want == -1) { if (j < 0) return mt_fail("expand: -1 not allowed in a new leading dim"); want = size; }
+    if (size == want) { sh[i] = size; st[i] = stride; }
+    else if (size == 1) { sh[i] = want; st[i] = 0; }
+    else return mt_fail("expand: size %lld of dim %d of %s cannot expand to %lld",
+                        (long long)size, j + 1, mt_shape_str(t, b1, sizeof b1), (long long)want);
+  }
+  view_begin(r, t);
+  r->ndim = ndim;
+  memcpy(r->shape, sh, sizeof(int64_t) * (size_t)ndim);
+  memcpy(r->stride, st, sizeof(int64_t) * (size_t)ndim);
+  return 0;
+}
+
+int mt_unfold(mt_tensor *r, const mt_tensor *t, int dim, int64_t size, int64_t step) {
+  if (t->ndim >= MT_MAX_DIMS) return mt_fail("unfold: too many dims");
+  int n = t->ndim;
+  if ((dim = mt_wrap_dim("unfold", dim, n)) < 0) return -1;
+  int64_t len = n ? t->shape[dim] : 1;
+  if (size < 0 || size > len) return mt_fail("unfold: size %lld exceeds dim %d of size %lld", (long long)size, dim + 1, (long long)len);
+  if (step <= 0) return mt_fail("unfold: step must be positive, got %lld", (long long)step);
+  view_begin(r, t);
+  if (n) {
+    r->shape[dim] = (len - size) / step + 1;
+    r->stride[dim] = t->stride[dim] * step;
+  }
+  r->shape[n] = size;
+  r->stride[n] = n ? t->stride[dim] : 1;
+  r->ndim = n + 1;
+  return 0;
+}
+
+int mt_diagonal(mt_tensor *r, const mt_tensor *t, int64_t offset, int d0, int d1) {
+  if (t->ndim < 2) return mt_fail("diagonal: needs at least 2 dims, got %d", t->ndim);
+  if ((d0 = mt_wrap_dim("diagonal", d0, t->ndim)) < 0) return -1;
+  if ((d1 = mt_wrap_dim("diagonal", d1, t->ndim)) < 0) return -1;
+  if (d0 == d1) return mt_fail("diagonal: dims must differ (both %d)", d0 + 1);
+  int64_t len, off = t->offset;
+  if (offset >= 0) {
+    len = t->shape[d1] - offset < t->shape[d0] ? t->shape[d1] - offset : t->shape[d0];
+    if (len > 0) off += offset * t->stride[d1];
+  } else {
+    len = t->shape[d0] + offset < t->shape[d1] ? t->shape[d0] + offset : t->shape[d1];
+    if (len > 0) off -= offset * t->stride[d0];
+  }
+  if (len < 0) len = 0;
+  view_begin(r, t);
+  int k = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    if (i == d0 || i == d1) continue;
+    r->shape[k] = t->shape[i]; r->stride[k] = t->stride[i]; k++;
+  }
+  r->shape[k] = len;
+  r->stride[k] = t->stride[d0] + t->stride[d1];
+  r->ndim = k + 1;
+  r->offset = off;
+  return 0;
+}
+
+int mt_broadcast_shapes(const char *op, int na, const int64_t *sa, int nb, const int64_t *sb,
+                        int *nout, int64_t *out) {
+  int n = na > nb ? na : nb;
+  for (int i = 0; i < n; i++) {
+    int ia = na - n + i, ib = nb - n + i;
+    int64_t a = ia >= 0 ? sa[ia] : 1, b = ib >= 0 ? sb[ib] : 1;
+    if (a == b || b == 1) out[i] = a;
+    else if (a == 1) out[i] = b;
+    else {
+      char b1[512] = "", b2[512] = "";
+      size_t u = 0;
+      for (int k = 0; k < na; k++) u += (size_t)snprintf(b1 + u, sizeof b1 - u, k ? "x%lld" : "%lld", (long long)sa[k]);
+      u = 0;
+      for (int k = 0; k < nb; k++) u += (size_t)snprintf(b2 + u, sizeof b2 - u, k ? "x%lld" : "%lld", (long long)sb[k]);
+      return mt_fail("%s: shapes %s and %s cannot broadcast (dim %d: %lld vs %lld)", op,
+                     na ? b1 : "[]", nb ? b2 : "[]", i + 1, (long long)a, (long long)b);
+    }
+  }
+  *nout = n;
+  return 0;
+}
+
+/* ---- threads ---- */
+extern void openblas_set_num_threads(int);
+static int num_threads = 1;
+
+void mt_set_num_threads(int n) {
+  if (n < 1) n = 1;
+  num_threads = n;
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#endif
+  openblas_set_num_threads(n);
+}
+
+int mt_get_num_threads(void) { return num_threads; }

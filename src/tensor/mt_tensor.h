@@ -1,0 +1,111 @@
+/* mt_tensor.h: storage, the tensor view struct and the engine's public API.
+   Functions return 0 on success and -1 on failure, with mt_error() set. */
+#ifndef MT_TENSOR_H
+#define MT_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "mt_dtype.h"
+
+/* Enough for every network we know; fixed so a tensor needs no extra malloc. */
+#define MT_MAX_DIMS 16
+
+enum { MT_CPU = 0, MT_CUDA = 1 };
+
+typedef struct mt_storage {
+  int64_t refcount;
+  void *data;
+  size_t nbytes;
+  int device;
+  int owns;                 /* data came from our allocator (else mmap/foreign) */
+  int64_t version;          /* bumped by in-place ops; shared by all views */
+  void (*release)(struct mt_storage *);   /* for foreign data, may be NULL */
+  void *release_ctx;
+} mt_storage;
+
+typedef struct mt_tensor {
+  mt_storage *storage;      /* NULL only for a tensor not yet initialised */
+  int64_t offset;           /* in elements */
+  int dtype;
+  int ndim;
+  int64_t shape[MT_MAX_DIMS];
+  int64_t stride[MT_MAX_DIMS];  /* in elements */
+  void *grad_meta;          /* autograd metadata, owned by src/autograd */
+} mt_tensor;
+
+/* ---- errors ---- */
+const char *mt_error(void);
+int mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "2x3" into buf, for messages */
+const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n);
+
+/* ---- storage ---- */
+mt_storage *mt_storage_new(size_t nbytes);
+void mt_storage_retain(mt_storage *s);
+void mt_storage_release(mt_storage *s);
+
+/* ---- lifetime ---- */
+/* t must be zeroed or released; allocates contiguous uninitialised memory. */
+int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape);
+/* t becomes a view of src with the same geometry (shares storage). */
+void mt_tensor_alias(mt_tensor *t, const mt_tensor *src);
+void mt_tensor_release(mt_tensor *t);
+/* Moves src's view into t (t released first). */
+void mt_tensor_move(mt_tensor *t, mt_tensor *src);
+
+static inline int64_t mt_numel(const mt_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  return n;
+}
+static inline char *mt_data(const mt_tensor *t) {
+  return (char *)t->storage->data + t->offset * mt_dtypes[t->dtype].size;
+}
+int mt_is_contiguous(const mt_tensor *t);
+void mt_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
+int mt_same_shape(const mt_tensor *a, const mt_tensor *b);
+/* Wraps a negative (from the end) 0-based dim; -1 and an error when out of range. */
+int mt_wrap_dim(const char *op, int dim, int ndim);
+
+/* ---- copies and conversion ---- */
+/* dst = src elementwise (src broadcast to dst's shape, dtype converted). */
+int mt_copy(mt_tensor *dst, const mt_tensor *src);
+int mt_contiguous(mt_tensor *r, const mt_tensor *src);   /* alias if already */
+int mt_clone(mt_tensor *r, const mt_tensor *src);
+int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype); /* alias if same */
+int mt_fill(mt_tensor *t, double v);
+
+/* ---- element access as double / int64 (for printing, item, indexing) ---- */
+double mt_get_f64(int dtype, const void *p);
+int64_t mt_get_i64(int dtype, const void *p);
+void mt_set_f64(int dtype, void *p, double v);
+void mt_set_i64(int dtype, void *p, int64_t v);
+/* pointer to element at a 0-based multi-index */
+char *mt_elem_ptr(const mt_tensor *t, const int64_t *index);
+
+/* ---- views (never copy) ---- */
+int mt_view(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape);
+int mt_reshape(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape);
+int mt_transpose(mt_tensor *r, const mt_tensor *t, int d0, int d1);
+int mt_permute(mt_tensor *r, const mt_tensor *t, const int *dims);
+int mt_narrow(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t len);
+int mt_select(mt_tensor *r, const mt_tensor *t, int dim, int64_t index);
+int mt_squeeze(mt_tensor *r, const mt_tensor *t, int dim);  /* dim -1: all */
+int mt_unsqueeze(mt_tensor *r, const mt_tensor *t, int dim);
+int mt_expand(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape);
+int mt_unfold(mt_tensor *r, const mt_tensor *t, int dim, int64_t size, int64_t step);
+int mt_diagonal(mt_tensor *r, const mt_tensor *t, int64_t offset, int d0, int d1);
+int mt_as_strided(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape,
+                  const int64_t *stride, int64_t offset);
+int mt_slice(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t stop,
+             int64_t step);
+
+/* Broadcast two shapes (PyTorch rules) into out; -1 with an error naming op. */
+int mt_broadcast_shapes(const char *op, int na, const int64_t *sa, int nb,
+                        const int64_t *sb, int *nout, int64_t *out);
+
+/* ---- threads ---- */
+void mt_set_num_threads(int n);
+int mt_get_num_threads(void);
+
+#endif

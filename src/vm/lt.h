@@ -1,0 +1,60 @@
+/* lt.h: helpers shared by the Lua bindings of the tensor engine: checking
+   and pushing tensor userdata, reading sizes, dims and option tables. */
+#ifndef LT_H
+#define LT_H
+
+#include <lua.h>
+#include <lauxlib.h>
+#include "../tensor/mt_tensor.h"
+
+/* Every binding is a C closure whose upvalue 1 is the tensor metatable, so a
+   type check is a metatable comparison, with no string lookup. */
+#define LT_MT lua_upvalueindex(1)
+
+/* Bytes allocated between two nudges of Lua's collector: big enough that a
+   loop of small ops rarely pays for a GC step, small enough that temporaries
+   of large tensors are reclaimed while memory stays flat. */
+#define LT_GC_DEBT_STEP ((int64_t)32 << 20)
+
+extern int lt_default_dtype;
+
+mt_tensor *lt_test(lua_State *L, int i);         /* NULL when not a tensor */
+mt_tensor *lt_check(lua_State *L, int i, const char *op);
+mt_tensor *lt_push(lua_State *L);                /* new, empty tensor userdata */
+int lt_error(lua_State *L);                      /* raises mt_error() */
+#define LT_TRY(L, call) do { if ((call) != 0) lt_error(L); } while (0)
+
+/* A 1-based Lua dim (negative from the end) to a 0-based C dim. */
+int lt_check_dim(lua_State *L, int i, int ndim, const char *op);
+/* Reads a shape given as numbers at [from, to], or one table / torch.Size at
+   from. Returns ndim. */
+int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op);
+void lt_push_size(lua_State *L, int n, const int64_t *v);
+int lt_is_size(lua_State *L, int i);
+/* The index of a trailing options table, or 0. */
+int lt_opts_index(lua_State *L);
+int lt_opt_dtype(lua_State *L, int opts, int def, const char *op);
+int lt_opt_bool(lua_State *L, int opts, const char *key, int def);
+double lt_opt_number(lua_State *L, int opts, const char *key, double def);
+int lt_check_dtype_name(lua_State *L, int i, const char *op);
+void lt_push_dtype(lua_State *L, int dtype);
+
+/* Registers methods (on tensors) and functions (in torch) from the table of
+   the area; the tensor metatable must be at the top of the stack and the
+   methods table and torch table below it at -3 and -2. */
+void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions);
+
+/* areas, each in its own file */
+void lt_open_tensor(lua_State *L);
+void lt_open_math(lua_State *L);
+void lt_open_reduce(lua_State *L);
+void lt_open_index(lua_State *L);
+void lt_open_shape(lua_State *L);
+void lt_open_linalg(lua_State *L);
+void lt_open_random(lua_State *L);
+
+/* __index / __newindex with a tensor key (masks, index tensors): lt_index.c */
+int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key);
+void lt_index_set_tensor(lua_State *L, mt_tensor *t, mt_tensor *key, int value);
+
+#endif

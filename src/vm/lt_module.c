@@ -1,0 +1,41 @@
+/* lt_module.c: luaopen_torch_core, the C half of `require 'torch'`: builds
+   the tensor metatable and methods table and lets each area register. */
+#include "lt.h"
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+typedef void (*lt_opener)(lua_State *L);
+
+static const lt_opener areas[] = {
+  lt_open_tensor, lt_open_math, lt_open_reduce, lt_open_index,
+  lt_open_shape, lt_open_linalg, lt_open_random,
+};
+
+/* Thread count at start-up: OMP_NUM_THREADS when set, else every core. */
+static int default_threads(void) {
+  const char *env = getenv("OMP_NUM_THREADS");
+  if (env && atoi(env) > 0) return atoi(env);
+#ifdef _OPENMP
+  return omp_get_num_procs();
+#else
+  return 1;
+#endif
+}
+
+int luaopen_torch_core(lua_State *L) {
+  static int threads_set;
+  if (!threads_set) { mt_set_num_threads(default_threads()); threads_set = 1; }
+  lua_newtable(L);                      /* methods */
+  lua_newtable(L);                      /* torch (core) */
+  luaL_newmetatable(L, "torch.Tensor.mt");
+  for (size_t i = 0; i < sizeof areas / sizeof areas[0]; i++) areas[i](L);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -3, "_methods");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "_tensor_mt");
+  lua_pop(L, 1);
+  lua_remove(L, -2);
+  return 1;
+}

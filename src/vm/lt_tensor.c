@@ -1,0 +1,949 @@
+/* lt_tensor.c: the tensor userdata -- type checks, metatable, fields,
+   creation, geometry, views, conversions and Torch7-style indexing. */
+#include <stdlib.h>
+#include <string.h>
+#include "lt.h"
+#include "../tensor/mt_alloc.h"
+
+int lt_default_dtype = MT_FLOAT32;
+
+/* ---- helpers ---- */
+mt_tensor *lt_test(lua_State *L, int i) {
+  mt_tensor *t = lua_touserdata(L, i);
+  if (!t || !lua_getmetatable(L, i)) return NULL;
+  int ok = lua_rawequal(L, -1, LT_MT);
+  lua_pop(L, 1);
+  return ok ? t : NULL;
+}
+
+mt_tensor *lt_check(lua_State *L, int i, const char *op) {
+  mt_tensor *t = lt_test(L, i);
+  if (!t) luaL_error(L, "%s: argument %d must be a tensor, got %s", op, i, luaL_typename(L, i));
+  return t;
+}
+
+mt_tensor *lt_push(lua_State *L) {
+  if (mt_alloc_debt() > LT_GC_DEBT_STEP) {
+    int64_t debt = mt_alloc_take_debt();
+    lua_gc(L, LUA_GCSTEP, (int)(debt >> 10));
+  }
+  mt_tensor *t = lua_newuserdatauv(L, sizeof(mt_tensor), 1);
+  t->storage = NULL;
+  t->grad_meta = NULL;
+  t->ndim = 0;
+  lua_pushvalue(L, LT_MT);
+  lua_setmetatable(L, -2);
+  return t;
+}
+
+int lt_error(lua_State *L) { return luaL_error(L, "%s", mt_error()); }
+
+int lt_check_dim(lua_State *L, int i, int ndim, const char *op) {
+  lua_Integer d = luaL_checkinteger(L, i);
+  int n = ndim > 0 ? ndim : 1;
+  if (d == 0 || d < -n || d > n)
+    luaL_error(L, "%s: dimension %d out of range (tensor has %d dims; dims are 1-based, -1 is the last)",
+               op, (int)d, ndim);
+  return d > 0 ? (int)d - 1 : (int)d + n;
+}
+
+int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op) {
+  if (from <= to && lua_type(L, from) == LUA_TTABLE && !lt_test(L, from)) {
+    int n = (int)luaL_len(L, from);
+    if (n > MT_MAX_DIMS) luaL_error(L, "%s: too many dims (%d)", op, n);
+    for (int i = 0; i < n; i++) {
+      lua_geti(L, from, i + 1);
+      int ok;
+      lua_Integer v = lua_tointegerx(L, -1, &ok);
+      if (!ok) luaL_error(L, "%s: size entry %d is not an integer", op, i + 1);
+      shape[i] = v;
+      lua_pop(L, 1);
+    }
+    return n;
+  }
+  int n = 0;
+  for (int i = from; i <= to; i++) {
+    if (n >= MT_MAX_DIMS) luaL_error(L, "%s: too many dims", op);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, i, &ok);
+    if (!ok) luaL_error(L, "%s: size argument %d must be an integer, got %s", op, i, luaL_typename(L, i));
+    shape[n++] = v;
+  }
+  return n;
+}
+
+void lt_push_size(lua_State *L, int n, const int64_t *v) {
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) { lua_pushinteger(L, v[i]); lua_rawseti(L, -2, i + 1); }
+  luaL_setmetatable(L, "torch.Size");
+}
+
+int lt_is_size(lua_State *L, int i) {
+  if (lua_type(L, i) != LUA_TTABLE || !lua_getmetatable(L, i)) return 0;
+  luaL_getmetatable(L, "torch.Size");
+  int r = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return r;
+}
+
+int lt_opts_index(lua_State *L) {
+  int top = lua_gettop(L);
+  if (top == 0 || lua_type(L, top) != LUA_TTABLE || lt_is_size(L, top)) return 0;
+  int is_array = lua_geti(L, top, 1) != LUA_TNIL;
+  lua_pop(L, 1);
+  return is_array ? 0 : top;
+}
+
+int lt_check_dtype_name(lua_State *L, int i, const char *op) {
+  const char *name = luaL_checkstring(L, i);
+  int d = mt_dtype_from_name(name);
+  if (d < 0) luaL_error(L, "%s: unknown dtype '%s'", op, name);
+  return d;
+}
+
+int lt_opt_dtype(lua_State *L, int opts, int def, const char *op) {
+  if (!opts) return def;
+  int r = def;
+  if (lua_getfield(L, opts, "dtype") != LUA_TNIL) r = lt_check_dtype_name(L, -1, op);
+  lua_pop(L, 1);
+  return r;
+}
+
+int lt_opt_bool(lua_State *L, int opts, const char *key, int def) {
+  if (!opts) return def;
+  int r = def;
+  if (lua_getfield(L, opts, key) != LUA_TNIL) r = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return r;
+}
+
+double lt_opt_number(lua_State *L, int opts, const char *key, double def) {
+  if (!opts) return def;
+  double r = def;
+  if (lua_getfield(L, opts, key) != LUA_TNIL) {
+    int ok;
+    r = lua_tonumberx(L, -1, &ok);
+    if (!ok) luaL_error(L, "option '%s' must be a number", key);
+  }
+  lua_pop(L, 1);
+  return r;
+}
+
+void lt_push_dtype(lua_State *L, int dtype) { lua_pushstring(L, mt_dtypes[dtype].name); }
+
+void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions) {
+  /* stack: methods torch mt */
+  for (; methods && methods->name; methods++) {
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, methods->func, 1);
+    lua_setfield(L, -4, methods->name);
+  }
+  for (; functions && functions->name; functions++) {
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, functions->func, 1);
+    lua_setfield(L, -3, functions->name);
+  }
+}
+
+/* ---- lifetime ---- */
+static int t_gc(lua_State *L) {
+  mt_tensor *t = lua_touserdata(L, 1);
+  mt_tensor_release(t);
+  return 0;
+}
+
+/* ---- creation ---- */
+static int new_filled(lua_State *L, const char *op, int fill, double value, int nsize_args) {
+  int opts = lt_opts_index(L);
+  int last = opts ? opts - 1 : lua_gettop(L);
+  if (nsize_args >= 0) last = nsize_args;
+  int64_t shape[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 1, last, shape, op);
+  int dtype = lt_opt_dtype(L, opts, lt_default_dtype, op);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  if (fill) mt_fill(r, value);
+  return 1;
+}
+
+static int t_empty(lua_State *L) { return new_filled(L, "empty", 0, 0, -1); }
+static int t_zeros(lua_State *L) { return new_filled(L, "zeros", 1, 0, -1); }
+static int t_ones(lua_State *L) { return new_filled(L, "ones", 1, 1, -1); }
+
+/* torch.full(size, value, opts): size is a table or a single number */
+static int t_full(lua_State *L) {
+  double v = luaL_checknumber(L, 2);
+  int opts = lt_opts_index(L);
+  int64_t shape[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 1, 1, shape, "full");
+  int def = lua_isinteger(L, 2) ? MT_INT64 : lua_isboolean(L, 2) ? MT_BOOL : lt_default_dtype;
+  int dtype = lt_opt_dtype(L, opts, def, "full");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  mt_fill(r, v);
+  return 1;
+}
+
+/* Walks a nested Lua table: the shape (first pass) and the values. */
+typedef struct { int ndim; int64_t shape[MT_MAX_DIMS]; int has_float, has_bool, has_int; } nest_info;
+
+static void nest_shape(lua_State *L, int idx, int depth, nest_info *info, const char *op) {
+  if (lt_test(L, idx)) {
+    mt_tensor *t = lt_test(L, idx);
+    if (depth + t->ndim > MT_MAX_DIMS) luaL_error(L, "%s: nested too deep", op);
+    if (depth == info->ndim) {
+      for (int i = 0; i < t->ndim; i++) info->shape[depth + i] = t->shape[i];
+      info->ndim = depth + t->ndim;
+    }
+    if (mt_dtype_is_float(t->dtype)) info->has_float = 1;
+    else if (t->dtype == MT_BOOL) info->has_bool = 1;
+    else info->has_int = 1;
+    return;
+  }
+  int type = lua_type(L, idx);
+  if (type == LUA_TNUMBER) {
+    if (lua_isinteger(L, idx)) info->has_int = 1; else info->has_float = 1;
+    if (depth < info->ndim) luaL_error(L, "%s: ragged nested table (a number where a table was expected at depth %d)", op, depth + 1);
+    info->ndim = depth;
+    return;
+  }
+  if (type == LUA_TBOOLEAN) {
+    info->has_bool = 1;
+    if (depth < info->ndim) luaL_error(L, "%s: ragged nested table at depth %d", op, depth + 1);
+    info->ndim = depth;
+    return;
+  }
+  if (type != LUA_TTABLE) luaL_error(L, "%s: cannot make a tensor from a %s", op, luaL_typename(L, idx));
+  if (depth >= MT_MAX_DIMS) luaL_error(L, "%s: nested too deep", op);
+  int64_t n = (int64_t)luaL_len(L, idx);
+  if (depth == info->ndim) { info->shape[depth] = n; info->ndim = depth + 1; }
+  else if (depth > info->ndim || info->shape[depth] != n)
+    luaL_error(L, "%s: ragged nested table (length %d at depth %d, expected %d)", op, (int)n, depth + 1,
+               depth < info->ndim ? (int)info->shape[depth] : 0);
+  luaL_checkstack(L, 4, "nesting");
+  for (int64_t i = 1; i <= n; i++) {
+    lua_geti(L, idx, i);
+    nest_shape(L, lua_gettop(L), depth + 1, info, op);
+    lua_pop(L, 1);
+  }
+}
+
+static void nest_fill(lua_State *L, int idx, const mt_tensor *r, int64_t *pos, int depth) {
+  mt_tensor *t = lt_test(L, idx);
+  if (t) {
+    mt_tensor dst = {0};
+    int64_t numel = mt_numel(t);
+    mt_as_strided(&dst, r, t->ndim, t->shape, r->stride + depth, r->offset + *pos);
+    mt_copy(&dst, t);
+    mt_tensor_release(&dst);
+    *pos += numel;
+    return;
+  }
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    int64_t n = (int64_t)luaL_len(L, idx);
+    for (int64_t i = 1; i <= n; i++) {
+      lua_geti(L, idx, i);
+      nest_fill(L, lua_gettop(L), r, pos, depth + 1);
+      lua_pop(L, 1);
+    }
+    return;
+  }
+  char *p = (char *)r->storage->data + (size_t)(*pos) * (size_t)mt_dtypes[r->dtype].size;
+  if (lua_isboolean(L, idx)) mt_set_i64(r->dtype, p, lua_toboolean(L, idx));
+  else if (lua_isinteger(L, idx)) mt_set_i64(r->dtype, p, lua_tointeger(L, idx));
+  else mt_set_f64(r->dtype, p, lua_tonumber(L, idx));
+  (*pos)++;
+}
+
+/* Builds a tensor from the value at idx (nested tables, numbers, tensors);
+   dtype < 0 infers it as PyTorch does. */
+static void tensor_from_value(lua_State *L, int idx, int dtype, const char *op) {
+  nest_info info = {0};
+  nest_shape(L, idx, 0, &info, op);
+  if (dtype < 0) dtype = info.has_float ? lt_default_dtype : info.has_int ? MT_INT64 : info.has_bool ? MT_BOOL : lt_default_dtype;
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init(r, dtype, info.ndim, info.shape));
+  int64_t pos = 0;
+  nest_fill(L, idx, r, &pos, 0);
+}
+
+/* torch.tensor(data, {dtype=}) */
+static int t_tensor(lua_State *L) {
+  int opts = lua_gettop(L) >= 2 ? 2 : 0;
+  if (opts) luaL_checktype(L, 2, LUA_TTABLE);
+  int dtype = lt_opt_dtype(L, opts, -1, "tensor");
+  if (lua_isnoneornil(L, 1)) return luaL_error(L, "tensor: expects data (a number, boolean or nested table)");
+  tensor_from_value(L, 1, dtype, "tensor");
+  return 1;
+}
+
+/* torch._new(dtype, ...): Torch7's typed constructors -- sizes, a table of
+   values, a torch.Size, or another tensor (a view of the same storage). */
+static int t_new_typed(lua_State *L) {
+  int dtype = lt_check_dtype_name(L, 1, "Tensor");
+  int top = lua_gettop(L);
+  mt_tensor *src;
+  if (top >= 2 && (src = lt_test(L, 2))) {
+    mt_tensor *r = lt_push(L);
+    if (src->dtype == dtype) mt_tensor_alias(r, src);
+    else LT_TRY(L, mt_to_dtype(r, src, dtype));
+    return 1;
+  }
+  if (top >= 2 && lua_type(L, 2) == LUA_TTABLE && !lt_is_size(L, 2)) {
+    tensor_from_value(L, 2, dtype, "Tensor");
+    return 1;
+  }
+  int64_t shape[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 2, top, shape, "Tensor");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  if (n == 0 && top < 2) {                      /* torch.Tensor() is empty, 0 elements */
+    int64_t zero = 0;
+    mt_tensor_release(r);
+    LT_TRY(L, mt_tensor_init(r, dtype, 1, &zero));
+  }
+  mt_fill(r, 0);
+  return 1;
+}
+
+/* x:new(...) -- same dtype, Torch7 style */
+static int t_new(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "new");
+  lt_push_dtype(L, x->dtype);
+  lua_replace(L, 1);
+  return t_new_typed(L);
+}
+
+static int like(lua_State *L, const char *op, int fill, double v) {
+  mt_tensor *x = lt_check(L, 1, op);
+  int opts = lua_gettop(L) >= 2 && lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
+  int dtype = lt_opt_dtype(L, opts, x->dtype, op);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init(r, dtype, x->ndim, x->shape));
+  if (fill) mt_fill(r, v);
+  return 1;
+}
+static int t_zeros_like(lua_State *L) { return like(L, "zeros_like", 1, 0); }
+static int t_ones_like(lua_State *L) { return like(L, "ones_like", 1, 1); }
+static int t_empty_like(lua_State *L) { return like(L, "empty_like", 0, 0); }
+static int t_full_like(lua_State *L) {
+  double v = luaL_checknumber(L, 2);
+  lua_remove(L, 2);
+  return like(L, "full_like", 1, v);
+}
+
+/* ---- geometry ---- */
+static int t_size(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "size");
+  if (lua_isnoneornil(L, 2)) { lt_push_size(L, t->ndim, t->shape); return 1; }
+  int d = lt_check_dim(L, 2, t->ndim, "size");
+  lua_pushinteger(L, t->ndim ? t->shape[d] : 1);
+  return 1;
+}
+
+static int t_stride(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "stride");
+  if (lua_isnoneornil(L, 2)) { lt_push_size(L, t->ndim, t->stride); return 1; }
+  int d = lt_check_dim(L, 2, t->ndim, "stride");
+  lua_pushinteger(L, t->ndim ? t->stride[d] : 1);
+  return 1;
+}
+
+static int t_dim(lua_State *L) { lua_pushinteger(L, lt_check(L, 1, "dim")->ndim); return 1; }
+static int t_numel(lua_State *L) { lua_pushinteger(L, mt_numel(lt_check(L, 1, "numel"))); return 1; }
+static int t_storage_offset(lua_State *L) { lua_pushinteger(L, lt_check(L, 1, "storageOffset")->offset + 1); return 1; }
+static int t_is_contiguous(lua_State *L) { lua_pushboolean(L, mt_is_contiguous(lt_check(L, 1, "isContiguous"))); return 1; }
+static int t_element_size(lua_State *L) { lua_pushinteger(L, mt_dtypes[lt_check(L, 1, "element_size")->dtype].size); return 1; }
+
+static int t_is_set_to(lua_State *L) {
+  mt_tensor *a = lt_check(L, 1, "isSetTo"), *b = lt_check(L, 2, "isSetTo");
+  int same = a->storage == b->storage && a->offset == b->offset && a->ndim == b->ndim &&
+             !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) &&
+             !memcmp(a->stride, b->stride, sizeof(int64_t) * (size_t)a->ndim);
+  lua_pushboolean(L, same);
+  return 1;
+}
+
+static int t_data_ptr(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "data_ptr");
+  lua_pushinteger(L, (lua_Integer)(intptr_t)mt_data(t));
+  return 1;
+}
+
+/* ---- storage objects: identity, size and element access ---- */
+typedef struct { mt_storage *s; int dtype; } lt_storage;
+
+static int s_gc(lua_State *L) {
+  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
+  if (s->s) mt_storage_release(s->s);
+  s->s = NULL;
+  return 0;
+}
+static int s_eq(lua_State *L) {
+  lt_storage *a = luaL_testudata(L, 1, "torch.Storage"), *b = luaL_testudata(L, 2, "torch.Storage");
+  lua_pushboolean(L, a && b && a->s == b->s);
+  return 1;
+}
+static int64_t s_len(lt_storage *s) { return (int64_t)(s->s->nbytes / (size_t)mt_dtypes[s->dtype].size); }
+static int s_size(lua_State *L) {
+  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
+  lua_pushinteger(L, s_len(s));
+  return 1;
+}
+static int s_index(lua_State *L) {
+  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const char *k = lua_tostring(L, 2);
+    if (!strcmp(k, "size")) { lua_pushcfunction(L, s_size); return 1; }
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 1 || i > s_len(s)) luaL_error(L, "storage: index %d out of range [1, %d]", (int)i, (int)s_len(s));
+  const char *p = (const char *)s->s->data + (size_t)(i - 1) * (size_t)mt_dtypes[s->dtype].size;
+  if (mt_dtype_is_float(s->dtype)) lua_pushnumber(L, mt_get_f64(s->dtype, p));
+  else if (s->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
+  else lua_pushinteger(L, mt_get_i64(s->dtype, p));
+  return 1;
+}
+static int s_tostring(lua_State *L) {
+  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
+  lua_pushfstring(L, "torch.%sStorage of size %d", mt_dtypes[s->dtype].torch7, (int)s_len(s));
+  return 1;
+}
+
+static int t_storage(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "storage");
+  lt_storage *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->s = t->storage;
+  s->dtype = t->dtype;
+  mt_storage_retain(t->storage);
+  luaL_setmetatable(L, "torch.Storage");
+  return 1;
+}
+
+/* ---- conversions and copies ---- */
+static int t_contiguous(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "contiguous");
+  if (mt_is_contiguous(t)) { lua_settop(L, 1); return 1; }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_clone(r, t));
+  return 1;
+}
+
+static int t_clone(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "clone");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_clone(r, t));
+  return 1;
+}
+
+static int t_copy_(lua_State *L) {
+  mt_tensor *dst = lt_check(L, 1, "copy_"), *src = lt_check(L, 2, "copy_");
+  if (mt_numel(dst) == mt_numel(src) && !mt_same_shape(dst, src) && mt_is_contiguous(src)) {
+    /* Torch7 copies between any shapes with the same element count */
+    mt_tensor v = {0};
+    LT_TRY(L, mt_view(&v, src, dst->ndim, dst->shape));
+    int rc = mt_copy(dst, &v);
+    mt_tensor_release(&v);
+    LT_TRY(L, rc);
+  } else {
+    LT_TRY(L, mt_copy(dst, src));
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int convert(lua_State *L, int dtype) {
+  mt_tensor *t = lt_check(L, 1, "type");
+  if (t->dtype == dtype) { lua_settop(L, 1); return 1; }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_to_dtype(r, t, dtype));
+  return 1;
+}
+
+/* x:type() -> 'torch.FloatTensor'; x:type('torch.DoubleTensor') converts */
+static int t_type(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "type");
+  if (lua_isnoneornil(L, 2)) {
+    lua_pushfstring(L, "torch.%sTensor", mt_dtypes[t->dtype].torch7);
+    return 1;
+  }
+  return convert(L, lt_check_dtype_name(L, 2, "type"));
+}
+
+/* x:to('float64') / x:to('cpu') / x:to{dtype=..., device=...} / x:to(y) */
+static int t_to(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "to");
+  mt_tensor *other = lt_test(L, 2);
+  if (other) return convert(L, other->dtype);
+  if (lua_istable(L, 2)) {
+    int dtype = lt_opt_dtype(L, 2, t->dtype, "to");
+    lua_getfield(L, 2, "device");
+    const char *dev = lua_tostring(L, -1);
+    if (dev && strcmp(dev, "cpu") != 0) luaL_error(L, "to: device '%s' is not available (no GPU backend)", dev);
+    lua_pop(L, 1);
+    return convert(L, dtype);
+  }
+  const char *name = luaL_checkstring(L, 2);
+  if (!strcmp(name, "cpu")) { lua_settop(L, 1); return 1; }
+  int d = mt_dtype_from_name(name);
+  if (d < 0) {
+    if (!strncmp(name, "cuda", 4)) luaL_error(L, "to: device '%s' is not available (no GPU backend)", name);
+    luaL_error(L, "to: unknown dtype or device '%s'", name);
+  }
+  return convert(L, d);
+}
+
+#define LT_CONVERTER(E, T, N, TN, K) \
+  static int t_to_##E(lua_State *L) { return convert(L, MT_##E); }
+MT_DTYPES(LT_CONVERTER)
+
+static int t_item(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "item");
+  if (mt_numel(t) != 1) {
+    char b[128];
+    luaL_error(L, "item: only one element tensors can be converted to numbers (got %s)", mt_shape_str(t, b, sizeof b));
+  }
+  const char *p = mt_data(t);
+  if (mt_dtype_is_float(t->dtype)) lua_pushnumber(L, mt_get_f64(t->dtype, p));
+  else if (t->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
+  else lua_pushinteger(L, mt_get_i64(t->dtype, p));
+  return 1;
+}
+
+static double check_value(lua_State *L, int i, const char *op) {
+  if (lua_isboolean(L, i)) return lua_toboolean(L, i);
+  mt_tensor *t = lt_test(L, i);
+  if (t && mt_numel(t) == 1) return mt_get_f64(t->dtype, mt_data(t));
+  if (!lua_isnumber(L, i)) luaL_error(L, "%s: value must be a number, got %s", op, luaL_typename(L, i));
+  return lua_tonumber(L, i);
+}
+
+/* Fills with a Lua value exactly: integers stay integers (no trip through double). */
+static void fill_value(lua_State *L, mt_tensor *t, int i, const char *op) {
+  if (lua_isinteger(L, i) && !mt_dtype_is_float(t->dtype)) {
+    mt_tensor one = {0};
+    int64_t v = lua_tointeger(L, i);
+    LT_TRY(L, mt_tensor_init(&one, MT_INT64, 0, NULL));
+    *(int64_t *)one.storage->data = v;
+    int rc = mt_copy(t, &one);
+    mt_tensor_release(&one);
+    LT_TRY(L, rc);
+    return;
+  }
+  mt_fill(t, check_value(L, i, op));
+}
+
+static int t_fill_(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "fill_");
+  fill_value(L, t, 2, "fill_");
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int t_zero_(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "zero_");
+  mt_fill(t, 0);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* Flat values in row-major order, as a Lua array (printing, totable). */
+static int t_flat_values(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "_flat_values");
+  int64_t n = mt_numel(t);
+  lua_createtable(L, (int)n, 0);
+  int64_t idx[MT_MAX_DIMS] = {0};
+  int isf = mt_dtype_is_float(t->dtype), isb = t->dtype == MT_BOOL;
+  for (int64_t k = 0; k < n; k++) {
+    const char *p = mt_elem_ptr(t, idx);
+    if (isf) lua_pushnumber(L, mt_get_f64(t->dtype, p));
+    else if (isb) lua_pushboolean(L, *(const bool *)p);
+    else lua_pushinteger(L, mt_get_i64(t->dtype, p));
+    lua_rawseti(L, -2, k + 1);
+    for (int d = t->ndim - 1; d >= 0; d--) { if (++idx[d] < t->shape[d]) break; idx[d] = 0; }
+  }
+  return 1;
+}
+
+/* ---- views ---- */
+static int t_view(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "view");
+  int64_t shape[MT_MAX_DIMS];
+  mt_tensor *like_t = lt_test(L, 2);
+  int n;
+  if (like_t) { n = like_t->ndim; memcpy(shape, like_t->shape, sizeof(int64_t) * (size_t)n); }
+  else n = lt_read_shape(L, 2, lua_gettop(L), shape, "view");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_view(r, t, n, shape));
+  return 1;
+}
+
+static int t_reshape(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "reshape");
+  int64_t shape[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 2, lua_gettop(L), shape, "reshape");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_reshape(r, t, n, shape));
+  return 1;
+}
+
+static int t_transpose(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "transpose");
+  int d0 = lt_check_dim(L, 2, t->ndim, "transpose"), d1 = lt_check_dim(L, 3, t->ndim, "transpose");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_transpose(r, t, d0, d1));
+  return 1;
+}
+
+static int t_t(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "t");
+  if (t->ndim > 2) {
+    char b[128];
+    luaL_error(L, "t: expects a tensor with <= 2 dims, got %s", mt_shape_str(t, b, sizeof b));
+  }
+  mt_tensor *r = lt_push(L);
+  if (t->ndim < 2) mt_tensor_alias(r, t);
+  else LT_TRY(L, mt_transpose(r, t, 0, 1));
+  return 1;
+}
+
+static int t_permute(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "permute");
+  int64_t dims64[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 2, lua_gettop(L), dims64, "permute");
+  if (n != t->ndim) luaL_error(L, "permute: got %d dims for a tensor of %d dims", n, t->ndim);
+  int dims[MT_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    int64_t d = dims64[i];
+    if (d == 0 || d < -n || d > n) luaL_error(L, "permute: dimension %d out of range", (int)d);
+    dims[i] = d > 0 ? (int)d - 1 : (int)d + n;
+  }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_permute(r, t, dims));
+  return 1;
+}
+
+static int t_narrow(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "narrow");
+  int d = lt_check_dim(L, 2, t->ndim, "narrow");
+  lua_Integer start = luaL_checkinteger(L, 3), len = luaL_checkinteger(L, 4);
+  if (start == 0) luaL_error(L, "narrow: start is 1-based, got 0");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_narrow(r, t, d, start > 0 ? start - 1 : start, len));
+  return 1;
+}
+
+static int t_select(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "select");
+  int d = lt_check_dim(L, 2, t->ndim, "select");
+  lua_Integer i = luaL_checkinteger(L, 3);
+  if (i == 0) luaL_error(L, "select: index is 1-based, got 0");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_select(r, t, d, i > 0 ? i - 1 : i));
+  return 1;
+}
+
+static int t_squeeze(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "squeeze");
+  int d = lua_isnoneornil(L, 2) ? MT_MAX_DIMS : lt_check_dim(L, 2, t->ndim, "squeeze");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_squeeze(r, t, d));
+  return 1;
+}
+
+static int t_unsqueeze(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "unsqueeze");
+  int d = lt_check_dim(L, 2, t->ndim + 1, "unsqueeze");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_unsqueeze(r, t, d));
+  return 1;
+}
+
+static int t_expand(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "expand");
+  int64_t shape[MT_MAX_DIMS];
+  mt_tensor *other = lt_test(L, 2);
+  int n;
+  if (other) { n = other->ndim; memcpy(shape, other->shape, sizeof(int64_t) * (size_t)n); }
+  else n = lt_read_shape(L, 2, lua_gettop(L), shape, "expand");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_expand(r, t, n, shape));
+  return 1;
+}
+
+static int t_unfold(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "unfold");
+  int d = lt_check_dim(L, 2, t->ndim, "unfold");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_unfold(r, t, d, luaL_checkinteger(L, 3), luaL_checkinteger(L, 4)));
+  return 1;
+}
+
+static int t_diagonal(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "diagonal");
+  int opts = lua_istable(L, 2) ? 2 : 0;
+  int64_t offset = opts ? (int64_t)lt_opt_number(L, 2, "offset", 0) : luaL_optinteger(L, 2, 0);
+  int d0 = 0, d1 = 1;
+  if (!opts && !lua_isnoneornil(L, 3)) d0 = lt_check_dim(L, 3, t->ndim, "diagonal");
+  if (!opts && !lua_isnoneornil(L, 4)) d1 = lt_check_dim(L, 4, t->ndim, "diagonal");
+  if (opts) {
+    if (lua_getfield(L, 2, "dim1") != LUA_TNIL) d0 = lt_check_dim(L, -1, t->ndim, "diagonal");
+    if (lua_getfield(L, 2, "dim2") != LUA_TNIL) d1 = lt_check_dim(L, -1, t->ndim, "diagonal");
+    lua_pop(L, 2);
+  }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_diagonal(r, t, offset, d0, d1));
+  return 1;
+}
+
+static int t_as_strided(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "as_strided");
+  int64_t shape[MT_MAX_DIMS], stride[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 2, 2, shape, "as_strided");
+  int m = lt_read_shape(L, 3, 3, stride, "as_strided");
+  if (n != m) luaL_error(L, "as_strided: %d sizes but %d strides", n, m);
+  int64_t offset = lua_isnoneornil(L, 4) ? t->offset : luaL_checkinteger(L, 4) - 1;
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_as_strided(r, t, n, shape, stride, offset));
+  return 1;
+}
+
+/* ---- indexing: x[i], x[{...}], and assignment ---- */
+
+/* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r. */
+static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r) {
+  int n = (int)luaL_len(L, key);
+  mt_tensor cur = {0}, next = {0};
+  mt_tensor_alias(&cur, t);
+  int dim = 0;
+  for (int k = 1; k <= n; k++) {
+    int type = lua_geti(L, key, k);
+    int rc = 0;
+    if (dim >= cur.ndim) {
+      mt_tensor_release(&cur);
+      luaL_error(L, "index: too many indices (%d) for a tensor of %d dims", n, t->ndim);
+    }
+    if (type == LUA_TNUMBER) {
+      lua_Integer i = lua_tointeger(L, -1);
+      if (i == 0) { mt_tensor_release(&cur); luaL_error(L, "index: indices are 1-based, got 0"); }
+      rc = mt_select(&next, &cur, dim, i > 0 ? i - 1 : i);
+    } else if (type == LUA_TTABLE) {
+      int64_t size = cur.shape[dim];
+      lua_geti(L, -1, 1);
+      lua_geti(L, -2, 2);
+      lua_Integer a = luaL_optinteger(L, -2, 1);
+      lua_Integer b = lua_isnil(L, -1) ? (lua_isnil(L, -2) ? -1 : a) : luaL_checkinteger(L, -1);
+      lua_pop(L, 2);
+      if (a < 0) a += size + 1;
+      if (b < 0) b += size + 1;
+      if (a < 1 || b > size || b < a - 1) {
+        mt_tensor_release(&cur);
+        luaL_error(L, "index: range {%d, %d} out of bounds for dim %d of size %d", (int)a, (int)b, dim + 1, (int)size);
+      }
+      rc = mt_narrow(&next, &cur, dim, a - 1, b - a + 1);
+      dim++;
+    } else {
+      mt_tensor_release(&cur);
+      luaL_error(L, "index: slice entries must be numbers or {first, last} tables, got %s", lua_typename(L, type));
+    }
+    lua_pop(L, 1);
+    mt_tensor_release(&cur);
+    if (rc) lt_error(L);
+    cur = next;
+    memset(&next, 0, sizeof next);
+  }
+  *r = cur;
+}
+
+static int t_index(lua_State *L) {
+  mt_tensor *t = lua_touserdata(L, 1);
+  int type = lua_type(L, 2);
+  if (type == LUA_TSTRING) {
+    /* methods first (upvalue 2), then fields (upvalue 3: a Lua function) */
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    const char *k = lua_tostring(L, 2);
+    if (!strcmp(k, "shape")) { lt_push_size(L, t->ndim, t->shape); return 1; }
+    if (!strcmp(k, "dtype")) { lt_push_dtype(L, t->dtype); return 1; }
+    if (!strcmp(k, "device")) { lua_pushstring(L, "cpu"); return 1; }
+    if (!strcmp(k, "ndim")) { lua_pushinteger(L, t->ndim); return 1; }
+    lua_pushvalue(L, lua_upvalueindex(3));
+    if (lua_isnil(L, -1)) return 1;
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_call(L, 2, 1);
+    return 1;
+  }
+  if (type == LUA_TNUMBER) {
+    lua_Integer i = lua_tointeger(L, 2);
+    if (t->ndim == 0) luaL_error(L, "index: cannot index a 0-dim tensor (use item())");
+    int64_t n = t->shape[0];
+    if (i == 0 || i < -n || i > n) luaL_error(L, "index: index %d out of range for dim 1 of size %d", (int)i, (int)n);
+    int64_t z = i > 0 ? i - 1 : i + n;
+    if (t->ndim == 1) {
+      const char *p = (const char *)t->storage->data + (t->offset + z * t->stride[0]) * mt_dtypes[t->dtype].size;
+      if (mt_dtype_is_float(t->dtype)) lua_pushnumber(L, mt_get_f64(t->dtype, p));
+      else if (t->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
+      else lua_pushinteger(L, mt_get_i64(t->dtype, p));
+      return 1;
+    }
+    mt_tensor *r = lt_push(L);
+    LT_TRY(L, mt_select(r, t, 0, z));
+    return 1;
+  }
+  mt_tensor *key = lt_test(L, 2);
+  if (key) return lt_index_get_tensor(L, t, key);
+  if (type == LUA_TTABLE) {
+    mt_tensor *r = lt_push(L);
+    apply_slice(L, 2, t, r);
+    if (r->ndim == 0) {                          /* every dim selected: a number */
+      const char *p = mt_data(r);
+      if (mt_dtype_is_float(r->dtype)) lua_pushnumber(L, mt_get_f64(r->dtype, p));
+      else if (r->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
+      else lua_pushinteger(L, mt_get_i64(r->dtype, p));
+    }
+    return 1;
+  }
+  luaL_error(L, "index: cannot index a tensor with a %s", luaL_typename(L, 2));
+  return 0;
+}
+
+/* Assigns the value at index v (number, boolean or tensor) into view. */
+static void assign(lua_State *L, mt_tensor *view, int v) {
+  mt_tensor *src = lt_test(L, v);
+  if (src) LT_TRY(L, mt_copy(view, src));
+  else fill_value(L, view, v, "index assignment");
+}
+
+static int t_newindex(lua_State *L) {
+  mt_tensor *t = lua_touserdata(L, 1);
+  int type = lua_type(L, 2);
+  mt_tensor view = {0};
+  if (type == LUA_TNUMBER) {
+    lua_Integer i = lua_tointeger(L, 2);
+    if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
+    int64_t n = t->shape[0];
+    if (i == 0 || i < -n || i > n) luaL_error(L, "index assignment: index %d out of range for dim 1 of size %d", (int)i, (int)n);
+    LT_TRY(L, mt_select(&view, t, 0, i > 0 ? i - 1 : i + n));
+  } else if (type == LUA_TTABLE && !lt_test(L, 2)) {
+    apply_slice(L, 2, t, &view);
+  } else if (lt_test(L, 2)) {
+    lt_index_set_tensor(L, t, lt_test(L, 2), 3);
+    return 0;
+  } else {
+    luaL_error(L, "index assignment: cannot set field '%s' of a tensor", lua_tostring(L, 2) ? lua_tostring(L, 2) : luaL_typename(L, 2));
+  }
+  /* view is released even when assign raises: keep it in a userdata */
+  mt_tensor *held = lt_push(L);
+  *held = view;
+  assign(L, held, 3);
+  return 0;
+}
+
+static int t_len(lua_State *L) {
+  mt_tensor *t = lua_touserdata(L, 1);
+  lua_pushinteger(L, t->ndim ? t->shape[0] : 0);
+  return 1;
+}
+
+/* torch.setdefaulttensortype('torch.DoubleTensor') / torch.set_default_dtype('float64') */
+static int t_set_default_dtype(lua_State *L) {
+  int d = lt_check_dtype_name(L, 1, "set_default_dtype");
+  if (!mt_dtype_is_float(d)) luaL_error(L, "set_default_dtype: only floating dtypes, got '%s'", lua_tostring(L, 1));
+  lt_default_dtype = d;
+  return 0;
+}
+static int t_get_default_dtype(lua_State *L) { lt_push_dtype(L, lt_default_dtype); return 1; }
+
+static int t_setnumthreads(lua_State *L) { mt_set_num_threads((int)luaL_checkinteger(L, 1)); return 0; }
+static int t_getnumthreads(lua_State *L) { lua_pushinteger(L, mt_get_num_threads()); return 1; }
+
+static int t_memory_stats(lua_State *L) {
+  mt_alloc_stats s;
+  mt_alloc_get_stats(&s);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, s.allocated); lua_setfield(L, -2, "allocated");
+  lua_pushinteger(L, s.peak); lua_setfield(L, -2, "peak");
+  lua_pushinteger(L, s.cached); lua_setfield(L, -2, "cached");
+  lua_pushinteger(L, s.num_allocs); lua_setfield(L, -2, "num_allocs");
+  lua_pushinteger(L, s.num_cache_hits); lua_setfield(L, -2, "cache_hits");
+  return 1;
+}
+static int t_reset_peak(lua_State *L) { (void)L; mt_alloc_reset_peak(); return 0; }
+static int t_empty_cache(lua_State *L) { (void)L; mt_alloc_empty_cache(); return 0; }
+
+/* torch._set_field_hook(fn): fn(x, key) answers fields the C side does not
+   know (autograd's grad, requires_grad, ...). */
+static int t_set_field_hook(lua_State *L) {
+  lua_getfield(L, LT_MT, "__index");
+  lua_pushvalue(L, 1);
+  lua_setupvalue(L, -2, 3);
+  return 0;
+}
+
+static int t_is_tensor(lua_State *L) { lua_pushboolean(L, lt_test(L, 1) != NULL); return 1; }
+
+static const luaL_Reg methods[] = {
+  {"size", t_size}, {"stride", t_stride}, {"dim", t_dim}, {"nDimension", t_dim},
+  {"nElement", t_numel}, {"numel", t_numel}, {"storageOffset", t_storage_offset},
+  {"isContiguous", t_is_contiguous}, {"is_contiguous", t_is_contiguous},
+  {"element_size", t_element_size}, {"isSetTo", t_is_set_to}, {"data_ptr", t_data_ptr},
+  {"storage", t_storage}, {"contiguous", t_contiguous}, {"clone", t_clone}, {"copy_", t_copy_},
+  {"copy", t_copy_}, {"type", t_type}, {"to", t_to}, {"item", t_item}, {"fill_", t_fill_},
+  {"fill", t_fill_}, {"zero_", t_zero_}, {"zero", t_zero_}, {"_flat_values", t_flat_values},
+  {"view", t_view}, {"reshape", t_reshape}, {"transpose", t_transpose}, {"t", t_t},
+  {"permute", t_permute}, {"narrow", t_narrow}, {"select", t_select}, {"squeeze", t_squeeze},
+  {"unsqueeze", t_unsqueeze}, {"expand", t_expand}, {"expand_as", t_expand}, {"view_as", t_view},
+  {"unfold", t_unfold}, {"diagonal", t_diagonal}, {"as_strided", t_as_strided}, {"new", t_new},
+  {"float", t_to_FLOAT32}, {"double", t_to_FLOAT64}, {"half", t_to_FLOAT16},
+  {"bfloat16", t_to_BFLOAT16}, {"char", t_to_INT8}, {"byte", t_to_UINT8}, {"short", t_to_INT16},
+  {"int", t_to_INT32}, {"long", t_to_INT64}, {"bool", t_to_BOOL},
+  {NULL, NULL}};
+
+static const luaL_Reg functions[] = {
+  {"empty", t_empty}, {"zeros", t_zeros}, {"ones", t_ones}, {"full", t_full},
+  {"tensor", t_tensor}, {"_new", t_new_typed}, {"zeros_like", t_zeros_like},
+  {"ones_like", t_ones_like}, {"empty_like", t_empty_like}, {"full_like", t_full_like},
+  {"set_default_dtype", t_set_default_dtype}, {"get_default_dtype", t_get_default_dtype},
+  {"setnumthreads", t_setnumthreads}, {"getnumthreads", t_getnumthreads},
+  {"set_num_threads", t_setnumthreads}, {"get_num_threads", t_getnumthreads},
+  {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
+  {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor},
+  {"view", t_view}, {"reshape", t_reshape}, {"transpose", t_transpose}, {"t", t_t},
+  {"permute", t_permute}, {"narrow", t_narrow}, {"select", t_select}, {"squeeze", t_squeeze},
+  {"unsqueeze", t_unsqueeze}, {"clone", t_clone}, {"diagonal", t_diagonal},
+  {"as_strided", t_as_strided}, {"numel", t_numel},
+  {NULL, NULL}};
+
+void lt_open_tensor(lua_State *L) {
+  /* stack: methods torch mt */
+  lt_setfuncs(L, methods, functions);
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, t_gc, 1);
+  lua_setfield(L, -2, "__gc");
+  lua_pushvalue(L, -1);                         /* __index: mt, methods, field hook */
+  lua_pushvalue(L, -4);
+  lua_pushnil(L);
+  lua_pushcclosure(L, t_index, 3);
+  lua_setfield(L, -2, "__index");
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, t_newindex, 1);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushcfunction(L, t_len);
+  lua_setfield(L, -2, "__len");
+  lua_pushstring(L, "torch.Tensor");
+  lua_setfield(L, -2, "__name");
+  if (luaL_newmetatable(L, "torch.Storage")) {
+    lua_pushcfunction(L, s_gc); lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, s_eq); lua_setfield(L, -2, "__eq");
+    lua_pushcfunction(L, s_index); lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, s_tostring); lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, s_size); lua_setfield(L, -2, "__len");
+  }
+  lua_pop(L, 1);
+  luaL_newmetatable(L, "torch.Size");
+  lua_pop(L, 1);
+}
