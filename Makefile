@@ -73,6 +73,10 @@ asan:
 	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./build-asan/?.so' spec
 
+# Benchmarks against PyTorch, side by side: make bench [B=name] [THREADS=n] [RUNS=n]
+bench: all
+	THREADS=$(or $(THREADS),1) RUNS=$(or $(RUNS),5) python3 bench/run.py $(B)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch \
 	  $(DESTDIR)$(PREFIX)/share/lua/5.4

@@ -23,8 +23,7 @@ static void lock(void) { while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQU
 static void unlock(void) { __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE); }
 
 static int bucket_of(size_t n, size_t *rounded) {
-  int b = 6;                                 /* 64 bytes */
-  while (((size_t)1 << b) < n) b++;
+  int b = n <= 64 ? 6 : 64 - __builtin_clzll((unsigned long long)(n - 1));
   *rounded = (size_t)1 << b;
   return b;
 }
@@ -45,15 +44,20 @@ void *mt_alloc(size_t nbytes) {
     stats.num_cache_hits++;
     p = blk;
   }
-  unlock();
-  if (!p) {
-    p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
-    if (!p && stats.cached > 0) {            /* out of memory: drop the cache, retry */
-      mt_alloc_empty_cache();
-      p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
-    }
-    if (!p) return NULL;
+  if (p) {                                   /* the common case: one locked section */
+    stats.allocated += (int64_t)rounded;
+    if (stats.allocated > stats.peak) stats.peak = stats.allocated;
+    mt_alloc_debt_bytes += (int64_t)rounded;
+    unlock();
+    return p;
   }
+  unlock();
+  p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
+  if (!p && stats.cached > 0) {              /* out of memory: drop the cache, retry */
+    mt_alloc_empty_cache();
+    p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
+  }
+  if (!p) return NULL;
   lock();
   stats.allocated += (int64_t)rounded;
   if (stats.allocated > stats.peak) stats.peak = stats.allocated;

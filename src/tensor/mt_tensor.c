@@ -87,15 +87,31 @@ mt_dtype mt_promote_scalar(mt_dtype t, int scalar_is_float, mt_dtype default_flo
 }
 
 /* ---- storage ---- */
+/* The header and the data share one block: one allocation per tensor. The
+   header takes a full alignment unit so the data stays 64-byte aligned. */
+#define MT_STORAGE_HEADER 64
+_Static_assert(sizeof(mt_storage) <= MT_STORAGE_HEADER, "storage header outgrew its slot");
+
 mt_storage *mt_storage_new(size_t nbytes) {
-  mt_storage *s = mt_alloc(sizeof *s);
+  mt_storage *s = mt_alloc(MT_STORAGE_HEADER + nbytes);
   if (!s) return NULL;
   memset(s, 0, sizeof *s);
-  s->data = mt_alloc(nbytes);
-  if (!s->data) { mt_free(s, sizeof *s); return NULL; }
+  s->data = (char *)s + MT_STORAGE_HEADER;
   s->refcount = 1;
   s->nbytes = nbytes;
   s->owns = 1;
+  return s;
+}
+
+mt_storage *mt_storage_wrap(void *data, size_t nbytes, void (*release)(mt_storage *), void *ctx) {
+  mt_storage *s = mt_alloc(MT_STORAGE_HEADER);
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
+  s->data = data;
+  s->refcount = 1;
+  s->nbytes = nbytes;
+  s->release = release;
+  s->release_ctx = ctx;
   return s;
 }
 
@@ -103,9 +119,9 @@ void mt_storage_retain(mt_storage *s) { s->refcount++; }
 
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
-  if (s->owns) mt_free(s->data, s->nbytes);
-  else if (s->release) s->release(s);
-  mt_free(s, sizeof *s);
+  if (s->owns) { mt_free(s, MT_STORAGE_HEADER + s->nbytes); return; }
+  if (s->release) s->release(s);
+  mt_free(s, MT_STORAGE_HEADER);
 }
 
 /* ---- lifetime ---- */

@@ -17,7 +17,7 @@ typedef struct mt_storage {
   void *data;
   size_t nbytes;
   int device;
-  int owns;                 /* data came from our allocator (else mmap/foreign) */
+  int owns;                 /* data follows the header in one block (else foreign) */
   int64_t version;          /* bumped by in-place ops; shared by all views */
   void (*release)(struct mt_storage *);   /* for foreign data, may be NULL */
   void *release_ctx;
@@ -41,6 +41,9 @@ const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n);
 
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
+/* Storage over memory the engine does not own (mmap, foreign buffers);
+   release(s) is called when the last reference goes. */
+mt_storage *mt_storage_wrap(void *data, size_t nbytes, void (*release)(mt_storage *), void *ctx);
 void mt_storage_retain(mt_storage *s);
 void mt_storage_release(mt_storage *s);
 

@@ -52,6 +52,7 @@ void lt_open_index(lua_State *L);
 void lt_open_shape(lua_State *L);
 void lt_open_linalg(lua_State *L);
 void lt_open_random(lua_State *L);
+void lt_open_util(lua_State *L);
 
 /* __index / __newindex with a tensor key (masks, index tensors): lt_index.c */
 int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key);

@@ -1,0 +1,1 @@
+-- whole-process: `th -e ''` against `python3 -c 'import torch'`

@@ -1,0 +1,70 @@
+/* lt_util.c: small utilities with no tensor in them: a monotonic clock and
+   Torch7's torch.Timer. */
+#include <time.h>
+#include "lt.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* torch.clock(): seconds on a monotonic wall clock (os.clock is CPU time) */
+static int u_clock(lua_State *L) { lua_pushnumber(L, now()); return 1; }
+
+/* torch.Timer(): starts running; t:time() -> {real = seconds}; t:stop(),
+   t:resume(), t:reset() as in Torch7. */
+typedef struct { double start, accumulated; int running; } lt_timer;
+
+static lt_timer *check_timer(lua_State *L) { return luaL_checkudata(L, 1, "torch.Timer"); }
+
+static int timer_new(lua_State *L) {
+  lt_timer *t = lua_newuserdatauv(L, sizeof *t, 0);
+  t->start = now();
+  t->accumulated = 0;
+  t->running = 1;
+  luaL_setmetatable(L, "torch.Timer");
+  return 1;
+}
+static double elapsed(const lt_timer *t) { return t->accumulated + (t->running ? now() - t->start : 0); }
+static int timer_time(lua_State *L) {
+  lt_timer *t = check_timer(L);
+  lua_createtable(L, 0, 1);
+  lua_pushnumber(L, elapsed(t));
+  lua_setfield(L, -2, "real");
+  return 1;
+}
+static int timer_stop(lua_State *L) {
+  lt_timer *t = check_timer(L);
+  if (t->running) { t->accumulated += now() - t->start; t->running = 0; }
+  lua_settop(L, 1);
+  return 1;
+}
+static int timer_resume(lua_State *L) {
+  lt_timer *t = check_timer(L);
+  if (!t->running) { t->start = now(); t->running = 1; }
+  lua_settop(L, 1);
+  return 1;
+}
+static int timer_reset(lua_State *L) {
+  lt_timer *t = check_timer(L);
+  t->accumulated = 0;
+  t->start = now();
+  lua_settop(L, 1);
+  return 1;
+}
+
+static const luaL_Reg timer_methods[] = {
+  {"time", timer_time}, {"stop", timer_stop}, {"resume", timer_resume}, {"reset", timer_reset},
+  {NULL, NULL}};
+
+static const luaL_Reg functions[] = {{"clock", u_clock}, {"Timer", timer_new}, {NULL, NULL}};
+
+void lt_open_util(lua_State *L) {
+  if (luaL_newmetatable(L, "torch.Timer")) {
+    luaL_newlib(L, timer_methods);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  lt_setfuncs(L, NULL, functions);
+}
