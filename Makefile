@@ -41,13 +41,15 @@ $(BUILD)/%.o: %.c $(HEADERS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# -z nodelete: Lua unloads C modules when a state closes, while OpenMP and
+# OpenBLAS worker threads may still sit in their code.
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS_BLAS) -lm
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $^ $(PKG_LIBS_BLAS) -lm
 
 # The Lua C module: resolved against the host's Lua (lua5.4, busted, th).
 $(CORE): $(VM_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(VM_OBJ) -L$(BUILD) -lmoontorch -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $(VM_OBJ) -L$(BUILD) -lmoontorch -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
 
 $(TH): $(BUILD)/src/vm/th.o $(VM_OBJ) $(LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BUILD)/src/vm/th.o $(VM_OBJ) -L$(BUILD) -lmoontorch \

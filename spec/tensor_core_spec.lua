@@ -97,3 +97,66 @@ describe('arithmetic', function()
     assert.truthy(err:find('add: shapes 2x3 and 4 cannot broadcast', 1, true))
   end)
 end)
+
+describe('printing (Torch7 format)', function()
+  local function lines(...) return table.concat({...}, '\n') end
+
+  it('aligns integer-valued tensors without decimals, with the type footer', function()
+    assert.are.equal(lines(' 1  1  1', ' 1  1  1', '[torch.FloatTensor of size 2x3]'), tostring(torch.ones(2, 3)))
+    assert.are.equal(lines('   1', ' -20', ' 300', '[torch.LongTensor of size 3]'),
+                     tostring(torch.tensor({1, -20, 300})))
+    assert.are.equal(lines(' 10000000000', '           2', '[torch.LongTensor of size 2]'),
+                     tostring(torch.tensor({10000000000, 2})))
+  end)
+
+  it('prints four decimals, a scale line when all values are small or large', function()
+    assert.are.equal(lines(' 1.5000', ' 2.2500', '[torch.DoubleTensor of size 2]'),
+                     tostring(torch.tensor({1.5, 2.25}, {dtype = 'float64'})))
+    assert.are.equal(lines('0.001 *', '  1.0000  2.0000', '  3.0000 -4.0000', '[torch.DoubleTensor of size 2x2]'),
+                     tostring(torch.tensor({{1e-3, 2e-3}, {3e-3, -4e-3}}, {dtype = 'float64'})))
+    assert.are.equal(lines('1e-05 *', ' 1.0000', ' 2.0000', '[torch.DoubleTensor of size 2]'),
+                     tostring(torch.tensor({1e-5, 2e-5}, {dtype = 'float64'})))
+    assert.are.equal(lines('100000 *', ' 1.2346', ' 2.3457', '[torch.DoubleTensor of size 2]'),
+                     tostring(torch.tensor({123456.5, 234567.25}, {dtype = 'float64'})))
+  end)
+
+  it('switches to exponents when magnitudes differ widely', function()
+    assert.are.equal(lines(' 1.0000e-05', ' 1.0000e+00', '[torch.DoubleTensor of size 2]'),
+                     tostring(torch.tensor({1e-5, 1}, {dtype = 'float64'})))
+  end)
+
+  it('prints nan, inf and booleans in the columns', function()
+    assert.are.equal(lines('    nan', ' 1.5000', '   -inf', '[torch.FloatTensor of size 3]'),
+                     tostring(torch.tensor({0 / 0, 1.5, -math.huge})))
+    assert.are.equal(lines(' true false', '[torch.BoolTensor of size 1x2]'), tostring(torch.tensor({{true, false}})))
+  end)
+
+  it('prints >2-D tensors as (i,j,.,.) slices', function()
+    local x = torch.tensor({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}})
+    assert.are.equal(lines('(1,.,.) = ', '  1  2', '  3  4', '', '(2,.,.) = ', '  5  6', '  7  8',
+                           '[torch.LongTensor of size 2x2x2]'), tostring(x))
+    local s = tostring(torch.zeros(2, 1, 1, 1))
+    assert.truthy(s:find('(1,1,.,.) = ', 1, true) and s:find('(2,1,.,.) = ', 1, true), s)
+  end)
+
+  it('splits wide matrices into column blocks of 80 characters', function()
+    local s = tostring(torch.ones(2, 30))
+    assert.truthy(s:find('^Columns 1 to 26\n'), s)
+    assert.truthy(s:find('\n\nColumns 27 to 30\n', 1, true), s)
+    for line in s:gmatch('[^\n]+') do assert.is_true(#line <= 80, line) end
+  end)
+
+  it('prints empty tensors as Torch7 and 0-dim tensors as their value', function()
+    assert.are.equal('[torch.FloatTensor with no dimension]', tostring(torch.Tensor()))
+    assert.are.equal('[torch.FloatTensor of size 0x3]', tostring(torch.zeros(0, 3)))
+    assert.are.equal('3.5000', tostring(torch.tensor(3.5)))
+    assert.are.equal('7', tostring(torch.tensor(7)))
+    assert.are.equal('true', tostring(torch.tensor(true)))
+    assert.are.equal('1.0000e-07', tostring(torch.tensor(1e-7, {dtype = 'float64'})))
+  end)
+
+  it('prints non-contiguous views by their values', function()
+    local x = torch.tensor({{1, 2, 3}, {4, 5, 6}})
+    assert.are.equal(lines(' 1  4', ' 2  5', ' 3  6', '[torch.LongTensor of size 3x2]'), tostring(x:t()))
+  end)
+end)

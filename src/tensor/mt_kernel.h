@@ -41,7 +41,7 @@
 #define MT_STORE_INT64(p, v) (*(int64_t *)(p) = (int64_t)(v))
 #define MT_STORE_BOOL(p, v) (*(bool *)(p) = (bool)(v))
 
-/* Float-only and int-only sublists of MT_DTYPES, same X signature. */
+/* The floating sublist of MT_DTYPES, same X signature. */
 #define MT_FLOAT_DTYPES(X)                        \
   X(FLOAT32, float, "float32", "Float", 2)        \
   X(FLOAT64, double, "float64", "Double", 2)      \

@@ -30,16 +30,24 @@
   X(sigmoid, (ct)1 / ((ct)1 + exp(-v)), E)                         \
   X(erf, erf(v), E)                                                \
   X(erfc, erfc(v), E)                                              \
-  X(reciprocal, (ct)1 / v, E)                                      \
+  X(reciprocal, (ct)1 / v, E)
+
+/* float tensors only: PyTorch refuses integer and bool inputs */
+#define MT_UNARY_FLOAT_ONLY_OPS(X, E)                              \
   X(gelu, (ct)0.5 * v * ((ct)1 + erf(v * (ct)0.70710678118654752440)), E) \
   X(silu, v / ((ct)1 + exp(-v)), E)                                \
+  X(frac, v - trunc(v), E)
+
+/* rounding: float tensors round (half to even for round); integer tensors
+   are already whole and come back unchanged, in their dtype; not for bool */
+#define MT_UNARY_ROUND_OPS(X, E)                                   \
   X(floor, floor(v), E)                                            \
   X(ceil, ceil(v), E)                                              \
   X(round, nearbyint(v), E)                                        \
-  X(trunc, trunc(v), E)                                            \
-  X(frac, v - trunc(v), E)
+  X(trunc, trunc(v), E)
 
-/* same dtype in and out, every dtype but bool */
+/* same dtype in and out, every dtype but bool (sign(b) is b and square(b)
+   is b as int64, as in PyTorch) */
 #define MT_UNARY_SAME_OPS(X, E)                                    \
   X(neg, -v, E)                                                    \
   X(abs, v < 0 ? -v : v, E)                                        \
@@ -47,14 +55,15 @@
   X(relu, v > 0 ? v : (ct)0, E)                                    \
   X(square, v * v, E)
 
-/* bool result from any dtype */
+/* bool result from any dtype; logical_not_ also exists in place */
 #define MT_UNARY_BOOL_OPS(X, E)                                    \
   X(isnan, v != v, E)                                              \
   X(isinf, isinf((double)v), E)                                    \
   X(isfinite, isfinite((double)v), E)                              \
   X(logical_not, !v, E)
 
-/* result in the promoted dtype; bool allowed where it makes sense */
+/* result in the promoted dtype; bool allowed for add, mul, maximum and
+   minimum; integer fmod and remainder by zero raise, as in PyTorch */
 #define MT_BINARY_OPS(X, E)                                        \
   X(add, a + p1 * b, E)                                            \
   X(sub, a - p1 * b, E)                                            \
@@ -84,28 +93,31 @@
 
 typedef enum {
 #define MT_X(name, expr, E) MT_OP_##name,
-  MT_UNARY_FLOAT_OPS(MT_X, _) MT_UNARY_SAME_OPS(MT_X, _) MT_UNARY_BOOL_OPS(MT_X, _)
-  MT_BINARY_OPS(MT_X, _) MT_BINARY_FLOAT_OPS(MT_X, _) MT_COMPARE_OPS(MT_X, _)
+  MT_UNARY_FLOAT_OPS(MT_X, _) MT_UNARY_FLOAT_ONLY_OPS(MT_X, _) MT_UNARY_ROUND_OPS(MT_X, _)
+  MT_UNARY_SAME_OPS(MT_X, _) MT_UNARY_BOOL_OPS(MT_X, _) MT_BINARY_OPS(MT_X, _)
+  MT_BINARY_FLOAT_OPS(MT_X, _) MT_COMPARE_OPS(MT_X, _)
 #undef MT_X
   MT_NUM_OPS
 } mt_op;
 
 extern const char *const mt_op_names[MT_NUM_OPS];
 
-/* An operand: a tensor, or a Lua number (a "wrapped" scalar that promotes
-   weakly, as in PyTorch). */
+/* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
+   promotes weakly, as in PyTorch). */
 typedef struct {
   const mt_tensor *t;      /* NULL for a scalar */
   double value;
-  int is_int;              /* scalar was an integer */
+  int is_int;              /* scalar was an integer (1) or a boolean (2) */
 } mt_operand;
 
 /* The dtype an op on these operands computes in (PyTorch's result_type:
    dimensioned tensors, then 0-dim tensors, then scalars). */
 int mt_result_type(const mt_operand *ops, int n, int default_float);
 
-/* r empty (out-of-place) or, with inplace, r is the first input's tensor.
-   alpha is the add/sub multiplier (1 for the rest). */
+/* r empty (out-of-place) or, with inplace, r is the first input's tensor:
+   the op computes in the promoted dtype and casts into r, which must hold
+   the broadcast shape with no two elements sharing memory. alpha is the
+   add/sub multiplier (1 for the rest); integral for integer dtypes. */
 int mt_unary(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int default_float);
 int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
               double alpha, int inplace, int default_float);

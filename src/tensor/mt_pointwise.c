@@ -1,5 +1,5 @@
 /* mt_pointwise.c: every elementwise kernel, generated from the op lists in
-   mt_ops.h for each dtype, plus result-type rules and the parametric ops. */
+   mt_ops.h for each dtype, with PyTorch's result-type and in-place rules. */
 #include <tgmath.h>
 #include "mt_ops.h"
 #include "mt_iter.h"
@@ -12,22 +12,48 @@
 #pragma GCC diagnostic ignored "-Wint-in-bool-context"
 #pragma GCC diagnostic ignored "-Wbool-compare"
 
+#define MT_ALL_OPS(X)                                                           \
+  MT_UNARY_FLOAT_OPS(X, _) MT_UNARY_FLOAT_ONLY_OPS(X, _) MT_UNARY_ROUND_OPS(X, _) \
+  MT_UNARY_SAME_OPS(X, _) MT_UNARY_BOOL_OPS(X, _) MT_BINARY_OPS(X, _)           \
+  MT_BINARY_FLOAT_OPS(X, _) MT_COMPARE_OPS(X, _)
+
 const char *const mt_op_names[MT_NUM_OPS] = {
 #define MT_X(name, expr, E) #name,
-  MT_UNARY_FLOAT_OPS(MT_X, _) MT_UNARY_SAME_OPS(MT_X, _) MT_UNARY_BOOL_OPS(MT_X, _)
-  MT_BINARY_OPS(MT_X, _) MT_BINARY_FLOAT_OPS(MT_X, _) MT_COMPARE_OPS(MT_X, _)
+  MT_ALL_OPS(MT_X)
+#undef MT_X
+};
+
+/* Each op's class, from the list that declares it. */
+enum { C_UNARY_FLOAT, C_UNARY_FLOAT_ONLY, C_UNARY_ROUND, C_UNARY_SAME, C_UNARY_BOOL, C_BINARY,
+       C_BINARY_FLOAT, C_COMPARE };
+static const unsigned char op_class[MT_NUM_OPS] = {
+#define MT_X(name, expr, C) [MT_OP_##name] = C,
+  MT_UNARY_FLOAT_OPS(MT_X, C_UNARY_FLOAT) MT_UNARY_FLOAT_ONLY_OPS(MT_X, C_UNARY_FLOAT_ONLY)
+  MT_UNARY_ROUND_OPS(MT_X, C_UNARY_ROUND)
+  MT_UNARY_SAME_OPS(MT_X, C_UNARY_SAME) MT_UNARY_BOOL_OPS(MT_X, C_UNARY_BOOL)
+  MT_BINARY_OPS(MT_X, C_BINARY) MT_BINARY_FLOAT_OPS(MT_X, C_BINARY_FLOAT)
+  MT_COMPARE_OPS(MT_X, C_COMPARE)
 #undef MT_X
 };
 
 /* ---- scalar helpers with C semantics fixed to PyTorch's ---- */
 static inline double fmod_d(double a, double b) { return fmod(a, b); }
 static inline float fmod_f(float a, float b) { return fmod(a, b); }
-static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 ? 0 : (b == -1 ? 0 : a % b); }
+/* Integer fmod and remainder by zero set this; the op then raises
+   (PyTorch's ZeroDivisionError). Every writer stores 1, so races are benign. */
+static int int_div_by_zero;
+static inline int64_t int_zero_divisor(void) { __atomic_store_n(&int_div_by_zero, 1, __ATOMIC_RELAXED); return 0; }
+static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 ? int_zero_divisor() : (b == -1 ? 0 : a % b); }
 #define mt_fmod(a, b) _Generic((a), float: fmod_f, double: fmod_d, default: fmod_i)(a, b)
 
 static inline double rem_d(double a, double b) { double m = fmod(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
 static inline float rem_f(float a, float b) { float m = fmod(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
-static inline int64_t rem_i(int64_t a, int64_t b) { if (b == 0 || b == -1) return 0; int64_t m = a % b; return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+static inline int64_t rem_i(int64_t a, int64_t b) {
+  if (b == 0) return int_zero_divisor();
+  if (b == -1) return 0;
+  int64_t m = a % b;
+  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
 #define mt_remainder(a, b) _Generic((a), float: rem_f, double: rem_d, default: rem_i)(a, b)
 
 static inline double pow_d(double a, double b) { return pow(a, b); }
@@ -43,45 +69,59 @@ static inline int64_t pow_i(int64_t a, int64_t b) {
 
 typedef struct { double p1; } kernel_ctx;
 
-/* One kernel per (op, dtype). The first loop is the contiguous case the
-   compiler vectorizes; the second a scalar right operand; the third general. */
-#define MT_UNARY_KERNEL(name, expr, E)                                          \
+/* The storage type of each dtype, for the typed loops below. */
+#define MT_X(E, T, N, TN, K) typedef T mt_st_##E;
+MT_DTYPES(MT_X)
+#undef MT_X
+
+/* One kernel per (op, dtype). Runs of adjacent elements, with or without a
+   scalar operand (stride 0), get typed loops the compiler vectorizes; other
+   strides take the byte-stride loop. Iterations never depend on each other
+   (an in-place output is exactly its input; partial overlaps are copied by
+   the caller), hence omp simd. OT is the output's storage type. */
+#define MT_UNARY_KERNEL_AS(name, expr, E, OT, STORE)                            \
   static void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) {  \
-    typedef MT_CT_##E ct; (void)c;                                              \
+    typedef MT_CT_##E ct; typedef mt_st_##E st; (void)c;                        \
     char *o = d[0]; const char *x = d[1];                                       \
-    if (s[0] == s[1]) {                                                         \
-      int64_t step = s[0];                                                      \
-      for (int64_t i = 0; i < n; i++) { ct v = MT_LOAD_##E(x + i * step); MT_STORE_##E(o + i * step, (expr)); } \
+    if (s[0] == (int64_t)sizeof(OT) && s[1] == (int64_t)sizeof(st)) {           \
+      OT *O = (OT *)o; const st *X = (const st *)x;                             \
+      _Pragma("omp simd")                                                       \
+      for (int64_t i = 0; i < n; i++) { ct v = MT_LOAD_##E(X + i); STORE(O + i, (expr)); } \
       return;                                                                   \
     }                                                                           \
-    for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) { ct v = MT_LOAD_##E(x); MT_STORE_##E(o, (expr)); } \
+    for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) { ct v = MT_LOAD_##E(x); STORE(o, (expr)); } \
   }
-#define MT_UNARY_BOOL_KERNEL(name, expr, E)                                     \
+#define MT_UNARY_KERNEL(name, expr, E) MT_UNARY_KERNEL_AS(name, expr, E, mt_st_##E, MT_STORE_##E)
+#define MT_UNARY_BOOL_KERNEL(name, expr, E) MT_UNARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
+
+#define MT_BINARY_KERNEL_AS(name, expr, E, OT, STORE)                           \
   static void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) {  \
-    typedef MT_CT_##E ct; (void)c; (void)sizeof(ct);                            \
-    char *o = d[0]; const char *x = d[1];                                       \
-    for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) { ct v = MT_LOAD_##E(x); MT_STORE_BOOL(o, (expr)); } \
-  }
-#define MT_BINARY_KERNEL_AS(name, expr, E, STORE)                               \
-  static void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) {  \
-    typedef MT_CT_##E ct; const ct p1 = (ct)((const kernel_ctx *)c)->p1; (void)p1; \
+    typedef MT_CT_##E ct; typedef mt_st_##E st;                                 \
+    const ct p1 = (ct)((const kernel_ctx *)c)->p1; (void)p1;                    \
     char *o = d[0]; const char *pa = d[1], *pb = d[2];                          \
-    if (s[1] == s[0] && s[2] == s[0]) {                                         \
-      int64_t step = s[0];                                                      \
-      for (int64_t i = 0; i < n; i++) { ct a = MT_LOAD_##E(pa + i * step), b = MT_LOAD_##E(pb + i * step); STORE(o + i * step, (expr)); } \
-      return;                                                                   \
-    }                                                                           \
-    if (s[2] == 0 && s[1] == s[0]) {                                            \
-      const ct b = MT_LOAD_##E(pb); int64_t step = s[0];                        \
-      for (int64_t i = 0; i < n; i++) { ct a = MT_LOAD_##E(pa + i * step); STORE(o + i * step, (expr)); } \
+    const int64_t es = (int64_t)sizeof(st);                                     \
+    if (s[0] == (int64_t)sizeof(OT) && (s[1] == es || s[1] == 0) && (s[2] == es || s[2] == 0)) { \
+      OT *O = (OT *)o; const st *A = (const st *)pa, *B = (const st *)pb;       \
+      if (s[1] && s[2]) {                                                       \
+        _Pragma("omp simd")                                                     \
+        for (int64_t i = 0; i < n; i++) { ct a = MT_LOAD_##E(A + i), b = MT_LOAD_##E(B + i); STORE(O + i, (expr)); } \
+      } else if (s[1]) {                                                        \
+        const ct b = MT_LOAD_##E(B);                                            \
+        _Pragma("omp simd")                                                     \
+        for (int64_t i = 0; i < n; i++) { ct a = MT_LOAD_##E(A + i); STORE(O + i, (expr)); } \
+      } else {                                                                  \
+        const ct a = MT_LOAD_##E(A);                                            \
+        _Pragma("omp simd")                                                     \
+        for (int64_t i = 0; i < n; i++) { ct b = MT_LOAD_##E(B + (s[2] ? i : 0)); STORE(O + i, (expr)); } \
+      }                                                                         \
       return;                                                                   \
     }                                                                           \
     for (int64_t i = 0; i < n; i++, o += s[0], pa += s[1], pb += s[2]) {       \
       ct a = MT_LOAD_##E(pa), b = MT_LOAD_##E(pb); STORE(o, (expr));            \
     }                                                                           \
   }
-#define MT_BINARY_KERNEL(name, expr, E) MT_BINARY_KERNEL_AS(name, expr, E, MT_STORE_##E)
-#define MT_COMPARE_KERNEL(name, expr, E) MT_BINARY_KERNEL_AS(name, expr, E, MT_STORE_BOOL)
+#define MT_BINARY_KERNEL(name, expr, E) MT_BINARY_KERNEL_AS(name, expr, E, mt_st_##E, MT_STORE_##E)
+#define MT_COMPARE_KERNEL(name, expr, E) MT_BINARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
 
 #define MT_GEN_ALL(E, T, N, TN, K)                                              \
   MT_UNARY_SAME_OPS(MT_UNARY_KERNEL, E)                                         \
@@ -90,6 +130,8 @@ typedef struct { double p1; } kernel_ctx;
   MT_COMPARE_OPS(MT_COMPARE_KERNEL, E)
 #define MT_GEN_FLOAT(E, T, N, TN, K)                                            \
   MT_UNARY_FLOAT_OPS(MT_UNARY_KERNEL, E)                                        \
+  MT_UNARY_FLOAT_ONLY_OPS(MT_UNARY_KERNEL, E)                                   \
+  MT_UNARY_ROUND_OPS(MT_UNARY_KERNEL, E)                                        \
   MT_BINARY_FLOAT_OPS(MT_BINARY_KERNEL, E)
 MT_DTYPES(MT_GEN_ALL)
 MT_FLOAT_DTYPES(MT_GEN_FLOAT)
@@ -99,26 +141,13 @@ MT_FLOAT_DTYPES(MT_GEN_FLOAT)
   MT_UNARY_SAME_OPS(MT_ENTRY, E) MT_UNARY_BOOL_OPS(MT_ENTRY, E)                 \
   MT_BINARY_OPS(MT_ENTRY, E) MT_COMPARE_OPS(MT_ENTRY, E)
 #define MT_TAB_FLOAT(E, T, N, TN, K)                                            \
-  MT_UNARY_FLOAT_OPS(MT_ENTRY, E) MT_BINARY_FLOAT_OPS(MT_ENTRY, E)
+  MT_UNARY_FLOAT_OPS(MT_ENTRY, E) MT_UNARY_FLOAT_ONLY_OPS(MT_ENTRY, E)          \
+  MT_UNARY_ROUND_OPS(MT_ENTRY, E)                                               \
+  MT_BINARY_FLOAT_OPS(MT_ENTRY, E)
 static const mt_loop_fn kernels[MT_NUM_OPS][MT_NDTYPES] = {
   MT_DTYPES(MT_TAB_ALL)
   MT_FLOAT_DTYPES(MT_TAB_FLOAT)
 };
-
-/* op classes, by position in the enum */
-#define MT_COUNT(name, expr, E) +1
-enum {
-  N_UNARY_FLOAT = 0 MT_UNARY_FLOAT_OPS(MT_COUNT, _),
-  N_UNARY_SAME = 0 MT_UNARY_SAME_OPS(MT_COUNT, _),
-  N_UNARY_BOOL = 0 MT_UNARY_BOOL_OPS(MT_COUNT, _),
-  N_BINARY = 0 MT_BINARY_OPS(MT_COUNT, _),
-  N_BINARY_FLOAT = 0 MT_BINARY_FLOAT_OPS(MT_COUNT, _),
-};
-static int is_unary_float(mt_op op) { return (int)op < N_UNARY_FLOAT; }
-static int is_unary_bool(mt_op op) { int o = (int)op; return o >= N_UNARY_FLOAT + N_UNARY_SAME && o < N_UNARY_FLOAT + N_UNARY_SAME + N_UNARY_BOOL; }
-static int first_binary(void) { return N_UNARY_FLOAT + N_UNARY_SAME + N_UNARY_BOOL; }
-static int is_binary_float(mt_op op) { int b = first_binary() + N_BINARY; return (int)op >= b && (int)op < b + N_BINARY_FLOAT; }
-static int is_compare(mt_op op) { return (int)op >= first_binary() + N_BINARY + N_BINARY_FLOAT; }
 
 /* ---- result types ---- */
 int mt_result_type(const mt_operand *ops, int n, int default_float) {
@@ -129,7 +158,7 @@ int mt_result_type(const mt_operand *ops, int n, int default_float) {
       int *slot = ops[i].t->ndim > 0 ? &dim_t : &zero_t;
       *slot = *slot < 0 ? dt : (int)mt_promote(*slot, dt);
     } else {
-      int k = ops[i].is_int ? 1 : 2;
+      int k = ops[i].is_int == 2 ? 0 : ops[i].is_int ? 1 : 2;
       if (k > scalar_kind) scalar_kind = k;
     }
   }
@@ -138,17 +167,23 @@ int mt_result_type(const mt_operand *ops, int n, int default_float) {
     if (r < 0) r = zero_t;
     else if (mt_dtypes[zero_t].kind > mt_dtypes[r].kind) r = zero_t;
   }
-  if (scalar_kind >= 0) {
-    if (r < 0) r = scalar_kind == 2 ? default_float : MT_INT64;
-    else if (scalar_kind > mt_dtypes[r].kind) r = scalar_kind == 2 ? default_float : MT_INT64;
-  }
+  if (scalar_kind >= 0 && (r < 0 || scalar_kind > mt_dtypes[r].kind))
+    r = scalar_kind == 2 ? default_float : scalar_kind == 1 ? MT_INT64 : MT_BOOL;
   return r;
 }
 
+static int same_view(const mt_tensor *a, const mt_tensor *b) {
+  return a->offset == b->offset && a->ndim == b->ndim &&
+         !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) &&
+         !memcmp(a->stride, b->stride, sizeof(int64_t) * (size_t)a->ndim);
+}
+
 /* Makes *view an operand of the given dtype and shape: a converted copy or a
-   broadcast view of a tensor, or a stride-0 view of a scalar in buf. */
+   broadcast view of a tensor, or a stride-0 view of a scalar in buf. An
+   input that shares memory with the in-place output out (other than being
+   out itself) is copied first, so that writes never feed later reads. */
 static int prepare(mt_tensor *view, mt_storage *scalar_storage, char *buf, const mt_operand *op,
-                   int dtype, int ndim, const int64_t *shape) {
+                   int dtype, int ndim, const int64_t *shape, const mt_tensor *out) {
   if (!op->t) {
     if (op->is_int) mt_set_i64(dtype, buf, (int64_t)op->value);
     else mt_set_f64(dtype, buf, op->value);
@@ -165,56 +200,110 @@ static int prepare(mt_tensor *view, mt_storage *scalar_storage, char *buf, const
     return 0;
   }
   mt_tensor conv = {0};
-  if (mt_to_dtype(&conv, op->t, dtype)) return -1;
+  int aliased = out && op->t->storage == out->storage && !same_view(op->t, out);
+  if (aliased && op->t->dtype == dtype ? mt_clone(&conv, op->t) : mt_to_dtype(&conv, op->t, dtype))
+    return -1;
   int rc = mt_expand(view, &conv, ndim, shape);
   mt_tensor_release(&conv);
   return rc;
 }
 
-static int check_inplace_dtype(const char *op, int result, int out) {
-  if (mt_dtypes[result].kind > mt_dtypes[out].kind)
+/* In-place results: the dtype must not lose a kind (float into int), and no
+   two elements of the output may share memory (an expanded tensor). */
+static int check_inplace(const char *op, int result, const mt_tensor *out) {
+  if (mt_dtypes[result].kind > mt_dtypes[out->dtype].kind)
     return mt_fail("%s_: result type %s can't be cast to the desired output type %s", op,
-                   mt_dtypes[result].name, mt_dtypes[out].name);
+                   mt_dtypes[result].name, mt_dtypes[out->dtype].name);
+  for (int i = 0; i < out->ndim; i++)
+    if (out->stride[i] == 0 && out->shape[i] > 1) {
+      char b[128];
+      return mt_fail("%s_: unsupported operation: more than one element of the written-to tensor "
+                     "(%s, expanded) refers to a single memory location; clone() it first", op,
+                     mt_shape_str(out, b, sizeof b));
+    }
   return 0;
+}
+
+/* Runs kernel over {out, inputs...}; in place with a dtype other than the
+   output's, it computes into a temporary and casts into out. */
+static int run_into(mt_tensor *out, int compute_dtype, int nin, const mt_tensor *in0,
+                    const mt_tensor *in1, mt_loop_fn kernel, void *ctx) {
+  mt_tensor tmp = {0};
+  mt_tensor *dst = out;
+  if (out->dtype != compute_dtype) {
+    if (mt_tensor_init(&tmp, compute_dtype, out->ndim, out->shape)) return -1;
+    dst = &tmp;
+  }
+  const mt_tensor *ops[3] = {dst, in0, in1};
+  mt_iter it;
+  mt_iter_init(&it, nin + 1, ops);
+  mt_iter_run(&it, kernel, ctx, 0);
+  int rc = 0;
+  if (dst == &tmp) rc = mt_copy(out, &tmp);
+  else out->storage->version++;
+  mt_tensor_release(&tmp);
+  return rc;
 }
 
 int mt_unary(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int default_float) {
   const char *name = mt_op_names[op];
+  int cls = op_class[op];
   int in_dtype = x->dtype, out_dtype = x->dtype;
-  if (is_unary_float(op)) {
-    if (!mt_dtype_is_float(x->dtype)) {
-      if (inplace) return check_inplace_dtype(name, default_float, x->dtype);
-      in_dtype = out_dtype = default_float;
-    }
-  } else if (is_unary_bool(op)) {
+  if (cls == C_UNARY_FLOAT) {
+    if (!mt_dtype_is_float(x->dtype)) in_dtype = out_dtype = default_float;
+  } else if (cls == C_UNARY_BOOL) {
     out_dtype = MT_BOOL;
-    if (inplace) return mt_fail("%s: has no in-place form", name);
+    if (inplace && op != MT_OP_logical_not) return mt_fail("%s: has no in-place form", name);
+  } else if (cls == C_UNARY_FLOAT_ONLY && !mt_dtype_is_float(x->dtype)) {
+    return mt_fail("%s: not supported for %s tensors (float dtypes only)", name, mt_dtypes[x->dtype].name);
   } else if (x->dtype == MT_BOOL) {
+    /* PyTorch: sign(b) is b, square(b) is b as int64 (pow(b, 2)); no others */
+    if (op == MT_OP_sign) return inplace ? 0 : mt_clone(r, x);
+    if (op == MT_OP_square) return inplace ? check_inplace(name, MT_INT64, r) : mt_to_dtype(r, x, MT_INT64);
     return mt_fail("%s: not supported for bool tensors", name);
+  } else if (cls == C_UNARY_ROUND && !mt_dtype_is_float(x->dtype)) {
+    if (inplace) return check_inplace(name, x->dtype, r);  /* whole already */
+    return mt_clone(r, x);
+  }
+  if (inplace) {
+    if (check_inplace(name, out_dtype, r)) return -1;
+  } else if (mt_tensor_init(r, out_dtype, x->ndim, x->shape)) {
+    return -1;
   }
   mt_tensor in = {0};
   if (mt_to_dtype(&in, x, in_dtype)) return -1;
-  if (!inplace && mt_tensor_init(r, out_dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
-  const mt_tensor *ops[2] = {r, &in};
-  mt_iter it;
-  mt_iter_init(&it, 2, ops);
-  mt_iter_run(&it, kernels[op][in_dtype], NULL, 0);
+  int compute = cls == C_UNARY_BOOL ? MT_BOOL : in_dtype;
+  int rc = run_into(r, compute, 1, &in, NULL, kernels[op][in_dtype], NULL);
   mt_tensor_release(&in);
-  if (inplace) r->storage->version++;
+  return rc;
+}
+
+/* PyTorch's checks that depend on values rather than dtypes. */
+static int check_values(const char *name, mt_op op, int dtype, const mt_operand *b, double alpha) {
+  if (mt_dtype_is_float(dtype)) return 0;
+  if ((op == MT_OP_add || op == MT_OP_sub) && alpha != floor(alpha))
+    return mt_fail("%s: for integer tensors, alpha must be an integer (got %g)", name, alpha);
+  if (op == MT_OP_pow && !b->t && b->is_int == 1 && b->value < 0)
+    return mt_fail("pow: integers to negative integer powers are not allowed (exponent %lld)",
+                   (long long)b->value);
+  if ((op == MT_OP_fmod || op == MT_OP_remainder) && !b->t && b->value == 0)
+    return mt_fail("%s: ZeroDivisionError (integer %s by zero)", name, name);
   return 0;
 }
 
 int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
               double alpha, int inplace, int default_float) {
   const char *name = mt_op_names[op];
+  int cls = op_class[op];
   mt_operand both[2] = {*a, *b};
   int dtype = mt_result_type(both, 2, default_float);
   if (dtype < 0) return mt_fail("%s: needs at least one tensor", name);
-  if (is_binary_float(op) && !mt_dtype_is_float(dtype)) dtype = default_float;
-  if (!is_compare(op) && dtype == MT_BOOL && op != MT_OP_add && op != MT_OP_mul &&
+  if (cls == C_BINARY_FLOAT && !mt_dtype_is_float(dtype)) dtype = default_float;
+  if (cls != C_COMPARE && dtype == MT_BOOL && op != MT_OP_add && op != MT_OP_mul &&
       op != MT_OP_maximum && op != MT_OP_minimum)
     return mt_fail("%s: not supported for bool tensors", name);
-  int out_dtype = is_compare(op) ? MT_BOOL : dtype;
+  if (check_values(name, op, dtype, b, alpha)) return -1;
+  int out_dtype = cls == C_COMPARE ? MT_BOOL : dtype;
   int ndim;
   int64_t shape[MT_MAX_DIMS];
   const int64_t *sa = a->t ? a->t->shape : NULL, *sb = b->t ? b->t->shape : NULL;
@@ -226,32 +315,23 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
       return mt_fail("%s_: output of shape %s cannot hold the broadcast result (other is %s)", name,
                      mt_shape_str(r, b1, sizeof b1), b->t ? mt_shape_str(b->t, b2, sizeof b2) : "a number");
     }
-    if (check_inplace_dtype(name, out_dtype, r->dtype)) return -1;
-    if (!is_compare(op)) dtype = r->dtype;
-    out_dtype = r->dtype;
+    if (check_inplace(name, out_dtype, r)) return -1;
+  } else if (mt_tensor_init(r, out_dtype, ndim, shape)) {
+    return -1;
   }
   mt_storage s1, s2;
   char buf1[8], buf2[8];
-  mt_tensor va = {0}, vb = {0}, out = {0};
-  if (prepare(&va, &s1, buf1, a, dtype, ndim, shape)) return -1;
-  if (prepare(&vb, &s2, buf2, b, dtype, ndim, shape)) { mt_tensor_release(&va); return -1; }
-  mt_tensor *dst = r;
-  int rc = 0;
-  if (inplace && is_compare(op) && r->dtype != MT_BOOL) {
-    rc = mt_tensor_init(&out, MT_BOOL, ndim, shape);
-    dst = &out;
-  } else if (!inplace) rc = mt_tensor_init(r, out_dtype, ndim, shape);
-  if (rc == 0) {
-    const mt_tensor *ops[3] = {dst, &va, &vb};
-    mt_iter it;
-    kernel_ctx ctx = {alpha};
-    mt_iter_init(&it, 3, ops);
-    mt_iter_run(&it, kernels[op][dtype], &ctx, 0);
-    if (dst == &out) rc = mt_copy(r, &out);
-    else if (inplace) r->storage->version++;
-  }
+  mt_tensor va = {0}, vb = {0};
+  const mt_tensor *out = inplace ? r : NULL;
+  if (prepare(&va, &s1, buf1, a, dtype, ndim, shape, out)) return -1;
+  if (prepare(&vb, &s2, buf2, b, dtype, ndim, shape, out)) { mt_tensor_release(&va); return -1; }
+  int checks_zero = (op == MT_OP_fmod || op == MT_OP_remainder) && !mt_dtype_is_float(dtype);
+  if (checks_zero) __atomic_store_n(&int_div_by_zero, 0, __ATOMIC_RELAXED);
+  kernel_ctx ctx = {alpha};
+  int rc = run_into(r, out_dtype, 2, &va, &vb, kernels[op][dtype], &ctx);
+  if (rc == 0 && checks_zero && __atomic_load_n(&int_div_by_zero, __ATOMIC_RELAXED))
+    rc = mt_fail("%s: ZeroDivisionError (integer %s by zero)", name, name);
   mt_tensor_release(&va);
   mt_tensor_release(&vb);
-  mt_tensor_release(&out);
   return rc;
 }

@@ -146,7 +146,7 @@ int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
   t->dtype = dtype;
   t->ndim = ndim;
   t->grad_meta = NULL;
-  memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
   mt_contiguous_strides(ndim, shape, t->stride);
   return 0;
 }

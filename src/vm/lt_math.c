@@ -16,7 +16,7 @@ static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) 
     op->is_int = lua_isinteger(L, i);
     op->value = lua_tonumber(L, i);
   } else if (type == LUA_TBOOLEAN) {
-    op->is_int = 1;
+    op->is_int = 2;
     op->value = lua_toboolean(L, i);
   } else {
     luaL_error(L, "%s: argument %d must be a tensor or a number, got %s", name, i, luaL_typename(L, i));
@@ -72,8 +72,11 @@ static int binary(lua_State *L, mt_op op, int inplace) {
   static int m_##name(lua_State *L) { return binary(L, MT_OP_##name, 0); }         \
   static int m_##name##_(lua_State *L) { return binary(L, MT_OP_##name, 1); }
 MT_UNARY_FLOAT_OPS(LT_UNARY, _)
+MT_UNARY_FLOAT_ONLY_OPS(LT_UNARY, _)
+MT_UNARY_ROUND_OPS(LT_UNARY, _)
 MT_UNARY_SAME_OPS(LT_UNARY, _)
 MT_UNARY_BOOL_OPS(LT_UNARY_OUT, _)
+static int m_logical_not_(lua_State *L) { return unary(L, MT_OP_logical_not, 1); }
 MT_BINARY_OPS(LT_BINARY, _)
 MT_BINARY_FLOAT_OPS(LT_BINARY, _)
 MT_COMPARE_OPS(LT_BINARY, _)
@@ -81,9 +84,9 @@ MT_COMPARE_OPS(LT_BINARY, _)
 #define LT_REG(name, expr, E) {#name, m_##name}, {#name "_", m_##name##_},
 #define LT_REG_OUT(name, expr, E) {#name, m_##name},
 static const luaL_Reg math_methods[] = {
-  MT_UNARY_FLOAT_OPS(LT_REG, _) MT_UNARY_SAME_OPS(LT_REG, _)
-  MT_UNARY_BOOL_OPS(LT_REG_OUT, _) MT_BINARY_OPS(LT_REG, _)
-  MT_BINARY_FLOAT_OPS(LT_REG, _) MT_COMPARE_OPS(LT_REG, _)
+  MT_UNARY_FLOAT_OPS(LT_REG, _) MT_UNARY_FLOAT_ONLY_OPS(LT_REG, _) MT_UNARY_ROUND_OPS(LT_REG, _)
+  MT_UNARY_SAME_OPS(LT_REG, _) MT_UNARY_BOOL_OPS(LT_REG_OUT, _) {"logical_not_", m_logical_not_},
+  MT_BINARY_OPS(LT_REG, _) MT_BINARY_FLOAT_OPS(LT_REG, _) MT_COMPARE_OPS(LT_REG, _)
   /* Torch7 and PyTorch aliases */
   {"cmul", m_mul}, {"cmul_", m_mul_}, {"cdiv", m_div}, {"cdiv_", m_div_},
   {"cmax", m_maximum}, {"cmin", m_minimum}, {"negative", m_neg}, {"true_divide", m_div},

@@ -1,4 +1,389 @@
-/* lt_reduce.c: Lua bindings of the reduce ops. */
+/* lt_reduce.c: Lua bindings of the reductions, scans, softmax, sorting and
+   selection ops, and tensor comparisons. Dims and returned indices are
+   1-based; every op takes PyTorch's positional arguments or an options
+   table ({dim=, keepdim=, ...}) as its last argument. */
+#include <math.h>
+#include <string.h>
 #include "lt.h"
+#include "../tensor/mt_reduce.h"
+#include "../tensor/mt_ops.h"
 
-void lt_open_reduce(lua_State *L) { lt_setfuncs(L, NULL, NULL); }
+/* The engine's 0-based indices, made 1-based in place (fresh, contiguous). */
+static void one_based(mt_tensor *t) {
+  int64_t *p = (int64_t *)mt_data(t), n = mt_numel(t);
+  for (int64_t i = 0; i < n; i++) p[i]++;
+}
+
+/* The last argument index before the options table (or the top). */
+static int last_positional(lua_State *L, int opts) { return opts ? opts - 1 : lua_gettop(L); }
+
+/* A dim (number) or a list of dims ({1, 2}) at i as a mask; {} is every dim,
+   as in PyTorch. */
+static uint32_t dim_mask(lua_State *L, int i, const mt_tensor *x, const char *op) {
+  i = lua_absindex(L, i);
+  if (lua_type(L, i) != LUA_TTABLE) return 1u << lt_check_dim(L, i, x->ndim, op);
+  int n = (int)luaL_len(L, i);
+  if (n == 0) return MT_ALL_DIMS;
+  uint32_t mask = 0;
+  for (int k = 1; k <= n; k++) {
+    lua_geti(L, i, k);
+    int d = lt_check_dim(L, lua_gettop(L), x->ndim, op);
+    lua_pop(L, 1);
+    if (mask & (1u << d)) luaL_error(L, "%s: dim %d appears more than once in the list of dims", op, d + 1);
+    mask |= 1u << d;
+  }
+  return mask;
+}
+
+typedef struct {
+  uint32_t mask;     /* MT_ALL_DIMS when no dim was given */
+  int has_dim;
+  int keepdim;
+  int opts;          /* index of the options table, or 0 */
+} dim_args;
+
+/* Reads dim(s) at i and a keepdim boolean at i + 1, then opts.dim and
+   opts.keepdim: x:sum(), x:sum(2), x:sum(2, true), x:sum({1, 2}),
+   x:sum(2, {keepdim=true}), x:sum({dim=2, keepdim=true}). */
+static void read_dims(lua_State *L, int i, const mt_tensor *x, const char *op, dim_args *a) {
+  a->opts = lt_opts_index(L);
+  a->mask = MT_ALL_DIMS;
+  a->has_dim = 0;
+  a->keepdim = 0;
+  int top = last_positional(L, a->opts);
+  if (i <= top && !lua_isnil(L, i)) { a->mask = dim_mask(L, i, x, op); a->has_dim = 1; }
+  if (i + 1 <= top && !lua_isnil(L, i + 1)) {
+    if (!lua_isboolean(L, i + 1))
+      luaL_error(L, "%s: argument %d (keepdim) must be a boolean, got %s", op, i + 1, luaL_typename(L, i + 1));
+    a->keepdim = lua_toboolean(L, i + 1);
+  }
+  if (a->opts) {
+    if (lua_getfield(L, a->opts, "dim") != LUA_TNIL) { a->mask = dim_mask(L, -1, x, op); a->has_dim = 1; }
+    lua_pop(L, 1);
+    a->keepdim = lt_opt_bool(L, a->opts, "keepdim", a->keepdim);
+  }
+}
+
+/* The single dim of a dim_args (ops that reduce one dim only). */
+static int single_dim(lua_State *L, const dim_args *a, const char *op) {
+  uint32_t m = a->mask;
+  if (!a->has_dim) return -1;
+  if (m == MT_ALL_DIMS || (m & (m - 1)))
+    luaL_error(L, "%s: expects a single dim, not a list", op);
+  return __builtin_ctz(m);
+}
+
+/* ---- sum, mean, prod, amax, amin, all, any, count_nonzero, logsumexp ---- */
+static int reduce(lua_State *L, mt_reduce_op op, const char *name) {
+  mt_tensor *x = lt_check(L, 1, name);
+  dim_args a;
+  read_dims(L, 2, x, name, &a);
+  int dtype = lt_opt_dtype(L, a.opts, -1, name);
+  if (op == MT_RED_LOGSUMEXP && dtype < 0 && !mt_dtype_is_float(x->dtype)) dtype = lt_default_dtype;
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_reduce(r, x, op, a.mask, a.keepdim, dtype));
+  return 1;
+}
+static int r_sum(lua_State *L) { return reduce(L, MT_RED_SUM, "sum"); }
+static int r_mean(lua_State *L) { return reduce(L, MT_RED_MEAN, "mean"); }
+static int r_prod(lua_State *L) { return reduce(L, MT_RED_PROD, "prod"); }
+static int r_amax(lua_State *L) { return reduce(L, MT_RED_AMAX, "amax"); }
+static int r_amin(lua_State *L) { return reduce(L, MT_RED_AMIN, "amin"); }
+static int r_all(lua_State *L) { return reduce(L, MT_RED_ALL, "all"); }
+static int r_any(lua_State *L) { return reduce(L, MT_RED_ANY, "any"); }
+static int r_count_nonzero(lua_State *L) { return reduce(L, MT_RED_COUNT_NONZERO, "count_nonzero"); }
+static int r_logsumexp(lua_State *L) { return reduce(L, MT_RED_LOGSUMEXP, "logsumexp"); }
+
+/* ---- max, min: x:max() -> 0-dim; x:max(dim) -> values, indices; x:max(y) elementwise ---- */
+static int minmax(lua_State *L, int is_min) {
+  const char *name = is_min ? "min" : "max";
+  mt_tensor *x = lt_check(L, 1, name);
+  mt_tensor *y = lt_test(L, 2);
+  if (y) {
+    mt_operand a = {x, 0, 0}, b = {y, 0, 0};
+    mt_tensor *r = lt_push(L);
+    LT_TRY(L, mt_binary(r, &a, &b, is_min ? MT_OP_minimum : MT_OP_maximum, 1, 0, lt_default_dtype));
+    return 1;
+  }
+  dim_args a;
+  read_dims(L, 2, x, name, &a);
+  int dim = single_dim(L, &a, name);
+  if (dim < 0) {
+    if (mt_numel(x) == 0)
+      luaL_error(L, "%s: cannot take the %s of an empty tensor; specify a non-empty dim", name, name);
+    mt_tensor *r = lt_push(L);
+    LT_TRY(L, mt_reduce(r, x, is_min ? MT_RED_AMIN : MT_RED_AMAX, MT_ALL_DIMS, 0, -1));
+    return 1;
+  }
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_max_dim(values, indices, x, dim, a.keepdim, is_min));
+  one_based(indices);
+  return 2;
+}
+static int r_max(lua_State *L) { return minmax(L, 0); }
+static int r_min(lua_State *L) { return minmax(L, 1); }
+
+static int argminmax(lua_State *L, int is_min) {
+  const char *name = is_min ? "argmin" : "argmax";
+  mt_tensor *x = lt_check(L, 1, name);
+  dim_args a;
+  read_dims(L, 2, x, name, &a);
+  int dim = single_dim(L, &a, name);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_argmax(r, x, dim, dim < 0, a.keepdim, is_min));
+  one_based(r);
+  return 1;
+}
+static int r_argmax(lua_State *L) { return argminmax(L, 0); }
+static int r_argmin(lua_State *L) { return argminmax(L, 1); }
+
+/* ---- var, std: x:var(), x:var(dim), x:var(dim, unbiased, keepdim),
+   x:var(dim, {unbiased=false, correction=n, keepdim=true}) ---- */
+static int var_std(lua_State *L, int take_sqrt) {
+  const char *name = take_sqrt ? "std" : "var";
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L), top = last_positional(L, opts), i = 2, unbiased = 1, keepdim = 0;
+  uint32_t mask = MT_ALL_DIMS;
+  if (i <= top && !lua_isboolean(L, i)) { if (!lua_isnil(L, i)) mask = dim_mask(L, i, x, name); i++; }
+  if (i <= top && lua_isboolean(L, i)) unbiased = lua_toboolean(L, i++);
+  if (i <= top && lua_isboolean(L, i)) keepdim = lua_toboolean(L, i++);
+  if (i <= top && !lua_isnil(L, i)) luaL_error(L, "%s: unexpected argument %d (%s)", name, i, luaL_typename(L, i));
+  if (opts) {
+    if (lua_getfield(L, opts, "dim") != LUA_TNIL) mask = dim_mask(L, -1, x, name);
+    lua_pop(L, 1);
+    keepdim = lt_opt_bool(L, opts, "keepdim", keepdim);
+    unbiased = lt_opt_bool(L, opts, "unbiased", unbiased);
+  }
+  double correction = lt_opt_number(L, opts, "correction", unbiased ? 1 : 0);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_var(r, x, mask, correction, keepdim, take_sqrt));
+  return 1;
+}
+static int r_var(lua_State *L) { return var_std(L, 0); }
+static int r_std(lua_State *L) { return var_std(L, 1); }
+
+/* ---- norm: x:norm(), x:norm(p), x:norm(p, dim, keepdim), x:norm({p=, dim=}) ---- */
+static double read_order(lua_State *L, int i) {
+  if (lua_type(L, i) == LUA_TSTRING) {
+    const char *s = lua_tostring(L, i);
+    if (!strcmp(s, "fro")) return 2;
+    if (!strcmp(s, "inf")) return INFINITY;
+    if (!strcmp(s, "-inf")) return -INFINITY;
+    luaL_error(L, "norm: unknown order '%s' (use a number, 'fro', 'inf' or '-inf')", s);
+  }
+  if (!lua_isnumber(L, i)) luaL_error(L, "norm: the order p must be a number, got %s", luaL_typename(L, i));
+  return lua_tonumber(L, i);
+}
+
+static int r_norm(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "norm");
+  dim_args a;
+  read_dims(L, 3, x, "norm", &a);
+  double p = 2;
+  if (2 <= last_positional(L, a.opts) && !lua_isnil(L, 2)) p = read_order(L, 2);
+  if (a.opts) {
+    if (lua_getfield(L, a.opts, "p") != LUA_TNIL) p = read_order(L, -1);
+    lua_pop(L, 1);
+  }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_norm(r, x, p, a.mask, a.keepdim));
+  return 1;
+}
+
+/* ---- ops along one required dim ---- */
+
+/* The dim at i, or opts.dim, or def (-1: required). */
+static int read_one_dim(lua_State *L, int i, int opts, const mt_tensor *x, const char *op, int def) {
+  if (i <= last_positional(L, opts) && !lua_isnil(L, i)) return lt_check_dim(L, i, x->ndim, op);
+  if (opts) {
+    int d = def;
+    if (lua_getfield(L, opts, "dim") != LUA_TNIL) d = lt_check_dim(L, lua_gettop(L), x->ndim, op);
+    lua_pop(L, 1);
+    if (d != -1 || def != -1) return d;
+  }
+  if (def == -1) luaL_error(L, "%s: expects a dim", op);
+  return def;
+}
+
+/* last dim, 0-based (0 for a 0-dim tensor) */
+static int last_dim(const mt_tensor *x) { return x->ndim ? x->ndim - 1 : 0; }
+
+/* x:cumsum(dim), x:cumsum(dim, {dtype=}) */
+static int cumulative(lua_State *L, int is_prod) {
+  const char *name = is_prod ? "cumprod" : "cumsum";
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L);
+  int dim = read_one_dim(L, 2, opts, x, name, -1);
+  int dtype = lt_opt_dtype(L, opts, -1, name);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_cumulative(r, x, dim, is_prod, dtype));
+  return 1;
+}
+static int r_cumsum(lua_State *L) { return cumulative(L, 0); }
+static int r_cumprod(lua_State *L) { return cumulative(L, 1); }
+
+/* x:softmax(dim), torch.softmax(x, dim, {dtype=}) */
+static int softmax(lua_State *L, int take_log) {
+  const char *name = take_log ? "log_softmax" : "softmax";
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L);
+  int dim = read_one_dim(L, 2, opts, x, name, -1);
+  int dtype = lt_opt_dtype(L, opts, -1, name);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_softmax(r, x, dim, take_log, dtype));
+  return 1;
+}
+static int r_softmax(lua_State *L) { return softmax(L, 0); }
+static int r_log_softmax(lua_State *L) { return softmax(L, 1); }
+
+/* x:sort(), x:sort(dim), x:sort(dim, descending), x:sort(true),
+   x:sort({dim=, descending=, stable=}) -> values, indices */
+static int sort_args(lua_State *L, mt_tensor *x, const char *name, int *descending) {
+  int opts = lt_opts_index(L), top = last_positional(L, opts), i = 2, dim = last_dim(x);
+  *descending = 0;
+  if (i <= top && !lua_isboolean(L, i)) { if (!lua_isnil(L, i)) dim = lt_check_dim(L, i, x->ndim, name); i++; }
+  if (i <= top && lua_isboolean(L, i)) *descending = lua_toboolean(L, i);
+  if (opts) {
+    dim = read_one_dim(L, top + 1, opts, x, name, dim);
+    *descending = lt_opt_bool(L, opts, "descending", *descending);
+  }
+  return dim;
+}
+
+static int r_sort(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "sort");
+  int descending, dim = sort_args(L, x, "sort", &descending);
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_sort(values, indices, x, dim, descending));
+  one_based(indices);
+  return 2;
+}
+
+static int r_argsort(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "argsort");
+  int descending, dim = sort_args(L, x, "argsort", &descending);
+  mt_tensor values = {0};
+  mt_tensor *indices = lt_push(L);
+  int rc = mt_sort(&values, indices, x, dim, descending);
+  mt_tensor_release(&values);
+  LT_TRY(L, rc);
+  one_based(indices);
+  return 1;
+}
+
+/* x:topk(k), x:topk(k, dim, largest, sorted), x:topk(k, {dim=, largest=}) */
+static int r_topk(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "topk");
+  lua_Integer k = luaL_checkinteger(L, 2);
+  int opts = lt_opts_index(L), top = last_positional(L, opts);
+  int dim = read_one_dim(L, 3, opts, x, "topk", last_dim(x));
+  int largest = 1;
+  if (4 <= top && !lua_isnil(L, 4)) largest = lua_toboolean(L, 4);
+  largest = lt_opt_bool(L, opts, "largest", largest);
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_topk(values, indices, x, k, dim, largest));
+  one_based(indices);
+  return 2;
+}
+
+/* Reads dim (default last) at i and keepdim at i + 1 or in opts. */
+static int dim_keepdim(lua_State *L, int i, const mt_tensor *x, const char *op, int *keepdim) {
+  int opts = lt_opts_index(L), top = last_positional(L, opts);
+  int dim = read_one_dim(L, i, opts, x, op, last_dim(x));
+  *keepdim = i + 1 <= top ? lua_toboolean(L, i + 1) : 0;
+  *keepdim = lt_opt_bool(L, opts, "keepdim", *keepdim);
+  return dim;
+}
+
+/* x:kthvalue(k), x:kthvalue(k, dim, keepdim) -> values, indices */
+static int r_kthvalue(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "kthvalue");
+  lua_Integer k = luaL_checkinteger(L, 2);
+  int keepdim, dim = dim_keepdim(L, 3, x, "kthvalue", &keepdim);
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_kthvalue(values, indices, x, k, dim, keepdim));
+  one_based(indices);
+  return 2;
+}
+
+/* x:median() -> 0-dim; x:median(dim, keepdim) -> values, indices */
+static int r_median(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "median");
+  int opts = lt_opts_index(L);
+  int has_dim = (2 <= last_positional(L, opts) && !lua_isnil(L, 2));
+  if (opts && !has_dim) { has_dim = lua_getfield(L, opts, "dim") != LUA_TNIL; lua_pop(L, 1); }
+  if (!has_dim) {
+    mt_tensor *r = lt_push(L);
+    LT_TRY(L, mt_median(r, NULL, x, 0, 0));
+    return 1;
+  }
+  int keepdim, dim = dim_keepdim(L, 2, x, "median", &keepdim);
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_median(values, indices, x, dim, keepdim));
+  one_based(indices);
+  return 2;
+}
+
+/* x:mode(), x:mode(dim, keepdim) -> values, indices */
+static int r_mode(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "mode");
+  int keepdim, dim = dim_keepdim(L, 2, x, "mode", &keepdim);
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_mode(values, indices, x, dim, keepdim));
+  one_based(indices);
+  return 2;
+}
+
+/* ---- comparisons ---- */
+static int r_equal(lua_State *L) {
+  mt_tensor *a = lt_check(L, 1, "equal"), *b = lt_check(L, 2, "equal");
+  int eq;
+  LT_TRY(L, mt_equal(&eq, a, b));
+  lua_pushboolean(L, eq);
+  return 1;
+}
+
+/* (a, b, rtol, atol, equal_nan) or (a, b, {rtol=, atol=, equal_nan=}) */
+static void close_args(lua_State *L, double *rtol, double *atol, int *equal_nan) {
+  int opts = lt_opts_index(L);
+  *rtol = opts || lua_isnoneornil(L, 3) ? 1e-5 : luaL_checknumber(L, 3);
+  *atol = opts || lua_isnoneornil(L, 4) ? 1e-8 : luaL_checknumber(L, 4);
+  *equal_nan = opts ? 0 : lua_toboolean(L, 5);
+  *rtol = lt_opt_number(L, opts, "rtol", *rtol);
+  *atol = lt_opt_number(L, opts, "atol", *atol);
+  *equal_nan = lt_opt_bool(L, opts, "equal_nan", *equal_nan);
+}
+
+static int r_allclose(lua_State *L) {
+  mt_tensor *a = lt_check(L, 1, "allclose"), *b = lt_check(L, 2, "allclose");
+  double rtol, atol;
+  int equal_nan, close;
+  close_args(L, &rtol, &atol, &equal_nan);
+  LT_TRY(L, mt_allclose(&close, a, b, rtol, atol, equal_nan));
+  lua_pushboolean(L, close);
+  return 1;
+}
+
+static int r_isclose(lua_State *L) {
+  mt_tensor *a = lt_check(L, 1, "isclose"), *b = lt_check(L, 2, "isclose");
+  double rtol, atol;
+  int equal_nan;
+  close_args(L, &rtol, &atol, &equal_nan);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_isclose(r, a, b, rtol, atol, equal_nan));
+  return 1;
+}
+
+/* Methods and torch functions alike: torch.sum(x, 2) is x:sum(2). */
+static const luaL_Reg reduce_funcs[] = {
+  {"sum", r_sum}, {"mean", r_mean}, {"prod", r_prod}, {"amax", r_amax}, {"amin", r_amin},
+  {"all", r_all}, {"any", r_any}, {"count_nonzero", r_count_nonzero},
+  {"logsumexp", r_logsumexp}, {"max", r_max}, {"min", r_min}, {"argmax", r_argmax},
+  {"argmin", r_argmin}, {"var", r_var}, {"std", r_std}, {"norm", r_norm},
+  {"cumsum", r_cumsum}, {"cumprod", r_cumprod}, {"softmax", r_softmax},
+  {"log_softmax", r_log_softmax}, {"sort", r_sort}, {"argsort", r_argsort}, {"topk", r_topk},
+  {"kthvalue", r_kthvalue}, {"median", r_median}, {"mode", r_mode}, {"equal", r_equal},
+  {"allclose", r_allclose}, {"isclose", r_isclose},
+  {NULL, NULL}};
+
+void lt_open_reduce(lua_State *L) { lt_setfuncs(L, reduce_funcs, reduce_funcs); }

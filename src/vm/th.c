@@ -1,46 +1,70 @@
-/* th.c: the moontorch program -- runs scripts like lua5.4 does, with torch
+/* th.c: the moontorch program -- runs scripts as lua5.4 does, with torch
    preloaded, and otherwise a readline REPL that prints values. */
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <unistd.h>
-#include <limits.h>
 #include <readline/readline.h>
 #include <readline/history.h>
 
 #define TH_VERSION "moontorch 0.1 (" LUA_RELEASE ")"
 #define TH_PROMPT "th> "
 #define TH_PROMPT2 ">>  "
-/* lines of history kept in ~/.th_history */
+/* Lines of history kept in ~/.th_history: a few weeks of work, a small file. */
 #define TH_HISTORY_LINES 1000
+/* Completion candidates offered for one word: enough for torch.* in full. */
+#define TH_MAX_COMPLETIONS 4096
 
 int luaopen_torch_core(lua_State *L);
 
 static lua_State *global_L;
 static const char *progname = "th";
 
-/* ---- Ctrl-C: a hook that raises an error at the next Lua instruction ---- */
+/* ---- Ctrl-C ----
+   One handler serves both states. While Lua runs it sets a hook that raises
+   "interrupted!" at the next instruction (as lua.c does); while the REPL
+   reads a line it only records the signal, and the read loop cancels the
+   line. */
+static volatile sig_atomic_t running, got_sigint;
+static int interrupted;                        /* the terminal echoed ^C mid-line */
+
 static void stop_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
+  interrupted = 1;
   luaL_error(L, "interrupted!");
 }
 
-static void on_sigint_running(int sig) {
+static void on_sigint(int sig) {
   (void)sig;
-  lua_sethook(global_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  if (running) lua_sethook(global_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  else got_sigint = 1;
 }
 
-static void on_sigint_reading(int sig) {
-  (void)sig;
-  (void)!write(STDOUT_FILENO, "\n", 1);
-  rl_replace_line("", 0);
-  rl_on_new_line();
-  rl_redisplay();
+/* No SA_RESTART: the REPL's select() must return on Ctrl-C. The previous
+   disposition goes to *old when old is not NULL. */
+static void set_sigint(void (*handler)(int), struct sigaction *old) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, old);
+}
+
+/* ---- running chunks ---- */
+static void message(const char *prefix, const char *msg) {
+  fflush(stdout);
+  if (interrupted) { fputc('\n', stderr); interrupted = 0; }
+  if (prefix) fprintf(stderr, "%s: ", prefix);
+  fprintf(stderr, "%s\n", msg);
+  fflush(stderr);
 }
 
 static int msghandler(lua_State *L) {
@@ -53,14 +77,19 @@ static int msghandler(lua_State *L) {
   return 1;
 }
 
-/* Calls the function below narg arguments, with traceback and Ctrl-C. */
+/* Calls the function below narg arguments, with a traceback and Ctrl-C. */
 static int docall(lua_State *L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
-  signal(SIGINT, on_sigint_running);
+  struct sigaction old;
+  int was_running = running;
+  running = 1;
+  set_sigint(on_sigint, &old);
   int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
+  sigaction(SIGINT, &old, NULL);
+  running = was_running;
+  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);   /* Ctrl-C came too late */
   lua_remove(L, base);
   return status;
 }
@@ -68,8 +97,7 @@ static int docall(lua_State *L, int narg, int nres) {
 static int report(lua_State *L, int status) {
   if (status != LUA_OK) {
     const char *msg = lua_tostring(L, -1);
-    fprintf(stderr, "%s\n", msg ? msg : "(error)");
-    fflush(stderr);
+    message(progname, msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
   }
   return status;
@@ -84,19 +112,38 @@ static int dostring(lua_State *L, const char *s, const char *name) {
   return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
 }
 
-static int dolibrary(lua_State *L, const char *name) {
+/* -l mod (global mod, or its last dotted part) and -l g=mod (global g). */
+static int dolibrary(lua_State *L, const char *spec) {
+  const char *eq = strchr(spec, '=');
+  const char *modname = eq ? eq + 1 : spec;
   lua_getglobal(L, "require");
-  lua_pushstring(L, name);
+  lua_pushstring(L, modname);
   int status = docall(L, 1, 1);
   if (status == LUA_OK) {
-    const char *dot = strrchr(name, '.');
-    lua_setglobal(L, dot ? dot + 1 : name);
+    if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));
+    else {
+      const char *dot = strrchr(spec, '.');
+      lua_pushstring(L, dot ? dot + 1 : spec);
+    }
+    lua_insert(L, -2);
+    lua_setglobal(L, lua_tostring(L, -2));
+    lua_pop(L, 1);
   }
   return report(L, status);
 }
 
+/* LUA_INIT_5_4 or LUA_INIT: "@file" runs a file, anything else is code. */
+static int handle_luainit(lua_State *L) {
+  const char *name = "=LUA_INIT_" LUA_VERSION_MAJOR "_" LUA_VERSION_MINOR;
+  const char *init = getenv(name + 1);
+  if (init == NULL) { name = "=LUA_INIT"; init = getenv(name + 1); }
+  if (init == NULL) return LUA_OK;
+  if (init[0] == '@') return dochunk(L, luaL_loadfile(L, init + 1));
+  return dostring(L, init, name);
+}
+
 /* Script arguments: arg[0] is the script, arg[1..] its arguments, negative
-   indices the interpreter and options (as lua5.4). */
+   indices the interpreter and its options (as lua5.4). */
 static void create_arg_table(lua_State *L, char **argv, int argc, int script) {
   lua_createtable(L, argc - script, script + 1);
   for (int i = 0; i < argc; i++) {
@@ -117,7 +164,7 @@ static int push_args(lua_State *L) {
 
 static int handle_script(lua_State *L, char **argv) {
   const char *fname = argv[0];
-  if (strcmp(fname, "-") == 0 && strcmp(argv[-1], "--") != 0) fname = NULL;
+  if (strcmp(fname, "-") == 0 && strcmp(argv[-1], "--") != 0) fname = NULL;   /* stdin */
   int status = luaL_loadfile(L, fname);
   if (status == LUA_OK) {
     int n = push_args(L);
@@ -126,13 +173,152 @@ static int handle_script(lua_State *L, char **argv) {
   return report(L, status);
 }
 
-/* ---- the REPL ---- */
+/* ---- the REPL: reading lines ---- */
+static char *line_read;
+static int line_done;
+
+static void on_line(char *line) {
+  line_read = line;
+  line_done = 1;
+  rl_callback_handler_remove();
+}
+
+/* One line through readline's callback interface, so that Ctrl-C can
+   abandon it cleanly. Sets *cancelled on Ctrl-C; NULL at end of input. */
+static char *read_line(const char *prompt, int *cancelled) {
+  *cancelled = 0;
+  got_sigint = 0;
+  line_done = 0;
+  line_read = NULL;
+  fflush(stdout);
+  rl_callback_handler_install(prompt, on_line);
+  while (!line_done) {
+    fd_set fds;
+    int fd = fileno(rl_instream ? rl_instream : stdin);
+    FD_ZERO(&fds);
+    FD_SET(fd, &fds);
+    int r = select(fd + 1, &fds, NULL, NULL, NULL);
+    if (got_sigint) {                          /* drop the line, keep the session */
+      rl_point = rl_end;
+      rl_redisplay();
+      fputs("^C\n", stdout);
+      fflush(stdout);
+      rl_free_line_state();
+      rl_callback_sigcleanup();
+      rl_cleanup_after_signal();
+      rl_callback_handler_remove();
+      *cancelled = 1;
+      break;
+    }
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      rl_callback_handler_remove();
+      break;
+    }
+    rl_callback_read_char();
+  }
+  return line_read;
+}
+
+/* ---- the REPL: completing names ---- */
+
+/* Pushes the value named by a dotted path (a.b.c) from the globals, or nil;
+   lookups may run __index, so they run protected. */
+static int lookup_path(lua_State *L) {
+  const char *path = lua_tostring(L, 1);
+  lua_pushglobaltable(L);
+  while (*path) {
+    const char *end = path + strcspn(path, ".:");
+    if (!lua_istable(L, -1) && !lua_isuserdata(L, -1)) { lua_pushnil(L); return 1; }
+    lua_pushlstring(L, path, (size_t)(end - path));
+    lua_gettable(L, -2);
+    lua_remove(L, -2);
+    path = *end ? end + 1 : end;
+  }
+  return 1;
+}
+
+/* Adds the string keys of the table at idx that start with prefix. */
+static void add_keys(lua_State *L, int idx, const char *head, const char *prefix, char **out, int *n) {
+  size_t plen = strlen(prefix);
+  lua_pushnil(L);
+  while (lua_next(L, idx) && *n < TH_MAX_COMPLETIONS - 1) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -2);
+      if (strncmp(k, prefix, plen) == 0 && (k[0] != '_' || prefix[0] == '_')) {
+        size_t len = strlen(head) + strlen(k) + 1;
+        char *s = malloc(len);
+        if (s) { snprintf(s, len, "%s%s", head, k); out[(*n)++] = s; }
+      }
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Candidates for text ("torch.ze", "x:ad", "pri"): keys of the table the
+   path names, of its metatable's __index table, and tensor methods. */
+static char **complete(const char *text, int start, int end) {
+  (void)start; (void)end;
+  lua_State *L = global_L;
+  rl_attempted_completion_over = 1;
+  rl_completion_append_character = '\0';
+  int top = lua_gettop(L);
+  const char *sep = NULL;
+  for (const char *p = text; *p; p++) if (*p == '.' || *p == ':') sep = p;
+  const char *prefix = sep ? sep + 1 : text;
+  char head[512];
+  size_t hlen = sep ? (size_t)(sep - text + 1) : 0;
+  if (hlen >= sizeof head) return NULL;
+  memcpy(head, text, hlen);
+  head[hlen] = 0;
+  lua_pushcfunction(L, lookup_path);
+  lua_pushlstring(L, text, hlen ? hlen - 1 : 0);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) { lua_settop(L, top); return NULL; }
+  char **out = calloc(TH_MAX_COMPLETIONS + 1, sizeof *out);
+  if (!out) { lua_settop(L, top); return NULL; }
+  int n = 1;                                    /* out[0]: the common prefix */
+  int v = lua_gettop(L);
+  if (lua_istable(L, v)) add_keys(L, v, head, prefix, out, &n);
+  if (lua_getmetatable(L, v)) {
+    if (lua_getfield(L, -1, "__index") == LUA_TTABLE) add_keys(L, lua_gettop(L), head, prefix, out, &n);
+    lua_pop(L, 1);
+    lua_getglobal(L, "torch");                  /* tensors: their methods */
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "_tensor_mt") && lua_rawequal(L, -1, -3)) {
+      if (lua_getfield(L, -2, "_methods") == LUA_TTABLE) add_keys(L, lua_gettop(L), head, prefix, out, &n);
+    }
+  }
+  lua_settop(L, top);
+  if (n == 1) { free(out); return NULL; }
+  if (n == 2) { out[0] = out[1]; out[1] = NULL; return out; }   /* one match */
+  /* out[0] is the longest common prefix of the candidates */
+  size_t common = strlen(out[1]);
+  for (int i = 2; i < n; i++) {
+    size_t k = 0;
+    while (k < common && out[i][k] == out[1][k]) k++;
+    common = k;
+  }
+  out[0] = strndup(out[1], common);
+  out[n] = NULL;
+  return out;
+}
+
+/* ---- the REPL: statements ---- */
 static char *history_path(void) {
   static char path[PATH_MAX];
   const char *home = getenv("HOME");
   if (!home) return NULL;
   snprintf(path, sizeof path, "%s/.th_history", home);
   return path;
+}
+
+/* Saved at once, so a session that ends in os.exit() keeps its lines. */
+static void remember(const char *code) {
+  if (!code[0]) return;
+  HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+  if (last && strcmp(last->line, code) == 0) return;
+  add_history(code);
+  const char *hist = history_path();
+  if (hist) append_history(1, hist);
 }
 
 static int incomplete(lua_State *L, int status) {
@@ -144,24 +330,22 @@ static int incomplete(lua_State *L, int status) {
   return 0;
 }
 
-static char *read_line(int first) {
-  signal(SIGINT, on_sigint_reading);
-  char *line = readline(first ? TH_PROMPT : TH_PROMPT2);
-  signal(SIGINT, SIG_DFL);
-  return line;
-}
+enum { READ_EOF = -1, READ_CANCELLED = -2 };
 
 /* Reads a whole statement (continuing incomplete ones) and compiles it;
-   expressions are tried first as "return <line>". Returns -1 at EOF. */
+   a line is tried first as "return <line>" so expressions print. "=expr"
+   works as in Lua 5.1 and trepl. Returns a load status or READ_*. */
 static int load_statement(lua_State *L) {
-  char *line = read_line(1);
-  if (!line) return -1;
-  const char *src = line[0] == '=' ? line + 1 : line;     /* trepl's "=expr" */
+  int cancelled;
+  char *line = read_line(TH_PROMPT, &cancelled);
+  if (cancelled) return READ_CANCELLED;
+  if (!line) return READ_EOF;
+  const char *src = line[0] == '=' ? line + 1 : line;
   lua_pushfstring(L, "return %s;", src);
   int status = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
   if (status == LUA_OK) {
     lua_remove(L, -2);
-    if (line[0]) add_history(line);
+    remember(line);
     free(line);
     return LUA_OK;
   }
@@ -173,20 +357,24 @@ static int load_statement(lua_State *L) {
     const char *code = lua_tolstring(L, -1, &len);
     status = luaL_loadbuffer(L, code, len, "=stdin");
     if (!incomplete(L, status)) break;
-    char *more = read_line(0);
-    if (!more) break;
+    char *more = read_line(TH_PROMPT2, &cancelled);
+    if (cancelled) { lua_pop(L, 1); return READ_CANCELLED; }
+    if (!more) {                               /* end of input inside a statement */
+      status = luaL_loadbuffer(L, code, len, "=stdin");
+      break;
+    }
     lua_pushliteral(L, "\n");
     lua_pushstring(L, more);
     free(more);
     lua_concat(L, 3);
   }
-  const char *code = lua_tostring(L, -2);
-  if (code && code[0]) add_history(code);
+  remember(lua_tostring(L, -2));
   lua_remove(L, -2);
   return status;
 }
 
-/* Prints results through torch's REPL printer when there is one. */
+/* Prints the results through torch's REPL printer (tensors in full),
+   else through print. */
 static void print_results(lua_State *L) {
   int n = lua_gettop(L);
   if (n == 0) return;
@@ -200,89 +388,144 @@ static void print_results(lua_State *L) {
 }
 
 static void repl(lua_State *L) {
-  char *hist = history_path();
-  using_history();
-  if (hist) read_history(hist);
+  const char *saved = progname;
+  const char *hist = history_path();
+  progname = NULL;                             /* REPL errors carry no "th:" */
+  lua_settop(L, 0);
   rl_readline_name = "th";
+  rl_catch_signals = 0;                        /* Ctrl-C is ours (read_line) */
+  rl_attempted_completion_function = complete;
+  rl_completer_word_break_characters = " \t\n\"'`@$><=;|&{(,+-*/%^#~[]";
+  using_history();
+  history_comment_char = '#';                  /* "#<time>" lines delimit multi-line entries */
+  history_write_timestamps = 1;
+  history_multiline_entries = 1;
+  if (hist) {
+    if (read_history(hist) != 0) write_history(hist);   /* creates it */
+    else history_truncate_file(hist, TH_HISTORY_LINES);
+  }
+  if (isatty(STDIN_FILENO)) printf("%s  (Ctrl-C interrupts, Ctrl-D exits)\n", TH_VERSION);
+  struct sigaction old;
+  set_sigint(on_sigint, &old);                 /* for the whole session */
   int status;
-  while ((status = load_statement(L)) != -1) {
+  while ((status = load_statement(L)) != READ_EOF) {
+    if (status == READ_CANCELLED) { lua_settop(L, 0); continue; }
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK) print_results(L);
     else report(L, status);
     lua_settop(L, 0);
   }
+  sigaction(SIGINT, &old, NULL);
   printf("\n");
-  if (hist) { write_history(hist); history_truncate_file(hist, TH_HISTORY_LINES); }
+  fflush(stdout);
+  progname = saved;
 }
 
-/* The file-based REPL for a non-terminal stdin ("th" fed by a pipe) is the
-   script runner on "-". */
-static void print_usage(void) {
-  fprintf(stderr,
+/* ---- options ---- */
+static void print_usage(FILE *f) {
+  fprintf(f,
     "usage: %s [options] [script [args]]\n"
     "Available options are:\n"
     "  -e stat   execute string 'stat'\n"
     "  -i        enter interactive mode after executing 'script'\n"
     "  -l mod    require library 'mod' into global 'mod'\n"
+    "  -l g=mod  require library 'mod' into global 'g'\n"
     "  -v        show version information\n"
+    "  -E        ignore environment variables\n"
+    "  -W        turn warnings on\n"
     "  --version show version information\n"
     "  -h --help show this help\n"
     "  --        stop handling options\n"
-    "  -         stop handling options and execute stdin\n", progname);
+    "  -         stop handling options and execute stdin\n"
+    "torch is loaded before anything runs.\n", progname);
+  fflush(f);
 }
 
+/* The lib/ beside the binary (build tree or PREFIX) comes before the
+   default paths, and torch.core is linked in. */
 static void setup_paths(lua_State *L) {
   char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return;
-  exe[n] = 0;
-  char *slash = strrchr(exe, '/');
-  if (!slash) return;
-  *slash = 0;                                  /* exe dir: build/ or PREFIX/bin */
   lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/../lib/?.lua;%s/../lib/?/init.lua;%s/../share/lua/5.4/?.lua;"
-                     "%s/../share/lua/5.4/?/init.lua;", exe, exe, exe, exe);
-  lua_getfield(L, -2, "path");
-  lua_concat(L, 2);
-  lua_setfield(L, -2, "path");
   lua_getfield(L, -1, "preload");
   lua_pushcfunction(L, luaopen_torch_core);
   lua_setfield(L, -2, "torch.core");
-  lua_pop(L, 2);
+  lua_pop(L, 1);
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = n > 0 ? (exe[n] = 0, strrchr(exe, '/')) : NULL;
+  if (slash) {
+    *slash = 0;                                /* exe dir: build/ or PREFIX/bin */
+    lua_pushfstring(L, "%s/../lib/?.lua;%s/../lib/?/init.lua;%s/../share/lua/5.4/?.lua;"
+                       "%s/../share/lua/5.4/?/init.lua;", exe, exe, exe, exe);
+    lua_getfield(L, -2, "path");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "path");
+  }
+  lua_pop(L, 1);
+}
+
+enum { HAS_I = 1, HAS_V = 2, HAS_E = 4, HAS_UPPER_E = 8, HAS_ERROR = 16, HAS_HELP = 32 };
+
+/* Scans the options; returns flags and sets *script to the index of the
+   script (0 when none). */
+static int collect_args(int argc, char **argv, int *script) {
+  int flags = 0;
+  *script = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || !strcmp(a, "-")) { *script = i; return flags; }
+    if (!strcmp(a, "--")) { if (i + 1 < argc) *script = i + 1; return flags; }
+    if (!strcmp(a, "--version") || !strcmp(a, "-v")) flags |= HAS_V;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) flags |= HAS_HELP;
+    else if (!strcmp(a, "-i")) flags |= HAS_I | HAS_V;
+    else if (!strcmp(a, "-E")) flags |= HAS_UPPER_E;
+    else if (!strcmp(a, "-W")) ;
+    else if (a[1] == 'e' || a[1] == 'l') {
+      if (a[1] == 'e') flags |= HAS_E;
+      if (!a[2] && (++i >= argc || argv[i][0] == '-')) {
+        fprintf(stderr, "%s: '%s' needs an argument\n", progname, a);
+        return HAS_ERROR;
+      }
+    } else {
+      fprintf(stderr, "%s: unrecognized option '%s'\n", progname, a);
+      return HAS_ERROR;
+    }
+  }
+  return flags;
+}
+
+/* Runs -e, -l and -W in order. */
+static int run_args(lua_State *L, char **argv, int n) {
+  for (int i = 1; i < n; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-W")) { lua_warning(L, "@on", 0); continue; }
+    if (a[0] != '-' || (a[1] != 'e' && a[1] != 'l')) continue;
+    const char *val = a[2] ? a + 2 : argv[++i];
+    int st = a[1] == 'e' ? dostring(L, val, "=(command line)") : dolibrary(L, val);
+    if (st != LUA_OK) return 0;
+  }
+  return 1;
 }
 
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = lua_touserdata(L, 2);
-  int interactive = 0, version = 0, exec = 0, script = 0, i;
+  int script;
+  int flags = collect_args(argc, argv, &script);
+  if (flags & HAS_ERROR) { print_usage(stderr); return 0; }
+  if (flags & HAS_HELP) { print_usage(stdout); lua_pushboolean(L, 1); return 1; }
+  if ((flags & HAS_V) && !(flags & HAS_I)) { printf("%s\n", TH_VERSION); fflush(stdout); }
+  if (flags & HAS_UPPER_E) { lua_pushboolean(L, 1); lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV"); }
   luaL_openlibs(L);
   setup_paths(L);
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] != '-') { script = i; break; }
-    if (!strcmp(a, "--")) { if (i + 1 < argc) script = i + 1; break; }
-    if (!strcmp(a, "-")) { script = i; break; }
-    if (!strcmp(a, "-i")) interactive = 1;
-    else if (!strcmp(a, "-v") || !strcmp(a, "--version")) version = 1;
-    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { print_usage(); lua_pushboolean(L, 1); return 1; }
-    else if (!strcmp(a, "-e") || !strcmp(a, "-l")) { exec = 1; if (++i >= argc) { print_usage(); return 0; } }
-    else if (!strncmp(a, "-e", 2) || !strncmp(a, "-l", 2)) exec = 1;
-    else { fprintf(stderr, "%s: unrecognized option '%s'\n", progname, a); print_usage(); return 0; }
-  }
-  if (version) { printf("%s\n", TH_VERSION); fflush(stdout); }
-  create_arg_table(L, argv, argc, script ? script : 0);
+  create_arg_table(L, argv, argc, script);
+  lua_gc(L, LUA_GCGEN, 0, 0);
+  if (!(flags & HAS_UPPER_E) && handle_luainit(L) != LUA_OK) return 0;
   if (dolibrary(L, "torch") != LUA_OK) return 0;
-  for (i = 1; i < (script ? script : argc); i++) {
-    const char *a = argv[i];
-    if (a[1] == 'e' || a[1] == 'l') {
-      const char *val = a[2] ? a + 2 : argv[++i];
-      int st = a[1] == 'e' ? dostring(L, val, "=(command line)") : dolibrary(L, val);
-      if (st != LUA_OK) return 0;
-    }
-  }
+  if (!run_args(L, argv, script > 0 ? script : argc)) return 0;
   if (script && handle_script(L, argv + script) != LUA_OK) return 0;
-  if (interactive || (!script && !exec && !version)) {
-    if (isatty(STDIN_FILENO) || interactive) repl(L);
+  if (flags & HAS_I) repl(L);
+  else if (!script && !(flags & (HAS_E | HAS_V))) {
+    if (isatty(STDIN_FILENO)) repl(L);
     else if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 0;
   }
   lua_pushboolean(L, 1);
@@ -291,7 +534,7 @@ static int pmain(lua_State *L) {
 
 int main(int argc, char **argv) {
   lua_State *L = luaL_newstate();
-  if (!L) { fprintf(stderr, "%s: cannot create state: not enough memory\n", progname); return 1; }
+  if (!L) { message(argv[0], "cannot create state: not enough memory"); return EXIT_FAILURE; }
   global_L = L;
   lua_pushcfunction(L, pmain);
   lua_pushinteger(L, argc);
@@ -300,5 +543,5 @@ int main(int argc, char **argv) {
   int ok = lua_toboolean(L, -1);
   report(L, status);
   lua_close(L);
-  return (ok && status == LUA_OK) ? 0 : 1;
+  return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

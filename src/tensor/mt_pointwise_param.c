@@ -1,0 +1,318 @@
+/* mt_pointwise_param.c: elementwise ops with parameters besides their
+   operands -- clamp, softplus, leaky_relu, addcmul/addcdiv, lerp -- each a
+   kernel per dtype from the X-macros, run through mt_iter. */
+#include <tgmath.h>
+#include "mt_ops.h"
+#include "mt_iter.h"
+#include "mt_kernel.h"
+#include "mt_shape.h"
+
+/* Kernels are instantiated for every dtype, bool and unsigned included,
+   where some expressions are trivially constant: that is intended. */
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#pragma GCC diagnostic ignored "-Wbool-operation"
+#pragma GCC diagnostic ignored "-Wint-in-bool-context"
+#pragma GCC diagnostic ignored "-Wbool-compare"
+
+/* Kernel bodies: out = expr over one input (v), two (a, b) or three (a, b,
+   c). A flat index loop when every operand steps alike (the case the
+   compiler vectorizes), else per-operand strides. */
+#define LOOP2(E, expr)                                                          \
+  char *o = d[0]; const char *x = d[1];                                         \
+  if (s[0] == s[1]) {                                                           \
+    for (int64_t i = 0; i < n; i++) { ct v = MT_LOAD_##E(x + i * s[0]); MT_STORE_##E(o + i * s[0], (expr)); } \
+  } else {                                                                      \
+    for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) { ct v = MT_LOAD_##E(x); MT_STORE_##E(o, (expr)); } \
+  }
+#define LOOP3(E, expr)                                                          \
+  char *o = d[0]; const char *p1 = d[1], *p2 = d[2];                            \
+  if (s[1] == s[0] && s[2] == s[0]) {                                           \
+    for (int64_t i = 0; i < n; i++) {                                           \
+      int64_t k = i * s[0]; ct a = MT_LOAD_##E(p1 + k), b = MT_LOAD_##E(p2 + k); \
+      MT_STORE_##E(o + k, (expr));                                              \
+    }                                                                           \
+  } else {                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                           \
+      ct a = MT_LOAD_##E(p1 + i * s[1]), b = MT_LOAD_##E(p2 + i * s[2]);        \
+      MT_STORE_##E(o + i * s[0], (expr));                                       \
+    }                                                                           \
+  }
+#define LOAD3(E, off1, off2, off3)                                              \
+  ct a = MT_LOAD_##E(p1 + (off1)), b = MT_LOAD_##E(p2 + (off2)), c = MT_LOAD_##E(p3 + (off3))
+#define LOOP4(E, expr)                                                          \
+  char *o = d[0]; const char *p1 = d[1], *p2 = d[2], *p3 = d[3];                \
+  if (s[1] == s[0] && s[2] == s[0] && s[3] == s[0]) {                           \
+    for (int64_t i = 0; i < n; i++) { int64_t k = i * s[0]; LOAD3(E, k, k, k); MT_STORE_##E(o + k, (expr)); } \
+  } else {                                                                      \
+    for (int64_t i = 0; i < n; i++) { LOAD3(E, i * s[1], i * s[2], i * s[3]); MT_STORE_##E(o + i * s[0], (expr)); } \
+  }
+
+/* mt_pointwise.c's in-place rule: the result's kind (bool < int < float)
+   must fit the output's, and no two output elements may share memory. */
+static int check_inplace(const char *op, int result, const mt_tensor *out) {
+  if (mt_dtypes[result].kind > mt_dtypes[out->dtype].kind)
+    return mt_fail("%s_: result type %s can't be cast to the desired output type %s", op,
+                   mt_dtypes[result].name, mt_dtypes[out->dtype].name);
+  return mt_check_writable(op, out);
+}
+
+static int check_float(const char *op, const mt_tensor *x) {
+  if (mt_dtype_is_float(x->dtype)) return 0;
+  return mt_fail("%s: needs a float tensor, got %s (convert with x:float())", op, mt_dtypes[x->dtype].name);
+}
+
+/* The result of a unary op: x itself in place, else a new tensor of x's
+   shape. */
+static int unary_result(mt_tensor *r, const mt_tensor *x, int inplace) {
+  return inplace ? 0 : mt_tensor_init(r, x->dtype, x->ndim, x->shape);
+}
+
+static void run_unary(mt_tensor *r, const mt_tensor *x, mt_loop_fn fn, void *ctx, int inplace) {
+  const mt_tensor *ops[2] = {r, x};
+  mt_iter it;
+  mt_iter_init(&it, 2, ops);
+  mt_iter_run(&it, fn, ctx, 0);
+  if (inplace) r->storage->version++;
+}
+
+/* ---- clamp ---- */
+
+/* Bounds in the compute type: int64 copies so integer tensors never see a
+   double that does not convert. */
+typedef struct { double lo, hi; int64_t lo_i, hi_i; } clamp_ctx;
+
+/* One comparison each, written so that a NaN element passes through (a NaN
+   bound is handled before the kernels run); the compiler vectorizes it. */
+#define CLAMP_LO(v) (!(v <= lo) ? v : lo)
+#define CLAMP_HI(v) (!(v >= hi) ? v : hi)
+#define CLAMP_KERNELS(E, T, N, TN, K)                                           \
+  static void clamp_lo_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
+    typedef MT_CT_##E ct; const clamp_ctx *c = cx;                              \
+    const ct lo = K == 2 ? (ct)c->lo : (ct)c->lo_i;                             \
+    LOOP2(E, CLAMP_LO(v))                                                       \
+  }                                                                             \
+  static void clamp_hi_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
+    typedef MT_CT_##E ct; const clamp_ctx *c = cx;                              \
+    const ct hi = K == 2 ? (ct)c->hi : (ct)c->hi_i;                             \
+    LOOP2(E, CLAMP_HI(v))                                                       \
+  }                                                                             \
+  static void clamp_both_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; const clamp_ctx *c = cx;                              \
+    const ct lo = K == 2 ? (ct)c->lo : (ct)c->lo_i;                             \
+    const ct hi = K == 2 ? (ct)c->hi : (ct)c->hi_i;                             \
+    LOOP2(E, CLAMP_HI(CLAMP_LO(v)))                                             \
+  }
+MT_DTYPES(CLAMP_KERNELS)
+
+#define CLAMP_ENTRY(E, T, N, TN, K) [MT_##E] = {clamp_lo_##E, clamp_hi_##E, clamp_both_##E},
+static const mt_loop_fn clamp_kernels[MT_NDTYPES][3] = {MT_DTYPES(CLAMP_ENTRY)};
+
+/* The range of an integer dtype. */
+static void int_range(int dtype, int64_t *min, int64_t *max) {
+  int bits = 8 * mt_dtypes[dtype].size;
+  if (dtype == MT_UINT8) { *min = 0; *max = 255; return; }
+  *max = (int64_t)(UINT64_MAX >> (65 - bits));
+  *min = -*max - 1;
+}
+
+/* An integer bound: PyTorch rejects one that would move every element out
+   of the dtype's range, and lets one beyond the other end do nothing. */
+static int int_bound(const char *which, int dtype, double v, int is_lo, int64_t *out) {
+  int64_t min, max;
+  int_range(dtype, &min, &max);
+  if (v != v) return mt_fail("clamp: %s value is NaN, which an integer tensor cannot hold", which);
+  if ((is_lo && v > (double)max) || (!is_lo && v < (double)min))
+    return mt_fail("clamp: %s value %g is outside the representable range of %s", which, v, mt_dtypes[dtype].name);
+  v = is_lo ? ceil(v) : floor(v);
+  *out = v <= (double)min ? min : v >= (double)max ? max : (int64_t)v;
+  return 0;
+}
+
+int mt_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *hi, int inplace) {
+  if (!lo && !hi) return mt_fail("clamp: at least one of min and max must be given");
+  if (x->dtype == MT_BOOL) return mt_fail("clamp: not supported for bool tensors");
+  if (inplace && mt_check_writable("clamp", r)) return -1;
+  clamp_ctx c = {lo ? *lo : 0, hi ? *hi : 0, 0, 0};
+  if (!mt_dtype_is_float(x->dtype)) {
+    if (lo && int_bound("min", x->dtype, *lo, 1, &c.lo_i)) return -1;
+    if (hi && int_bound("max", x->dtype, *hi, 0, &c.hi_i)) return -1;
+  }
+  if (unary_result(r, x, inplace)) return -1;
+  if ((lo && *lo != *lo) || (hi && *hi != *hi)) return mt_fill(r, NAN);   /* as PyTorch */
+  run_unary(r, x, clamp_kernels[x->dtype][lo && hi ? 2 : hi ? 1 : 0], &c, inplace);
+  return 0;
+}
+
+/* ---- softplus, leaky_relu ---- */
+
+typedef struct { double p1, p2; int64_t i1; } param_ctx;   /* i1: p1 for integer kernels */
+
+#define ACTIVATION_KERNELS(E, T, N, TN, K)                                      \
+  static void softplus_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
+    typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
+    const ct beta = (ct)c->p1, threshold = (ct)c->p2;                           \
+    LOOP2(E, v * beta > threshold ? v : log1p(exp(v * beta)) / beta)            \
+  }                                                                             \
+  static void leaky_relu_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; const ct slope = (ct)((const param_ctx *)cx)->p1;     \
+    LOOP2(E, v > 0 ? v : v * slope)                                             \
+  }
+MT_FLOAT_DTYPES(ACTIVATION_KERNELS)
+
+#define ACTIVATION_ENTRY(E, T, N, TN, K) [MT_##E] = {softplus_##E, leaky_relu_##E},
+static const mt_loop_fn activation_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(ACTIVATION_ENTRY)};
+
+int mt_softplus(mt_tensor *r, const mt_tensor *x, double beta, double threshold) {
+  if (check_float("softplus", x)) return -1;
+  if (beta == 0) return mt_fail("softplus: beta must be nonzero");
+  if (unary_result(r, x, 0)) return -1;
+  param_ctx c = {beta, threshold, 0};
+  run_unary(r, x, activation_kernels[x->dtype][0], &c, 0);
+  return 0;
+}
+
+int mt_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope, int inplace) {
+  if (check_float(inplace ? "leaky_relu_" : "leaky_relu", x)) return -1;
+  if (inplace && mt_check_writable("leaky_relu", r)) return -1;
+  if (unary_result(r, x, inplace)) return -1;
+  param_ctx c = {slope, 0, 0};
+  run_unary(r, x, activation_kernels[x->dtype][1], &c, inplace);
+  return 0;
+}
+
+/* ---- operands of the ternary ops ---- */
+
+/* *view becomes t converted to dtype and broadcast to shape. */
+static int operand_view(mt_tensor *view, const mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
+  mt_tensor conv = {0};
+  if (mt_to_dtype(&conv, t, dtype)) return -1;
+  int rc = mt_expand(view, &conv, ndim, shape);
+  mt_tensor_release(&conv);
+  return rc;
+}
+
+/* The broadcast shape of n tensors (a NULL entry is skipped). */
+static int broadcast_all(const char *op, const mt_tensor *const *ts, int n, int *ndim, int64_t *shape) {
+  *ndim = 0;
+  for (int i = 0; i < n; i++) {
+    if (!ts[i]) continue;
+    int64_t out[MT_MAX_DIMS];
+    if (mt_broadcast_shapes(op, *ndim, shape, ts[i]->ndim, ts[i]->shape, ndim, out)) return -1;
+    memcpy(shape, out, sizeof(int64_t) * (size_t)*ndim);
+  }
+  return 0;
+}
+
+/* In place, the output must already have the broadcast shape. */
+static int check_inplace_shape(const char *op, const mt_tensor *r, int ndim, const int64_t *shape) {
+  if (r->ndim == ndim && !memcmp(r->shape, shape, sizeof(int64_t) * (size_t)ndim)) return 0;
+  char b1[128], b2[128];
+  mt_tensor like = {0};
+  like.ndim = ndim;
+  memcpy(like.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  return mt_fail("%s_: output of shape %s doesn't match the broadcast shape %s", op,
+                 mt_shape_str(r, b1, sizeof b1), mt_shape_str(&like, b2, sizeof b2));
+}
+
+/* Runs fn over (r, ins...) with the inputs converted to dtype and
+   broadcast; in place, r already has the shape, and a result of another
+   dtype goes through a temporary cast into r. */
+static int run_ternary(mt_tensor *r, const mt_tensor *const *ins, int nin, int dtype, int ndim,
+                       const int64_t *shape, mt_loop_fn fn, void *ctx, int inplace) {
+  mt_tensor views[3] = {{0}}, tmp = {0};
+  int rc = 0, made = 0;
+  for (; made < nin && rc == 0; made++) rc = operand_view(&views[made], ins[made], dtype, ndim, shape);
+  mt_tensor *dst = r;
+  if (rc == 0 && inplace && r->dtype != dtype) { rc = mt_tensor_init(&tmp, dtype, ndim, shape); dst = &tmp; }
+  else if (rc == 0 && !inplace) rc = mt_tensor_init(r, dtype, ndim, shape);
+  if (rc == 0) {
+    const mt_tensor *ops[4] = {dst, &views[0], &views[1], &views[2]};
+    mt_iter it;
+    mt_iter_init(&it, nin + 1, ops);
+    mt_iter_run(&it, fn, ctx, 0);
+    if (dst == &tmp) rc = mt_copy(r, &tmp);
+    else if (inplace) r->storage->version++;
+  }
+  for (int i = 0; i < made; i++) mt_tensor_release(&views[i]);
+  mt_tensor_release(&tmp);
+  return rc;
+}
+
+/* ---- addcmul, addcdiv ---- */
+
+#define ADDCMUL_KERNEL(E, T, N, TN, K)                                          \
+  static void addcmul_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
+    typedef MT_CT_##E ct; const param_ctx *pc = cx;                             \
+    const ct value = K == 2 ? (ct)pc->p1 : (ct)pc->i1;                          \
+    LOOP4(E, a + value * b * c)                                                 \
+  }
+#define ADDCDIV_KERNEL(E, T, N, TN, K)                                          \
+  static void addcdiv_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
+    typedef MT_CT_##E ct; const ct value = (ct)((const param_ctx *)cx)->p1;     \
+    LOOP4(E, a + value * b / c)                                                 \
+  }
+MT_DTYPES(ADDCMUL_KERNEL)
+MT_FLOAT_DTYPES(ADDCDIV_KERNEL)
+
+#define ADDCMUL_ENTRY(E, T, N, TN, K) [MT_##E] = addcmul_##E,
+#define ADDCDIV_ENTRY(E, T, N, TN, K) [MT_##E] = addcdiv_##E,
+static const mt_loop_fn addcmul_kernels[MT_NDTYPES] = {MT_DTYPES(ADDCMUL_ENTRY)};
+static const mt_loop_fn addcdiv_kernels[MT_NDTYPES] = {MT_FLOAT_DTYPES(ADDCDIV_ENTRY)};
+
+int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2,
+            double value, int divide, int inplace, int default_float) {
+  const char *name = divide ? "addcdiv" : "addcmul";
+  mt_operand operands[3] = {{a, 0, 0}, {t1, 0, 0}, {t2, 0, 0}};
+  int dtype = mt_result_type(operands, 3, default_float);
+  if (dtype == MT_BOOL) return mt_fail("%s: not supported for bool tensors", name);
+  if (!mt_dtype_is_float(dtype)) {
+    if (divide)
+      return mt_fail("addcdiv: integer division is not supported; use float tensors (got %s)", mt_dtypes[dtype].name);
+    if (value != trunc(value) || fabs(value) >= 0x1p63)
+      return mt_fail("addcmul: value must be an integer for integer tensors, got %g", value);
+  }
+  const mt_tensor *ins[3] = {a, t1, t2};
+  int ndim;
+  int64_t shape[MT_MAX_DIMS];
+  if (broadcast_all(name, ins, 3, &ndim, shape)) return -1;
+  if (inplace && (check_inplace_shape(name, r, ndim, shape) || check_inplace(name, dtype, r))) return -1;
+  param_ctx c = {value, 0, mt_dtype_is_float(dtype) ? 0 : (int64_t)value};
+  return run_ternary(r, ins, 3, dtype, ndim, shape, (divide ? addcdiv_kernels : addcmul_kernels)[dtype],
+                     &c, inplace);
+}
+
+/* ---- lerp ---- */
+
+/* PyTorch's form: from the nearer end, so weight 1 gives exactly end. */
+#define LERP(a, b, w) (fabs(w) < (ct)0.5 ? a + w * (b - a) : b - (b - a) * ((ct)1 - w))
+#define LERP_KERNELS(E, T, N, TN, K)                                            \
+  static void lerp_scalar_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; const ct w = (ct)((const param_ctx *)cx)->p1;         \
+    LOOP3(E, LERP(a, b, w))                                                     \
+  }                                                                             \
+  static void lerp_tensor_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; (void)cx;                                             \
+    LOOP4(E, LERP(a, b, c))                                                     \
+  }
+MT_FLOAT_DTYPES(LERP_KERNELS)
+
+#define LERP_ENTRY(E, T, N, TN, K) [MT_##E] = {lerp_scalar_##E, lerp_tensor_##E},
+static const mt_loop_fn lerp_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(LERP_ENTRY)};
+
+int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w, int inplace) {
+  const char *name = inplace ? "lerp_" : "lerp";
+  if (check_float(name, a)) return -1;
+  if (b->dtype != a->dtype)
+    return mt_fail("%s: expected dtype %s for end but got %s", name, mt_dtypes[a->dtype].name, mt_dtypes[b->dtype].name);
+  const mt_tensor *wt = w->t;
+  /* a 0-dim weight may be any float dtype, as in PyTorch */
+  if (wt && (!mt_dtype_is_float(wt->dtype) || (wt->ndim > 0 && wt->dtype != a->dtype)))
+    return mt_fail("%s: expected dtype %s for weight but got %s", name, mt_dtypes[a->dtype].name, mt_dtypes[wt->dtype].name);
+  const mt_tensor *ins[3] = {a, b, wt};
+  int ndim;
+  int64_t shape[MT_MAX_DIMS];
+  if (broadcast_all("lerp", ins, 3, &ndim, shape)) return -1;
+  if (inplace && (check_inplace_shape("lerp", r, ndim, shape) || mt_check_writable("lerp", r))) return -1;
+  param_ctx c = {w->value, 0, 0};
+  return run_ternary(r, ins, wt ? 3 : 2, a->dtype, ndim, shape, lerp_kernels[a->dtype][wt ? 1 : 0], &c, inplace);
+}

@@ -1,0 +1,1156 @@
+/* mt_reduce.c: reductions, scans, softmax, sorting and selection along a
+   dim, and whole-tensor comparisons, with kernels for every dtype. */
+#include <math.h>
+#include <stdlib.h>
+#include "mt_reduce.h"
+#include "mt_ops.h"
+#include "mt_iter.h"
+#include "mt_kernel.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Independent accumulators along a contiguous run: enough to fill the
+   vector units (16 doubles are two AVX-512 or four AVX2 registers) and hide
+   the latency of the adds. */
+#define RED_LANES 16
+/* Elements per run chunk. Chunk results are combined in chunk order, so a
+   result never depends on how chunks were spread over threads; chunking
+   also bounds the rounding error of long float sums. */
+#define RED_CHUNK 16384
+/* A reduced dim shorter than this that is innermost in memory is reduced
+   as rows, vectorised across outputs, rather than as many short runs. */
+#define RED_MIN_RUN 16
+/* Output columns one task accumulates at a time: the accumulators of a tile
+   stay in L1 while the rows stream past. */
+#define RED_TILE 256
+
+/* Whether a loop of this much work should split across threads. */
+static int use_threads(int64_t work) {
+#ifdef _OPENMP
+  return mt_get_num_threads() > 1 && work >= MT_ITER_GRAIN && !omp_in_parallel();
+#else
+  (void)work;
+  return 0;
+#endif
+}
+
+/* for (i = 0; i < n; i++) BODY, across threads when par. A serial loop stays
+   outside any parallel region: even an inactive one costs a team setup,
+   which would double the price of a small reduction. */
+#define RED_FOR(par, i, n, ...)                                                             \
+  do {                                                                                      \
+    if (par) {                                                                              \
+      _Pragma("omp parallel for schedule(static)")                                          \
+      for (int64_t i = 0; i < (n); i++) { __VA_ARGS__; }                                    \
+    } else {                                                                                \
+      for (int64_t i = 0; i < (n); i++) { __VA_ARGS__; }                                    \
+    }                                                                                       \
+  } while (0)
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* NaN test that compiles for every compute type (false for integers). */
+#define RED_ISNAN(v) _Generic((v), float: __builtin_isnan((double)(v)), \
+                              double: __builtin_isnan((double)(v)), default: 0)
+
+/* Accumulator per dtype kind (0 bool, 1 int, 2 float): floats in double,
+   integers in uint64 so that overflow wraps like PyTorch's int64 without
+   undefined behaviour; max/min keep signed values. */
+#define RED_SUM_K0 uint64_t
+#define RED_SUM_K1 uint64_t
+#define RED_SUM_K2 double
+#define RED_SUMF_K0 u
+#define RED_SUMF_K1 u
+#define RED_SUMF_K2 f
+#define RED_VAL_K0 int64_t
+#define RED_VAL_K1 int64_t
+#define RED_VAL_K2 double
+#define RED_VALF_K0 i
+#define RED_VALF_K1 i
+#define RED_VALF_K2 f
+
+/* The partial result of reducing a run: a sum, product or extreme in f (float
+   dtypes) or i (integers), and the extreme's position. */
+typedef struct { double f; int64_t i; int64_t idx; } red_state;
+typedef union { double f; int64_t i; uint64_t u; } red_acc;
+
+/* What a pass accumulates. m is a per-output parameter from an earlier pass
+   (the mean for variance, the max for logsumexp), p the norm order. */
+enum { K_SUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM, K_EXPSUM, K_COUNT };
+
+/* Reduces n elements x[i * s] (s in bytes) to one state. */
+typedef red_state (*run_fn)(const char *x, int64_t s, int64_t n, double m, double p);
+/* Reduces R rows of B elements, x[r * rs + b * bs], into acc[b] (and idx[b]
+   for max/min), with the parameter m[b] of each output. */
+typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B,
+                        red_acc *acc, int64_t *idx, const double *m, double p);
+
+/* ---- kernels: a run version and a rows version of every pass ---- */
+#define RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                  \
+  static red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
+    typedef MT_CT_##E ct;                                                                   \
+    (void)m; (void)p;                                                                       \
+    ACC lane[RED_LANES];                                                                    \
+    for (int j = 0; j < RED_LANES; j++) lane[j] = INIT;                                     \
+    int64_t i = 0;                                                                          \
+    if (s == (int64_t)sizeof(T))                                                            \
+      for (; i + RED_LANES <= n; i += RED_LANES) {                                          \
+        const char *xi = x + i * (int64_t)sizeof(T);                                        \
+        _Pragma("omp simd")                                                                 \
+        for (int j = 0; j < RED_LANES; j++) {                                               \
+          ct v = MT_LOAD_##E(xi + j * (int64_t)sizeof(T));                                  \
+          lane[j] = lane[j] OP (ACC)(MAP);                                                  \
+        }                                                                                   \
+      }                                                                                     \
+    for (int w = RED_LANES / 2; w > 0; w /= 2)                                              \
+      for (int j = 0; j < w; j++) lane[j] = lane[j] OP lane[j + w];                         \
+    for (; i < n; i++) {                                                                    \
+      ct v = MT_LOAD_##E(x + i * s);                                                        \
+      lane[0] = lane[0] OP (ACC)(MAP);                                                      \
+    }                                                                                       \
+    red_acc a;                                                                              \
+    a.FIELD = lane[0];                                                                      \
+    red_state st = {a.f, a.i, 0};                                                           \
+    return st;                                                                              \
+  }
+
+#define RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                  \
+  static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
+                                red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
+    typedef MT_CT_##E ct;                                                                   \
+    (void)idx; (void)p;                                                                     \
+    for (int64_t b = 0; b < B; b++) acc[b].FIELD = INIT;                                    \
+    for (int64_t r = 0; r < R; r++) {                                                       \
+      const char *xr = x + r * rs;                                                          \
+      if (bs == (int64_t)sizeof(T)) {                                                       \
+        _Pragma("omp simd")                                                                 \
+        for (int64_t b = 0; b < B; b++) {                                                   \
+          ct v = MT_LOAD_##E(xr + b * (int64_t)sizeof(T));                                  \
+          double m = mrow[b]; (void)m;                                                      \
+          acc[b].FIELD = acc[b].FIELD OP (ACC)(MAP);                                        \
+        }                                                                                   \
+      } else {                                                                              \
+        for (int64_t b = 0; b < B; b++) {                                                   \
+          ct v = MT_LOAD_##E(xr + b * bs);                                                  \
+          double m = mrow[b]; (void)m;                                                      \
+          acc[b].FIELD = acc[b].FIELD OP (ACC)(MAP);                                        \
+        }                                                                                   \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+/* max/min: the first extreme wins; a NaN beats every number */
+#define RED_BETTER_MAX(v, best) ((v) > (best) || (RED_ISNAN(v) && !RED_ISNAN(best)))
+#define RED_BETTER_MIN(v, best) ((v) < (best) || (RED_ISNAN(v) && !RED_ISNAN(best)))
+
+#define RED_RUN_EXT(KIND, BETTER, ACC, FIELD, E, T)                                         \
+  static red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
+    (void)m; (void)p;                                                                       \
+    ACC best = (ACC)MT_LOAD_##E(x);                                                         \
+    int64_t at = 0;                                                                         \
+    for (int64_t i = 1; i < n; i++) {                                                       \
+      ACC v = (ACC)MT_LOAD_##E(x + i * s);                                                  \
+      if (BETTER(v, best)) { best = v; at = i; }                                            \
+    }                                                                                       \
+    red_acc a;                                                                              \
+    a.FIELD = best;                                                                         \
+    red_state st = {a.f, a.i, at};                                                          \
+    return st;                                                                              \
+  }
+
+#define RED_ROWS_EXT(KIND, BETTER, ACC, FIELD, E, T)                                        \
+  static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
+                                red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
+    (void)mrow; (void)p;                                                                    \
+    for (int64_t b = 0; b < B; b++) { acc[b].FIELD = (ACC)MT_LOAD_##E(x + b * bs); idx[b] = 0; } \
+    for (int64_t r = 1; r < R; r++) {                                                       \
+      const char *xr = x + r * rs;                                                          \
+      _Pragma("omp simd")                                                                   \
+      for (int64_t b = 0; b < B; b++) {                                                     \
+        ACC v = (ACC)MT_LOAD_##E(xr + b * bs), cur = acc[b].FIELD;                          \
+        int take = BETTER(v, cur);                                                          \
+        acc[b].FIELD = take ? v : cur;                                                      \
+        idx[b] = take ? r : idx[b];                                                         \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+#define RED_PASS(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                     \
+  RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                        \
+  RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)
+#define RED_EXT(KIND, BETTER, ACC, FIELD, E, T)                                             \
+  RED_RUN_EXT(KIND, BETTER, ACC, FIELD, E, T)                                               \
+  RED_ROWS_EXT(KIND, BETTER, ACC, FIELD, E, T)
+
+#define RED_GEN_ALL(E, T, N, TN, K)                                                         \
+  RED_PASS(SUM, +, 0, v, RED_SUM_K##K, RED_SUMF_K##K, E, T)                                 \
+  RED_PASS(PROD, *, 1, v, RED_SUM_K##K, RED_SUMF_K##K, E, T)                                \
+  RED_PASS(NONZERO, +, 0, v != 0, uint64_t, u, E, T)                                        \
+  RED_EXT(MAX, RED_BETTER_MAX, RED_VAL_K##K, RED_VALF_K##K, E, T)                           \
+  RED_EXT(MIN, RED_BETTER_MIN, RED_VAL_K##K, RED_VALF_K##K, E, T)
+#define RED_GEN_FLOAT(E, T, N, TN, K)                                                       \
+  RED_PASS(SQDEV, +, 0, ((double)v - m) * ((double)v - m), double, f, E, T)                 \
+  RED_PASS(ABSSUM, +, 0, fabs((double)v), double, f, E, T)                                  \
+  RED_PASS(POWSUM, +, 0, pow(fabs((double)v), p), double, f, E, T)                          \
+  RED_PASS(EXPSUM, +, 0, exp((double)v - m), double, f, E, T)
+MT_DTYPES(RED_GEN_ALL)
+MT_FLOAT_DTYPES(RED_GEN_FLOAT)
+
+#define RED_ENTRY(PFX, KIND, E) [K_##KIND][MT_##E] = PFX##_##KIND##_##E,
+#define RED_TAB_ALL(PFX, E)                                                                 \
+  RED_ENTRY(PFX, SUM, E) RED_ENTRY(PFX, PROD, E) RED_ENTRY(PFX, NONZERO, E)                 \
+  RED_ENTRY(PFX, MAX, E) RED_ENTRY(PFX, MIN, E)
+#define RED_TAB_FLOAT(PFX, E)                                                               \
+  RED_ENTRY(PFX, SQDEV, E) RED_ENTRY(PFX, ABSSUM, E) RED_ENTRY(PFX, POWSUM, E)              \
+  RED_ENTRY(PFX, EXPSUM, E)
+#define RED_RUN_ALL(E, T, N, TN, K) RED_TAB_ALL(run, E)
+#define RED_RUN_FLOAT(E, T, N, TN, K) RED_TAB_FLOAT(run, E)
+#define RED_ROWS_ALL(E, T, N, TN, K) RED_TAB_ALL(rows, E)
+#define RED_ROWS_FLOAT(E, T, N, TN, K) RED_TAB_FLOAT(rows, E)
+static const run_fn run_kernels[K_COUNT][MT_NDTYPES] = {
+  MT_DTYPES(RED_RUN_ALL) MT_FLOAT_DTYPES(RED_RUN_FLOAT)
+};
+static const rows_fn rows_kernels[K_COUNT][MT_NDTYPES] = {
+  MT_DTYPES(RED_ROWS_ALL) MT_FLOAT_DTYPES(RED_ROWS_FLOAT)
+};
+
+/* ---- plans: which passes an op makes and how a state becomes a value ---- */
+enum { PARAM_NONE, PARAM_MEAN, PARAM_SHIFT };
+enum { FIN_SAME, FIN_MEAN, FIN_VAR, FIN_STD, FIN_SQRT, FIN_ROOT, FIN_LSE, FIN_ANY, FIN_ALL };
+
+typedef struct {
+  int kind[2];     /* a pass, and one that uses the first's result (-1: none) */
+  int param;       /* what the first pass hands the second */
+  int fin;
+  double p;        /* the norm order, or the variance correction */
+} red_plan;
+
+typedef struct { double f; int64_t i; int is_int; } red_value;
+
+static int kind_is_int(int kind, int dtype) {
+  if (kind == K_NONZERO) return 1;
+  return kind <= K_MIN && !mt_dtype_is_float(dtype);
+}
+
+/* Combines the state of a later chunk b into a. */
+static red_state combine(int kind, int dtype, red_state a, red_state b) {
+  int is_float = mt_dtype_is_float(dtype);
+  switch (kind) {
+  case K_PROD:
+    if (is_float) a.f *= b.f;
+    else a.i = (int64_t)((uint64_t)a.i * (uint64_t)b.i);
+    return a;
+  case K_MAX:
+    if (is_float ? RED_BETTER_MAX(b.f, a.f) : b.i > a.i) a = b;
+    return a;
+  case K_MIN:
+    if (is_float ? RED_BETTER_MIN(b.f, a.f) : b.i < a.i) a = b;
+    return a;
+  default:
+    if (kind_is_int(kind, dtype)) a.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
+    else a.f += b.f;
+    return a;
+  }
+}
+
+/* The state of an empty reduction. */
+static red_state identity(int kind) {
+  red_state st = {0, 0, 0};
+  if (kind == K_PROD) { st.f = 1; st.i = 1; }
+  if (kind == K_MAX) st.f = -INFINITY;
+  if (kind == K_MIN) st.f = INFINITY;
+  return st;
+}
+
+static double pass_param(const red_plan *pl, red_state st, int64_t n) {
+  if (pl->param == PARAM_MEAN) return st.f / (double)n;
+  if (pl->param == PARAM_SHIFT) return isinf(st.f) ? 0 : st.f;   /* as PyTorch's logsumexp */
+  return 0;
+}
+
+static red_value finalize(const red_plan *pl, int dtype, red_state st, int64_t n, double m) {
+  int kind = pl->kind[1] >= 0 ? pl->kind[1] : pl->kind[0];
+  red_value v = {st.f, st.i, kind_is_int(kind, dtype)};
+  double dn = (double)n;
+  switch (pl->fin) {
+  case FIN_MEAN: v.f = st.f / dn; break;
+  case FIN_VAR: v.f = st.f / fmax(0, dn - pl->p); break;
+  case FIN_STD: v.f = sqrt(st.f / fmax(0, dn - pl->p)); break;
+  case FIN_SQRT: v.f = sqrt(st.f); break;
+  case FIN_ROOT: v.f = pow(st.f, 1 / pl->p); break;
+  case FIN_LSE: v.f = log(st.f) + m; break;
+  case FIN_ANY: v.i = st.i > 0; break;
+  case FIN_ALL: v.i = st.i == n; break;
+  default: break;
+  }
+  return v;
+}
+
+static void write_value(int dtype, char *p, red_value v) {
+  if (v.is_int) mt_set_i64(dtype, p, v.i);
+  else mt_set_f64(dtype, p, v.f);
+}
+
+/* ---- geometry: one reduced extent, the kept dims around it ---- */
+typedef struct {
+  const char *x;
+  int64_t R, rs;                  /* reduced extent and its byte stride in x */
+  int red_inner;                  /* the reduced extent is innermost in memory */
+  int nk;                         /* kept dims, smallest x stride first */
+  int64_t size[MT_MAX_DIMS];
+  int64_t xs[MT_MAX_DIMS];        /* bytes */
+  int64_t os[MT_MAX_DIMS];        /* output elements */
+} red_geom;
+
+/* Sorts x's dims by stride and merges neighbours that stay linear in x and
+   in the output (ostride, 0 on reduced dims). Returns 1 when the reduced
+   dims do not merge into one extent: the caller then copies x. */
+static int build_geom(red_geom *g, const mt_tensor *x, uint32_t mask, const int64_t *ostride) {
+  struct { int64_t size, xs, os; int red; } d[MT_MAX_DIMS], t;
+  int n = 0;
+  int64_t es = mt_dtypes[x->dtype].size;
+  for (int i = x->ndim - 1; i >= 0; i--) {
+    if (x->shape[i] == 1) continue;
+    int red = (mask >> i) & 1;
+    d[n].size = x->shape[i];
+    d[n].xs = x->stride[i] * es;
+    d[n].os = red ? 0 : ostride[i];
+    d[n].red = red;
+    n++;
+  }
+  for (int i = 1; i < n; i++)                      /* stable: inner dims first on ties */
+    for (int j = i; j > 0 && d[j].xs < d[j - 1].xs; j--) { t = d[j]; d[j] = d[j - 1]; d[j - 1] = t; }
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    if (m > 0 && d[m - 1].red == d[i].red && d[i].xs == d[m - 1].xs * d[m - 1].size &&
+        d[i].os == d[m - 1].os * d[m - 1].size) {
+      d[m - 1].size *= d[i].size;
+      continue;
+    }
+    d[m++] = d[i];
+  }
+  g->x = mt_data(x);
+  g->R = 1;
+  g->rs = 0;
+  g->red_inner = 0;
+  g->nk = 0;
+  int nred = 0;
+  for (int i = 0; i < m; i++) {
+    if (d[i].red) {
+      if (nred++) return 1;
+      g->R = d[i].size;
+      g->rs = d[i].xs;
+      g->red_inner = i == 0;
+    } else {
+      g->size[g->nk] = d[i].size;
+      g->xs[g->nk] = d[i].xs;
+      g->os[g->nk] = d[i].os;
+      g->nk++;
+    }
+  }
+  return 0;
+}
+
+/* Byte offset in x and element offset in the output of kept position q,
+   counting over the kept dims from `from` on. */
+static void kept_offsets(const red_geom *g, int from, int64_t q, int64_t *xo, int64_t *oo) {
+  *xo = 0;
+  *oo = 0;
+  for (int k = from; k < g->nk; k++) {
+    int64_t c = q % g->size[k];
+    q /= g->size[k];
+    *xo += c * g->xs[k];
+    *oo += c * g->os[k];
+  }
+}
+
+/* One pass over a run, in RED_CHUNK pieces combined in order; par spreads
+   the pieces over threads. */
+static red_state run_chunks(int kind, int dtype, const char *x, int64_t s, int64_t n, double m,
+                            double p, int par) {
+  run_fn fn = run_kernels[kind][dtype];
+  int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+  if (nc <= 1) return fn(x, s, n, m, p);
+  red_state *parts = par ? malloc(sizeof *parts * (size_t)nc) : NULL;
+  red_state st;
+  if (parts) {
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nc; c++) {
+      int64_t off = c * RED_CHUNK;
+      parts[c] = fn(x + off * s, s, min64(RED_CHUNK, n - off), m, p);
+      parts[c].idx += off;
+    }
+    st = parts[0];
+    for (int64_t c = 1; c < nc; c++) st = combine(kind, dtype, st, parts[c]);
+    free(parts);
+    return st;
+  }
+  st = fn(x, s, RED_CHUNK, m, p);
+  for (int64_t c = 1; c < nc; c++) {
+    int64_t off = c * RED_CHUNK;
+    red_state part = fn(x + off * s, s, min64(RED_CHUNK, n - off), m, p);
+    part.idx += off;
+    st = combine(kind, dtype, st, part);
+  }
+  return st;
+}
+
+typedef struct {
+  const red_plan *pl;
+  int dtype;                      /* of x */
+  char *out;                      /* values (NULL: indices only) */
+  int out_dtype;
+  int64_t *idx;                   /* indices or NULL */
+} red_target;
+
+/* Output q of a reduction whose reduced extent is innermost: one run. */
+static void reduce_run_one(const red_geom *g, const red_target *tg, int64_t q, int chunk_par) {
+  const red_plan *pl = tg->pl;
+  int64_t xo, oo;
+  kept_offsets(g, 0, q, &xo, &oo);
+  const char *x = g->x + xo;
+  red_state st = run_chunks(pl->kind[0], tg->dtype, x, g->rs, g->R, 0, pl->p, chunk_par);
+  double m = 0;
+  if (pl->kind[1] >= 0) {
+    m = pass_param(pl, st, g->R);
+    st = run_chunks(pl->kind[1], tg->dtype, x, g->rs, g->R, m, pl->p, chunk_par);
+  }
+  int64_t es = mt_dtypes[tg->out_dtype].size;
+  if (tg->out) write_value(tg->out_dtype, tg->out + oo * es, finalize(pl, tg->dtype, st, g->R, m));
+  if (tg->idx) tg->idx[oo] = st.idx;
+}
+
+/* Reduced extent innermost: outputs go to threads when there are enough of
+   them, else the chunks of each run do. */
+static void reduce_runs(const red_geom *g, const red_target *tg) {
+  int64_t O = 1;
+  for (int k = 0; k < g->nk; k++) O *= g->size[k];
+  int par = use_threads(O * g->R), par_outputs = par && O >= 4 * (int64_t)mt_get_num_threads();
+  RED_FOR(par_outputs, q, O, reduce_run_one(g, tg, q, par && !par_outputs));
+}
+
+/* Task t of a reduction whose reduced extent lies outside the innermost kept
+   dim: rows of that dim are accumulated into a tile of outputs, vectorised
+   along the row. */
+static void reduce_rows_task(const red_geom *g, const red_target *tg, int64_t t, int64_t tiles) {
+  const red_plan *pl = tg->pl;
+  red_acc acc[RED_TILE];
+  int64_t idx[RED_TILE];
+  double m[RED_TILE] = {0};
+  int64_t B = g->size[0], bxs = g->xs[0], bos = g->os[0], es = mt_dtypes[tg->out_dtype].size;
+  int64_t b0 = (t % tiles) * RED_TILE, w = min64(RED_TILE, B - b0), xo, oo;
+  kept_offsets(g, 1, t / tiles, &xo, &oo);
+  const char *x = g->x + xo + b0 * bxs;
+  rows_kernels[pl->kind[0]][tg->dtype](x, g->rs, bxs, g->R, w, acc, idx, m, pl->p);
+  if (pl->kind[1] >= 0) {
+    for (int64_t b = 0; b < w; b++) {
+      red_state st = {acc[b].f, acc[b].i, 0};
+      m[b] = pass_param(pl, st, g->R);
+    }
+    rows_kernels[pl->kind[1]][tg->dtype](x, g->rs, bxs, g->R, w, acc, idx, m, pl->p);
+  }
+  for (int64_t b = 0; b < w; b++) {
+    int64_t o = oo + (b0 + b) * bos;
+    red_state st = {acc[b].f, acc[b].i, tg->idx ? idx[b] : 0};
+    if (tg->out) write_value(tg->out_dtype, tg->out + o * es, finalize(pl, tg->dtype, st, g->R, m[b]));
+    if (tg->idx) tg->idx[o] = st.idx;
+  }
+}
+
+static void reduce_rows(const red_geom *g, const red_target *tg) {
+  int64_t outer = 1;
+  for (int k = 1; k < g->nk; k++) outer *= g->size[k];
+  int64_t tiles = (g->size[0] + RED_TILE - 1) / RED_TILE, tasks = outer * tiles;
+  int par = use_threads(outer * g->size[0] * g->R) && tasks > 1;
+  RED_FOR(par, t, tasks, reduce_rows_task(g, tg, t, tiles));
+}
+
+/* Drops the reduced dims of a keepdim-shaped contiguous result. */
+static void squeeze_reduced(mt_tensor *r, int ndim, uint32_t mask) {
+  int k = 0;
+  for (int d = 0; d < ndim; d++)
+    if (!((mask >> d) & 1)) r->shape[k++] = r->shape[d];
+  r->ndim = k;
+  mt_contiguous_strides(k, r->shape, r->stride);
+}
+
+/* Runs a plan: r (values, out_dtype; NULL for indices only) and ri (int64
+   indices, NULL when not wanted) are initialised here. */
+static int run_plan(mt_tensor *r, mt_tensor *ri, const mt_tensor *x, uint32_t mask, int keepdim,
+                    const red_plan *pl, int out_dtype) {
+  int ndim = x->ndim;
+  mask = ndim ? mask & ((1u << ndim) - 1) : 0;
+  int64_t shape[MT_MAX_DIMS], R = 1, O = 1;
+  for (int d = 0; d < ndim; d++) {
+    int red = (mask >> d) & 1;
+    shape[d] = red ? 1 : x->shape[d];
+    if (red) R *= x->shape[d];
+    else O *= x->shape[d];
+  }
+  if (r && mt_tensor_init(r, out_dtype, ndim, shape)) return -1;
+  if (ri && mt_tensor_init(ri, MT_INT64, ndim, shape)) { if (r) mt_tensor_release(r); return -1; }
+  const mt_tensor *res = r ? r : ri;
+  int rc = 0;
+  if (O > 0 && R == 0) {
+    red_state st = identity(pl->kind[0]);
+    double m = 0;
+    if (pl->kind[1] >= 0) { m = pass_param(pl, st, 0); st = identity(pl->kind[1]); }
+    red_value v = finalize(pl, x->dtype, st, 0, m);
+    if (r) mt_fill(r, v.is_int ? (double)v.i : v.f);
+    if (ri) mt_fill(ri, 0);
+  } else if (O > 0) {
+    int64_t ostride[MT_MAX_DIMS];
+    memcpy(ostride, res->stride, sizeof(int64_t) * (size_t)ndim);
+    red_geom g;
+    mt_tensor copy = {0};
+    if (build_geom(&g, x, mask, ostride)) {
+      /* reduced dims that do not merge: copy x with them last, contiguous */
+      int perm[MT_MAX_DIMS], k = 0;
+      int64_t pstride[MT_MAX_DIMS];
+      uint32_t pmask = 0;
+      for (int d = 0; d < ndim; d++) if (!((mask >> d) & 1)) perm[k++] = d;
+      for (int d = 0; d < ndim; d++) if ((mask >> d) & 1) { pmask |= 1u << k; perm[k++] = d; }
+      for (int d = 0; d < ndim; d++) pstride[d] = ostride[perm[d]];
+      mt_tensor view = {0};
+      rc = mt_permute(&view, x, perm);
+      if (rc == 0) rc = mt_clone(&copy, &view);
+      mt_tensor_release(&view);
+      if (rc == 0) build_geom(&g, &copy, pmask, pstride);
+    }
+    if (rc == 0) {
+      red_target tg = {pl, x->dtype, r ? mt_data(r) : NULL, out_dtype, ri ? (int64_t *)mt_data(ri) : NULL};
+      if (g.nk == 0 || (g.red_inner && g.R >= RED_MIN_RUN)) reduce_runs(&g, &tg);
+      else reduce_rows(&g, &tg);
+    }
+    mt_tensor_release(&copy);
+  }
+  if (rc) {
+    if (r) mt_tensor_release(r);
+    if (ri) mt_tensor_release(ri);
+    return -1;
+  }
+  if (!keepdim) {
+    if (r) squeeze_reduced(r, ndim, mask);
+    if (ri) squeeze_reduced(ri, ndim, mask);
+  }
+  return 0;
+}
+
+/* Fails when a reduced dim is empty, for ops without an identity. */
+static int check_nonempty(const char *op, const mt_tensor *x, uint32_t mask) {
+  for (int d = 0; d < x->ndim; d++)
+    if (((mask >> d) & 1) && x->shape[d] == 0) {
+      char b[128];
+      return mt_fail("%s: reduction dim %d of a %s tensor is empty, and %s has no identity", op,
+                     d + 1, mt_shape_str(x, b, sizeof b), op);
+    }
+  return 0;
+}
+
+/* ---- the reduction ops ---- */
+int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_reduce_op op, uint32_t dims, int keepdim,
+              int dtype) {
+  static const char *const names[] = {"sum", "mean", "prod", "amax", "amin", "all", "any",
+                                      "count_nonzero", "logsumexp"};
+  const char *name = names[op];
+  mt_tensor in = {0};
+  if (dtype < 0 && op == MT_RED_LOGSUMEXP && !mt_dtype_is_float(x->dtype)) dtype = MT_FLOAT32;
+  if (dtype >= 0) { if (mt_to_dtype(&in, x, dtype)) return -1; }
+  else mt_tensor_alias(&in, x);
+  int xd = in.dtype, isf = mt_dtype_is_float(xd), out = xd, rc = -1;
+  red_plan pl = {{K_SUM, -1}, PARAM_NONE, FIN_SAME, 0};
+  switch (op) {
+  case MT_RED_SUM: out = isf ? xd : MT_INT64; break;
+  case MT_RED_PROD: pl.kind[0] = K_PROD; out = isf ? xd : MT_INT64; break;
+  case MT_RED_MEAN:
+    if (!isf) {
+      mt_fail("mean: could not infer output dtype; input dtype must be floating point, got %s "
+              "(convert it, or pass {dtype='float32'})", mt_dtypes[xd].name);
+      goto done;
+    }
+    pl.fin = FIN_MEAN;
+    break;
+  case MT_RED_AMAX: case MT_RED_AMIN:
+    if (check_nonempty(name, &in, x->ndim ? dims : 0)) goto done;
+    pl.kind[0] = op == MT_RED_AMAX ? K_MAX : K_MIN;
+    break;
+  case MT_RED_ALL: case MT_RED_ANY:
+    pl.kind[0] = K_NONZERO;
+    pl.fin = op == MT_RED_ALL ? FIN_ALL : FIN_ANY;
+    out = xd == MT_UINT8 ? MT_UINT8 : MT_BOOL;
+    break;
+  case MT_RED_COUNT_NONZERO: pl.kind[0] = K_NONZERO; out = MT_INT64; break;
+  case MT_RED_LOGSUMEXP:
+    pl.kind[0] = K_MAX;
+    pl.kind[1] = K_EXPSUM;
+    pl.param = PARAM_SHIFT;
+    pl.fin = FIN_LSE;
+    break;
+  }
+  rc = run_plan(r, NULL, &in, dims, keepdim, &pl, out);
+done:
+  mt_tensor_release(&in);
+  return rc;
+}
+
+int mt_var(mt_tensor *r, const mt_tensor *x, uint32_t dims, double correction, int keepdim,
+           int take_sqrt) {
+  if (!mt_dtype_is_float(x->dtype))
+    return mt_fail("%s: std and var only support floating point dtypes, got %s",
+                   take_sqrt ? "std" : "var", mt_dtypes[x->dtype].name);
+  red_plan pl = {{K_SUM, K_SQDEV}, PARAM_MEAN, take_sqrt ? FIN_STD : FIN_VAR, correction};
+  return run_plan(r, NULL, x, dims, keepdim, &pl, x->dtype);
+}
+
+int mt_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim) {
+  if (!mt_dtype_is_float(x->dtype))
+    return mt_fail("norm: expected a floating point tensor, got %s", mt_dtypes[x->dtype].name);
+  if (isnan(p)) return mt_fail("norm: the order p is NaN");
+  if ((isinf(p) || p < 0) && x->ndim && mt_numel(x) == 0) {
+    uint32_t m = dims & ((1u << x->ndim) - 1);
+    for (int d = 0; d < x->ndim; d++)
+      if (((m >> d) & 1) && x->shape[d] == 0)
+        return mt_fail("norm: cannot compute the %g norm over dim %d, which is empty (no identity)", p, d + 1);
+  }
+  if (isinf(p)) {
+    mt_tensor a = {0};
+    if (mt_unary(&a, x, MT_OP_abs, 0, x->dtype)) return -1;
+    red_plan pl = {{p > 0 ? K_MAX : K_MIN, -1}, PARAM_NONE, FIN_SAME, 0};
+    int rc = run_plan(r, NULL, &a, dims, keepdim, &pl, x->dtype);
+    mt_tensor_release(&a);
+    return rc;
+  }
+  red_plan pl = {{K_POWSUM, -1}, PARAM_NONE, FIN_ROOT, p};
+  if (p == 0) { pl.kind[0] = K_NONZERO; pl.fin = FIN_SAME; }
+  else if (p == 1) { pl.kind[0] = K_ABSSUM; pl.fin = FIN_SAME; }
+  else if (p == 2) { pl.kind[0] = K_SQDEV; pl.fin = FIN_SQRT; }
+  return run_plan(r, NULL, x, dims, keepdim, &pl, x->dtype);
+}
+
+int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim,
+               int is_min) {
+  const char *name = is_min ? "min" : "max";
+  if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;
+  if (check_nonempty(name, x, 1u << dim)) return -1;
+  red_plan pl = {{is_min ? K_MIN : K_MAX, -1}, PARAM_NONE, FIN_SAME, 0};
+  return run_plan(values, indices, x, 1u << dim, keepdim, &pl, x->dtype);
+}
+
+int mt_argmax(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min) {
+  const char *name = is_min ? "argmin" : "argmax";
+  red_plan pl = {{is_min ? K_MIN : K_MAX, -1}, PARAM_NONE, FIN_SAME, 0};
+  if (!flatten) {
+    if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;
+    if (check_nonempty(name, x, 1u << dim)) return -1;
+    return run_plan(NULL, r, x, 1u << dim, keepdim, &pl, x->dtype);
+  }
+  if (mt_numel(x) == 0)
+    return mt_fail("%s: cannot take the %s of an empty tensor; specify a non-empty dim", name, name);
+  mt_tensor c = {0};                   /* flat indices count in row-major order */
+  if (mt_contiguous(&c, x)) return -1;
+  int rc = run_plan(NULL, r, &c, MT_ALL_DIMS, keepdim, &pl, x->dtype);
+  mt_tensor_release(&c);
+  return rc;
+}
+
+/* ---- x seen as [A, N, B] around dim, for scans, softmax and selection ---- */
+static void split_dims(const mt_tensor *x, int dim, int64_t *A, int64_t *N, int64_t *B) {
+  *A = *N = *B = 1;
+  for (int d = 0; d < x->ndim; d++) {
+    if (d < dim) *A *= x->shape[d];
+    else if (d == dim) *N = x->shape[d];
+    else *B *= x->shape[d];
+  }
+}
+
+/* ---- cumulative sum and product ---- */
+#define CUM_KERNEL(NAME, OP, INIT, E, T, K)                                                 \
+  static void NAME##_##E(const char *x, char *y, int64_t N, int64_t B, int64_t w) {         \
+    if (w == 1) {                                                                           \
+      RED_SUM_K##K run = INIT;                                                              \
+      for (int64_t j = 0; j < N; j++) {                                                     \
+        run = run OP (RED_SUM_K##K)MT_LOAD_##E((const T *)x + j * B);                       \
+        MT_STORE_##E((T *)y + j * B, run);                                                  \
+      }                                                                                     \
+      return;                                                                               \
+    }                                                                                       \
+    RED_SUM_K##K acc[RED_TILE];                                                             \
+    for (int64_t b = 0; b < w; b++) acc[b] = INIT;                                          \
+    for (int64_t j = 0; j < N; j++) {                                                       \
+      const T *xr = (const T *)x + j * B;                                                   \
+      T *yr = (T *)y + j * B;                                                               \
+      for (int64_t b = 0; b < w; b++) {                                                     \
+        acc[b] = acc[b] OP (RED_SUM_K##K)MT_LOAD_##E(xr + b);                               \
+        MT_STORE_##E(yr + b, acc[b]);                                                       \
+      }                                                                                     \
+    }                                                                                       \
+  }
+#define CUM_GEN(E, T, N, TN, K) CUM_KERNEL(cumsum, +, 0, E, T, K) CUM_KERNEL(cumprod, *, 1, E, T, K)
+MT_DTYPES(CUM_GEN)
+
+typedef void (*cum_fn)(const char *x, char *y, int64_t N, int64_t B, int64_t w);
+#define CUM_ENTRY(E, T, N, TN, K) {cumsum_##E, cumprod_##E},
+static const cum_fn cum_kernels[MT_NDTYPES][2] = {MT_DTYPES(CUM_ENTRY)};
+
+int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dtype) {
+  const char *name = is_prod ? "cumprod" : "cumsum";
+  if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;
+  if (dtype < 0) dtype = mt_dtype_is_float(x->dtype) ? x->dtype : MT_INT64;
+  mt_tensor conv = {0}, in = {0};
+  if (mt_to_dtype(&conv, x, dtype)) return -1;
+  int rc = mt_contiguous(&in, &conv);
+  mt_tensor_release(&conv);
+  if (rc) return -1;
+  if (mt_tensor_init(r, dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
+  int64_t A, N, B;
+  split_dims(x, dim, &A, &N, &B);
+  int64_t tiles = (B + RED_TILE - 1) / RED_TILE, tasks = A * tiles, es = mt_dtypes[dtype].size;
+  const char *xd = mt_data(&in);
+  char *yd = mt_data(r);
+  cum_fn fn = cum_kernels[dtype][is_prod];
+  int par = use_threads(A * N * B) && tasks > 1;
+  RED_FOR(par, t, tasks,
+          int64_t off = ((t / tiles) * N * B + (t % tiles) * RED_TILE) * es;
+          fn(xd + off, yd + off, N, B, min64(RED_TILE, B - (t % tiles) * RED_TILE)));
+  mt_tensor_release(&in);
+  return 0;
+}
+
+/* ---- softmax ---- */
+
+/* Cephes' expf, branch-free so that loops over it vectorise: exp(x) =
+   2^n exp(r) with n = round(x / ln 2), |r| <= ln(2)/2, and a degree-6
+   polynomial for exp(r). Results under 2.4e-38 flush to zero; NaN stays NaN. */
+static inline float red_expf(float x) {
+  float xc = x > 88.7f ? 88.7f : x;
+  xc = xc < -86.6f ? -86.6f : xc;
+  float xs = xc == xc ? xc : 0.0f;
+  float n = (xs * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  float q = 1.9875691500e-4f;
+  q = q * r + 1.3981999507e-3f;
+  q = q * r + 8.3334519073e-3f;
+  q = q * r + 4.1665795894e-2f;
+  q = q * r + 1.6666665459e-1f;
+  q = q * r + 5.0000001201e-1f;
+  q = q * r * r + r + 1.0f;
+  union { uint32_t u; float f; } scale;
+  scale.u = (uint32_t)((int32_t)n + 126) << 23;          /* 2^(n-1): n-1 is in [-126, 127] */
+  float res = q * scale.f * 2.0f;
+  return x < -86.6f ? 0.0f : res;
+}
+#define red_exp(v) _Generic((v), float: red_expf, default: exp)(v)
+#define red_log(v) _Generic((v), float: logf, default: log)(v)
+
+/* One contiguous row of n: max, then exp(x - max) and its sum, then scale
+   (or x - max - log(sum) for log-softmax). */
+#define SM_ROW(E, T)                                                                        \
+  static void softmax_row_##E(const T *x, T *y, int64_t n, int take_log) {                  \
+    typedef MT_CT_##E ct;                                                                   \
+    ct lane[RED_LANES], mx = -INFINITY, s = 0;                                              \
+    for (int j = 0; j < RED_LANES; j++) lane[j] = -INFINITY;                                \
+    int64_t i = 0;                                                                          \
+    for (; i + RED_LANES <= n; i += RED_LANES) {                                            \
+      _Pragma("omp simd")                                                                   \
+      for (int j = 0; j < RED_LANES; j++) {                                                 \
+        ct v = MT_LOAD_##E(x + i + j);                                                      \
+        lane[j] = v > lane[j] ? v : lane[j];                                                \
+      }                                                                                     \
+    }                                                                                       \
+    for (int j = 0; j < RED_LANES; j++) mx = lane[j] > mx ? lane[j] : mx;                   \
+    for (; i < n; i++) { ct v = MT_LOAD_##E(x + i); mx = v > mx ? v : mx; }                 \
+    if (take_log) {                                                                         \
+      _Pragma("omp simd reduction(+:s)")                                                    \
+      for (int64_t k = 0; k < n; k++) s += red_exp(MT_LOAD_##E(x + k) - mx);                \
+      ct ls = red_log(s);                                                                   \
+      _Pragma("omp simd")                                                                   \
+      for (int64_t k = 0; k < n; k++) MT_STORE_##E(y + k, MT_LOAD_##E(x + k) - mx - ls);    \
+      return;                                                                               \
+    }                                                                                       \
+    _Pragma("omp simd reduction(+:s)")                                                      \
+    for (int64_t k = 0; k < n; k++) {                                                       \
+      ct e = red_exp(MT_LOAD_##E(x + k) - mx);                                              \
+      MT_STORE_##E(y + k, e);                                                               \
+      s += e;                                                                               \
+    }                                                                                       \
+    ct inv = (ct)1 / s;                                                                     \
+    _Pragma("omp simd")                                                                     \
+    for (int64_t k = 0; k < n; k++) MT_STORE_##E(y + k, MT_LOAD_##E(y + k) * inv);          \
+  }
+
+/* A tile of w columns of an [N, B] block: the same three steps, vectorised
+   along the rows. */
+#define SM_COLS(E, T)                                                                       \
+  static void softmax_cols_##E(const T *x, T *y, int64_t N, int64_t B, int64_t w,           \
+                               int take_log) {                                              \
+    typedef MT_CT_##E ct;                                                                   \
+    ct mx[RED_TILE], s[RED_TILE];                                                           \
+    for (int64_t b = 0; b < w; b++) { mx[b] = -INFINITY; s[b] = 0; }                        \
+    for (int64_t j = 0; j < N; j++) {                                                       \
+      const T *xr = x + j * B;                                                              \
+      _Pragma("omp simd")                                                                   \
+      for (int64_t b = 0; b < w; b++) {                                                     \
+        ct v = MT_LOAD_##E(xr + b);                                                         \
+        mx[b] = v > mx[b] ? v : mx[b];                                                      \
+      }                                                                                     \
+    }                                                                                       \
+    for (int64_t j = 0; j < N; j++) {                                                       \
+      const T *xr = x + j * B;                                                              \
+      T *yr = y + j * B;                                                                    \
+      _Pragma("omp simd")                                                                   \
+      for (int64_t b = 0; b < w; b++) {                                                     \
+        ct e = red_exp(MT_LOAD_##E(xr + b) - mx[b]);                                        \
+        if (!take_log) MT_STORE_##E(yr + b, e);                                             \
+        s[b] += e;                                                                          \
+      }                                                                                     \
+    }                                                                                       \
+    for (int64_t b = 0; b < w; b++) s[b] = take_log ? red_log(s[b]) : (ct)1 / s[b];         \
+    for (int64_t j = 0; j < N; j++) {                                                       \
+      const T *xr = x + j * B;                                                              \
+      T *yr = y + j * B;                                                                    \
+      if (take_log) {                                                                       \
+        _Pragma("omp simd")                                                                 \
+        for (int64_t b = 0; b < w; b++) MT_STORE_##E(yr + b, MT_LOAD_##E(xr + b) - mx[b] - s[b]); \
+      } else {                                                                              \
+        _Pragma("omp simd")                                                                 \
+        for (int64_t b = 0; b < w; b++) MT_STORE_##E(yr + b, MT_LOAD_##E(yr + b) * s[b]);   \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+#define SM_GEN(E, T, NAME, TN, K) SM_ROW(E, T) SM_COLS(E, T)                                   \
+  static void softmax_##E(const char *x, char *y, int64_t N, int64_t B, int64_t w, int lg) { \
+    if (B == 1) softmax_row_##E((const T *)x, (T *)y, N, lg);                               \
+    else softmax_cols_##E((const T *)x, (T *)y, N, B, w, lg);                               \
+  }
+MT_FLOAT_DTYPES(SM_GEN)
+
+typedef void (*sm_fn)(const char *x, char *y, int64_t N, int64_t B, int64_t w, int take_log);
+#define SM_ENTRY(E, T, N, TN, K) [MT_##E] = softmax_##E,
+static const sm_fn sm_kernels[MT_NDTYPES] = {MT_FLOAT_DTYPES(SM_ENTRY)};
+
+int mt_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtype) {
+  const char *name = take_log ? "log_softmax" : "softmax";
+  if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;
+  if (dtype < 0) dtype = x->dtype;
+  if (!mt_dtype_is_float(dtype))
+    return mt_fail("%s: expected a floating point tensor, got %s (convert it, or pass "
+                   "{dtype='float32'})", name, mt_dtypes[dtype].name);
+  mt_tensor conv = {0}, in = {0};
+  if (mt_to_dtype(&conv, x, dtype)) return -1;
+  int rc = mt_contiguous(&in, &conv);
+  mt_tensor_release(&conv);
+  if (rc) return -1;
+  if (mt_tensor_init(r, dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
+  int64_t A, N, B;
+  split_dims(x, dim, &A, &N, &B);
+  int64_t tiles = (B + RED_TILE - 1) / RED_TILE, tasks = A * tiles, es = mt_dtypes[dtype].size;
+  const char *xd = mt_data(&in);
+  char *yd = mt_data(r);
+  sm_fn fn = sm_kernels[dtype];
+  int par = use_threads(A * N * B) && tasks > 1;
+  if (N > 0)
+    RED_FOR(par, t, tasks,
+            int64_t off = ((t / tiles) * N * B + (t % tiles) * RED_TILE) * es;
+            fn(xd + off, yd + off, N, B, min64(RED_TILE, B - (t % tiles) * RED_TILE), take_log));
+  mt_tensor_release(&in);
+  return 0;
+}
+
+/* ---- sorting and selection along a dim ---- */
+
+/* A slice element: its value as a sortable key (double for floats, int64
+   otherwise: both exact) and its position in the slice. */
+typedef struct { union { double f; int64_t i; } key; int64_t idx; } sel_pair;
+
+#define SEL_KEY_K0(p, v) ((p).key.i = (int64_t)(v))
+#define SEL_KEY_K1(p, v) ((p).key.i = (int64_t)(v))
+#define SEL_KEY_K2(p, v) ((p).key.f = (double)(v))
+#define SEL_GATHER(E, T, N, TN, K)                                                          \
+  static void gather_##E(const char *x, int64_t s, int64_t n, sel_pair *out) {              \
+    for (int64_t i = 0; i < n; i++) { SEL_KEY_K##K(out[i], MT_LOAD_##E(x + i * s)); out[i].idx = i; } \
+  }
+MT_DTYPES(SEL_GATHER)
+typedef void (*gather_fn)(const char *x, int64_t s, int64_t n, sel_pair *out);
+#define SEL_GATHER_ENTRY(E, T, N, TN, K) gather_##E,
+static const gather_fn gather_kernels[MT_NDTYPES] = {MT_DTYPES(SEL_GATHER_ENTRY)};
+
+/* "a sorts strictly before b"; NaN is above every number */
+#define SEL_F_ASC(a, b) ((a).key.f < (b).key.f || (isnan((b).key.f) && !isnan((a).key.f)))
+#define SEL_F_DESC(a, b) ((a).key.f > (b).key.f || (isnan((a).key.f) && !isnan((b).key.f)))
+#define SEL_I_ASC(a, b) ((a).key.i < (b).key.i)
+#define SEL_I_DESC(a, b) ((a).key.i > (b).key.i)
+
+/* Stable merge sort: insertion-sorted runs of 16, then bottom-up merges
+   between a and tmp (both n long). */
+#define SEL_SORT(NAME, BEFORE)                                                              \
+  static void NAME(sel_pair *a, sel_pair *tmp, int64_t n) {                                 \
+    for (int64_t lo = 0; lo < n; lo += 16) {                                                \
+      int64_t hi = min64(lo + 16, n);                                                       \
+      for (int64_t i = lo + 1; i < hi; i++) {                                               \
+        sel_pair v = a[i];                                                                  \
+        int64_t j = i;                                                                      \
+        for (; j > lo && BEFORE(v, a[j - 1]); j--) a[j] = a[j - 1];                         \
+        a[j] = v;                                                                           \
+      }                                                                                     \
+    }                                                                                       \
+    sel_pair *src = a, *dst = tmp;                                                          \
+    for (int64_t w = 16; w < n; w *= 2) {                                                   \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                                           \
+        int64_t mid = min64(lo + w, n), hi = min64(lo + 2 * w, n), i = lo, j = mid, k = lo; \
+        while (i < mid && j < hi) dst[k++] = BEFORE(src[j], src[i]) ? src[j++] : src[i++];  \
+        while (i < mid) dst[k++] = src[i++];                                                \
+        while (j < hi) dst[k++] = src[j++];                                                 \
+      }                                                                                     \
+      sel_pair *t = src; src = dst; dst = t;                                                \
+    }                                                                                       \
+    if (src != a) memcpy(a, src, sizeof *a * (size_t)n);                                    \
+  }
+SEL_SORT(sort_f_asc, SEL_F_ASC)
+SEL_SORT(sort_f_desc, SEL_F_DESC)
+SEL_SORT(sort_i_asc, SEL_I_ASC)
+SEL_SORT(sort_i_desc, SEL_I_DESC)
+
+typedef enum { SEL_SORTED, SEL_KTH, SEL_MEDIAN, SEL_MODE } sel_op;
+
+/* Position in a sorted ascending slice that kthvalue/median/mode pick. */
+static int64_t sel_pick(const sel_pair *s, int64_t n, sel_op op, int64_t k, int is_float) {
+  if (op == SEL_KTH) return k;
+  if (op == SEL_MEDIAN) {
+    if (is_float && isnan(s[n - 1].key.f)) {       /* NaN: the first one (lowest index) */
+      int64_t i = n - 1;
+      while (i > 0 && isnan(s[i - 1].key.f)) i--;
+      return i;
+    }
+    return (n - 1) / 2;
+  }
+  int64_t best = 0, best_count = 0;                /* mode: the longest run of equal keys */
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && (is_float ? s[j].key.f == s[i].key.f : s[j].key.i == s[i].key.i)) j++;
+    if (j - i > best_count) { best_count = j - i; best = j - 1; }
+    i = j;
+  }
+  return best;
+}
+
+/* The slices of x along dim, as [A, N, B] contiguous, each sorted and
+   reduced to M results. */
+typedef struct {
+  const char *x;
+  char *values;
+  int64_t *indices;
+  int64_t N, B, M, k;
+  size_t es;
+  sel_op op;
+  int is_float;
+  gather_fn gather;
+  void (*sort)(sel_pair *, sel_pair *, int64_t);
+} sel_job;
+
+/* Slices [lo, hi) of a job, with one scratch buffer; -1 when out of memory. */
+static int sel_slices(const sel_job *j, int64_t lo, int64_t hi) {
+  if (lo >= hi) return 0;
+  int64_t N = j->N, B = j->B, M = j->M, es = (int64_t)j->es;
+  sel_pair *buf = malloc(sizeof *buf * 2 * (size_t)N);
+  if (!buf) return -1;
+  for (int64_t sl = lo; sl < hi; sl++) {
+    int64_t a = sl / B, b = sl % B;
+    const char *xs = j->x + (a * N * B + b) * es;
+    j->gather(xs, B * es, N, buf);
+    j->sort(buf, buf + N, N);
+    int64_t first = j->op == SEL_SORTED ? 0 : sel_pick(buf, N, j->op, j->k, j->is_float);
+    for (int64_t m = 0; m < M; m++) {
+      int64_t src = buf[first + m].idx, o = (a * M + m) * B + b;
+      memcpy(j->values + o * es, xs + src * B * es, j->es);
+      j->indices[o] = src;
+    }
+  }
+  free(buf);
+  return 0;
+}
+
+/* Sorts every slice along dim and writes M results per slice: the first M
+   (SEL_SORTED), or the one that op picks (M = 1). k is 0-based for SEL_KTH. */
+static int select_along(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim,
+                        sel_op op, int64_t M, int64_t k, int descending, int keepdim) {
+  mt_tensor in = {0};
+  if (mt_contiguous(&in, x)) return -1;
+  int64_t A, N, B, shape[MT_MAX_DIMS];
+  split_dims(x, dim, &A, &N, &B);
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  if (x->ndim) shape[dim] = M;
+  if (mt_tensor_init(values, x->dtype, x->ndim, shape)) { mt_tensor_release(&in); return -1; }
+  if (mt_tensor_init(indices, MT_INT64, x->ndim, shape)) {
+    mt_tensor_release(values);
+    mt_tensor_release(&in);
+    return -1;
+  }
+  int is_float = mt_dtype_is_float(x->dtype), failed = 0;
+  sel_job job = {mt_data(&in), mt_data(values), (int64_t *)mt_data(indices), N, B, M, k,
+                 (size_t)mt_dtypes[x->dtype].size, op, is_float, gather_kernels[x->dtype],
+                 is_float ? (descending ? sort_f_desc : sort_f_asc)
+                          : (descending ? sort_i_desc : sort_i_asc)};
+  int64_t slices = A * B;
+  if (N > 0 && M > 0) {
+    if (use_threads(slices * N * 4) && slices > 1) {
+#pragma omp parallel reduction(|:failed)
+      {
+        int64_t nt = 1, id = 0;
+#ifdef _OPENMP
+        nt = omp_get_num_threads();
+        id = omp_get_thread_num();
+#endif
+        failed |= sel_slices(&job, slices * id / nt, slices * (id + 1) / nt) != 0;
+      }
+    } else {
+      failed = sel_slices(&job, 0, slices) != 0;
+    }
+  }
+  mt_tensor_release(&in);
+  if (failed) {
+    mt_tensor_release(values);
+    mt_tensor_release(indices);
+    return mt_fail("sort: out of memory for a slice of %lld elements", (long long)N);
+  }
+  if (!keepdim && M == 1 && x->ndim) {
+    squeeze_reduced(values, x->ndim, 1u << dim);
+    squeeze_reduced(indices, x->ndim, 1u << dim);
+  }
+  return 0;
+}
+
+/* Wraps dim and returns the slice length, or -1. */
+static int64_t slice_len(const char *op, const mt_tensor *x, int *dim) {
+  if ((*dim = mt_wrap_dim(op, *dim, x->ndim)) < 0) return -1;
+  return x->ndim ? x->shape[*dim] : 1;
+}
+
+static int check_slice(const char *op, const mt_tensor *x, int dim, int64_t n) {
+  if (n > 0) return 0;
+  char b[128];
+  return mt_fail("%s: dim %d of a %s tensor is empty", op, dim + 1, mt_shape_str(x, b, sizeof b));
+}
+
+int mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int descending) {
+  int64_t n = slice_len("sort", x, &dim);
+  if (n < 0) return -1;
+  return select_along(values, indices, x, dim, SEL_SORTED, n, 0, descending, 1);
+}
+
+int mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int64_t k, int dim,
+            int largest) {
+  int64_t n = slice_len("topk", x, &dim);
+  if (n < 0) return -1;
+  if (k < 0 || k > n || (x->ndim == 0 && k != 1))
+    return mt_fail("topk: k = %lld is out of range for dim %d of size %lld", (long long)k, dim + 1,
+                   (long long)n);
+  return select_along(values, indices, x, dim, SEL_SORTED, k, 0, largest, 1);
+}
+
+int mt_kthvalue(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int64_t k, int dim,
+                int keepdim) {
+  int64_t n = slice_len("kthvalue", x, &dim);
+  if (n < 0) return -1;
+  if (k < 1 || k > n)
+    return mt_fail("kthvalue: k = %lld is out of range for dim %d of size %lld (k counts from 1)",
+                   (long long)k, dim + 1, (long long)n);
+  return select_along(values, indices, x, dim, SEL_KTH, 1, k - 1, 0, keepdim);
+}
+
+int mt_median(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim) {
+  if (indices) {
+    int64_t n = slice_len("median", x, &dim);
+    if (n < 0 || check_slice("median", x, dim, n)) return -1;
+    return select_along(values, indices, x, dim, SEL_MEDIAN, 1, 0, 0, keepdim);
+  }
+  int64_t numel = mt_numel(x);
+  if (numel == 0) {
+    if (!mt_dtype_is_float(x->dtype))
+      return mt_fail("median: an empty %s tensor has no median", mt_dtypes[x->dtype].name);
+    if (mt_tensor_init(values, x->dtype, 0, NULL)) return -1;
+    return mt_fill(values, NAN);
+  }
+  mt_tensor flat = {0}, idx = {0};
+  if (mt_reshape(&flat, x, 1, &numel)) return -1;
+  int rc = select_along(values, &idx, &flat, 0, SEL_MEDIAN, 1, 0, 0, 0);
+  mt_tensor_release(&flat);
+  mt_tensor_release(&idx);
+  return rc;
+}
+
+int mt_mode(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim) {
+  int64_t n = slice_len("mode", x, &dim);
+  if (n < 0 || check_slice("mode", x, dim, n)) return -1;
+  return select_along(values, indices, x, dim, SEL_MODE, 1, 0, 0, keepdim);
+}
+
+/* ---- whole-tensor comparisons ---- */
+int mt_equal(int *result, const mt_tensor *a, const mt_tensor *b) {
+  *result = 0;
+  if (!mt_same_shape(a, b)) return 0;
+  mt_operand oa = {a, 0, 0}, ob = {b, 0, 0};
+  mt_tensor eq = {0}, all = {0};
+  if (mt_binary(&eq, &oa, &ob, MT_OP_eq, 1, 0, MT_FLOAT32)) return -1;
+  int rc = mt_reduce(&all, &eq, MT_RED_ALL, MT_ALL_DIMS, 0, -1);
+  if (rc == 0) *result = *(const bool *)mt_data(&all);
+  mt_tensor_release(&eq);
+  mt_tensor_release(&all);
+  return rc;
+}
+
+typedef struct { double rtol, atol; int equal_nan; } close_ctx;
+
+#define CLOSE_KERNEL(E, T, N, TN, K)                                                        \
+  static void close_##E(char **d, const int64_t *s, int64_t n, void *c) {                   \
+    const close_ctx *cc = c;                                                                \
+    char *o = d[0];                                                                         \
+    const char *pa = d[1], *pb = d[2];                                                      \
+    for (int64_t i = 0; i < n; i++, o += s[0], pa += s[1], pb += s[2]) {                    \
+      double a = (double)MT_LOAD_##E(pa), b = (double)MT_LOAD_##E(pb);                      \
+      int close = a == b || (cc->equal_nan && isnan(a) && isnan(b)) ||                      \
+                  (isfinite(a) && isfinite(b) && fabs(a - b) <= cc->atol + cc->rtol * fabs(b)); \
+      *(bool *)o = close;                                                                   \
+    }                                                                                       \
+  }
+MT_DTYPES(CLOSE_KERNEL)
+#define CLOSE_ENTRY(E, T, N, TN, K) close_##E,
+static const mt_loop_fn close_kernels[MT_NDTYPES] = {MT_DTYPES(CLOSE_ENTRY)};
+
+int mt_isclose(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, double rtol, double atol,
+               int equal_nan) {
+  if (a->dtype != b->dtype)
+    return mt_fail("isclose: dtypes must match, got %s and %s", mt_dtypes[a->dtype].name,
+                   mt_dtypes[b->dtype].name);
+  if (rtol < 0 || atol < 0) return mt_fail("isclose: rtol (%g) and atol (%g) must be non-negative", rtol, atol);
+  int ndim;
+  int64_t shape[MT_MAX_DIMS];
+  if (mt_broadcast_shapes("isclose", a->ndim, a->shape, b->ndim, b->shape, &ndim, shape)) return -1;
+  mt_tensor va = {0}, vb = {0};
+  int rc = mt_expand(&va, a, ndim, shape);
+  if (rc == 0) rc = mt_expand(&vb, b, ndim, shape);
+  if (rc == 0) rc = mt_tensor_init(r, MT_BOOL, ndim, shape);
+  if (rc == 0) {
+    const mt_tensor *ops[3] = {r, &va, &vb};
+    close_ctx cc = {rtol, atol, equal_nan};
+    mt_iter it;
+    mt_iter_init(&it, 3, ops);
+    mt_iter_run(&it, close_kernels[a->dtype], &cc, 0);
+  }
+  mt_tensor_release(&va);
+  mt_tensor_release(&vb);
+  return rc;
+}
+
+int mt_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol, double atol,
+                int equal_nan) {
+  mt_tensor close = {0}, all = {0};
+  *result = 0;
+  if (mt_isclose(&close, a, b, rtol, atol, equal_nan)) return -1;
+  int rc = mt_reduce(&all, &close, MT_RED_ALL, MT_ALL_DIMS, 0, -1);
+  if (rc == 0) *result = *(const bool *)mt_data(&all);
+  mt_tensor_release(&close);
+  mt_tensor_release(&all);
+  return rc;
+}

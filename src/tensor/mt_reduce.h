@@ -1,0 +1,75 @@
+/* mt_reduce.h: reductions over all elements or a set of dims, scans,
+   softmax, sorting and selection along a dim, and whole-tensor comparisons. */
+#ifndef MT_REDUCE_H
+#define MT_REDUCE_H
+
+#include "mt_tensor.h"
+
+/* The dims to reduce, as a bit mask of 0-based dims (MT_MAX_DIMS fits in 32
+   bits); MT_ALL_DIMS reduces every dim. A 0-dim tensor ignores the mask. */
+#define MT_ALL_DIMS 0xffffffffu
+
+typedef enum {
+  MT_RED_SUM,            /* ints and bool sum to int64 */
+  MT_RED_MEAN,           /* floating dtypes only, as in PyTorch */
+  MT_RED_PROD,           /* ints and bool multiply to int64 */
+  MT_RED_AMAX,           /* values only; an empty reduction is an error */
+  MT_RED_AMIN,
+  MT_RED_ALL,            /* bool result (uint8 for uint8 input, as PyTorch) */
+  MT_RED_ANY,
+  MT_RED_COUNT_NONZERO,  /* int64 result */
+  MT_RED_LOGSUMEXP,      /* max-shifted; ints are promoted to float32 */
+} mt_reduce_op;
+
+/* r = op over the dims in mask. dtype >= 0 converts x to it first (the
+   dtype= option of sum, mean, prod); -1 keeps x's dtype. */
+int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_reduce_op op, uint32_t dims, int keepdim,
+              int dtype);
+/* Variance with a divisor max(0, n - correction), or its square root. */
+int mt_var(mt_tensor *r, const mt_tensor *x, uint32_t dims, double correction, int keepdim,
+           int take_sqrt);
+/* Vector p-norm over the dims: p = 0 counts nonzeros, +-inf is max/min |x|. */
+int mt_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim);
+
+/* max/min along one dim: values and 0-based int64 indices of the first
+   extreme (NaN counts as the extreme, as in PyTorch). */
+int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim,
+               int is_min);
+/* 0-based index of the max/min along dim, or of the flattened tensor when
+   flatten is set (then the result is 0-dim, or all-ones with keepdim). */
+int mt_argmax(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min);
+
+/* Running sum or product along dim; ints and bool accumulate to int64
+   unless dtype >= 0 gives the dtype to convert x to first. */
+int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dtype);
+
+/* Softmax or log-softmax along dim, max-shifted; floating dtypes only
+   (dtype >= 0 converts x first, as PyTorch's dtype= option). */
+int mt_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtype);
+
+/* Stable sort along dim; NaN sorts above every number. Indices 0-based. */
+int mt_sort(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int descending);
+/* The k largest (or smallest) along dim, in sorted order. */
+int mt_topk(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int64_t k, int dim,
+            int largest);
+/* The k-th smallest (k counts from 1) along dim. */
+int mt_kthvalue(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int64_t k, int dim,
+                int keepdim);
+/* Lower median along dim, NaN if the slice holds one; with indices NULL,
+   the median of all elements as a 0-dim tensor (dim and keepdim unused). */
+int mt_median(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim);
+/* Most frequent value along dim (the smallest among ties) and the last
+   index where it occurs. */
+int mt_mode(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim);
+
+/* *result = 1 when a and b have the same shape and equal values (compared
+   in their promoted dtype), else 0. */
+int mt_equal(int *result, const mt_tensor *a, const mt_tensor *b);
+/* |a - b| <= atol + rtol * |b| elementwise, broadcasting; a and b must share
+   a dtype. Infinities of the same sign are close; NaNs only with equal_nan. */
+int mt_isclose(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, double rtol, double atol,
+               int equal_nan);
+int mt_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol, double atol,
+                int equal_nan);
+
+#endif
