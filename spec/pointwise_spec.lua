@@ -773,6 +773,32 @@ local function sorted_keys(t)
   return keys
 end
 
+-- ---- coverage: every op of the lists in mt_ops.h has reference values ----
+
+describe('the op lists', function()
+  it('are all covered by the reference values', function()
+    local f = io.open('src/tensor/mt_ops.h')
+    if not f then
+      pending('src/tensor/mt_ops.h not found (run from the repository root)')
+      return
+    end
+    local header = f:read('a')
+    f:close()
+    local count = 0
+    for list, body in header:gmatch('#define (MT_[%u_]+_OPS)%(X, E%)(.-)\n\n') do
+      for name in body:gmatch('X%(([%w_]+),') do
+        count = count + 1
+        local unary = list:find('UNARY', 1, true)
+        local covered = unary and REF.unary[name] or (REF.binary[name] and REF.broadcast[name] and REF.scalar[name])
+        assert(covered, name .. ' (' .. list .. ') has no reference values')
+        assert.is_function(torch[name], 'torch.' .. name)
+        assert.is_function(torch._methods[name], 'x:' .. name)
+      end
+    end
+    assert.is_true(count >= 56, count .. " ops found")
+  end)
+end)
+
 -- ---- unary ops ----
 
 describe('unary ops against PyTorch', function()

@@ -87,19 +87,29 @@ mt_dtype mt_promote_scalar(mt_dtype t, int scalar_is_float, mt_dtype default_flo
 }
 
 /* ---- storage ---- */
-/* The header and the data share one block: one allocation per tensor. The
-   header takes a full alignment unit so the data stays 64-byte aligned. */
+/* Small storages keep header and data in one block (one allocation per
+   tensor); when the header would push the data into the next power-of-two
+   bucket (a 1 MiB tensor becoming a 2 MiB block), the data gets its own
+   block. The header takes a whole alignment unit so data stays aligned. */
 #define MT_STORAGE_HEADER 64
 _Static_assert(sizeof(mt_storage) <= MT_STORAGE_HEADER, "storage header outgrew its slot");
 
+static int header_fits(size_t nbytes) {
+  if (nbytes <= MT_STORAGE_HEADER) return 1;
+  size_t bucket = (size_t)1 << (64 - __builtin_clzll((unsigned long long)(nbytes - 1)));
+  return nbytes + MT_STORAGE_HEADER <= bucket;   /* same power-of-two bucket */
+}
+
 mt_storage *mt_storage_new(size_t nbytes) {
-  mt_storage *s = mt_alloc(MT_STORAGE_HEADER + nbytes);
+  int inline_data = header_fits(nbytes);
+  mt_storage *s = mt_alloc(MT_STORAGE_HEADER + (inline_data ? nbytes : 0));
   if (!s) return NULL;
   memset(s, 0, sizeof *s);
-  s->data = (char *)s + MT_STORAGE_HEADER;
+  if (inline_data) s->data = (char *)s + MT_STORAGE_HEADER;
+  else if (!(s->data = mt_alloc(nbytes))) { mt_free(s, MT_STORAGE_HEADER); return NULL; }
   s->refcount = 1;
   s->nbytes = nbytes;
-  s->owns = 1;
+  s->owns = inline_data ? MT_STORAGE_INLINE : MT_STORAGE_SEPARATE;
   return s;
 }
 
@@ -119,8 +129,9 @@ void mt_storage_retain(mt_storage *s) { s->refcount++; }
 
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
-  if (s->owns) { mt_free(s, MT_STORAGE_HEADER + s->nbytes); return; }
-  if (s->release) s->release(s);
+  if (s->owns == MT_STORAGE_INLINE) { mt_free(s, MT_STORAGE_HEADER + s->nbytes); return; }
+  if (s->owns == MT_STORAGE_SEPARATE) mt_free(s->data, s->nbytes);
+  else if (s->release) s->release(s);
   mt_free(s, MT_STORAGE_HEADER);
 }
 

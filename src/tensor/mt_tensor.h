@@ -12,12 +12,15 @@
 
 enum { MT_CPU = 0, MT_CUDA = 1 };
 
+/* mt_storage.owns */
+enum { MT_STORAGE_FOREIGN = 0, MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2 };
+
 typedef struct mt_storage {
   int64_t refcount;
   void *data;
   size_t nbytes;
   int device;
-  int owns;                 /* data follows the header in one block (else foreign) */
+  int owns;                 /* an MT_STORAGE_* value: who frees data, and how */
   int64_t version;          /* bumped by in-place ops; shared by all views */
   void (*release)(struct mt_storage *);   /* for foreign data, may be NULL */
   void *release_ctx;

@@ -14,7 +14,7 @@
 /* Bytes allocated between two nudges of Lua's collector: big enough that a
    loop of small ops rarely pays for a GC step, small enough that temporaries
    of large tensors are reclaimed while memory stays flat. */
-#define LT_GC_DEBT_STEP ((int64_t)32 << 20)
+#define LT_GC_DEBT_STEP ((int64_t)4 << 20)
 
 extern int lt_default_dtype;
 
