@@ -291,6 +291,32 @@ static int check_values(const char *name, mt_op op, int dtype, const mt_operand 
   return 0;
 }
 
+/* The per-op hot path (DESIGN: per-op cost is a headline number): a tensor of
+   the compute dtype, contiguous, with a same-shaped contiguous tensor or a
+   number, small enough to stay on one thread. It skips broadcasting, operand
+   views and the iterator: one allocation and one kernel call. */
+static int is_flat_pair(const mt_operand *a, const mt_operand *b, int dtype) {
+  const mt_tensor *x = a->t, *y = b->t;
+  if (!x || x->dtype != dtype || !mt_is_contiguous(x) || mt_numel(x) >= MT_ITER_GRAIN) return 0;
+  return !y || (y->dtype == dtype && mt_same_shape(x, y) && mt_is_contiguous(y));
+}
+
+static int run_flat(mt_tensor *r, int out_dtype, const mt_operand *a, const mt_operand *b,
+                    mt_loop_fn kernel, kernel_ctx *ctx) {
+  const mt_tensor *x = a->t;
+  if (mt_tensor_init(r, out_dtype, x->ndim, x->shape)) return -1;
+  char scalar[8];
+  if (!b->t) {
+    if (b->is_int) mt_set_i64(x->dtype, scalar, (int64_t)b->value);
+    else mt_set_f64(x->dtype, scalar, b->value);
+  }
+  int64_t es = mt_dtypes[x->dtype].size;
+  char *data[3] = {mt_data(r), mt_data(x), b->t ? mt_data(b->t) : scalar};
+  int64_t strides[3] = {mt_dtypes[out_dtype].size, es, b->t ? es : 0};
+  kernel(data, strides, mt_numel(x), ctx);
+  return 0;
+}
+
 int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
               double alpha, int inplace, int default_float) {
   const char *name = mt_op_names[op];
@@ -304,6 +330,10 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
     return mt_fail("%s: not supported for bool tensors", name);
   if (check_values(name, op, dtype, b, alpha)) return -1;
   int out_dtype = cls == C_COMPARE ? MT_BOOL : dtype;
+  int checks_zero = (op == MT_OP_fmod || op == MT_OP_remainder) && !mt_dtype_is_float(dtype);
+  kernel_ctx ctx = {alpha};
+  if (!inplace && !checks_zero && is_flat_pair(a, b, dtype))
+    return run_flat(r, out_dtype, a, b, kernels[op][dtype], &ctx);
   int ndim;
   int64_t shape[MT_MAX_DIMS];
   const int64_t *sa = a->t ? a->t->shape : NULL, *sb = b->t ? b->t->shape : NULL;
@@ -325,9 +355,7 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
   const mt_tensor *out = inplace ? r : NULL;
   if (prepare(&va, &s1, buf1, a, dtype, ndim, shape, out)) return -1;
   if (prepare(&vb, &s2, buf2, b, dtype, ndim, shape, out)) { mt_tensor_release(&va); return -1; }
-  int checks_zero = (op == MT_OP_fmod || op == MT_OP_remainder) && !mt_dtype_is_float(dtype);
   if (checks_zero) __atomic_store_n(&int_div_by_zero, 0, __ATOMIC_RELAXED);
-  kernel_ctx ctx = {alpha};
   int rc = run_into(r, out_dtype, 2, &va, &vb, kernels[op][dtype], &ctx);
   if (rc == 0 && checks_zero && __atomic_load_n(&int_div_by_zero, __ATOMIC_RELAXED))
     rc = mt_fail("%s: ZeroDivisionError (integer %s by zero)", name, name);

@@ -532,8 +532,94 @@ static int pmain(lua_State *L) {
   return 1;
 }
 
+/* ---- Lua's allocator: size-class free lists for small blocks ----
+   Every tensor op creates a userdata of a few hundred bytes; glibc's malloc
+   and free are a large share of a tiny op's cost. Lua passes the old size of
+   every block it frees or resizes, so small blocks need no header: they come
+   from per-class free lists carved out of larger chunks. Chunks are kept for
+   reuse, never returned (their total is the peak of small Lua objects). */
+#define TH_ALLOC_QUANTUM 16
+#define TH_ALLOC_MAX_SMALL 512          /* above this, malloc/realloc/free */
+#define TH_ALLOC_CHUNK (64 * 1024)
+#define TH_ALLOC_NCLASSES (TH_ALLOC_MAX_SMALL / TH_ALLOC_QUANTUM)
+
+typedef struct free_block { struct free_block *next; } free_block;
+static free_block *free_lists[TH_ALLOC_NCLASSES];
+static char *chunk_cur, *chunk_end;
+
+static int size_class(size_t n) { return (int)((n + TH_ALLOC_QUANTUM - 1) / TH_ALLOC_QUANTUM) - 1; }
+
+static void *small_alloc(int cls) {
+  free_block *b = free_lists[cls];
+  if (b) { free_lists[cls] = b->next; return b; }
+  size_t size = (size_t)(cls + 1) * TH_ALLOC_QUANTUM;
+  if (!chunk_cur || (size_t)(chunk_end - chunk_cur) < size) {
+    chunk_cur = malloc(TH_ALLOC_CHUNK);
+    if (!chunk_cur) return NULL;
+    chunk_end = chunk_cur + TH_ALLOC_CHUNK;
+  }
+  void *p = chunk_cur;
+  chunk_cur += size;
+  return p;
+}
+
+static void small_free(void *p, int cls) {
+  free_block *b = p;
+  b->next = free_lists[cls];
+  free_lists[cls] = b;
+}
+
+static void *th_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  int old_small = ptr && osize <= TH_ALLOC_MAX_SMALL;
+  if (nsize == 0) {
+    if (old_small) small_free(ptr, size_class(osize));
+    else free(ptr);
+    return NULL;
+  }
+  if (nsize <= TH_ALLOC_MAX_SMALL) {
+    int cls = size_class(nsize);
+    if (old_small && size_class(osize) == cls) return ptr;
+    void *p = small_alloc(cls);
+    if (!p) return NULL;
+    if (ptr) {
+      memcpy(p, ptr, osize < nsize ? osize : nsize);
+      if (old_small) small_free(ptr, size_class(osize)); else free(ptr);
+    }
+    return p;
+  }
+  if (old_small) {
+    void *p = malloc(nsize);
+    if (!p) return NULL;
+    memcpy(p, ptr, osize);
+    small_free(ptr, size_class(osize));
+    return p;
+  }
+  return realloc(ptr, nsize);
+}
+
+/* Warnings as lua5.4 handles them: off until warn("@on"). */
+static void th_warn(void *ud, const char *msg, int tocont) {
+  static int on, continuing;
+  (void)ud;
+  if (!continuing && !tocont && msg[0] == '@') {
+    if (strcmp(msg, "@on") == 0) on = 1;
+    else if (strcmp(msg, "@off") == 0) on = 0;
+    return;
+  }
+  if (on) fprintf(stderr, "%s%s%s", continuing ? "" : "Lua warning: ", msg, tocont ? "" : "\n");
+  continuing = tocont;
+}
+
+static int th_panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr, "PANIC: unprotected error in call to Lua API (%s)\n", msg ? msg : "error object is not a string");
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  lua_State *L = luaL_newstate();
+  lua_State *L = lua_newstate(th_alloc, NULL);
+  if (L) { lua_setwarnf(L, th_warn, NULL); lua_atpanic(L, th_panic); }
   if (!L) { message(argv[0], "cannot create state: not enough memory"); return EXIT_FAILURE; }
   global_L = L;
   lua_pushcfunction(L, pmain);
