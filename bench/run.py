@@ -19,6 +19,9 @@ TOLERANCE = float(os.environ.get('TOLERANCE', '1e-3'))
 
 def env():
     e = dict(os.environ)
+    # OpenBLAS picks its kernels from the CPU; a forced OPENBLAS_CORETYPE (this
+    # sandbox sets Haswell) would measure a slower machine than the one we run on.
+    e.pop('OPENBLAS_CORETYPE', None)
     for k in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS', 'BENCH_THREADS'):
         e[k] = THREADS
     return e

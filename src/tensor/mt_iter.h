@@ -30,4 +30,9 @@ void mt_iter_init(mt_iter *it, int n, const mt_tensor *const *ops);
    unless serial is set (for kernels with state such as random draws). */
 void mt_iter_run(const mt_iter *it, mt_loop_fn fn, void *ctx, int serial);
 
+/* The same walk in square tiles of the two innermost dims (it->ndim >= 2):
+   for copies between layouts that disagree on which dim is fastest, such as
+   a transpose made contiguous. */
+void mt_iter_run_tiled(const mt_iter *it, mt_loop_fn fn, void *ctx);
+
 #endif

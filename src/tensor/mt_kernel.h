@@ -41,6 +41,34 @@
 #define MT_STORE_INT64(p, v) (*(int64_t *)(p) = (int64_t)(v))
 #define MT_STORE_BOOL(p, v) (*(bool *)(p) = (bool)(v))
 
+/* exp for float32 without a library call, so loops over it vectorise
+   (Cephes' expf: exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln(2)/2,
+   a degree-6 polynomial for exp(r); about 1 ulp). 2^n is applied in two
+   halves so results down to the subnormal range stay exact; overflow gives
+   inf, NaN stays NaN. Every branch is a select. */
+static inline float mt_expf(float x) {
+  float xc = x > 88.8f ? 88.8f : (x < -104.0f ? -104.0f : x);
+  xc = xc == xc ? xc : 0.0f;
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  float q = 1.9875691500e-4f;
+  q = q * r + 1.3981999507e-3f;
+  q = q * r + 8.3334519073e-3f;
+  q = q * r + 4.1665795894e-2f;
+  q = q * r + 1.6666665459e-1f;
+  q = q * r + 5.0000001201e-1f;
+  q = q * r * r + r + 1.0f;
+  int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
+  union { uint32_t u; float f; } s1, s2;
+  s1.u = (uint32_t)(n1 + 127) << 23;
+  s2.u = (uint32_t)(n2 + 127) << 23;
+  float res = q * s1.f * s2.f;
+  res = x > 88.72283935546875f ? INFINITY : res;
+  return x == x ? res : x;
+}
+/* exp for a compute type: the vectorisable one for float, libm otherwise */
+#define mt_exp(v) _Generic((v), float: mt_expf, default: exp)(v)
+
 /* The floating sublist of MT_DTYPES, same X signature. */
 #define MT_FLOAT_DTYPES(X)                        \
   X(FLOAT32, float, "float32", "Float", 2)        \

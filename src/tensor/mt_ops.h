@@ -10,7 +10,7 @@
 
 /* float result; integer and bool inputs are promoted to the default float */
 #define MT_UNARY_FLOAT_OPS(X, E)                                   \
-  X(exp, exp(v), E)                                                \
+  X(exp, mt_exp(v), E)                                                \
   X(expm1, expm1(v), E)                                            \
   X(log, log(v), E)                                                \
   X(log1p, log1p(v), E)                                            \
@@ -27,7 +27,7 @@
   X(sinh, sinh(v), E)                                              \
   X(cosh, cosh(v), E)                                              \
   X(tanh, tanh(v), E)                                              \
-  X(sigmoid, (ct)1 / ((ct)1 + exp(-v)), E)                         \
+  X(sigmoid, (ct)1 / ((ct)1 + mt_exp(-v)), E)                         \
   X(erf, erf(v), E)                                                \
   X(erfc, erfc(v), E)                                              \
   X(reciprocal, (ct)1 / v, E)
@@ -35,7 +35,7 @@
 /* float tensors only: PyTorch refuses integer and bool inputs */
 #define MT_UNARY_FLOAT_ONLY_OPS(X, E)                              \
   X(gelu, (ct)0.5 * v * ((ct)1 + erf(v * (ct)0.70710678118654752440)), E) \
-  X(silu, v / ((ct)1 + exp(-v)), E)                                \
+  X(silu, v / ((ct)1 + mt_exp(-v)), E)                                \
   X(frac, v - trunc(v), E)
 
 /* rounding: float tensors round (half to even for round); integer tensors

@@ -719,28 +719,6 @@ int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dt
 
 /* ---- softmax ---- */
 
-/* Cephes' expf, branch-free so that loops over it vectorise: exp(x) =
-   2^n exp(r) with n = round(x / ln 2), |r| <= ln(2)/2, and a degree-6
-   polynomial for exp(r). Results under 2.4e-38 flush to zero; NaN stays NaN. */
-static inline float red_expf(float x) {
-  float xc = x > 88.7f ? 88.7f : x;
-  xc = xc < -86.6f ? -86.6f : xc;
-  float xs = xc == xc ? xc : 0.0f;
-  float n = (xs * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-  float q = 1.9875691500e-4f;
-  q = q * r + 1.3981999507e-3f;
-  q = q * r + 8.3334519073e-3f;
-  q = q * r + 4.1665795894e-2f;
-  q = q * r + 1.6666665459e-1f;
-  q = q * r + 5.0000001201e-1f;
-  q = q * r * r + r + 1.0f;
-  union { uint32_t u; float f; } scale;
-  scale.u = (uint32_t)((int32_t)n + 126) << 23;          /* 2^(n-1): n-1 is in [-126, 127] */
-  float res = q * scale.f * 2.0f;
-  return x < -86.6f ? 0.0f : res;
-}
-#define red_exp(v) _Generic((v), float: red_expf, default: exp)(v)
 #define red_log(v) _Generic((v), float: logf, default: log)(v)
 
 /* One contiguous row of n: max, then exp(x - max) and its sum, then scale
@@ -762,7 +740,7 @@ static inline float red_expf(float x) {
     for (; i < n; i++) { ct v = MT_LOAD_##E(x + i); mx = v > mx ? v : mx; }                 \
     if (take_log) {                                                                         \
       _Pragma("omp simd reduction(+:s)")                                                    \
-      for (int64_t k = 0; k < n; k++) s += red_exp(MT_LOAD_##E(x + k) - mx);                \
+      for (int64_t k = 0; k < n; k++) s += mt_exp(MT_LOAD_##E(x + k) - mx);                \
       ct ls = red_log(s);                                                                   \
       _Pragma("omp simd")                                                                   \
       for (int64_t k = 0; k < n; k++) MT_STORE_##E(y + k, MT_LOAD_##E(x + k) - mx - ls);    \
@@ -770,7 +748,7 @@ static inline float red_expf(float x) {
     }                                                                                       \
     _Pragma("omp simd reduction(+:s)")                                                      \
     for (int64_t k = 0; k < n; k++) {                                                       \
-      ct e = red_exp(MT_LOAD_##E(x + k) - mx);                                              \
+      ct e = mt_exp(MT_LOAD_##E(x + k) - mx);                                              \
       MT_STORE_##E(y + k, e);                                                               \
       s += e;                                                                               \
     }                                                                                       \
@@ -800,7 +778,7 @@ static inline float red_expf(float x) {
       T *yr = y + j * B;                                                                    \
       _Pragma("omp simd")                                                                   \
       for (int64_t b = 0; b < w; b++) {                                                     \
-        ct e = red_exp(MT_LOAD_##E(xr + b) - mx[b]);                                        \
+        ct e = mt_exp(MT_LOAD_##E(xr + b) - mx[b]);                                        \
         if (!take_log) MT_STORE_##E(yr + b, e);                                             \
         s[b] += e;                                                                          \
       }                                                                                     \

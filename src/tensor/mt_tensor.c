@@ -341,6 +341,16 @@ static void copy_same(char **d, const int64_t *s, int64_t n, void *c) {
   }
 }
 
+/* A copy whose source walks the inner dim with a larger step than the next
+   one (a transpose) thrashes the cache row by row; it is done in tiles. */
+#define MT_COPY_TILED_MIN 4096
+
+static int crosses_layout(const mt_iter *it) {
+  if (it->ndim < 2 || it->numel < MT_COPY_TILED_MIN) return 0;
+  int64_t inner = llabs(it->strides[0][1]), outer = llabs(it->strides[1][1]);
+  return inner > outer && it->shape[0] > 1 && it->shape[1] > 1;
+}
+
 int mt_copy(mt_tensor *dst, const mt_tensor *src) {
   mt_tensor expanded = {0};
   if (!mt_same_shape(dst, src)) {
@@ -355,8 +365,10 @@ int mt_copy(mt_tensor *dst, const mt_tensor *src) {
   mt_iter it;
   mt_iter_init(&it, 2, ops);
   int es = mt_dtypes[dst->dtype].size;
-  if (dst->dtype == src->dtype) mt_iter_run(&it, copy_same, &es, 0);
-  else mt_iter_run(&it, copy_kernels[src->dtype][dst->dtype], NULL, 0);
+  mt_loop_fn kernel = dst->dtype == src->dtype ? copy_same : copy_kernels[src->dtype][dst->dtype];
+  void *ctx = dst->dtype == src->dtype ? &es : NULL;
+  if (crosses_layout(&it)) mt_iter_run_tiled(&it, kernel, ctx);
+  else mt_iter_run(&it, kernel, ctx, 0);
   mt_tensor_release(&expanded);
   dst->storage->version++;
   return 0;
