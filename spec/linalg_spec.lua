@@ -304,7 +304,8 @@ describe('addmm, addmv, addr', function()
         torch.zeros(2, 2, {dtype = 'int64'}), {alpha = 0.5})
     end, 'addmm: beta and alpha must be integers for int64 tensors, got 1 and 0.5')
     assert.has_error(function() torch.zeros(2):expand(2, 2):addmm_(torch.zeros(2, 2), torch.zeros(2, 2)) end,
-                     'addmm_: self is expanded (dim 1 has stride 0); clone it first')
+                     'addmm_: unsupported operation: more than one element of the written-to tensor ' ..
+                     '(2x2, expanded) refers to a single memory location; clone() it first')
     assert.has_error(function() torch.addmm(torch.zeros(2, 2), torch.zeros(2, 2)) end,
                      'addmm: expected 3 tensors (input and two factors), got 2')
     assert.has_error(function() torch.addmm(torch.zeros(2, 2), 'x', torch.zeros(2, 2), torch.zeros(2, 2)) end)

@@ -409,9 +409,7 @@ static int add_product(const char *op, mt_tensor *r, const mt_tensor *input, con
     if (!mt_same_shape(input, &out))
       return mt_fail("%s_: self has size %s but the product has size %s", op,
                      mt_shape_str(input, b1, sizeof b1), mt_shape_str(&out, b2, sizeof b2));
-    for (int i = 0; i < out_ndim && mt_numel(input) > 0; i++)
-      if (input->stride[i] == 0 && input->shape[i] > 1)
-        return mt_fail("%s_: self is expanded (dim %d has stride 0); clone it first", op, i + 1);
+    if (mt_check_writable(op, input)) return -1;
   } else {
     if (mt_tensor_init(r, a->dtype, out_ndim, out_shape)) return -1;
     if (beta != 0 && mt_copy(r, input)) return -1;

@@ -210,20 +210,6 @@ static int prepare(mt_tensor *view, mt_storage *scalar_storage, char *buf, const
 
 /* In-place results: the dtype must not lose a kind (float into int), and no
    two elements of the output may share memory (an expanded tensor). */
-static int check_inplace(const char *op, int result, const mt_tensor *out) {
-  if (mt_dtypes[result].kind > mt_dtypes[out->dtype].kind)
-    return mt_fail("%s_: result type %s can't be cast to the desired output type %s", op,
-                   mt_dtypes[result].name, mt_dtypes[out->dtype].name);
-  for (int i = 0; i < out->ndim; i++)
-    if (out->stride[i] == 0 && out->shape[i] > 1) {
-      char b[128];
-      return mt_fail("%s_: unsupported operation: more than one element of the written-to tensor "
-                     "(%s, expanded) refers to a single memory location; clone() it first", op,
-                     mt_shape_str(out, b, sizeof b));
-    }
-  return 0;
-}
-
 /* Runs kernel over {out, inputs...}; in place with a dtype other than the
    output's, it computes into a temporary and casts into out. */
 static int run_into(mt_tensor *out, int compute_dtype, int nin, const mt_tensor *in0,
@@ -259,14 +245,14 @@ int mt_unary(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int defaul
   } else if (x->dtype == MT_BOOL) {
     /* PyTorch: sign(b) is b, square(b) is b as int64 (pow(b, 2)); no others */
     if (op == MT_OP_sign) return inplace ? 0 : mt_clone(r, x);
-    if (op == MT_OP_square) return inplace ? check_inplace(name, MT_INT64, r) : mt_to_dtype(r, x, MT_INT64);
+    if (op == MT_OP_square) return inplace ? mt_check_inplace(name, MT_INT64, r) : mt_to_dtype(r, x, MT_INT64);
     return mt_fail("%s: not supported for bool tensors", name);
   } else if (cls == C_UNARY_ROUND && !mt_dtype_is_float(x->dtype)) {
-    if (inplace) return check_inplace(name, x->dtype, r);  /* whole already */
+    if (inplace) return mt_check_inplace(name, x->dtype, r);  /* whole already */
     return mt_clone(r, x);
   }
   if (inplace) {
-    if (check_inplace(name, out_dtype, r)) return -1;
+    if (mt_check_inplace(name, out_dtype, r)) return -1;
   } else if (mt_tensor_init(r, out_dtype, x->ndim, x->shape)) {
     return -1;
   }
@@ -345,7 +331,7 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
       return mt_fail("%s_: output of shape %s cannot hold the broadcast result (other is %s)", name,
                      mt_shape_str(r, b1, sizeof b1), b->t ? mt_shape_str(b->t, b2, sizeof b2) : "a number");
     }
-    if (check_inplace(name, out_dtype, r)) return -1;
+    if (mt_check_inplace(name, out_dtype, r)) return -1;
   } else if (mt_tensor_init(r, out_dtype, ndim, shape)) {
     return -1;
   }

@@ -49,13 +49,6 @@
 
 /* mt_pointwise.c's in-place rule: the result's kind (bool < int < float)
    must fit the output's, and no two output elements may share memory. */
-static int check_inplace(const char *op, int result, const mt_tensor *out) {
-  if (mt_dtypes[result].kind > mt_dtypes[out->dtype].kind)
-    return mt_fail("%s_: result type %s can't be cast to the desired output type %s", op,
-                   mt_dtypes[result].name, mt_dtypes[out->dtype].name);
-  return mt_check_writable(op, out);
-}
-
 static int check_float(const char *op, const mt_tensor *x) {
   if (mt_dtype_is_float(x->dtype)) return 0;
   return mt_fail("%s: needs a float tensor, got %s (convert with x:float())", op, mt_dtypes[x->dtype].name);
@@ -275,7 +268,7 @@ int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tens
   int ndim;
   int64_t shape[MT_MAX_DIMS];
   if (broadcast_all(name, ins, 3, &ndim, shape)) return -1;
-  if (inplace && (check_inplace_shape(name, r, ndim, shape) || check_inplace(name, dtype, r))) return -1;
+  if (inplace && (check_inplace_shape(name, r, ndim, shape) || mt_check_inplace(name, dtype, r))) return -1;
   param_ctx c = {value, 0, mt_dtype_is_float(dtype) ? 0 : (int64_t)value};
   return run_ternary(r, ins, 3, dtype, ndim, shape, (divide ? addcdiv_kernels : addcmul_kernels)[dtype],
                      &c, inplace);

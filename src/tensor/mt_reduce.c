@@ -13,7 +13,7 @@
 /* Independent accumulators along a contiguous run: enough to fill the
    vector units (16 doubles are two AVX-512 or four AVX2 registers) and hide
    the latency of the adds. */
-#define RED_LANES 16
+#define RED_LANES 32
 /* Elements per run chunk. Chunk results are combined in chunk order, so a
    result never depends on how chunks were spread over threads; chunking
    also bounds the rounding error of long float sums. */
@@ -697,11 +697,8 @@ int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dt
   const char *name = is_prod ? "cumprod" : "cumsum";
   if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;
   if (dtype < 0) dtype = mt_dtype_is_float(x->dtype) ? x->dtype : MT_INT64;
-  mt_tensor conv = {0}, in = {0};
-  if (mt_to_dtype(&conv, x, dtype)) return -1;
-  int rc = mt_contiguous(&in, &conv);
-  mt_tensor_release(&conv);
-  if (rc) return -1;
+  mt_tensor in = {0};
+  if (mt_contiguous_as(&in, x, dtype)) return -1;
   if (mt_tensor_init(r, dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
   int64_t A, N, B;
   split_dims(x, dim, &A, &N, &B);
@@ -815,11 +812,8 @@ int mt_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtyp
   if (!mt_dtype_is_float(dtype))
     return mt_fail("%s: expected a floating point tensor, got %s (convert it, or pass "
                    "{dtype='float32'})", name, mt_dtypes[dtype].name);
-  mt_tensor conv = {0}, in = {0};
-  if (mt_to_dtype(&conv, x, dtype)) return -1;
-  int rc = mt_contiguous(&in, &conv);
-  mt_tensor_release(&conv);
-  if (rc) return -1;
+  mt_tensor in = {0};
+  if (mt_contiguous_as(&in, x, dtype)) return -1;
   if (mt_tensor_init(r, dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
   int64_t A, N, B;
   split_dims(x, dim, &A, &N, &B);

@@ -362,17 +362,6 @@ int mt_roll(mt_tensor *r, const mt_tensor *t, const int64_t *shifts, int n_shift
 
 /* ---- tril / triu ---- */
 
-int mt_check_writable(const char *op, const mt_tensor *out) {
-  for (int i = 0; i < out->ndim; i++)
-    if (out->stride[i] == 0 && out->shape[i] > 1) {
-      char b[128];
-      return mt_fail("%s_: unsupported operation: more than one element of the written-to tensor "
-                     "(%s, expanded) refers to a single memory location; clone() it first", op,
-                     mt_shape_str(out, b, sizeof b));
-    }
-  return 0;
-}
-
 /* n elements of es bytes from src to dst with byte strides */
 static void copy_elems(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t es) {
   if (ds == (int64_t)es && ss == (int64_t)es) { memcpy(dst, src, (size_t)n * es); return; }

@@ -42,8 +42,4 @@ int mt_tri(mt_tensor *r, const mt_tensor *t, int64_t k, int upper, int inplace);
    view. */
 int mt_movedim(mt_tensor *r, const mt_tensor *t, const int *src, const int *dst, int n);
 
-/* An in-place op's output must not have two elements at one address (an
-   expanded view); op names the op without its trailing underscore. */
-int mt_check_writable(const char *op, const mt_tensor *out);
-
 #endif

@@ -202,6 +202,24 @@ int mt_same_shape(const mt_tensor *a, const mt_tensor *b) {
   return 1;
 }
 
+int mt_check_writable(const char *op, const mt_tensor *out) {
+  for (int i = 0; i < out->ndim; i++)
+    if (out->stride[i] == 0 && out->shape[i] > 1) {
+      char b[128];
+      return mt_fail("%s_: unsupported operation: more than one element of the written-to tensor "
+                     "(%s, expanded) refers to a single memory location; clone() it first", op,
+                     mt_shape_str(out, b, sizeof b));
+    }
+  return 0;
+}
+
+int mt_check_inplace(const char *op, int result_dtype, const mt_tensor *out) {
+  if (mt_dtypes[result_dtype].kind > mt_dtypes[out->dtype].kind)
+    return mt_fail("%s_: result type %s can't be cast to the desired output type %s", op,
+                   mt_dtypes[result_dtype].name, mt_dtypes[out->dtype].name);
+  return mt_check_writable(op, out);
+}
+
 int mt_wrap_dim(const char *op, int dim, int ndim) {
   int n = ndim > 0 ? ndim : 1;
   if (dim < -n || dim >= n)
@@ -377,6 +395,11 @@ int mt_copy(mt_tensor *dst, const mt_tensor *src) {
 int mt_contiguous(mt_tensor *r, const mt_tensor *src) {
   if (mt_is_contiguous(src)) { mt_tensor_alias(r, src); return 0; }
   return mt_clone(r, src);
+}
+
+int mt_contiguous_as(mt_tensor *r, const mt_tensor *src, int dtype) {
+  if (src->dtype != dtype) return mt_to_dtype(r, src, dtype);   /* a fresh contiguous copy */
+  return mt_contiguous(r, src);
 }
 
 int mt_clone(mt_tensor *r, const mt_tensor *src) {

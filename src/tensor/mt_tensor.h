@@ -70,6 +70,11 @@ static inline char *mt_data(const mt_tensor *t) {
 int mt_is_contiguous(const mt_tensor *t);
 void mt_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
 int mt_same_shape(const mt_tensor *a, const mt_tensor *b);
+/* In-place writes: out must not be an expanded view (stride 0 over a dim of
+   size > 1); mt_check_inplace also refuses a result dtype of a higher kind
+   than out's (float into int), as PyTorch. */
+int mt_check_writable(const char *op, const mt_tensor *out);
+int mt_check_inplace(const char *op, int result_dtype, const mt_tensor *out);
 /* Wraps a negative (from the end) 0-based dim; -1 and an error when out of range. */
 int mt_wrap_dim(const char *op, int dim, int ndim);
 
@@ -78,6 +83,8 @@ int mt_wrap_dim(const char *op, int dim, int ndim);
 int mt_copy(mt_tensor *dst, const mt_tensor *src);
 int mt_contiguous(mt_tensor *r, const mt_tensor *src);   /* alias if already */
 int mt_clone(mt_tensor *r, const mt_tensor *src);
+/* src as a contiguous tensor of dtype: an alias when it already is one. */
+int mt_contiguous_as(mt_tensor *r, const mt_tensor *src, int dtype);
 int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype); /* alias if same */
 int mt_fill(mt_tensor *t, double v);
 
