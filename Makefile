@@ -4,7 +4,7 @@
 PREFIX ?= /usr/local
 BUILD ?= build
 CC ?= gcc
-OPT ?= -O2 -march=native
+OPT ?= -O3 -march=native
 SAN ?=
 
 DEPS_STAMP := .deps-ok
