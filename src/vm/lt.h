@@ -44,6 +44,10 @@ void lt_push_dtype(lua_State *L, int dtype);
    methods table and torch table below it at -3 and -2. */
 void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions);
 
+/* The same for ops with no derivative yet: they raise when an input requires
+   grad rather than return a result without history (lt_autograd.c). */
+void lt_setfuncs_guarded(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions);
+
 /* areas, each in its own file */
 void lt_open_tensor(lua_State *L);
 void lt_open_math(lua_State *L);
@@ -53,6 +57,14 @@ void lt_open_shape(lua_State *L);
 void lt_open_linalg(lua_State *L);
 void lt_open_random(lua_State *L);
 void lt_open_util(lua_State *L);
+void lt_open_autograd(lua_State *L);
+
+/* autograd fields of tensors (grad, requires_grad, grad_fn, is_leaf, data):
+   1 when k is one of them (get: value pushed; set: value at index v stored) */
+int lt_autograd_field(lua_State *L, mt_tensor *t, const char *k);
+int lt_autograd_set_field(lua_State *L, mt_tensor *t, const char *k, int v);
+/* The requires_grad= option of creation functions, applied to r. */
+void lt_opt_requires_grad(lua_State *L, int opts, mt_tensor *r);
 
 /* __index / __newindex with a tensor key (masks, index tensors): lt_index.c */
 int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key);

@@ -323,4 +323,4 @@ static const luaL_Reg functions[] = {
   {"masked_scatter", l_masked_scatter}, {"nonzero", l_nonzero}, {"where", l_where},
   {NULL, NULL}};
 
-void lt_open_index(lua_State *L) { lt_setfuncs(L, methods, functions); }
+void lt_open_index(lua_State *L) { lt_setfuncs_guarded(L, methods, functions); }

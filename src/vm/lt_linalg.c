@@ -1,6 +1,7 @@
 /* lt_linalg.c: Lua bindings of the matrix products: x:mm(y), torch.matmul(x, y),
    M:addmm(a, b, {beta=, alpha=}), M:addmm_(a, b), ... */
 #include "lt.h"
+#include "../autograd/ag.h"
 #include "../tensor/mt_linalg.h"
 
 typedef int (*product_fn)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
@@ -9,6 +10,10 @@ static int product(lua_State *L, const char *op, product_fn fn) {
   mt_tensor *a = lt_check(L, 1, op), *b = lt_check(L, 2, op);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, fn(r, a, b));
+  if (a->grad_meta || b->grad_meta) {
+    if (a->ndim == 2 && b->ndim == 2 && (fn == mt_mm || fn == mt_matmul)) LT_TRY(L, mt_ag_record_mm(r, a, b));
+    else LT_TRY(L, mt_ag_unsupported(op, a, b));
+  }
   return 1;
 }
 
@@ -59,6 +64,7 @@ static int add_product(lua_State *L, const char *op, mt_addprod_fn fn, int inpla
     lua_pushvalue(L, input_index);
     return 1;
   }
+  for (int i = 0; i < 3; i++) LT_TRY(L, mt_ag_unsupported(op, t[i], NULL));
   mt_tensor *r = lt_push(L);
   LT_TRY(L, fn(r, t[0], t[1], t[2], beta, alpha, 0));
   return 1;
@@ -81,4 +87,4 @@ static const luaL_Reg linalg_functions[] = {
   {"ger", l_outer},
   {NULL, NULL}};
 
-void lt_open_linalg(lua_State *L) { lt_setfuncs(L, linalg_methods, linalg_functions); }
+void lt_open_linalg(lua_State *L) { lt_setfuncs_guarded(L, linalg_methods, linalg_functions); }

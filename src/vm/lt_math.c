@@ -1,9 +1,11 @@
 /* lt_math.c: Lua bindings of the elementwise ops, generated from the op
    lists in mt_ops.h: x:op(), x:op_(), torch.op(), and the arithmetic
    metamethods. */
+#include <stdio.h>
 #include <string.h>
 #include "lt.h"
 #include "../tensor/mt_ops.h"
+#include "../autograd/ag.h"
 
 /* An operand from a Lua value: a tensor, a number or a boolean. */
 static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) {
@@ -26,12 +28,18 @@ static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) 
 static int unary(lua_State *L, mt_op op, int inplace) {
   mt_tensor *x = lt_check(L, 1, mt_op_names[op]);
   if (inplace) {
+    if (x->grad_meta) {
+      char opname[64];
+      snprintf(opname, sizeof opname, "%s_", mt_op_names[op]);
+      LT_TRY(L, mt_ag_check_inplace(opname, x, NULL));
+    }
     LT_TRY(L, mt_unary(x, x, op, 1, lt_default_dtype));
     lua_settop(L, 1);
     return 1;
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_unary(r, x, op, 0, lt_default_dtype));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_unary(r, x, op));
   return 1;
 }
 
@@ -54,12 +62,18 @@ static int binary(lua_State *L, mt_op op, int inplace) {
   read_operand(L, 2, &b, name);
   if (inplace) {
     if (!a.t) luaL_error(L, "%s_: self must be a tensor", name);
+    if (a.t->grad_meta || (b.t && b.t->grad_meta)) {
+      char opname[64];
+      snprintf(opname, sizeof opname, "%s_", name);
+      LT_TRY(L, mt_ag_check_inplace(opname, a.t, b.t));
+    }
     LT_TRY(L, mt_binary(lt_test(L, 1), &a, &b, op, alpha, 1, lt_default_dtype));
     lua_settop(L, 1);
     return 1;
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_binary(r, &a, &b, op, alpha, 0, lt_default_dtype));
+  if ((a.t && a.t->grad_meta) || (b.t && b.t->grad_meta)) LT_TRY(L, mt_ag_record_binary(r, &a, &b, op, alpha));
   return 1;
 }
 

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 #include "lt.h"
+#include "../autograd/ag.h"
 #include "../tensor/mt_random.h"
 #include "../tensor/mt_create.h"
 
@@ -187,6 +188,7 @@ static int r_rand(lua_State *L) {
   int opts = lt_opts_index(L);
   mt_tensor *r = push_sized(L, opts, float_dtype(L, opts, lt_default_dtype, "rand"), "rand");
   LT_TRY(L, mt_uniform_(r, opt_generator(L, opts, "rand"), 0, 1));
+  lt_opt_requires_grad(L, opts, r);
   return 1;
 }
 
@@ -194,6 +196,7 @@ static int r_randn(lua_State *L) {
   int opts = lt_opts_index(L);
   mt_tensor *r = push_sized(L, opts, float_dtype(L, opts, lt_default_dtype, "randn"), "randn");
   LT_TRY(L, mt_normal_(r, opt_generator(L, opts, "randn"), 0, 1));
+  lt_opt_requires_grad(L, opts, r);
   return 1;
 }
 
@@ -352,6 +355,7 @@ static int sample_inplace(lua_State *L, const char *op, sampler_fn fn, double a,
   mt_tensor *t = lt_check(L, 1, op);
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   double x = arg_number(L, 2, last, a), y = arg_number(L, 3, last, b);
+  if (t->grad_meta) LT_TRY(L, mt_ag_check_inplace(op, t, NULL));
   LT_TRY(L, fn(t, opt_generator(L, opts, op), x, y));
   lua_settop(L, 1);
   return 1;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "lt.h"
+#include "../autograd/ag.h"
 #include "../tensor/mt_reduce.h"
 #include "../tensor/mt_ops.h"
 
@@ -82,6 +83,13 @@ static int reduce(lua_State *L, mt_reduce_op op, const char *name) {
   if (op == MT_RED_LOGSUMEXP && dtype < 0 && !mt_dtype_is_float(x->dtype)) dtype = lt_default_dtype;
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_reduce(r, x, op, a.mask, a.keepdim, dtype));
+  if (x->grad_meta) {
+    if (op == MT_RED_SUM || op == MT_RED_MEAN) {
+      LT_TRY(L, mt_ag_record_reduce(r, x, op == MT_RED_MEAN, a.mask, a.keepdim));
+    } else {
+      LT_TRY(L, mt_ag_unsupported(name, x, NULL));
+    }
+  }
   return 1;
 }
 static int r_sum(lua_State *L) { return reduce(L, MT_RED_SUM, "sum"); }
@@ -386,4 +394,4 @@ static const luaL_Reg reduce_funcs[] = {
   {"allclose", r_allclose}, {"isclose", r_isclose},
   {NULL, NULL}};
 
-void lt_open_reduce(lua_State *L) { lt_setfuncs(L, reduce_funcs, reduce_funcs); }
+void lt_open_reduce(lua_State *L) { lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs); }

@@ -435,4 +435,4 @@ static const luaL_Reg shape_functions[] = {
   {"cat", s_cat}, {"concat", s_cat}, {"concatenate", s_cat}, {"stack", s_stack},
   {NULL, NULL}};
 
-void lt_open_shape(lua_State *L) { lt_setfuncs(L, shape_methods, shape_functions); }
+void lt_open_shape(lua_State *L) { lt_setfuncs_guarded(L, shape_methods, shape_functions); }

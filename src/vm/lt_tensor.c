@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lt.h"
 #include "../tensor/mt_alloc.h"
+#include "../autograd/ag.h"
 
 int lt_default_dtype = MT_FLOAT32;
 
@@ -148,6 +149,8 @@ void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *function
 /* ---- lifetime ---- */
 static int t_gc(lua_State *L) {
   mt_tensor *t = lua_touserdata(L, 1);
+  mt_ag_meta_release(t->grad_meta);
+  t->grad_meta = NULL;
   mt_tensor_release(t);
   return 0;
 }
@@ -163,6 +166,7 @@ static int new_filled(lua_State *L, const char *op, int fill, double value, int 
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
   if (fill) mt_fill(r, value);
+  lt_opt_requires_grad(L, opts, r);
   return 1;
 }
 
@@ -181,6 +185,7 @@ static int t_full(lua_State *L) {
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
   mt_fill(r, v);
+  lt_opt_requires_grad(L, opts, r);
   return 1;
 }
 
@@ -274,6 +279,7 @@ static int t_tensor(lua_State *L) {
   int dtype = lt_opt_dtype(L, opts, -1, "tensor");
   if (lua_isnoneornil(L, 1)) return luaL_error(L, "tensor: expects data (a number, boolean or nested table)");
   tensor_from_value(L, 1, dtype, "tensor");
+  lt_opt_requires_grad(L, opts, lt_test(L, -1));
   return 1;
 }
 
@@ -428,6 +434,7 @@ static int t_contiguous(lua_State *L) {
   if (mt_is_contiguous(t)) { lua_settop(L, 1); return 1; }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_clone(r, t));
+  LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -435,6 +442,7 @@ static int t_clone(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "clone");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_clone(r, t));
+  LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -459,6 +467,7 @@ static int convert(lua_State *L, int dtype) {
   if (t->dtype == dtype) { lua_settop(L, 1); return 1; }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_to_dtype(r, t, dtype));
+  LT_TRY(L, mt_ag_record_cast(r, t));
   return 1;
 }
 
@@ -577,6 +586,7 @@ static int t_view(lua_State *L) {
   else n = lt_read_shape(L, 2, lua_gettop(L), shape, "view");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_view(r, t, n, shape));
+  LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -586,6 +596,7 @@ static int t_reshape(lua_State *L) {
   int n = lt_read_shape(L, 2, lua_gettop(L), shape, "reshape");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_reshape(r, t, n, shape));
+  LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -594,6 +605,7 @@ static int t_transpose(lua_State *L) {
   int d0 = lt_check_dim(L, 2, t->ndim, "transpose"), d1 = lt_check_dim(L, 3, t->ndim, "transpose");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_transpose(r, t, d0, d1));
+  LT_TRY(L, mt_ag_record_transpose(r, t, d0, d1));
   return 1;
 }
 
@@ -604,8 +616,8 @@ static int t_t(lua_State *L) {
     luaL_error(L, "t: expects a tensor with <= 2 dims, got %s", mt_shape_str(t, b, sizeof b));
   }
   mt_tensor *r = lt_push(L);
-  if (t->ndim < 2) mt_tensor_alias(r, t);
-  else LT_TRY(L, mt_transpose(r, t, 0, 1));
+  if (t->ndim < 2) { mt_tensor_alias(r, t); LT_TRY(L, mt_ag_record_view(r, t)); }
+  else { LT_TRY(L, mt_transpose(r, t, 0, 1)); LT_TRY(L, mt_ag_record_transpose(r, t, 0, 1)); }
   return 1;
 }
 
@@ -650,6 +662,7 @@ static int t_squeeze(lua_State *L) {
   int d = lua_isnoneornil(L, 2) ? MT_MAX_DIMS : lt_check_dim(L, 2, t->ndim, "squeeze");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_squeeze(r, t, d));
+  LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -658,6 +671,7 @@ static int t_unsqueeze(lua_State *L) {
   int d = lt_check_dim(L, 2, t->ndim + 1, "unsqueeze");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_unsqueeze(r, t, d));
+  LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -670,6 +684,7 @@ static int t_expand(lua_State *L) {
   else n = lt_read_shape(L, 2, lua_gettop(L), shape, "expand");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_expand(r, t, n, shape));
+  LT_TRY(L, mt_ag_record_expand(r, t));
   return 1;
 }
 
@@ -770,6 +785,7 @@ static int t_index(lua_State *L) {
     if (!strcmp(k, "dtype")) { lt_push_dtype(L, t->dtype); return 1; }
     if (!strcmp(k, "device")) { lua_pushstring(L, "cpu"); return 1; }
     if (!strcmp(k, "ndim")) { lua_pushinteger(L, t->ndim); return 1; }
+    if (lt_autograd_field(L, t, k)) return 1;
     lua_pushvalue(L, lua_upvalueindex(3));
     if (lua_isnil(L, -1)) return 1;
     lua_pushvalue(L, 1);
@@ -777,6 +793,8 @@ static int t_index(lua_State *L) {
     lua_call(L, 2, 1);
     return 1;
   }
+  if (t->grad_meta && (t->ndim > 1 || type != LUA_TNUMBER))   /* views of history: not yet */
+    LT_TRY(L, mt_ag_unsupported("index", t, NULL));
   if (type == LUA_TNUMBER) {
     lua_Integer i = lua_tointeger(L, 2);
     if (t->ndim == 0) luaL_error(L, "index: cannot index a 0-dim tensor (use item())");
@@ -822,6 +840,7 @@ static int t_newindex(lua_State *L) {
   mt_tensor *t = lua_touserdata(L, 1);
   int type = lua_type(L, 2);
   mt_tensor view = {0};
+  if (t->grad_meta && type != LUA_TSTRING) LT_TRY(L, mt_ag_check_inplace("index assignment", t, lt_test(L, 3)));
   if (type == LUA_TNUMBER) {
     lua_Integer i = lua_tointeger(L, 2);
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
@@ -832,6 +851,8 @@ static int t_newindex(lua_State *L) {
     apply_slice(L, 2, t, &view);
   } else if (lt_test(L, 2)) {
     lt_index_set_tensor(L, t, lt_test(L, 2), 3);
+    return 0;
+  } else if (type == LUA_TSTRING && lt_autograd_set_field(L, t, lua_tostring(L, 2), 3)) {
     return 0;
   } else {
     luaL_error(L, "index assignment: cannot set field '%s' of a tensor", lua_tostring(L, 2) ? lua_tostring(L, 2) : luaL_typename(L, 2));
@@ -918,9 +939,16 @@ static const luaL_Reg functions[] = {
   {"as_strided", t_as_strided}, {"numel", t_numel},
   {NULL, NULL}};
 
+/* New tensors shaped like an argument: never part of its history. */
+static const luaL_Reg creation_methods[] = {{"new", t_new}, {NULL, NULL}};
+static const luaL_Reg creation_functions[] = {
+  {"zeros_like", t_zeros_like}, {"ones_like", t_ones_like}, {"empty_like", t_empty_like},
+  {"full_like", t_full_like}, {NULL, NULL}};
+
 void lt_open_tensor(lua_State *L) {
   /* stack: methods torch mt */
-  lt_setfuncs(L, methods, functions);
+  lt_setfuncs_guarded(L, methods, functions);
+  lt_setfuncs(L, creation_methods, creation_functions);
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, t_gc, 1);
   lua_setfield(L, -2, "__gc");

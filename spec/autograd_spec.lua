@@ -1,0 +1,313 @@
+-- autograd_spec.lua: the first part of autograd -- graph recording, backward,
+-- accumulation, higher-order gradients, grad mode, and the guards that refuse
+-- what has no derivative yet. Gradients are checked against central finite
+-- differences in float64.
+local torch = require 'torch'
+
+-- Numerical gradient of f (a function of the tensor x returning a 0-dim
+-- tensor) at x, by central differences.
+local function numeric_grad(f, x, eps)
+  eps = eps or 1e-6
+  local g = torch.zeros(x:size(), {dtype = 'float64'})
+  local flat, gflat = x:view(-1), g:view(-1)
+  for i = 1, flat:size(1) do
+    local v = flat[i]
+    flat[i] = v + eps
+    local hi = torch.no_grad(function() return f(x):item() end)
+    flat[i] = v - eps
+    local lo = torch.no_grad(function() return f(x):item() end)
+    flat[i] = v
+    gflat[i] = (hi - lo) / (2 * eps)
+  end
+  return g
+end
+
+local function close(a, b, tol)
+  tol = tol or 1e-5
+  local da, db = a:_flat_values(), b:_flat_values()
+  assert.are.equal(#da, #db)
+  for i = 1, #da do
+    local err = math.abs(da[i] - db[i])
+    if err > tol * math.max(1, math.abs(db[i])) then
+      error(string.format('element %d: %.10g vs %.10g', i, da[i], db[i]), 2)
+    end
+  end
+end
+
+-- checks d f(x) / dx from autograd against finite differences
+local function gradcheck(f, x, tol)
+  local leaf = x:clone():requires_grad_()
+  local y = f(leaf)
+  y:backward()
+  local expected = numeric_grad(f, x:clone())
+  close(leaf.grad, expected, tol)
+end
+
+local function randd(...)
+  local args = {...}
+  args[#args + 1] = {dtype = 'float64'}
+  return torch.randn(table.unpack(args))
+end
+
+describe('autograd basics', function()
+  it('follows the seeds: x^3 at 3 gives 27, then 18 with create_graph', function()
+    local x = torch.tensor({3.0}, {requires_grad = true})
+    local y = x ^ 3
+    y:backward({create_graph = true})
+    assert.are.equal(27, x.grad[1])
+    local g = x.grad
+    x.grad = nil
+    g:backward()
+    assert.are.equal(18, x.grad[1])
+  end)
+
+  it('records grad_fn with PyTorch names and next_functions', function()
+    local a = torch.ones(2, {requires_grad = true})
+    local b = a * 2
+    assert.are.equal('<MulBackward>', tostring(b.grad_fn))
+    assert.are.equal('<AccumulateGrad>', tostring(b.grad_fn.next_functions[1][1]))
+    assert.is_nil(b.grad_fn.next_functions[2][1])
+    assert.is_true(a.is_leaf)
+    assert.is_false(b.is_leaf)
+    assert.is_nil(a.grad_fn)
+    assert.are.equal('<SumBackward>', tostring(b:sum().grad_fn))
+    assert.are.equal('<MmBackward>', tostring(torch.ones(2, 2, {requires_grad = true}):mm(torch.ones(2, 2)).grad_fn))
+  end)
+
+  it('accumulates into .grad until it is reset', function()
+    local w = torch.ones(3, {requires_grad = true})
+    ;(w * torch.tensor({1.0, 2, 3})):sum():backward()
+    ;(w * 2):mean():backward()
+    close(w.grad, torch.tensor({1 + 2 / 3, 2 + 2 / 3, 3 + 2 / 3}))
+    w.grad = nil
+    assert.is_nil(w.grad)
+    w:sum():backward()
+    close(w.grad, torch.ones(3))
+    w.grad:zero_()
+    close(w.grad, torch.zeros(3))
+  end)
+
+  it('frees the graph after backward unless retain_graph is set', function()
+    local x = torch.ones(2, {requires_grad = true})
+    local y = (x * x):sum()
+    y:backward({retain_graph = true})
+    y:backward()
+    close(x.grad, torch.tensor({4.0, 4.0}))
+    local ok, err = pcall(function() y:backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('backward through the graph a second time', 1, true))
+  end)
+
+  it('takes an explicit gradient for non-scalar outputs and refuses without one', function()
+    local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
+    local y = x * 3
+    local ok, err = pcall(function() y:backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('only for scalar outputs', 1, true))
+    y:backward(torch.tensor({1.0, 10.0}))
+    close(x.grad, torch.tensor({3.0, 30.0}))
+  end)
+
+  it('refuses backward on a tensor without history', function()
+    assert.has_error(function() torch.ones(2):sum():backward() end,
+      'backward: element 0 of tensors does not require grad and does not have a grad_fn')
+  end)
+
+  it('only floating tensors can require grad', function()
+    assert.has_error(function() torch.tensor({1, 2}):requires_grad_() end)
+    local x = torch.zeros(2)
+    x.requires_grad = true
+    assert.is_true(x.requires_grad)
+  end)
+
+  it('detach gives a tensor without history on the same storage', function()
+    local x = torch.ones(2, {requires_grad = true})
+    local y = x * 2
+    local d = y:detach()
+    assert.is_false(d.requires_grad)
+    assert.is_true(d:storage() == y:storage())
+    y:detach_()
+    assert.is_true(y.is_leaf)
+    assert.is_false(y.requires_grad)
+  end)
+end)
+
+describe('grad mode', function()
+  it('no_grad stops recording and restores the mode, even after an error', function()
+    local x = torch.ones(2, {requires_grad = true})
+    assert.is_false(torch.no_grad(function() return (x * 2).requires_grad end))
+    assert.is_true(torch.is_grad_enabled())
+    assert.has_error(function() torch.no_grad(function() error('boom') end) end)
+    assert.is_true(torch.is_grad_enabled())
+    torch.set_grad_enabled(false)
+    assert.is_false((x * 2).requires_grad)
+    assert.is_true(torch.enable_grad(function() return (x * 2).requires_grad end))
+    torch.set_grad_enabled(true)
+    assert.is_false(torch.inference_mode(function() return (x + 1).requires_grad end))
+  end)
+
+  it('lets optimizers update leaves in place under no_grad', function()
+    local w = torch.ones(2, {requires_grad = true})
+    ;(w * 3):sum():backward()
+    torch.no_grad(function() w:sub_(w.grad * 0.1) end)
+    close(w, torch.tensor({0.7, 0.7}))
+  end)
+end)
+
+describe('derivatives', function()
+  torch.manual_seed(7)
+  local unary = {'exp', 'expm1', 'log', 'log1p', 'log2', 'log10', 'sqrt', 'rsqrt', 'sin', 'cos',
+                 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'sigmoid', 'erf', 'erfc',
+                 'reciprocal', 'gelu', 'silu', 'neg', 'abs', 'relu', 'square', 'frac'}
+  for _, op in ipairs(unary) do
+    it('of ' .. op .. ' match finite differences', function()
+      local x = torch.rand(3, 2, {dtype = 'float64'}) * 0.8 + 0.1      -- inside every domain
+      gradcheck(function(t) return t[op](t):sum() end, x)
+      gradcheck(function(t) return (t[op](t) * t):sum() end, x:t())    -- non-contiguous input
+    end)
+  end
+
+  it('of rounding ops are zero', function()
+    local x = torch.tensor({0.3, 1.7}, {dtype = 'float64', requires_grad = true})
+    x:floor():sum():backward()
+    close(x.grad, torch.zeros(2))
+  end)
+
+  local binary = {
+    add = function(a, b) return a + b end,
+    sub = function(a, b) return a - b end,
+    mul = function(a, b) return a * b end,
+    div = function(a, b) return a / b end,
+    pow = function(a, b) return a ^ b end,
+    maximum = function(a, b) return a:maximum(b) end,
+    minimum = function(a, b) return a:minimum(b) end,
+    atan2 = function(a, b) return a:atan2(b) end,
+    add_alpha = function(a, b) return a:add(b, {alpha = 2.5}) end,
+    sub_alpha = function(a, b) return a:sub(b, {alpha = 0.5}) end,
+  }
+  for name, f in pairs(binary) do
+    it('of ' .. name .. ' match finite differences, with broadcasting', function()
+      local a = torch.rand(2, 3, {dtype = 'float64'}) + 0.5
+      local b = torch.rand(1, 3, {dtype = 'float64'}) + 0.5
+      gradcheck(function(t) return f(t, b):sum() end, a)
+      gradcheck(function(t) return (f(a, t) * a):sum() end, b)
+    end)
+  end
+
+  it('with scalars on either side', function()
+    local x = torch.rand(4, {dtype = 'float64'}) + 0.5
+    gradcheck(function(t) return (2 - t):sum() end, x)
+    gradcheck(function(t) return (3 / t):sum() end, x)
+    gradcheck(function(t) return (2 ^ t):sum() end, x)
+    gradcheck(function(t) return (t ^ 2.5):sum() end, x)
+    gradcheck(function(t) return (-t * 4):sum() end, x)
+  end)
+
+  it('of sum and mean over dims, with keepdim', function()
+    local x = randd(2, 3, 4)
+    local w = randd(2, 3, 4)
+    gradcheck(function(t) return (t:sum(2) * w:sum(2)):sum() end, x)
+    gradcheck(function(t) return (t:mean({1, 3}, {keepdim = true}) * w:mean({1, 3}, {keepdim = true})):sum() end, x)
+    gradcheck(function(t) return t:mean() end, x)
+  end)
+
+  it('of mm, transposes and views', function()
+    local a, b = randd(3, 4), randd(4, 2)
+    gradcheck(function(t) return t:mm(b):tanh():sum() end, a)
+    gradcheck(function(t) return a:mm(t):sigmoid():sum() end, b)
+    gradcheck(function(t) return a:matmul(t:t():t()):sum() end, b)
+    gradcheck(function(t) return (t:view(2, 6) * torch.arange(0, 12, {dtype = 'float64'}):view(2, 6)):sum() end, a)
+    gradcheck(function(t) return (t:t():reshape(12) * torch.arange(0, 12, {dtype = 'float64'})):sum() end, a)
+    local r = randd(5, 3, 4)
+    gradcheck(function(t) return (t:unsqueeze(1):expand(5, 3, 4) * r):sum() end, a)
+  end)
+
+  it('through a float32 and float64 mix, each gradient in its input dtype', function()
+    local a = torch.ones(2, {requires_grad = true})
+    local b = torch.ones(2, {dtype = 'float64', requires_grad = true})
+    local y = (a * b):sum()
+    assert.are.equal('float64', y.dtype)
+    y:backward()
+    assert.are.equal('float32', a.grad.dtype)
+    assert.are.equal('float64', b.grad.dtype)
+  end)
+
+  it('give second derivatives of a small network (gradient of a gradient norm)', function()
+    torch.manual_seed(3)
+    local w1, x = randd(3, 4), randd(2, 3)
+    local function gnorm(w)
+      local h = x:mm(w):tanh()
+      local loss = (h * h):sum()
+      -- d loss / d w, written out: x^T ((2h) (1 - h^2))
+      local dh = h * 2 * (1 - h * h)
+      local gw = x:t():mm(dh)
+      return (gw * gw):sum()
+    end
+    local leaf = w1:clone():requires_grad_()
+    local h = x:mm(leaf):tanh()
+    local loss = (h * h):sum()
+    loss:backward({create_graph = true})
+    local g = leaf.grad
+    leaf.grad = nil
+    ;(g * g):sum():backward()
+    close(leaf.grad, numeric_grad(gnorm, w1:clone()), 1e-4)
+  end)
+end)
+
+describe('safety', function()
+  it('refuses in-place changes of leaves that require grad', function()
+    local w = torch.ones(2, {requires_grad = true})
+    assert.has_error(function() w:add_(1) end)
+    assert.has_error(function() w:fill_(1) end)
+    assert.has_error(function() w:uniform_() end)
+    assert.has_error(function() w[1] = 3 end)
+  end)
+
+  it('raises on saved tensors modified in place', function()
+    local x = torch.ones(2, {requires_grad = true})
+    local y = x * 2
+    local z = y:exp()
+    torch.no_grad(function() y:add_(1) end)
+    local ok, err = pcall(function() z:sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('modified by an inplace operation', 1, true))
+  end)
+
+  it('refuses ops without a derivative yet instead of dropping the gradient', function()
+    local x = torch.ones(3, 2, {requires_grad = true})
+    for _, f in ipairs({
+      function() return x:cumsum(1) end,
+      function() return x:narrow(1, 1, 2) end,
+      function() return x[1] end,
+      function() return torch.cat({x, x}) end,
+      function() return x:split(1) end,
+      function() return x:max(1) end,
+      function() return x:softmax(2) end,
+    }) do
+      local ok, err = pcall(f)
+      assert.is_false(ok)
+      assert.truthy(err:find('no derivative yet', 1, true))
+    end
+    -- the same ops are fine on tensors without history or under no_grad
+    assert.are.equal(2, torch.no_grad(function() return x:narrow(1, 1, 2) end):size(1))
+    assert.are.equal(2, x:detach():narrow(1, 1, 2):size(1))
+  end)
+
+  it('frees graphs: a training-like loop keeps memory flat', function()
+    local w = torch.randn(64, 64, {requires_grad = true})
+    local x = torch.randn(32, 64)
+    local function step()
+      local loss = (x:mm(w):tanh() * 0.5):sum()
+      loss:backward()
+      torch.no_grad(function() w:sub_(w.grad * 0.001) end)
+      w.grad = nil
+    end
+    for _ = 1, 200 do step() end
+    collectgarbage()
+    local before = torch.memory_stats().allocated
+    for _ = 1, 2000 do step() end
+    collectgarbage()
+    local after = torch.memory_stats().allocated
+    assert.is_true(after - before < 1024 * 1024, string.format('grew by %d bytes', after - before))
+  end)
+end)

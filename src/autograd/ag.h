@@ -1,0 +1,111 @@
+/* ag.h: the autograd engine -- per-tensor metadata, graph nodes, grad mode,
+   the backward walk, and the recording entry points the bindings call after
+   an op has computed its result. */
+#ifndef MT_AG_H
+#define MT_AG_H
+
+#include "../tensor/mt_tensor.h"
+#include "../tensor/mt_ops.h"
+
+/* Inputs of one op that can carry a gradient, and tensors one node saves. */
+#define MT_AG_MAX_EDGES 3
+#define MT_AG_MAX_SAVED 3
+
+typedef struct mt_node mt_node;
+typedef struct mt_ag_meta mt_ag_meta;
+
+typedef struct { mt_node *node; } mt_edge;
+
+typedef struct {
+  mt_tensor t;             /* a view sharing the saved tensor's storage */
+  int64_t version;         /* storage version when saved */
+} mt_saved;
+
+/* Computes the gradients of the inputs (grad_in[i] for edge i, left with a
+   NULL storage when that input gets none) from grad_out. Written with
+   recording ops, so a create_graph backward builds a graph of its own. */
+typedef int (*mt_backward_fn)(mt_node *n, const mt_tensor *grad_out, mt_tensor *grad_in);
+
+struct mt_node {
+  int64_t refcount;
+  const char *name;                  /* "MulBackward", "AccumulateGrad", ... */
+  mt_backward_fn backward;
+  int nedges;
+  mt_edge next[MT_AG_MAX_EDGES];
+  int nsaved;
+  mt_saved saved[MT_AG_MAX_SAVED];
+  int released;                      /* saved tensors freed by a backward */
+  int op;                            /* the op, for nodes shared by a family */
+  double scalar;                     /* alpha, a scalar operand, ... */
+  int scalar_side;                   /* which operand was the scalar (-1: none) */
+  uint32_t mask;                     /* reduced dims */
+  int keepdim;
+  int dims[2];
+  int in_ndim[MT_AG_MAX_EDGES];      /* input geometry, to shape gradients */
+  int64_t in_shape[MT_AG_MAX_EDGES][MT_MAX_DIMS];
+  int in_dtype[MT_AG_MAX_EDGES];
+  mt_ag_meta *leaf;                  /* AccumulateGrad: the leaf (strong ref) */
+  /* engine scratch, valid during one backward walk */
+  int deps;
+  int visited;
+  mt_tensor buffer;                  /* sum of incoming gradients */
+};
+
+struct mt_ag_meta {
+  int64_t refcount;
+  int requires_grad;
+  mt_node *grad_fn;                  /* NULL for a leaf */
+  mt_node *accumulator;              /* weak: the leaf's AccumulateGrad, if alive */
+  mt_tensor grad;                    /* storage NULL until a backward sets it */
+};
+
+/* ---- grad mode (thread-local) ---- */
+int mt_ag_grad_enabled(void);
+void mt_ag_set_grad_enabled(int enabled);
+
+/* ---- metadata ---- */
+static inline int mt_ag_requires_grad(const mt_tensor *t) {
+  const mt_ag_meta *m = t->grad_meta;
+  return m && m->requires_grad;
+}
+mt_ag_meta *mt_ag_meta_of(mt_tensor *t);            /* creates it when missing */
+void mt_ag_meta_release(mt_ag_meta *m);
+void mt_ag_node_release(mt_node *n);
+int mt_ag_set_requires_grad(mt_tensor *t, int requires_grad);
+/* t becomes a leaf with no history (detach_) */
+void mt_ag_detach_inplace(mt_tensor *t);
+int mt_ag_is_leaf(const mt_tensor *t);
+/* dst views src and shares its autograd metadata (same history). */
+void mt_ag_alias(mt_tensor *dst, const mt_tensor *src);
+
+/* ---- for the derivative definitions (ag_ops.c) ---- */
+mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs);
+void mt_ag_save(mt_node *n, const mt_tensor *t, int is_output);
+int mt_ag_saved(mt_node *n, int i, const mt_tensor **out);
+int mt_ag_attach(mt_tensor *r, mt_node *n);
+
+/* ---- recording: call after the op computed r from its inputs ---- */
+int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op);
+int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
+int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, int is_mean, uint32_t mask, int keepdim);
+int mt_ag_record_mm(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
+int mt_ag_record_view(mt_tensor *r, const mt_tensor *x);       /* view, reshape, flatten ... */
+int mt_ag_record_expand(mt_tensor *r, const mt_tensor *x);     /* broadcast views */
+int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1);
+int mt_ag_record_cast(mt_tensor *r, const mt_tensor *x);
+
+/* An in-place op writing t (reading other, may be NULL): in grad mode, a
+   leaf that requires grad refuses, as in PyTorch; in-place ops on tensors
+   with history are not differentiable yet and refuse too. */
+int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *other);
+
+/* Ops without a derivative yet: an error (never a silently missing
+   gradient) when an input requires grad in grad mode. */
+int mt_ag_unsupported(const char *op, const mt_tensor *a, const mt_tensor *b);
+
+/* ---- backward ---- */
+/* Runs backward from root with gradient grad (NULL: ones, root must have one
+   element). Gradients accumulate into the leaves' grad. */
+int mt_ag_backward(mt_tensor *root, const mt_tensor *grad, int retain_graph, int create_graph);
+
+#endif

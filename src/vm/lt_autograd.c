@@ -1,0 +1,263 @@
+/* lt_autograd.c: autograd from Lua -- requires_grad, grad, grad_fn,
+   is_leaf, backward, detach, grad mode, and grad_fn objects you can walk. */
+#include <string.h>
+#include "lt.h"
+#include "../autograd/ag.h"
+
+/* ---- grad_fn objects ---- */
+typedef struct { mt_node *node; } lt_node;
+
+static void push_node(lua_State *L, mt_node *n) {
+  if (!n) { lua_pushnil(L); return; }
+  lt_node *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->node = n;
+  n->refcount++;
+  luaL_setmetatable(L, "torch.autograd.Node");
+}
+
+static int node_gc(lua_State *L) {
+  lt_node *u = luaL_checkudata(L, 1, "torch.autograd.Node");
+  mt_ag_node_release(u->node);
+  u->node = NULL;
+  return 0;
+}
+
+static int node_tostring(lua_State *L) {
+  lt_node *u = luaL_checkudata(L, 1, "torch.autograd.Node");
+  lua_pushfstring(L, "<%s>", u->node->name);
+  return 1;
+}
+
+static int node_eq(lua_State *L) {
+  lt_node *a = luaL_testudata(L, 1, "torch.autograd.Node"), *b = luaL_testudata(L, 2, "torch.autograd.Node");
+  lua_pushboolean(L, a && b && a->node == b->node);
+  return 1;
+}
+
+static int node_name(lua_State *L) {
+  lt_node *u = luaL_checkudata(L, 1, "torch.autograd.Node");
+  lua_pushstring(L, u->node->name);
+  return 1;
+}
+
+/* n.next_functions: {{node, 0}, ...} as in PyTorch (nil for inputs that
+   need no gradient) */
+static int node_index(lua_State *L) {
+  lt_node *u = luaL_checkudata(L, 1, "torch.autograd.Node");
+  const char *k = luaL_checkstring(L, 2);
+  if (!strcmp(k, "next_functions")) {
+    lua_createtable(L, u->node->nedges, 0);
+    for (int i = 0; i < u->node->nedges; i++) {
+      lua_createtable(L, 2, 0);
+      push_node(L, u->node->next[i].node);
+      lua_rawseti(L, -2, 1);
+      lua_pushinteger(L, 0);
+      lua_rawseti(L, -2, 2);
+      lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+  }
+  if (!strcmp(k, "name")) { lua_pushcfunction(L, node_name); return 1; }
+  lua_pushnil(L);
+  return 1;
+}
+
+/* ---- fields of tensors (called from lt_tensor.c's __index/__newindex) ---- */
+int lt_autograd_field(lua_State *L, mt_tensor *t, const char *k) {
+  mt_ag_meta *m = t->grad_meta;
+  if (!strcmp(k, "requires_grad")) { lua_pushboolean(L, mt_ag_requires_grad(t)); return 1; }
+  if (!strcmp(k, "is_leaf")) { lua_pushboolean(L, mt_ag_is_leaf(t)); return 1; }
+  if (!strcmp(k, "grad_fn")) { push_node(L, m ? m->grad_fn : NULL); return 1; }
+  if (!strcmp(k, "grad")) {
+    if (!m || !m->grad.storage) { lua_pushnil(L); return 1; }
+    mt_tensor *r = lt_push(L);
+    mt_ag_alias(r, &m->grad);
+    return 1;
+  }
+  if (!strcmp(k, "data")) {                       /* x.data: the same storage, no history */
+    mt_tensor *r = lt_push(L);
+    mt_tensor_alias(r, t);
+    return 1;
+  }
+  return 0;
+}
+
+int lt_autograd_set_field(lua_State *L, mt_tensor *t, const char *k, int v) {
+  if (!strcmp(k, "requires_grad")) {
+    LT_TRY(L, mt_ag_set_requires_grad(t, lua_toboolean(L, v)));
+    return 1;
+  }
+  if (!strcmp(k, "grad")) {
+    mt_tensor *g = lua_isnil(L, v) ? NULL : lt_check(L, v, "grad");
+    if (g && !mt_same_shape(g, t)) {
+      char b1[128], b2[128];
+      luaL_error(L, "grad: assigned grad has shape %s but the tensor has shape %s",
+                 mt_shape_str(g, b1, sizeof b1), mt_shape_str(t, b2, sizeof b2));
+    }
+    mt_ag_meta *m = mt_ag_meta_of(t);
+    if (!m) luaL_error(L, "grad: out of memory");
+    mt_ag_meta_release(m->grad.grad_meta);
+    m->grad.grad_meta = NULL;
+    mt_tensor_release(&m->grad);
+    if (g) mt_ag_alias(&m->grad, g);
+    return 1;
+  }
+  return 0;
+}
+
+void lt_opt_requires_grad(lua_State *L, int opts, mt_tensor *r) {
+  if (opts && lt_opt_bool(L, opts, "requires_grad", 0)) LT_TRY(L, mt_ag_set_requires_grad(r, 1));
+}
+
+/* ---- the guard around ops that have no derivative yet ----
+   Registered through lt_setfuncs_guarded, an op whose tensor arguments
+   require grad (in grad mode) must not hand back a floating result without
+   history, nor write in place into such a tensor: either would be a
+   silently missing gradient. Ops that are recorded pass through. */
+static int result_lacks_history(lua_State *L, int i, int nargs) {
+  mt_tensor *t = lt_test(L, i);
+  if (!t || !mt_dtype_is_float(t->dtype) || mt_ag_requires_grad(t)) return 0;
+  for (int a = 1; a <= nargs; a++)
+    if (lua_rawequal(L, a, i)) return 0;          /* an argument handed back */
+  return 1;
+}
+
+/* A tensor argument that requires grad, or a table of them (torch.cat). */
+static int tracks_history(lua_State *L, int i) {
+  mt_tensor *t = lt_test(L, i);
+  if (t) return mt_ag_requires_grad(t);
+  if (lua_type(L, i) != LUA_TTABLE) return 0;
+  for (lua_Integer k = 1;; k++) {
+    int type = lua_rawgeti(L, i, k);
+    t = type == LUA_TNIL ? NULL : lt_test(L, -1);
+    int found = t && mt_ag_requires_grad(t);
+    lua_pop(L, 1);
+    if (type == LUA_TNIL || found) return found;
+  }
+}
+
+static int guard(lua_State *L) {
+  int nargs = lua_gettop(L), tracked = 0;
+  if (mt_ag_grad_enabled())
+    for (int i = 1; i <= nargs && !tracked; i++) tracked = tracks_history(L, i);
+  const char *name = lua_tostring(L, lua_upvalueindex(3));
+  if (tracked) {
+    size_t len = strlen(name);
+    if (len > 1 && name[len - 1] == '_')
+      luaL_error(L, "%s: in-place operations on tensors that require grad are not differentiable "
+                 "yet (wrap the update in torch.no_grad)", name);
+  }
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_insert(L, 1);
+  lua_call(L, nargs, LUA_MULTRET);
+  int nres = lua_gettop(L);
+  if (!tracked) return nres;
+  for (int i = 1; i <= nres; i++) {
+    int bad = 0;
+    if (lua_type(L, i) == LUA_TTABLE) {
+      for (lua_Integer k = 1; !bad; k++) {
+        int type = lua_rawgeti(L, i, k);
+        mt_tensor *t = type == LUA_TNIL ? NULL : lt_test(L, -1);
+        bad = t && mt_dtype_is_float(t->dtype) && !mt_ag_requires_grad(t);
+        lua_pop(L, 1);
+        if (type == LUA_TNIL) break;
+      }
+    } else {
+      bad = result_lacks_history(L, i, 0);
+    }
+    if (bad) luaL_error(L, "%s: no derivative yet for inputs that require grad (use detach() or torch.no_grad)", name);
+  }
+  return nres;
+}
+
+void lt_setfuncs_guarded(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions) {
+  /* stack: methods torch mt */
+  for (int pass = 0; pass < 2; pass++) {
+    const luaL_Reg *r = pass == 0 ? methods : functions;
+    for (; r && r->name; r++) {
+      lua_pushvalue(L, -1);                          /* upvalue 1: mt */
+      lua_pushvalue(L, -1);
+      lua_pushcclosure(L, r->func, 1);               /* upvalue 2: the op */
+      lua_pushstring(L, r->name);                    /* upvalue 3: its name */
+      lua_pushcclosure(L, guard, 3);
+      lua_setfield(L, pass == 0 ? -4 : -3, r->name);
+    }
+  }
+}
+
+/* ---- methods ---- */
+static int a_requires_grad_(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "requires_grad_");
+  LT_TRY(L, mt_ag_set_requires_grad(t, lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2)));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* y:backward(), y:backward(grad), y:backward(grad, {retain_graph=, create_graph=}),
+   y:backward({retain_graph=true}) */
+static int a_backward(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "backward");
+  mt_tensor *grad = lt_test(L, 2);
+  int opts = lt_opts_index(L);
+  if (opts == 1) opts = 0;
+  int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
+  int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
+  LT_TRY(L, mt_ag_backward(t, grad, retain_graph, create_graph));
+  return 0;
+}
+
+static int a_detach(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "detach");
+  mt_tensor *r = lt_push(L);
+  mt_tensor_alias(r, t);
+  return 1;
+}
+
+static int a_detach_(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "detach_");
+  mt_ag_detach_inplace(t);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* ---- grad mode ---- */
+static int a_is_grad_enabled(lua_State *L) { lua_pushboolean(L, mt_ag_grad_enabled()); return 1; }
+static int a_set_grad_enabled(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TBOOLEAN);
+  mt_ag_set_grad_enabled(lua_toboolean(L, 1));
+  return 0;
+}
+
+/* Runs fn(...) with grad mode set, restoring the previous mode even when fn
+   raises (the error is re-raised). */
+static int with_mode(lua_State *L, int enabled) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  int before = mt_ag_grad_enabled();
+  mt_ag_set_grad_enabled(enabled);
+  int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  mt_ag_set_grad_enabled(before);
+  if (status != LUA_OK) return lua_error(L);
+  return lua_gettop(L);
+}
+static int a_no_grad(lua_State *L) { return with_mode(L, 0); }
+static int a_enable_grad(lua_State *L) { return with_mode(L, 1); }
+
+static const luaL_Reg methods[] = {
+  {"requires_grad_", a_requires_grad_}, {"backward", a_backward}, {"detach", a_detach},
+  {"detach_", a_detach_}, {NULL, NULL}};
+
+static const luaL_Reg functions[] = {
+  {"is_grad_enabled", a_is_grad_enabled}, {"set_grad_enabled", a_set_grad_enabled},
+  {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
+  {"detach", a_detach}, {NULL, NULL}};
+
+void lt_open_autograd(lua_State *L) {
+  if (luaL_newmetatable(L, "torch.autograd.Node")) {
+    lua_pushcfunction(L, node_gc); lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, node_tostring); lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, node_eq); lua_setfield(L, -2, "__eq");
+    lua_pushcfunction(L, node_index); lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  lt_setfuncs(L, methods, functions);
+}
