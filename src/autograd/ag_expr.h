@@ -1,0 +1,39 @@
+/* ag_expr.h: the recording ops derivative definitions are written with.
+   Each computes like the engine op and, in grad mode, records it, so a
+   create_graph backward builds a graph of its own. They return a fresh
+   tensor; after the first failure (ag_failed set, mt_error() says why)
+   every later call returns an empty tensor, so a derivative is written as
+   straight-line code and checked once at the end with ag_done(). */
+#ifndef MT_AG_EXPR_H
+#define MT_AG_EXPR_H
+
+#include "ag.h"
+
+extern _Thread_local int ag_failed;
+
+void ag_drop(mt_tensor *t);                      /* release, history included */
+int ag_any_requires_grad(const mt_tensor *a, const mt_tensor *b);   /* in grad mode */
+
+mt_tensor ag_binop(mt_op op, const mt_operand *a, const mt_operand *b);
+mt_tensor ag_bin(mt_op op, const mt_tensor *a, const mt_tensor *b);
+mt_tensor ag_bins(mt_op op, const mt_tensor *a, double s);           /* a op s */
+mt_tensor ag_sbin(mt_op op, double s, const mt_tensor *b);           /* s op b */
+mt_tensor ag_un(mt_op op, const mt_tensor *x);
+mt_tensor ag_reshape(const mt_tensor *x, int ndim, const int64_t *shape);
+mt_tensor ag_transpose(const mt_tensor *x, int d0, int d1);
+mt_tensor ag_expand(const mt_tensor *x, int ndim, const int64_t *shape);
+mt_tensor ag_mm(const mt_tensor *a, const mt_tensor *b);
+mt_tensor ag_sum(const mt_tensor *x, uint32_t mask, int keepdim);
+mt_tensor ag_cast(const mt_tensor *x, int dtype);
+/* g summed over the dims broadcasting added, back to (ndim, shape) */
+mt_tensor ag_sum_to(const mt_tensor *g, int ndim, const int64_t *shape);
+
+/* The gradient of input i in the input's shape and dtype; consumes g. */
+void ag_finish(mt_node *n, int i, mt_tensor *g, mt_tensor *out);
+/* 0, or -1 after a failure (clearing ag_failed) */
+int ag_done(void);
+/* A one-input node named name with backward fn, attached to r when x
+   requires grad in grad mode. */
+int ag_record_one(mt_tensor *r, const mt_tensor *x, const char *name, mt_backward_fn fn);
+
+#endif
