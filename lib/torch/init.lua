@@ -132,4 +132,12 @@ size_mt.__index = {
 
 require 'torch.print'
 
+-- torch.autograd: the engine's entry points (src/autograd through src/vm/lt_autograd.c)
+torch.autograd = torch.autograd or {}
+torch.autograd.grad = core._autograd_grad
+torch.autograd.backward = core._autograd_backward
+torch.autograd.no_grad = core.no_grad
+torch.autograd.enable_grad = core.enable_grad
+torch.autograd.set_grad_enabled = core.set_grad_enabled
+
 return torch

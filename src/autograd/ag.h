@@ -10,6 +10,8 @@
 /* Inputs of one op that can carry a gradient, and tensors one node saves. */
 #define MT_AG_MAX_EDGES 3
 #define MT_AG_MAX_SAVED 3
+/* outputs and inputs of one torch.autograd.grad / backward call */
+#define MT_AG_MAX_ROOTS 64
 
 typedef struct mt_node mt_node;
 typedef struct mt_ag_meta mt_ag_meta;
@@ -37,6 +39,7 @@ struct mt_node {
   int released;                      /* saved tensors freed by a backward */
   int op;                            /* the op, for nodes shared by a family */
   double scalar;                     /* alpha, a scalar operand, ... */
+  double scalar2;                    /* a second one (beta of addmm) */
   int scalar_side;                   /* which operand was the scalar (-1: none) */
   uint32_t mask;                     /* reduced dims */
   int keepdim;
@@ -45,9 +48,11 @@ struct mt_node {
   int64_t in_shape[MT_AG_MAX_EDGES][MT_MAX_DIMS];
   int in_dtype[MT_AG_MAX_EDGES];
   mt_ag_meta *leaf;                  /* AccumulateGrad: the leaf (strong ref) */
+  mt_ag_meta *retained;              /* weak: the output asked to retain_grad() */
   /* engine scratch, valid during one backward walk */
   int deps;
   int visited;
+  int queued;
   mt_tensor buffer;                  /* sum of incoming gradients */
 };
 
@@ -103,9 +108,22 @@ int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *oth
    gradient) when an input requires grad in grad mode. */
 int mt_ag_unsupported(const char *op, const mt_tensor *a, const mt_tensor *b);
 
+/* x:retain_grad(): a non-leaf keeps the gradient it receives in .grad. */
+void mt_ag_retain_grad(mt_tensor *t);
+
 /* ---- backward ---- */
 /* Runs backward from root with gradient grad (NULL: ones, root must have one
    element). Gradients accumulate into the leaves' grad. */
 int mt_ag_backward(mt_tensor *root, const mt_tensor *grad, int retain_graph, int create_graph);
+
+/* torch.autograd.backward: several roots in one walk (grads may be NULL). */
+int mt_ag_backward_many(int n, mt_tensor **roots, mt_tensor **grads, int retain_graph, int create_graph);
+
+/* torch.autograd.grad: the gradients of the outputs (seeded with
+   grad_outputs, or ones for one-element outputs when NULL) with respect to
+   the inputs, into results[nin] (empty tensors when unused and allowed);
+   leaves' .grad is not touched. */
+int mt_ag_grad(int nout, mt_tensor **outputs, mt_tensor **grad_outputs, int nin, mt_tensor **inputs,
+               mt_tensor *results, int retain_graph, int create_graph, int allow_unused);
 
 #endif

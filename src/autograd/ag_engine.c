@@ -41,6 +41,7 @@ void mt_ag_node_release(mt_node *n) {
 
 void mt_ag_meta_release(mt_ag_meta *m) {
   if (!m || --m->refcount > 0) return;
+  if (m->grad_fn && m->grad_fn->retained == m) m->grad_fn->retained = NULL;
   mt_ag_node_release(m->grad_fn);
   mt_tensor_release(&m->grad);
   free(m);
@@ -175,10 +176,20 @@ int mt_ag_attach(mt_tensor *r, mt_node *n) {
   return 0;
 }
 
-/* ---- accumulation into leaves ---- */
+void mt_ag_retain_grad(mt_tensor *t) {
+  mt_ag_meta *m = t->grad_meta;
+  if (m && m->grad_fn) m->grad_fn->retained = m;       /* leaves keep theirs anyway */
+}
+
+/* ---- accumulation into leaves (and retained non-leaves) ---- */
+static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out);
+
 static int accumulate_backward(mt_node *n, const mt_tensor *grad_out, mt_tensor *grad_in) {
   (void)grad_in;
-  mt_ag_meta *m = n->leaf;
+  return accumulate_into(n->leaf, grad_out);
+}
+
+static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out) {
   if (!m->grad.storage) {
     /* create_graph keeps the gradient's own graph; otherwise a private copy,
        so later in-place accumulation never writes into a shared tensor */
@@ -215,8 +226,10 @@ static int push(node_list *l, mt_node *n) {
   return 0;
 }
 
-/* Every node reachable from root, each once; deps = incoming edges. */
+/* Every node reachable from root not seen yet, each once; deps counts the
+   incoming edges (several roots share one count). */
 static int collect(mt_node *root, node_list *all) {
+  if (root->visited) return 0;
   node_list stack = {0};
   int rc = push(&stack, root);
   root->visited = 1;
@@ -259,43 +272,60 @@ static void release_saved(mt_node *n) {
   n->released = 1;
 }
 
-int mt_ag_backward(mt_tensor *root, const mt_tensor *grad, int retain_graph, int create_graph) {
+/* The gradient a root starts with: grad (shape-checked) or ones for a
+   one-element root. */
+static int root_grad(const char *op, const mt_tensor *root, const mt_tensor *grad, int create_graph, mt_tensor *g) {
   mt_ag_meta *m = root->grad_meta;
   if (!m || !m->requires_grad)
-    return mt_fail("backward: element 0 of tensors does not require grad and does not have a grad_fn");
-  mt_tensor g = {0};
+    return mt_fail("%s: element 0 of tensors does not require grad and does not have a grad_fn", op);
   if (grad) {
     if (!mt_same_shape(grad, root)) {
       char b1[128], b2[128];
-      return mt_fail("backward: grad of shape %s does not match the output's shape %s",
+      return mt_fail("%s: grad of shape %s does not match the output's shape %s", op,
                      mt_shape_str(grad, b1, sizeof b1), mt_shape_str(root, b2, sizeof b2));
     }
-    if (create_graph) mt_ag_alias(&g, grad);
-    else mt_tensor_alias(&g, grad);
-  } else {
-    if (mt_numel(root) != 1) {
-      char b[128];
-      return mt_fail("backward: grad can be implicitly created only for scalar outputs (output has shape %s)",
-                     mt_shape_str(root, b, sizeof b));
-    }
-    if (mt_tensor_init(&g, root->dtype, root->ndim, root->shape)) return -1;
-    mt_fill(&g, 1);
+    if (create_graph) mt_ag_alias(g, grad);
+    else mt_tensor_alias(g, grad);
+    return 0;
   }
-  mt_node *start = m->grad_fn;
-  int own_start = 0;
-  if (!start) { start = edge_of(root); own_start = 1; }        /* a leaf: AccumulateGrad */
+  if (mt_numel(root) != 1) {
+    char b[128];
+    return mt_fail("%s: grad can be implicitly created only for scalar outputs (output has shape %s)", op,
+                   mt_shape_str(root, b, sizeof b));
+  }
+  if (mt_tensor_init(g, root->dtype, root->ndim, root->shape)) return -1;
+  mt_fill(g, 1);
+  return 0;
+}
+
+/* Gradients delivered to targets[i] (results[i]) instead of accumulated:
+   torch.autograd.grad. */
+typedef struct { int n; mt_node **targets; mt_tensor *results; } capture;
+
+/* The dependency-counted walk from the roots' nodes (a reference each,
+   given up here), each starting with grads[i] (consumed). */
+static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph, int create_graph,
+                capture *cap) {
   int was_enabled = mt_ag_grad_enabled();
   mt_ag_set_grad_enabled(create_graph);
   node_list all = {0}, ready = {0};
-  int rc = collect(start, &all);
-  if (rc == 0) { add_to_buffer(start, &g); rc = push(&ready, start); }
+  int rc = 0;
+  for (int i = 0; i < nroots && rc == 0; i++) rc = collect(starts[i], &all);
+  for (int i = 0; i < nroots && rc == 0; i++) rc = add_to_buffer(starts[i], &grads[i]);
+  for (int i = 0; i < nroots && rc == 0; i++)
+    if (starts[i]->deps == 0 && !starts[i]->queued) { starts[i]->queued = 1; rc = push(&ready, starts[i]); }
   while (rc == 0 && ready.n > 0) {
     mt_node *n = ready.items[--ready.n];
     mt_tensor grad_in[MT_AG_MAX_EDGES];
     memset(grad_in, 0, sizeof grad_in);
     mt_tensor out = n->buffer;
     memset(&n->buffer, 0, sizeof n->buffer);
-    rc = out.storage ? n->backward(n, &out, grad_in) : 0;
+    int run = out.storage != NULL;
+    for (int j = 0; cap && j < cap->n; j++)
+      if (cap->targets[j] == n && out.storage) mt_ag_alias(&cap->results[j], &out);
+    if (cap && n->leaf) run = 0;                 /* autograd.grad leaves .grad alone */
+    if (!cap && n->retained && out.storage) rc = accumulate_into(n->retained, &out);
+    if (rc == 0 && run) rc = n->backward(n, &out, grad_in);
     drop_tensor(&out);
     if (rc == 0 && !retain_graph && n->leaf == NULL) release_saved(n);
     for (int i = 0; i < n->nedges; i++) {
@@ -307,12 +337,74 @@ int mt_ag_backward(mt_tensor *root, const mt_tensor *grad, int retain_graph, int
   }
   for (int i = 0; i < all.n; i++) {                            /* reset scratch */
     all.items[i]->visited = 0;
+    all.items[i]->queued = 0;
     drop_tensor(&all.items[i]->buffer);
   }
   free(all.items);
   free(ready.items);
-  drop_tensor(&g);
-  if (own_start) mt_ag_node_release(start);
+  for (int i = 0; i < nroots; i++) { drop_tensor(&grads[i]); mt_ag_node_release(starts[i]); }
   mt_ag_set_grad_enabled(was_enabled);
   return rc;
+}
+
+/* The node a root's gradient enters: its grad_fn, or the AccumulateGrad of
+   a leaf (new reference). */
+static mt_node *start_of(mt_tensor *root) {
+  mt_ag_meta *m = root->grad_meta;
+  if (m->grad_fn) { m->grad_fn->refcount++; return m->grad_fn; }
+  return edge_of(root);
+}
+
+/* The roots' starting nodes and gradients; on failure nothing is held. */
+static int seed_roots(const char *op, int n, mt_tensor **roots, mt_tensor **grads, int create_graph,
+                      mt_node **starts, mt_tensor *g) {
+  if (n < 1 || n > MT_AG_MAX_ROOTS) return mt_fail("%s: between 1 and %d tensors", op, MT_AG_MAX_ROOTS);
+  memset(g, 0, sizeof *g * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    if (root_grad(op, roots[i], grads ? grads[i] : NULL, create_graph, &g[i]) || !(starts[i] = start_of(roots[i]))) {
+      for (int k = 0; k <= i; k++) drop_tensor(&g[k]);
+      for (int k = 0; k < i; k++) mt_ag_node_release(starts[k]);
+      return mt_error()[0] ? -1 : mt_fail("%s: out of memory", op);
+    }
+  }
+  return 0;
+}
+
+int mt_ag_backward_many(int n, mt_tensor **roots, mt_tensor **grads, int retain_graph, int create_graph) {
+  mt_node *starts[MT_AG_MAX_ROOTS];
+  mt_tensor g[MT_AG_MAX_ROOTS];
+  if (seed_roots("backward", n, roots, grads, create_graph, starts, g)) return -1;
+  return walk(n, starts, g, retain_graph, create_graph, NULL);
+}
+
+int mt_ag_backward(mt_tensor *root, const mt_tensor *grad, int retain_graph, int create_graph) {
+  mt_tensor *grads[1] = {(mt_tensor *)grad};
+  return mt_ag_backward_many(1, &root, grad ? grads : NULL, retain_graph, create_graph);
+}
+
+int mt_ag_grad(int nout, mt_tensor **outputs, mt_tensor **grad_outputs, int nin, mt_tensor **inputs,
+               mt_tensor *results, int retain_graph, int create_graph, int allow_unused) {
+  if (nin < 1 || nin > MT_AG_MAX_ROOTS)
+    return mt_fail("autograd.grad: between 1 and %d inputs", MT_AG_MAX_ROOTS);
+  mt_node *starts[MT_AG_MAX_ROOTS], *targets[MT_AG_MAX_ROOTS];
+  mt_tensor grads[MT_AG_MAX_ROOTS];
+  for (int j = 0; j < nin; j++) {
+    mt_ag_meta *m = inputs[j]->grad_meta;
+    if (!m || !m->requires_grad)
+      return mt_fail("autograd.grad: input %d does not require grad", j + 1);
+    targets[j] = m->grad_fn ? m->grad_fn : m->accumulator;
+  }
+  if (seed_roots("autograd.grad", nout, outputs, grad_outputs, create_graph, starts, grads)) return -1;
+  capture cap = {nin, targets, results};
+  if (walk(nout, starts, grads, retain_graph, create_graph, &cap)) {
+    for (int j = 0; j < nin; j++) drop_tensor(&results[j]);
+    return -1;
+  }
+  for (int j = 0; j < nin; j++)
+    if (!results[j].storage && !allow_unused) {
+      for (int k = 0; k < nin; k++) drop_tensor(&results[k]);
+      return mt_fail("autograd.grad: input %d appears to not have been used in the graph; set "
+                     "allow_unused=true if this is the desired behavior", j + 1);
+    }
+  return 0;
 }

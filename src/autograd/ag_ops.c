@@ -298,8 +298,10 @@ static int binary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     }
     break;
   case MT_OP_maximum: case MT_OP_minimum: {     /* ties share the gradient */
-    t1 = ag_bin(n->op == MT_OP_maximum ? MT_OP_gt : MT_OP_lt, a, b);
-    t2 = ag_bin(MT_OP_eq, a, b);
+    mt_op cmp = n->op == MT_OP_maximum ? MT_OP_gt : MT_OP_lt;
+    if (a && b) { t1 = ag_bin(cmp, a, b); t2 = ag_bin(MT_OP_eq, a, b); }
+    else if (a) { t1 = ag_bins(cmp, a, s); t2 = ag_bins(MT_OP_eq, a, s); }
+    else { t1 = ag_sbin(cmp, s, b); t2 = ag_sbin(MT_OP_eq, s, b); }
     mt_tensor half = ag_bins(MT_OP_mul, &t2, 0.5);
     t3 = ag_bin(MT_OP_add, &t1, &half);           /* weight of a */
     ag_drop(&half);

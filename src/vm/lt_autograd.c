@@ -206,6 +206,13 @@ static int a_backward(lua_State *L) {
   return 0;
 }
 
+static int a_retain_grad(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "retain_grad");
+  if (!mt_ag_requires_grad(t)) luaL_error(L, "retain_grad: can't retain_grad on a tensor that has requires_grad=false");
+  mt_ag_retain_grad(t);
+  return 0;
+}
+
 static int a_detach(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "detach");
   mt_tensor *r = lt_push(L);
@@ -218,6 +225,78 @@ static int a_detach_(lua_State *L) {
   mt_ag_detach_inplace(t);
   lua_settop(L, 1);
   return 1;
+}
+
+/* A tensor or a list of tensors at index i, into out (at most max); nil
+   entries allowed only when nil_ok. Returns the count. */
+static int tensor_list(lua_State *L, int i, mt_tensor **out, int max, int nil_ok, const char *op, const char *what) {
+  mt_tensor *t = lt_test(L, i);
+  if (t) { out[0] = t; return 1; }
+  if (lua_type(L, i) != LUA_TTABLE)
+    luaL_error(L, "%s: %s must be a tensor or a list of tensors, got %s", op, what, luaL_typename(L, i));
+  int n = (int)luaL_len(L, i);
+  if (n < 1 || n > max) luaL_error(L, "%s: %s must hold 1 to %d tensors, got %d", op, what, max, n);
+  for (int k = 0; k < n; k++) {
+    lua_geti(L, i, k + 1);
+    out[k] = lt_test(L, -1);
+    if (!out[k] && !(nil_ok && lua_isnil(L, -1)))
+      luaL_error(L, "%s: %s[%d] is a %s, not a tensor", op, what, k + 1, luaL_typename(L, -1));
+    lua_pop(L, 1);                               /* the list keeps it alive */
+  }
+  return n;
+}
+
+/* torch.autograd.grad(outputs, inputs, {grad_outputs=, retain_graph=,
+   create_graph=, allow_unused=}) -> a list of gradients, one per input
+   (nil for an unused input when allow_unused) */
+static int a_grad(lua_State *L) {
+  mt_tensor *outputs[MT_AG_MAX_ROOTS], *inputs[MT_AG_MAX_ROOTS], *grad_outputs[MT_AG_MAX_ROOTS];
+  int nout = tensor_list(L, 1, outputs, MT_AG_MAX_ROOTS, 0, "autograd.grad", "outputs");
+  int nin = tensor_list(L, 2, inputs, MT_AG_MAX_ROOTS, 0, "autograd.grad", "inputs");
+  int opts = lua_istable(L, 3) ? 3 : 0;
+  int has_grads = 0;
+  if (opts && lua_getfield(L, opts, "grad_outputs") != LUA_TNIL) {
+    int n = tensor_list(L, lua_gettop(L), grad_outputs, MT_AG_MAX_ROOTS, 1, "autograd.grad", "grad_outputs");
+    if (n != nout) luaL_error(L, "autograd.grad: %d grad_outputs for %d outputs", n, nout);
+    has_grads = 1;
+  }
+  int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
+  int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
+  int allow_unused = lt_opt_bool(L, opts, "allow_unused", 0);
+  lua_createtable(L, nin, 0);
+  int list = lua_gettop(L);
+  mt_tensor *results[MT_AG_MAX_ROOTS];
+  for (int j = 0; j < nin; j++) {                /* result userdata first: nothing leaks on error */
+    results[j] = lt_push(L);
+    lua_rawseti(L, list, j + 1);
+  }
+  mt_tensor tmp[MT_AG_MAX_ROOTS];
+  memset(tmp, 0, sizeof tmp);
+  LT_TRY(L, mt_ag_grad(nout, outputs, has_grads ? grad_outputs : NULL, nin, inputs, tmp, retain_graph,
+                       create_graph, allow_unused));
+  for (int j = 0; j < nin; j++) {
+    if (tmp[j].storage) *results[j] = tmp[j];
+    else { lua_pushnil(L); lua_rawseti(L, list, j + 1); }
+  }
+  lua_settop(L, list);
+  return 1;
+}
+
+/* torch.autograd.backward(tensors, grad_tensors, {retain_graph=, create_graph=}) */
+static int a_autograd_backward(lua_State *L) {
+  mt_tensor *roots[MT_AG_MAX_ROOTS], *grads[MT_AG_MAX_ROOTS];
+  int n = tensor_list(L, 1, roots, MT_AG_MAX_ROOTS, 0, "autograd.backward", "tensors");
+  int has_grads = 0, opts = 0;
+  if (lt_test(L, 2) || (lua_istable(L, 2) && lua_rawlen(L, 2) > 0)) {
+    int m = tensor_list(L, 2, grads, MT_AG_MAX_ROOTS, 1, "autograd.backward", "grad_tensors");
+    if (m != n) luaL_error(L, "autograd.backward: %d grad_tensors for %d tensors", m, n);
+    has_grads = 1;
+    opts = lua_istable(L, 3) ? 3 : 0;
+  } else if (lua_istable(L, 2)) opts = 2;
+  int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
+  int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
+  LT_TRY(L, mt_ag_backward_many(n, roots, has_grads ? grads : NULL, retain_graph, create_graph));
+  return 0;
 }
 
 /* ---- grad mode ---- */
@@ -244,12 +323,13 @@ static int a_enable_grad(lua_State *L) { return with_mode(L, 1); }
 
 static const luaL_Reg methods[] = {
   {"requires_grad_", a_requires_grad_}, {"backward", a_backward}, {"detach", a_detach},
-  {"detach_", a_detach_}, {NULL, NULL}};
+  {"detach_", a_detach_}, {"retain_grad", a_retain_grad}, {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
   {"is_grad_enabled", a_is_grad_enabled}, {"set_grad_enabled", a_set_grad_enabled},
   {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
-  {"detach", a_detach}, {NULL, NULL}};
+  {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
+  {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
   if (luaL_newmetatable(L, "torch.autograd.Node")) {

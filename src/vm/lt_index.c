@@ -5,6 +5,7 @@
 #include "lt.h"
 #include "../tensor/mt_index.h"
 #include "../tensor/mt_ops.h"
+#include "../autograd/ag_shape.h"
 
 /* Lua's index origin, passed to the engine as `base` */
 #define LT_BASE 1
@@ -75,6 +76,10 @@ int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key) {
   mt_tensor *r = lt_push(L);
   if (is_mask(key)) LT_TRY(L, mt_index_mask(r, t, key));
   else LT_TRY(L, mt_index_tensor(r, t, key, LT_BASE));
+  if (t->grad_meta) {
+    if (is_mask(key)) LT_TRY(L, mt_ag_record_index_mask(r, t, key));
+    else LT_TRY(L, mt_ag_record_index_tensor(r, t, key, LT_BASE));
+  }
   return 1;
 }
 
@@ -95,6 +100,7 @@ static int l_index_select(lua_State *L) {
   mt_tensor *index = check_index(L, 3, "index_select");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_index_select(r, x, dim, index, LT_BASE));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_index_select(r, x, dim, index, LT_BASE));
   return 1;
 }
 
@@ -139,6 +145,7 @@ static int l_gather(lua_State *L) {
   mt_tensor *index = check_index(L, 3, "gather");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_gather(r, x, dim, index, LT_BASE));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_gather(r, x, dim, index, LT_BASE));
   return 1;
 }
 
@@ -190,6 +197,7 @@ static int masked_fill(lua_State *L, int inplace) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_masked_fill_out(r, x, mask, value));
+  if (x->grad_meta || value->grad_meta) LT_TRY(L, mt_ag_record_masked_fill(r, x, mask, value));
   return 1;
 }
 
@@ -200,6 +208,8 @@ static int l_masked_select(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "masked_select"), *mask = lt_check(L, 2, "masked_select");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_masked_select(r, x, mask));
+  /* the same as x[mask] when no broadcasting happens (else refused by the guard) */
+  if (x->grad_meta && mt_same_shape(x, mask)) LT_TRY(L, mt_ag_record_index_mask(r, x, mask));
   return 1;
 }
 
@@ -280,6 +290,7 @@ static int where(lua_State *L, int cond_at, int a_at, int b_at) {
   where_operand(L, b_at, &b, &sb);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_where(r, cond, &a, &b, lt_default_dtype));
+  if ((a.t && a.t->grad_meta) || (b.t && b.t->grad_meta)) LT_TRY(L, mt_ag_record_where(r, cond, &a, &b));
   return 1;
 }
 

@@ -2,6 +2,7 @@
    M:addmm(a, b, {beta=, alpha=}), M:addmm_(a, b), ... */
 #include "lt.h"
 #include "../autograd/ag.h"
+#include "../autograd/ag_linalg.h"
 #include "../tensor/mt_linalg.h"
 
 typedef int (*product_fn)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
@@ -11,8 +12,9 @@ static int product(lua_State *L, const char *op, product_fn fn) {
   mt_tensor *r = lt_push(L);
   LT_TRY(L, fn(r, a, b));
   if (a->grad_meta || b->grad_meta) {
-    if (a->ndim == 2 && b->ndim == 2 && (fn == mt_mm || fn == mt_matmul)) LT_TRY(L, mt_ag_record_mm(r, a, b));
-    else LT_TRY(L, mt_ag_unsupported(op, a, b));
+    if (fn == mt_mm) LT_TRY(L, mt_ag_record_mm(r, a, b));
+    else if (fn == mt_outer) LT_TRY(L, mt_ag_record_outer(r, a, b));
+    else LT_TRY(L, mt_ag_record_matmul(r, a, b));    /* matmul, mv, dot, bmm */
   }
   return 1;
 }
@@ -55,7 +57,7 @@ static int read_add_args(lua_State *L, const char *op, mt_tensor **t, double *be
   return input_index;
 }
 
-static int add_product(lua_State *L, const char *op, mt_addprod_fn fn, int inplace) {
+static int add_product(lua_State *L, const char *op, mt_addprod_fn fn, mt_ag_addprod kind, int inplace) {
   mt_tensor *t[3];
   double beta, alpha;
   int input_index = read_add_args(L, op, t, &beta, &alpha);
@@ -64,26 +66,28 @@ static int add_product(lua_State *L, const char *op, mt_addprod_fn fn, int inpla
     lua_pushvalue(L, input_index);
     return 1;
   }
-  for (int i = 0; i < 3; i++) LT_TRY(L, mt_ag_unsupported(op, t[i], NULL));
   mt_tensor *r = lt_push(L);
   LT_TRY(L, fn(r, t[0], t[1], t[2], beta, alpha, 0));
+  if (t[0]->grad_meta || t[1]->grad_meta || t[2]->grad_meta)
+    LT_TRY(L, mt_ag_record_addprod(r, kind, t[0], t[1], t[2], beta, alpha));
   return 1;
 }
 
-#define LT_ADD_PRODUCTS(X) X(addmm) X(addmv) X(addr) X(baddbmm) X(addbmm)
-#define LT_ADD_PRODUCT(name)                                                              \
-  static int l_##name(lua_State *L) { return add_product(L, #name, mt_##name, 0); }       \
-  static int l_##name##_(lua_State *L) { return add_product(L, #name, mt_##name, 1); }
+#define LT_ADD_PRODUCTS(X) X(addmm, ADDMM) X(addmv, ADDMV) X(addr, ADDR) X(baddbmm, BADDBMM) X(addbmm, ADDBMM)
+#define LT_ADD_PRODUCT(name, KIND)                                                                   \
+  static int l_##name(lua_State *L) { return add_product(L, #name, mt_##name, MT_AG_##KIND, 0); }   \
+  static int l_##name##_(lua_State *L) { return add_product(L, #name, mt_##name, MT_AG_##KIND, 1); }
 LT_ADD_PRODUCTS(LT_ADD_PRODUCT)
 
 #define LT_REG(name) {#name, l_##name},
-#define LT_REG_INPLACE(name) {#name "_", l_##name##_},
+#define LT_REG2(name, KIND) {#name, l_##name},
+#define LT_REG_INPLACE(name, KIND) {#name "_", l_##name##_},
 static const luaL_Reg linalg_methods[] = {
-  LT_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG_INPLACE)
+  LT_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG2) LT_ADD_PRODUCTS(LT_REG_INPLACE)
   {"ger", l_outer},
   {NULL, NULL}};
 static const luaL_Reg linalg_functions[] = {
-  LT_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG)
+  LT_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG2)
   {"ger", l_outer},
   {NULL, NULL}};
 

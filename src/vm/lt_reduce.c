@@ -6,6 +6,7 @@
 #include <string.h>
 #include "lt.h"
 #include "../autograd/ag.h"
+#include "../autograd/ag_reduce.h"
 #include "../tensor/mt_reduce.h"
 #include "../tensor/mt_ops.h"
 
@@ -86,6 +87,12 @@ static int reduce(lua_State *L, mt_reduce_op op, const char *name) {
   if (x->grad_meta) {
     if (op == MT_RED_SUM || op == MT_RED_MEAN) {
       LT_TRY(L, mt_ag_record_reduce(r, x, op == MT_RED_MEAN, a.mask, a.keepdim));
+    } else if (op == MT_RED_LOGSUMEXP) {
+      LT_TRY(L, mt_ag_record_logsumexp(r, x, a.mask, a.keepdim, dtype));
+    } else if (op == MT_RED_PROD) {
+      LT_TRY(L, mt_ag_record_prod(r, x, a.mask, a.keepdim, dtype));
+    } else if (op == MT_RED_AMAX || op == MT_RED_AMIN) {
+      LT_TRY(L, mt_ag_record_amax(r, x, a.mask, a.keepdim, op == MT_RED_AMIN));
     } else {
       LT_TRY(L, mt_ag_unsupported(name, x, NULL));
     }
@@ -111,6 +118,8 @@ static int minmax(lua_State *L, int is_min) {
     mt_operand a = {x, 0, 0}, b = {y, 0, 0};
     mt_tensor *r = lt_push(L);
     LT_TRY(L, mt_binary(r, &a, &b, is_min ? MT_OP_minimum : MT_OP_maximum, 1, 0, lt_default_dtype));
+    if (x->grad_meta || y->grad_meta)
+      LT_TRY(L, mt_ag_record_binary(r, &a, &b, is_min ? MT_OP_minimum : MT_OP_maximum, 1));
     return 1;
   }
   dim_args a;
@@ -121,11 +130,13 @@ static int minmax(lua_State *L, int is_min) {
       luaL_error(L, "%s: cannot take the %s of an empty tensor; specify a non-empty dim", name, name);
     mt_tensor *r = lt_push(L);
     LT_TRY(L, mt_reduce(r, x, is_min ? MT_RED_AMIN : MT_RED_AMAX, MT_ALL_DIMS, 0, -1));
+    if (x->grad_meta) LT_TRY(L, mt_ag_record_amax(r, x, MT_ALL_DIMS, 0, is_min));
     return 1;
   }
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
   LT_TRY(L, mt_max_dim(values, indices, x, dim, a.keepdim, is_min));
   one_based(indices);
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_max_dim(values, indices, x, dim, a.keepdim, is_min));
   return 2;
 }
 static int r_max(lua_State *L) { return minmax(L, 0); }
@@ -165,6 +176,7 @@ static int var_std(lua_State *L, int take_sqrt) {
   double correction = lt_opt_number(L, opts, "correction", unbiased ? 1 : 0);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_var(r, x, mask, correction, keepdim, take_sqrt));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_var(r, x, mask, correction, keepdim, take_sqrt));
   return 1;
 }
 static int r_var(lua_State *L) { return var_std(L, 0); }
@@ -195,6 +207,7 @@ static int r_norm(lua_State *L) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_norm(r, x, p, a.mask, a.keepdim));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_norm(r, x, p, a.mask, a.keepdim));
   return 1;
 }
 
@@ -225,6 +238,7 @@ static int cumulative(lua_State *L, int is_prod) {
   int dtype = lt_opt_dtype(L, opts, -1, name);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_cumulative(r, x, dim, is_prod, dtype));
+  if (x->grad_meta && !is_prod) LT_TRY(L, mt_ag_record_cumsum(r, x, dim, dtype));
   return 1;
 }
 static int r_cumsum(lua_State *L) { return cumulative(L, 0); }
@@ -239,6 +253,7 @@ static int softmax(lua_State *L, int take_log) {
   int dtype = lt_opt_dtype(L, opts, -1, name);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_softmax(r, x, dim, take_log, dtype));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_softmax(r, x, dim, take_log, dtype));
   return 1;
 }
 static int r_softmax(lua_State *L) { return softmax(L, 0); }

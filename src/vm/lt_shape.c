@@ -6,6 +6,7 @@
 #include "lt.h"
 #include "../tensor/mt_ops.h"
 #include "../tensor/mt_shape.h"
+#include "../autograd/ag_shape.h"
 
 /* Lists of up to this many tensors or sizes are read into a C array on the
    stack; longer ones into a scratch userdata. */
@@ -85,6 +86,8 @@ static int join(lua_State *L, int stack) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, stack ? mt_stack(r, ts, n, dim) : mt_cat(r, ts, n, dim));
+  for (int i = 0; i < n; i++)
+    if (ts[i]->grad_meta) { LT_TRY(L, mt_ag_record_cat(r, ts, n, dim, stack)); break; }
   return 1;
 }
 static int s_cat(lua_State *L) { return join(L, 0); }
@@ -101,6 +104,7 @@ static int push_parts(lua_State *L, const mt_tensor *t, int dim, const int64_t *
     lua_rawseti(L, -2, i + 1);
   }
   LT_TRY(L, mt_split_with_sizes(parts, t, dim, sizes, n));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_split(parts, t, dim, sizes, n));
   return 1;
 }
 
@@ -151,6 +155,7 @@ static int s_flatten(lua_State *L) {
   int end = lua_isnoneornil(L, 3) ? -1 : lt_check_dim(L, 3, t->ndim, "flatten");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_flatten(r, t, start, end));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -162,6 +167,7 @@ static int s_unflatten(lua_State *L) {
   int n = lt_read_shape(L, 3, lua_gettop(L), sizes, "unflatten");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_unflatten(r, t, dim, sizes, n));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_view(r, t));
   return 1;
 }
 
@@ -173,6 +179,7 @@ static int s_movedim(lua_State *L) {
   if (ns != nd) luaL_error(L, "movedim: %d source dims but %d destination dims", ns, nd);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_movedim(r, t, src, dst, ns));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_movedim(r, t, src, dst, ns));
   return 1;
 }
 
@@ -186,6 +193,7 @@ static int s_repeat(lua_State *L) {
   int n = lt_read_shape(L, 2, lua_gettop(L), reps, "repeat");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_repeat(r, t, reps, n));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_repeat(r, t, reps, n));
   return 1;
 }
 
@@ -202,6 +210,7 @@ static int s_flip(lua_State *L) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_flip(r, t, dims, n));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_flip(r, t, dims, n));
   return 1;
 }
 
@@ -213,6 +222,7 @@ static int flip_one(lua_State *L, const char *op, int min_dims, int dim) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_flip(r, t, &dim, 1));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_flip(r, t, &dim, 1));
   return 1;
 }
 static int s_fliplr(lua_State *L) { return flip_one(L, "fliplr", 2, 1); }
@@ -232,6 +242,7 @@ static int s_roll(lua_State *L) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_roll(r, t, shifts, ns, dims, nd));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_roll(r, t, shifts, ns, dims, nd));
   return 1;
 }
 
@@ -246,6 +257,7 @@ static int tri(lua_State *L, int upper, int inplace) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_tri(r, t, k, upper, 0));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_tri(r, t, k, upper));
   return 1;
 }
 static int s_tril(lua_State *L) { return tri(L, 0, 0); }
@@ -293,11 +305,15 @@ static int clamp_tensors(lua_State *L, mt_tensor *x, const mt_operand *lo, const
   if (has_lo) {
     mt_tensor *r = inplace ? x : lt_push(L);
     LT_TRY(L, mt_binary(r, &cur, lo, MT_OP_maximum, 1, inplace, lt_default_dtype));
+    if (!inplace && (cur.t->grad_meta || (lo->t && lo->t->grad_meta)))
+      LT_TRY(L, lo->t ? mt_ag_record_binary(r, &cur, lo, MT_OP_maximum, 1) : mt_ag_record_clamp(r, cur.t, &lo->value, NULL));
     cur.t = r;
   }
   if (has_hi) {
     mt_tensor *r = inplace ? x : lt_push(L);
     LT_TRY(L, mt_binary(r, &cur, hi, MT_OP_minimum, 1, inplace, lt_default_dtype));
+    if (!inplace && (cur.t->grad_meta || (hi->t && hi->t->grad_meta)))
+      LT_TRY(L, hi->t ? mt_ag_record_binary(r, &cur, hi, MT_OP_minimum, 1) : mt_ag_record_clamp(r, cur.t, NULL, &hi->value));
   }
   if (inplace) lua_settop(L, 1);
   return 1;
@@ -334,6 +350,7 @@ static int clamp(lua_State *L, int inplace, int which) {
   }
   mt_tensor *r = inplace ? x : lt_push(L);
   LT_TRY(L, mt_clamp(r, x, plo, phi, inplace));
+  if (!inplace && x->grad_meta) LT_TRY(L, mt_ag_record_clamp(r, x, plo, phi));
   if (inplace) lua_settop(L, 1);
   return 1;
 }
@@ -359,6 +376,7 @@ static int s_softplus(lua_State *L) {
   double threshold = lua_istable(L, 2) ? lt_opt_number(L, 2, "threshold", 20) : param(L, 3, "threshold", 20, "softplus");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_softplus(r, x, beta, threshold));
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_softplus(r, x, beta, threshold));
   return 1;
 }
 
@@ -368,6 +386,7 @@ static int leaky_relu(lua_State *L, int inplace) {
   double slope = param(L, 2, "negative_slope", 0.01, "leaky_relu");
   mt_tensor *r = inplace ? x : lt_push(L);
   LT_TRY(L, mt_leaky_relu(r, x, slope, inplace));
+  if (!inplace && x->grad_meta) LT_TRY(L, mt_ag_record_leaky_relu(r, x, slope));
   if (inplace) lua_settop(L, 1);
   return 1;
 }
@@ -386,6 +405,8 @@ static int addc(lua_State *L, int divide, int inplace) {
   if (first == 2) value = param(L, 4, "value", 1, op);
   mt_tensor *r = inplace ? x : lt_push(L);
   LT_TRY(L, mt_addc(r, x, t1, t2, value, divide, inplace, lt_default_dtype));
+  if (!inplace && (x->grad_meta || t1->grad_meta || t2->grad_meta))
+    LT_TRY(L, mt_ag_record_addc(r, x, t1, t2, value, divide));
   if (inplace) lua_settop(L, 1);
   return 1;
 }
@@ -405,6 +426,8 @@ static int lerp(lua_State *L, int inplace) {
   }
   mt_tensor *r = inplace ? x : lt_push(L);
   LT_TRY(L, mt_lerp(r, x, end, &w, inplace));
+  if (!inplace && (x->grad_meta || end->grad_meta || (w.t && w.t->grad_meta)))
+    LT_TRY(L, mt_ag_record_lerp(r, x, end, &w));
   if (inplace) lua_settop(L, 1);
   return 1;
 }

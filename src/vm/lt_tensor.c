@@ -5,6 +5,7 @@
 #include "lt.h"
 #include "../tensor/mt_alloc.h"
 #include "../autograd/ag.h"
+#include "../autograd/ag_shape.h"
 
 int lt_default_dtype = MT_FLOAT32;
 
@@ -634,6 +635,7 @@ static int t_permute(lua_State *L) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_permute(r, t, dims));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_permute(r, t, dims));
   return 1;
 }
 
@@ -644,6 +646,7 @@ static int t_narrow(lua_State *L) {
   if (start == 0) luaL_error(L, "narrow: start is 1-based, got 0");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_narrow(r, t, d, start > 0 ? start - 1 : start, len));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_narrow(r, t, d, start > 0 ? start - 1 : start, len));
   return 1;
 }
 
@@ -654,6 +657,7 @@ static int t_select(lua_State *L) {
   if (i == 0) luaL_error(L, "select: index is 1-based, got 0");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_select(r, t, d, i > 0 ? i - 1 : i));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_select(r, t, d, i > 0 ? i - 1 : i));
   return 1;
 }
 
@@ -693,6 +697,7 @@ static int t_unfold(lua_State *L) {
   int d = lt_check_dim(L, 2, t->ndim, "unfold");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_unfold(r, t, d, luaL_checkinteger(L, 3), luaL_checkinteger(L, 4)));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_unfold(r, t, d, luaL_checkinteger(L, 3), luaL_checkinteger(L, 4)));
   return 1;
 }
 
@@ -710,6 +715,7 @@ static int t_diagonal(lua_State *L) {
   }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_diagonal(r, t, offset, d0, d1));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_diagonal(r, t, offset, d0, d1));
   return 1;
 }
 
@@ -793,8 +799,6 @@ static int t_index(lua_State *L) {
     lua_call(L, 2, 1);
     return 1;
   }
-  if (t->grad_meta && (t->ndim > 1 || type != LUA_TNUMBER))   /* views of history: not yet */
-    LT_TRY(L, mt_ag_unsupported("index", t, NULL));
   if (type == LUA_TNUMBER) {
     lua_Integer i = lua_tointeger(L, 2);
     if (t->ndim == 0) luaL_error(L, "index: cannot index a 0-dim tensor (use item())");
@@ -810,6 +814,7 @@ static int t_index(lua_State *L) {
     }
     mt_tensor *r = lt_push(L);
     LT_TRY(L, mt_select(r, t, 0, z));
+    if (t->grad_meta) LT_TRY(L, mt_ag_record_select(r, t, 0, z));
     return 1;
   }
   mt_tensor *key = lt_test(L, 2);
@@ -817,6 +822,45 @@ static int t_index(lua_State *L) {
   if (type == LUA_TTABLE) {
     mt_tensor *r = lt_push(L);
     apply_slice(L, 2, t, r);
+    if (t->grad_meta && mt_ag_requires_grad(t) && mt_ag_grad_enabled()) {
+      /* the slice again, one recorded step at a time (apply_slice checked it) */
+      mt_tensor cur = {0}, next = {0};
+      mt_ag_alias(&cur, t);
+      int n = (int)luaL_len(L, 2), dim = 0, rc = 0;
+      for (int k = 1; k <= n && rc == 0; k++) {
+        if (lua_geti(L, 2, k) == LUA_TNUMBER) {
+          lua_Integer i = lua_tointeger(L, -1);
+          int64_t z = i > 0 ? i - 1 : i + cur.shape[dim];
+          rc = mt_select(&next, &cur, dim, z) || mt_ag_record_select(&next, &cur, dim, z);
+        } else {
+          int64_t size = cur.shape[dim];
+          lua_geti(L, -1, 1);
+          lua_geti(L, -2, 2);
+          lua_Integer a = luaL_optinteger(L, -2, 1);
+          lua_Integer b = lua_isnil(L, -1) ? (lua_isnil(L, -2) ? -1 : a) : lua_tointeger(L, -1);
+          lua_pop(L, 2);
+          if (a < 0) a += size + 1;
+          if (b < 0) b += size + 1;
+          rc = mt_narrow(&next, &cur, dim, a - 1, b - a + 1) || mt_ag_record_narrow(&next, &cur, dim, a - 1, b - a + 1);
+          dim++;
+        }
+        lua_pop(L, 1);
+        mt_ag_meta_release(cur.grad_meta);
+        cur.grad_meta = NULL;
+        mt_tensor_release(&cur);
+        cur = next;
+        memset(&next, 0, sizeof next);
+      }
+      if (rc) {
+        mt_ag_meta_release(cur.grad_meta);
+        cur.grad_meta = NULL;
+        mt_tensor_release(&cur);
+        lt_error(L);
+      }
+      mt_ag_meta_release(r->grad_meta);
+      mt_tensor_release(r);
+      *r = cur;
+    }
     if (r->ndim == 0) {                          /* every dim selected: a number */
       const char *p = mt_data(r);
       if (mt_dtype_is_float(r->dtype)) lua_pushnumber(L, mt_get_f64(r->dtype, p));

@@ -1,0 +1,435 @@
+/* ag_reduce.c: derivatives of the reductions, scans and softmax, written
+   with recording ops (ag_expr.h), so create_graph gives higher-order
+   gradients. The recording ops these derivatives need beyond ag_expr.h
+   (softmax, logsumexp, prod, var/std, norm, cumsum) are defined here, each
+   computing with the engine and recording with its own mt_ag_record_*.
+
+   Node fields used: op (take_log / is_min / take_sqrt), dims[0] (the dim),
+   dims[1] (the result's dtype, which x is cast to first), mask, keepdim,
+   scalar (p, correction). */
+#include <math.h>
+#include <string.h>
+#include "ag.h"
+#include "ag_expr.h"
+#include "ag_reduce.h"
+#include "../tensor/mt_reduce.h"
+
+/* ---- helpers ---- */
+static uint32_t clip_mask(int ndim, uint32_t mask) {
+  if (ndim <= 0) return 0;
+  return mask & (ndim >= 32 ? 0xffffffffu : (1u << ndim) - 1);
+}
+
+/* x's shape with the reduced dims set to 1; returns how many elements
+   each output element reduces */
+static int64_t kept_shape(const mt_node *n, int64_t *kept) {
+  int64_t count = 1;
+  for (int d = 0; d < n->in_ndim[0]; d++) {
+    int reduced = (n->mask >> d) & 1;
+    kept[d] = reduced ? 1 : n->in_shape[0][d];
+    if (reduced) count *= n->in_shape[0][d];
+  }
+  return count;
+}
+
+/* t (the output's shape, keepdim or not) reshaped to the kept shape */
+static mt_tensor to_kept(const mt_node *n, const mt_tensor *t) {
+  int64_t kept[MT_MAX_DIMS];
+  kept_shape(n, kept);
+  return ag_reshape(t, n->in_ndim[0], kept);
+}
+
+/* A one-input node for x -> r, or NULL with *rc = 0 when nothing is to be
+   recorded (-1 on failure). */
+static mt_node *new_node(const char *name, mt_backward_fn fn, mt_tensor *r, const mt_tensor *x, int *rc) {
+  *rc = 0;
+  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return NULL;
+  const mt_tensor *in[1] = {x};
+  mt_node *n = mt_ag_new_node(name, fn, 1, in);
+  if (!n) *rc = mt_fail("%s: out of memory recording the graph", name);
+  return n;
+}
+
+/* a mask tensor (bool or other) as dtype, never recorded */
+static mt_tensor as_dtype(const mt_tensor *t, int dtype) { return ag_cast(t, dtype); }
+
+/* ---- recording ops used by the derivatives ---- */
+static mt_tensor ag_softmax(const mt_tensor *x, int dim, int take_log) {
+  mt_tensor r = {0};
+  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  if (mt_softmax(&r, x, dim, take_log, -1) || mt_ag_record_softmax(&r, x, dim, take_log, -1)) {
+    ag_drop(&r);
+    ag_failed = 1;
+  }
+  return r;
+}
+
+static mt_tensor ag_red(mt_reduce_op op, const mt_tensor *x, uint32_t mask, int keepdim) {
+  mt_tensor r = {0};
+  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  int rc = mt_reduce(&r, x, op, mask, keepdim, -1);
+  if (!rc && op == MT_RED_LOGSUMEXP) rc = mt_ag_record_logsumexp(&r, x, mask, keepdim, -1);
+  if (!rc && op == MT_RED_PROD) rc = mt_ag_record_prod(&r, x, mask, keepdim, -1);
+  if (rc) { ag_drop(&r); ag_failed = 1; }
+  return r;
+}
+
+static mt_tensor ag_var_std(const mt_tensor *x, uint32_t mask, double correction, int keepdim, int take_sqrt) {
+  mt_tensor r = {0};
+  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  if (mt_var(&r, x, mask, correction, keepdim, take_sqrt) ||
+      mt_ag_record_var(&r, x, mask, correction, keepdim, take_sqrt)) {
+    ag_drop(&r);
+    ag_failed = 1;
+  }
+  return r;
+}
+
+static mt_tensor ag_norm(const mt_tensor *x, double p, uint32_t mask, int keepdim) {
+  mt_tensor r = {0};
+  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  if (mt_norm(&r, x, p, mask, keepdim) || mt_ag_record_norm(&r, x, p, mask, keepdim)) {
+    ag_drop(&r);
+    ag_failed = 1;
+  }
+  return r;
+}
+
+static mt_tensor ag_cumsum(const mt_tensor *x, int dim) {
+  mt_tensor r = {0};
+  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  if (mt_cumulative(&r, x, dim, 0, -1) || mt_ag_record_cumsum(&r, x, dim, -1)) {
+    ag_drop(&r);
+    ag_failed = 1;
+  }
+  return r;
+}
+
+/* ---- softmax, log_softmax ---- */
+/* softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g) */
+static int softmax_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x, *saved_y;
+  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_y)) return -1;
+  ag_failed = 0;
+  int dim = n->dims[0], take_log = n->op;
+  uint32_t m = clip_mask(n->in_ndim[0], 1u << dim);
+  mt_tensor y = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};
+  if (mt_ag_grad_enabled()) {                    /* y with history, for create_graph */
+    t1 = ag_cast(x, n->dims[1]);
+    y = ag_softmax(&t1, dim, take_log);
+    ag_drop(&t1);
+  } else {
+    mt_tensor_alias(&y, saved_y);
+  }
+  if (!take_log) {
+    t1 = ag_bin(MT_OP_mul, g, &y);
+    t2 = ag_sum(&t1, m, 1);
+    t3 = ag_bin(MT_OP_sub, g, &t2);
+    d = ag_bin(MT_OP_mul, &y, &t3);
+  } else {
+    t1 = ag_sum(g, m, 1);
+    t2 = ag_un(MT_OP_exp, &y);
+    t3 = ag_bin(MT_OP_mul, &t2, &t1);
+    d = ag_bin(MT_OP_sub, g, &t3);
+  }
+  ag_drop(&y); ag_drop(&t1); ag_drop(&t2); ag_drop(&t3);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtype) {
+  (void)dtype;
+  int rc;
+  mt_node *n = new_node(take_log ? "LogSoftmaxBackward" : "SoftmaxBackward", softmax_backward, r, x, &rc);
+  if (!n) return rc;
+  n->op = take_log;
+  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
+  n->dims[1] = r->dtype;
+  mt_ag_save(n, x, 0);
+  mt_ag_save(n, r, 1);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- logsumexp: g exp(x - lse) ---- */
+static int logsumexp_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x, *saved_r;
+  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
+  ag_failed = 0;
+  mt_tensor xx = ag_cast(x, n->dims[1]), r = {0}, gk = to_kept(n, g), t1 = {0}, t2 = {0}, d = {0};
+  if (mt_ag_grad_enabled()) r = ag_red(MT_RED_LOGSUMEXP, &xx, n->mask, 1);
+  else r = to_kept(n, saved_r);
+  t1 = ag_bin(MT_OP_sub, &xx, &r);
+  t2 = ag_un(MT_OP_exp, &t1);
+  d = ag_bin(MT_OP_mul, &gk, &t2);
+  ag_drop(&xx); ag_drop(&r); ag_drop(&gk); ag_drop(&t1); ag_drop(&t2);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_logsumexp(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int dtype) {
+  (void)dtype;
+  int rc;
+  mt_node *n = new_node("LogsumexpBackward", logsumexp_backward, r, x, &rc);
+  if (!n) return rc;
+  n->mask = clip_mask(x->ndim, mask);
+  n->keepdim = keepdim;
+  n->dims[1] = r->dtype;
+  mt_ag_save(n, x, 0);
+  mt_ag_save(n, r, 1);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- amax, amin, max(), min(): ties share the gradient evenly ---- */
+static int amax_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x, *saved_r;
+  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
+  ag_failed = 0;
+  mt_tensor rk = {0}, gk = to_kept(n, g), eq = {0}, w = {0}, cnt = {0}, wn = {0}, d = {0};
+  {
+    /* the extremes' positions are constants: computed without history */
+    int64_t kept[MT_MAX_DIMS];
+    kept_shape(n, kept);
+    if (!ag_failed && mt_reshape(&rk, saved_r, n->in_ndim[0], kept)) ag_failed = 1;
+  }
+  mt_tensor xd = {0};
+  mt_tensor_alias(&xd, x);                       /* x without its history */
+  eq = ag_bin(MT_OP_eq, &xd, &rk);
+  w = as_dtype(&eq, g->dtype);
+  cnt = ag_sum(&w, n->mask, 1);
+  wn = ag_bin(MT_OP_div, &w, &cnt);
+  d = ag_bin(MT_OP_mul, &gk, &wn);
+  mt_tensor_release(&xd);
+  ag_drop(&rk); ag_drop(&gk); ag_drop(&eq); ag_drop(&w); ag_drop(&cnt); ag_drop(&wn);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_amax(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int is_min) {
+  int rc;
+  const char *name = mask == MT_ALL_DIMS && !keepdim ? (is_min ? "MinBackward" : "MaxBackward")
+                                                     : (is_min ? "AminBackward" : "AmaxBackward");
+  mt_node *n = new_node(name, amax_backward, r, x, &rc);
+  if (!n) return rc;
+  n->op = is_min;
+  n->mask = clip_mask(x->ndim, mask);
+  n->keepdim = keepdim;
+  mt_ag_save(n, x, 0);
+  mt_ag_save(n, r, 1);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- max/min along a dim: the gradient goes to the returned index ---- */
+static int max_dim_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *idx;
+  if (mt_ag_saved(n, 0, &idx)) return -1;
+  ag_failed = 0;
+  int nd = n->in_ndim[0], dim = n->dims[0];
+  int64_t kept[MT_MAX_DIMS], ashape[MT_MAX_DIMS];
+  kept_shape(n, kept);
+  mt_tensor ar = {0}, ik = {0}, hot = {0}, w = {0}, d = {0};
+  mt_tensor gk = to_kept(n, g);
+  if (!ag_failed) {                              /* 1..N along dim */
+    for (int k = 0; k < nd; k++) ashape[k] = k == dim ? n->in_shape[0][k] : 1;
+    if (mt_tensor_init(&ar, MT_INT64, nd, ashape)) ag_failed = 1;
+    else {
+      int64_t *p = (int64_t *)mt_data(&ar), len = mt_numel(&ar);
+      for (int64_t i = 0; i < len; i++) p[i] = i + 1;
+    }
+  }
+  if (!ag_failed && mt_reshape(&ik, idx, nd, kept)) ag_failed = 1;
+  hot = ag_bin(MT_OP_eq, &ar, &ik);
+  w = as_dtype(&hot, g->dtype);
+  d = ag_bin(MT_OP_mul, &gk, &w);
+  mt_tensor_release(&ar);
+  mt_tensor_release(&ik);
+  ag_drop(&gk); ag_drop(&hot); ag_drop(&w);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_max_dim(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
+                         int keepdim, int is_min) {
+  int rc;
+  mt_node *n = new_node(is_min ? "MinBackward" : "MaxBackward", max_dim_backward, values, x, &rc);
+  if (!n) return rc;
+  n->op = is_min;
+  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
+  n->mask = clip_mask(x->ndim, 1u << n->dims[0]);
+  n->keepdim = keepdim;
+  mt_ag_save(n, indices, 1);
+  return mt_ag_attach(values, n);
+}
+
+/* ---- prod: the product of the others, zeros included ----
+   With z = (x == 0) and x1 = x + z (zeros replaced by ones), p1 = prod(x1):
+   no zero in the slice: p1 / x1; one zero: p1 at the zero, 0 elsewhere;
+   two or more: 0. So d = g (p1 / x1) w, w = [nz == 0] + [nz == 1] z. */
+static int prod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x;
+  if (mt_ag_saved(n, 0, &x)) return -1;
+  ag_failed = 0;
+  int dt = n->dims[1];
+  mt_tensor xx = ag_cast(x, dt), gk = to_kept(n, g);
+  mt_tensor xd = {0};
+  mt_tensor_alias(&xd, &xx);                     /* no history: for the constants */
+  mt_tensor zb = ag_bins(MT_OP_eq, &xd, 0), z = as_dtype(&zb, dt);
+  mt_tensor nz = ag_sum(&z, n->mask, 1);
+  mt_tensor b0 = ag_bins(MT_OP_eq, &nz, 0), b1 = ag_bins(MT_OP_eq, &nz, 1);
+  mt_tensor f0 = as_dtype(&b0, dt), f1 = as_dtype(&b1, dt);
+  mt_tensor f1z = ag_bin(MT_OP_mul, &f1, &z), w = ag_bin(MT_OP_add, &f0, &f1z);
+  mt_tensor x1 = ag_bin(MT_OP_add, &xx, &z);     /* recorded: d x1 / d x = 1 */
+  mt_tensor p1 = ag_red(MT_RED_PROD, &x1, n->mask, 1);
+  mt_tensor q = ag_bin(MT_OP_div, &p1, &x1);
+  mt_tensor qw = ag_bin(MT_OP_mul, &q, &w);
+  mt_tensor d = ag_bin(MT_OP_mul, &gk, &qw);
+  mt_tensor_release(&xd);
+  ag_drop(&xx); ag_drop(&gk); ag_drop(&zb); ag_drop(&z); ag_drop(&nz); ag_drop(&b0); ag_drop(&b1);
+  ag_drop(&f0); ag_drop(&f1); ag_drop(&f1z); ag_drop(&w); ag_drop(&x1); ag_drop(&p1); ag_drop(&q);
+  ag_drop(&qw);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_prod(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int dtype) {
+  (void)dtype;
+  int rc;
+  mt_node *n = new_node("ProdBackward", prod_backward, r, x, &rc);
+  if (!n) return rc;
+  n->mask = clip_mask(x->ndim, mask);
+  n->keepdim = keepdim;
+  n->dims[1] = r->dtype;
+  mt_ag_save(n, x, 0);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- var, std: var' = 2 (x - mean) / (N - c); std' = (x - mean) / (std (N - c)) ---- */
+static int var_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x, *saved_r;
+  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
+  ag_failed = 0;
+  int64_t kept[MT_MAX_DIMS];
+  double count = (double)kept_shape(n, kept);
+  double div = count - n->scalar;
+  if (div < 0) div = 0;
+  mt_tensor gk = to_kept(n, g), s = ag_sum(x, n->mask, 1);
+  mt_tensor mean = ag_bins(MT_OP_div, &s, count);
+  mt_tensor xc = ag_bin(MT_OP_sub, x, &mean);
+  mt_tensor t = {0}, sd = {0}, d = {0};
+  if (!n->op) {
+    t = ag_bins(MT_OP_mul, &xc, 2 / div);
+  } else {
+    if (mt_ag_grad_enabled()) sd = ag_var_std(x, n->mask, n->scalar, 1, 1);
+    else sd = to_kept(n, saved_r);
+    mt_tensor den = ag_bins(MT_OP_mul, &sd, div);
+    t = ag_bin(MT_OP_div, &xc, &den);
+    ag_drop(&den);
+  }
+  d = ag_bin(MT_OP_mul, &gk, &t);
+  ag_drop(&gk); ag_drop(&s); ag_drop(&mean); ag_drop(&xc); ag_drop(&t); ag_drop(&sd);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_var(mt_tensor *r, const mt_tensor *x, uint32_t mask, double correction, int keepdim,
+                     int take_sqrt) {
+  int rc;
+  mt_node *n = new_node(take_sqrt ? "StdBackward" : "VarBackward", var_backward, r, x, &rc);
+  if (!n) return rc;
+  n->op = take_sqrt;
+  n->mask = clip_mask(x->ndim, mask);
+  n->keepdim = keepdim;
+  n->scalar = correction;
+  mt_ag_save(n, x, 0);
+  mt_ag_save(n, r, 1);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- norm: sign(x) |x|^(p-1) / r^(p-1); p = +-inf like amax of |x|; p = 0: none ---- */
+static int norm_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x, *saved_r;
+  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
+  ag_failed = 0;
+  double p = n->scalar;
+  mt_tensor gk = to_kept(n, g), r = {0}, t = {0}, d = {0};
+  if (p == 0) {
+    mt_tensor gx = ag_bin(MT_OP_mul, &gk, x);
+    d = ag_bins(MT_OP_mul, &gx, 0);
+    ag_drop(&gx);
+  } else if (p == 1) {
+    mt_tensor s = ag_un(MT_OP_sign, x);
+    d = ag_bin(MT_OP_mul, &gk, &s);
+    ag_drop(&s);
+  } else if (isinf(p)) {                         /* positions of the extreme |x|, shared */
+    mt_tensor xd = {0}, rk = {0};
+    mt_tensor_alias(&xd, x);
+    int64_t kept[MT_MAX_DIMS];
+    kept_shape(n, kept);
+    if (!ag_failed && mt_reshape(&rk, saved_r, n->in_ndim[0], kept)) ag_failed = 1;
+    mt_tensor ax = ag_un(MT_OP_abs, &xd), eq = ag_bin(MT_OP_eq, &ax, &rk);
+    mt_tensor w = as_dtype(&eq, g->dtype), cnt = ag_sum(&w, n->mask, 1);
+    mt_tensor wn = ag_bin(MT_OP_div, &w, &cnt);
+    mt_tensor s = ag_un(MT_OP_sign, x);          /* recorded (zero derivative) */
+    mt_tensor sw = ag_bin(MT_OP_mul, &s, &wn);
+    d = ag_bin(MT_OP_mul, &gk, &sw);
+    mt_tensor_release(&xd);
+    ag_drop(&rk); ag_drop(&ax); ag_drop(&eq); ag_drop(&w); ag_drop(&cnt); ag_drop(&wn); ag_drop(&s);
+    ag_drop(&sw);
+  } else {
+    if (mt_ag_grad_enabled()) r = ag_norm(x, p, n->mask, 1);
+    else r = to_kept(n, saved_r);
+    /* r = 0 only where the whole slice is 0: then sign(x) = 0 gives 0 */
+    mt_tensor rz = ag_bins(MT_OP_eq, &r, 0), rzf = as_dtype(&rz, r.dtype);
+    mt_tensor rs = ag_bin(MT_OP_add, &r, &rzf);
+    if (p == 2) {
+      t = ag_bin(MT_OP_div, x, &rs);
+    } else {
+      mt_tensor ax = ag_un(MT_OP_abs, x);
+      mt_tensor az = ag_bins(MT_OP_eq, &ax, 0), azf = as_dtype(&az, ax.dtype);
+      mt_tensor axs = ag_bin(MT_OP_add, &ax, &azf);
+      mt_tensor num = ag_bins(MT_OP_pow, &axs, p - 1), den = ag_bins(MT_OP_pow, &rs, p - 1);
+      mt_tensor s = ag_un(MT_OP_sign, x), sn = ag_bin(MT_OP_mul, &s, &num);
+      t = ag_bin(MT_OP_div, &sn, &den);
+      ag_drop(&ax); ag_drop(&az); ag_drop(&azf); ag_drop(&axs); ag_drop(&num); ag_drop(&den);
+      ag_drop(&s); ag_drop(&sn);
+    }
+    d = ag_bin(MT_OP_mul, &gk, &t);
+    ag_drop(&rz); ag_drop(&rzf); ag_drop(&rs);
+  }
+  ag_drop(&gk); ag_drop(&r); ag_drop(&t);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t mask, int keepdim) {
+  int rc;
+  mt_node *n = new_node("NormBackward", norm_backward, r, x, &rc);
+  if (!n) return rc;
+  n->mask = clip_mask(x->ndim, mask);
+  n->keepdim = keepdim;
+  n->scalar = p;
+  mt_ag_save(n, x, 0);
+  mt_ag_save(n, r, 1);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- cumsum: the reverse cumsum of g, as sum(g) - cumsum(g) + g ---- */
+static int cumsum_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  ag_failed = 0;
+  int dim = n->dims[0];
+  mt_tensor s = ag_sum(g, clip_mask(n->in_ndim[0], 1u << dim), 1);
+  mt_tensor c = ag_cumsum(g, dim);
+  mt_tensor t = ag_bin(MT_OP_sub, &s, &c);
+  mt_tensor d = ag_bin(MT_OP_add, &t, g);
+  ag_drop(&s); ag_drop(&c); ag_drop(&t);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+int mt_ag_record_cumsum(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
+  (void)dtype;
+  int rc;
+  mt_node *n = new_node("CumsumBackward", cumsum_backward, r, x, &rc);
+  if (!n) return rc;
+  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
+  return mt_ag_attach(r, n);
+}
