@@ -373,3 +373,68 @@ describe('maximum and minimum against a number', function()
     close(x.grad, torch.tensor({1.0, 0.0, 0.5}))
   end)
 end)
+
+describe('custom Functions', function()
+  it('run forward without recording and backward from Lua, gradchecked', function()
+    local Cube = torch.autograd.Function('Cube')
+    function Cube.forward(ctx, x, scale)
+      ctx:save_for_backward(x)
+      ctx.scale = scale
+      return x * x * x * scale
+    end
+    function Cube.backward(ctx, g)
+      local x = table.unpack(ctx.saved_tensors)
+      return g * x * x * (3 * ctx.scale), nil
+    end
+    local x = torch.rand(4, {dtype = 'float64'}) + 0.5
+    gradcheck(function(t) return Cube.apply(t, 2):sum() end, x)
+    local y = Cube.apply(x:clone():requires_grad_(), 2)
+    assert.are.equal('<CubeBackward>', tostring(y.grad_fn))
+    assert.are.equal('<AccumulateGrad>', tostring(y.grad_fn.next_functions[1][1]))
+  end)
+
+  it('refuse a second backward and report bad gradients from backward', function()
+    local Bad = torch.autograd.Function('Bad')
+    function Bad.forward(_, x) return x * 2 end
+    function Bad.backward(_, _) return torch.ones(5) end
+    local x = torch.ones(2, {requires_grad = true})
+    local ok, err = pcall(function() Bad.apply(x):sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('BadBackward', 1, true))
+    local Id = torch.autograd.Function('Id')
+    function Id.forward(_, t) return t end
+    function Id.backward(_, g) return g end
+    local y = Id.apply(x)
+    assert.is_false(rawequal(y, x))
+    y:sum():backward()
+    assert.has_error(function() y:sum():backward() end)
+  end)
+end)
+
+describe('hooks', function()
+  it('see and may replace the gradient; handles remove them', function()
+    local w = torch.ones(2, {requires_grad = true})
+    local h = w:register_hook(function(g) return g * 10 end)
+    ;(w * 2):sum():backward()
+    close(w.grad, torch.tensor({20.0, 20.0}))
+    h:remove()
+    w.grad = nil
+    ;(w * 2):sum():backward()
+    close(w.grad, torch.tensor({2.0, 2.0}))
+    local seen
+    local z = w * 3
+    z:register_hook(function(g) seen = g:clone() end)
+    z:sum():backward()
+    close(seen, torch.ones(2))
+  end)
+
+  it('report errors raised inside a hook and refuse tensors without grad', function()
+    local w = torch.ones(2, {requires_grad = true})
+    local q = w * 2
+    q:register_hook(function() error('bad hook') end)
+    local ok, err = pcall(function() q:sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('bad hook', 1, true))
+    assert.has_error(function() torch.ones(2):register_hook(function() end) end)
+  end)
+end)

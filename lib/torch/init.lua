@@ -140,4 +140,54 @@ torch.autograd.no_grad = core.no_grad
 torch.autograd.enable_grad = core.enable_grad
 torch.autograd.set_grad_enabled = core.set_grad_enabled
 
+-- Custom functions, as PyTorch's torch.autograd.Function:
+--   local Exp = torch.autograd.Function('Exp')
+--   function Exp.forward(ctx, x) local y = x:exp(); ctx:save_for_backward(y); return y end
+--   function Exp.backward(ctx, g) local y = table.unpack(ctx.saved_tensors); return g * y end
+--   local y = Exp.apply(x)
+-- forward runs without recording; backward returns one gradient per forward
+-- argument (nil for arguments that need none). One tensor output.
+local Ctx = {}
+Ctx.__index = Ctx
+function Ctx:save_for_backward(...)
+  self.saved_tensors = table.pack(...)
+end
+
+function torch.autograd.Function(name)
+  local cls = {__name = name or 'Function'}
+  function cls.apply(...)
+    local args = table.pack(...)
+    local ctx = setmetatable({needs_input_grad = {}}, Ctx)
+    local tensor_inputs, positions = {}, {}
+    local any = false
+    for i = 1, args.n do
+      local a = args[i]
+      local tracked = core.is_tensor(a) and a.requires_grad
+      ctx.needs_input_grad[i] = tracked or false
+      if core.is_tensor(a) then
+        tensor_inputs[#tensor_inputs + 1] = a
+        positions[#positions + 1] = i
+        any = any or tracked
+      end
+    end
+    assert(type(cls.forward) == 'function', cls.__name .. ': define forward(ctx, ...)')
+    local out = core.no_grad(cls.forward, ctx, ...)
+    if not (any and core.is_grad_enabled() and core.is_tensor(out)) then return out end
+    assert(type(cls.backward) == 'function', cls.__name .. ': define backward(ctx, grad)')
+    for _, a in ipairs(tensor_inputs) do
+      if rawequal(a, out) then out = core.no_grad(function() return out:clone() end) break end
+    end
+    -- the engine gets one gradient per tensor input
+    local function backward(c, grad)
+      local grads = table.pack(cls.backward(c, grad))
+      local picked = {}
+      for k, pos in ipairs(positions) do picked[k] = grads[pos] end
+      return table.unpack(picked, 1, #positions)
+    end
+    core._ag_custom_node(out, tensor_inputs, backward, ctx, cls.__name)
+    return out
+  end
+  return cls
+end
+
 return torch

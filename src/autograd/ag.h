@@ -48,7 +48,9 @@ struct mt_node {
   int64_t in_shape[MT_AG_MAX_EDGES][MT_MAX_DIMS];
   int in_dtype[MT_AG_MAX_EDGES];
   mt_ag_meta *leaf;                  /* AccumulateGrad: the leaf (strong ref) */
-  mt_ag_meta *retained;              /* weak: the output asked to retain_grad() */
+  mt_ag_meta *owner;                 /* weak: the tensor this node produced */
+  int user_ref;                      /* the bindings' handle (a custom Function), 0 none */
+  char label[48];                    /* the name of a custom Function's node */
   /* engine scratch, valid during one backward walk */
   int deps;
   int visited;
@@ -62,7 +64,18 @@ struct mt_ag_meta {
   mt_node *grad_fn;                  /* NULL for a leaf */
   mt_node *accumulator;              /* weak: the leaf's AccumulateGrad, if alive */
   mt_tensor grad;                    /* storage NULL until a backward sets it */
+  int retains_grad;                  /* a non-leaf keeping its gradient (retain_grad) */
+  int hook_ref;                      /* the bindings' handle to register_hook hooks, 0 none */
 };
+
+/* What the engine calls back into the bindings for (Lua functions live
+   there): run a tensor's hooks on the gradient arriving for it (they may
+   replace *grad), and let go of a handle when its owner is freed. */
+typedef struct {
+  int (*run_hooks)(int ref, mt_tensor *grad);
+  void (*unref)(int ref);
+} mt_ag_callbacks;
+void mt_ag_set_callbacks(const mt_ag_callbacks *cb);
 
 /* ---- grad mode (thread-local) ---- */
 int mt_ag_grad_enabled(void);

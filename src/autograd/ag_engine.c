@@ -6,6 +6,13 @@
 #include "../tensor/mt_alloc.h"
 
 static _Thread_local int grad_disabled;
+static mt_ag_callbacks callbacks;
+
+void mt_ag_set_callbacks(const mt_ag_callbacks *cb) { callbacks = *cb; }
+
+static void unref(int ref) {
+  if (ref && callbacks.unref) callbacks.unref(ref);
+}
 
 int mt_ag_grad_enabled(void) { return !grad_disabled; }
 void mt_ag_set_grad_enabled(int enabled) { grad_disabled = !enabled; }
@@ -36,12 +43,14 @@ void mt_ag_node_release(mt_node *n) {
     if (n->leaf->accumulator == n) n->leaf->accumulator = NULL;
     mt_ag_meta_release(n->leaf);
   }
+  unref(n->user_ref);
   free(n);
 }
 
 void mt_ag_meta_release(mt_ag_meta *m) {
   if (!m || --m->refcount > 0) return;
-  if (m->grad_fn && m->grad_fn->retained == m) m->grad_fn->retained = NULL;
+  if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
+  unref(m->hook_ref);
   mt_ag_node_release(m->grad_fn);
   mt_tensor_release(&m->grad);
   free(m);
@@ -170,15 +179,17 @@ int mt_ag_saved(mt_node *n, int i, const mt_tensor **out) {
 int mt_ag_attach(mt_tensor *r, mt_node *n) {
   mt_ag_meta *m = mt_ag_meta_of(r);
   if (!m) { mt_ag_node_release(n); return mt_fail("autograd: out of memory"); }
+  if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
   mt_ag_node_release(m->grad_fn);
   m->grad_fn = n;
+  n->owner = m;
   m->requires_grad = 1;
   return 0;
 }
 
 void mt_ag_retain_grad(mt_tensor *t) {
   mt_ag_meta *m = t->grad_meta;
-  if (m && m->grad_fn) m->grad_fn->retained = m;       /* leaves keep theirs anyway */
+  if (m && m->grad_fn) m->retains_grad = 1;            /* leaves keep theirs anyway */
 }
 
 /* ---- accumulation into leaves (and retained non-leaves) ---- */
@@ -268,6 +279,8 @@ static int add_to_buffer(mt_node *n, mt_tensor *g) {
 
 static void release_saved(mt_node *n) {
   for (int i = 0; i < n->nsaved; i++) drop_tensor(&n->saved[i].t);
+  unref(n->user_ref);                /* a custom Function's ctx: its saved tensors */
+  n->user_ref = 0;
   n->nsaved = 0;
   n->released = 1;
 }
@@ -320,11 +333,15 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
     memset(grad_in, 0, sizeof grad_in);
     mt_tensor out = n->buffer;
     memset(&n->buffer, 0, sizeof n->buffer);
+    mt_ag_meta *owner = n->leaf ? n->leaf : n->owner;    /* the tensor this gradient is for */
+    if (owner && owner->hook_ref && out.storage && callbacks.run_hooks)
+      rc = callbacks.run_hooks(owner->hook_ref, &out);
+    if (rc == 0 && !cap && owner && !n->leaf && owner->retains_grad && out.storage)
+      rc = accumulate_into(owner, &out);
     int run = out.storage != NULL;
     for (int j = 0; cap && j < cap->n; j++)
       if (cap->targets[j] == n && out.storage) mt_ag_alias(&cap->results[j], &out);
     if (cap && n->leaf) run = 0;                 /* autograd.grad leaves .grad alone */
-    if (!cap && n->retained && out.storage) rc = accumulate_into(n->retained, &out);
     if (rc == 0 && run) rc = n->backward(n, &out, grad_in);
     drop_tensor(&out);
     if (rc == 0 && !retain_graph && n->leaf == NULL) release_saved(n);

@@ -1,8 +1,12 @@
 /* lt_autograd.c: autograd from Lua -- requires_grad, grad, grad_fn,
    is_leaf, backward, detach, grad mode, and grad_fn objects you can walk. */
+#include <stdio.h>
 #include <string.h>
 #include "lt.h"
 #include "../autograd/ag.h"
+
+/* The Lua state the engine's callbacks run on (see the callbacks below). */
+static lua_State *ag_L;
 
 /* ---- grad_fn objects ---- */
 typedef struct { mt_node *node; } lt_node;
@@ -202,6 +206,7 @@ static int a_backward(lua_State *L) {
   if (opts == 1) opts = 0;
   int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
   int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
+  ag_L = L;
   LT_TRY(L, mt_ag_backward(t, grad, retain_graph, create_graph));
   return 0;
 }
@@ -272,6 +277,7 @@ static int a_grad(lua_State *L) {
   }
   mt_tensor tmp[MT_AG_MAX_ROOTS];
   memset(tmp, 0, sizeof tmp);
+  ag_L = L;
   LT_TRY(L, mt_ag_grad(nout, outputs, has_grads ? grad_outputs : NULL, nin, inputs, tmp, retain_graph,
                        create_graph, allow_unused));
   for (int j = 0; j < nin; j++) {
@@ -295,7 +301,149 @@ static int a_autograd_backward(lua_State *L) {
   } else if (lua_istable(L, 2)) opts = 2;
   int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
   int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
+  ag_L = L;
   LT_TRY(L, mt_ag_backward_many(n, roots, has_grads ? grads : NULL, retain_graph, create_graph));
+  return 0;
+}
+
+/* ---- Lua callbacks: hooks and custom Functions ----
+   The engine runs inside a Lua call (backward, autograd.grad); ag_L is that
+   state, so callbacks run Lua code on it, protected: an error becomes the
+   engine's error message. */
+static int cb_run_hooks(int ref, mt_tensor *grad) {
+  lua_State *L = ag_L;
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);          /* the hook list */
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_rawgeti(L, top + 1, i) != LUA_TFUNCTION) { lua_pop(L, 1); continue; }   /* removed */
+    mt_tensor *arg = lt_push(L);
+    mt_ag_alias(arg, grad);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      mt_fail("hook: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+      lua_settop(L, top);
+      return -1;
+    }
+    mt_tensor *replacement = lt_test(L, -1);
+    if (replacement) {
+      if (!mt_same_shape(replacement, grad)) {
+        char b1[128], b2[128];
+        mt_fail("hook: returned a gradient of shape %s for a tensor of shape %s",
+                mt_shape_str(replacement, b1, sizeof b1), mt_shape_str(grad, b2, sizeof b2));
+        lua_settop(L, top);
+        return -1;
+      }
+      mt_ag_meta_release(grad->grad_meta);
+      grad->grad_meta = NULL;
+      mt_tensor_release(grad);
+      mt_ag_alias(grad, replacement);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
+static void cb_unref(int ref) {
+  if (ag_L) luaL_unref(ag_L, LUA_REGISTRYINDEX, ref);
+}
+
+/* h = x:register_hook(fn): fn(grad) runs when x's gradient is computed and
+   may return a replacement; h:remove() takes it away. */
+static int a_register_hook(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "register_hook");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (!mt_ag_requires_grad(t))
+    luaL_error(L, "register_hook: cannot register a hook on a tensor that doesn't require gradient");
+  mt_ag_meta *m = t->grad_meta;
+  if (!m->hook_ref) {
+    lua_newtable(L);
+    m->hook_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, m->hook_ref);
+  lua_Integer i = (lua_Integer)lua_rawlen(L, -1) + 1;
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, i);
+  lua_createtable(L, 0, 2);                         /* the handle */
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "hooks");
+  lua_pushinteger(L, i);
+  lua_setfield(L, -2, "index");
+  luaL_setmetatable(L, "torch.autograd.HookHandle");
+  return 1;
+}
+
+static int hook_handle_remove(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "hooks");
+  lua_getfield(L, 1, "index");
+  if (lua_istable(L, -2) && lua_isinteger(L, -1)) {
+    lua_pushboolean(L, 0);                          /* a hole would end the list */
+    lua_rawseti(L, -3, lua_tointeger(L, -2));
+  }
+  return 0;
+}
+
+/* The backward of a custom Function: calls backward(ctx, grad) in Lua (the
+   user table {backward, ctx} is at node->user_ref); one gradient per
+   tensor input. */
+static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  lua_State *L = ag_L;
+  if (!n->user_ref)
+    return mt_fail("Trying to backward through the graph a second time (%s); specify retain_graph=true "
+                   "if you need to backward through the graph a second time", n->name);
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, n->user_ref);
+  lua_rawgeti(L, -1, 1);                            /* backward */
+  lua_rawgeti(L, -2, 2);                            /* ctx */
+  mt_tensor *arg = lt_push(L);
+  mt_ag_alias(arg, g);
+  if (lua_pcall(L, 2, n->nedges, 0) != LUA_OK) {
+    mt_fail("%s: %s", n->name, lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+    lua_settop(L, top);
+    return -1;
+  }
+  int first = lua_gettop(L) - n->nedges + 1, rc = 0;
+  for (int i = 0; i < n->nedges && rc == 0; i++) {
+    mt_tensor *r = lt_test(L, first + i);
+    if (!r) {
+      if (!lua_isnil(L, first + i))
+        rc = mt_fail("%s: backward returned a %s for input %d, expected a tensor or nil", n->name,
+                     luaL_typename(L, first + i), i + 1);
+      continue;
+    }
+    if (r->ndim != n->in_ndim[i] || memcmp(r->shape, n->in_shape[i], sizeof(int64_t) * (size_t)r->ndim)) {
+      char b[128];
+      rc = mt_fail("%s: backward returned a gradient of shape %s for input %d of a different shape", n->name,
+                   mt_shape_str(r, b, sizeof b), i + 1);
+      continue;
+    }
+    mt_ag_alias(&gi[i], r);
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
+/* torch._ag_custom_node(output, {tensor inputs}, backward, ctx, name) */
+static int a_custom_node(lua_State *L) {
+  mt_tensor *out = lt_check(L, 1, "Function.apply");
+  mt_tensor *inputs[MT_AG_MAX_EDGES];
+  int n = tensor_list(L, 2, inputs, MT_AG_MAX_EDGES, 0, "Function.apply", "tensor inputs");
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  const char *name = luaL_optstring(L, 5, "Function");
+  if (!mt_dtype_is_float(out->dtype)) return 0;
+  mt_node *node = mt_ag_new_node("CustomBackward", custom_backward, n, (const mt_tensor *const *)inputs);
+  if (!node) luaL_error(L, "Function.apply: out of memory");
+  snprintf(node->label, sizeof node->label, "%sBackward", name);
+  node->name = node->label;
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 4);
+  lua_rawseti(L, -2, 2);
+  node->user_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  ag_L = L;
+  LT_TRY(L, mt_ag_attach(out, node));
   return 0;
 }
 
@@ -323,15 +471,27 @@ static int a_enable_grad(lua_State *L) { return with_mode(L, 1); }
 
 static const luaL_Reg methods[] = {
   {"requires_grad_", a_requires_grad_}, {"backward", a_backward}, {"detach", a_detach},
-  {"detach_", a_detach_}, {"retain_grad", a_retain_grad}, {NULL, NULL}};
+  {"detach_", a_detach_}, {"retain_grad", a_retain_grad}, {"register_hook", a_register_hook},
+  {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
   {"is_grad_enabled", a_is_grad_enabled}, {"set_grad_enabled", a_set_grad_enabled},
   {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
+  {"_ag_custom_node", a_custom_node},
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
+  static const mt_ag_callbacks cb = {cb_run_hooks, cb_unref};
+  ag_L = L;
+  mt_ag_set_callbacks(&cb);
+  if (luaL_newmetatable(L, "torch.autograd.HookHandle")) {
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, hook_handle_remove);
+    lua_setfield(L, -2, "remove");
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
   if (luaL_newmetatable(L, "torch.autograd.Node")) {
     lua_pushcfunction(L, node_gc); lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, node_tostring); lua_setfield(L, -2, "__tostring");
