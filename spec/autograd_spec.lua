@@ -438,3 +438,26 @@ describe('hooks', function()
     assert.has_error(function() torch.ones(2):register_hook(function() end) end)
   end)
 end)
+
+describe('torch.autograd.gradcheck and gradgradcheck', function()
+  it('pass for correct derivatives, first and second order', function()
+    torch.manual_seed(11)
+    local x = torch.randn(3, {dtype = 'float64', requires_grad = true})
+    local w = torch.randn(3, 2, {dtype = 'float64', requires_grad = true})
+    local function f(a, b) return a:view(1, 3):mm(b):tanh() end
+    assert.is_true(torch.autograd.gradcheck(f, {x, w}))
+    assert.is_true(torch.autograd.gradgradcheck(f, {x, w}))
+    assert.is_true(torch.autograd.gradcheck(function(a) return {a:sin(), (a * a):sum()} end, x))
+  end)
+
+  it('catch a wrong backward, naming the entry', function()
+    local F = torch.autograd.Function('Wrong')
+    function F.forward(_, a) return a * 2 end
+    function F.backward(_, g) return g * 3 end
+    local x = torch.randn(2, {dtype = 'float64', requires_grad = true})
+    local ok, msg = torch.autograd.gradcheck(function(a) return F.apply(a) end, {x}, {raise_exception = false})
+    assert.is_false(ok)
+    assert.truthy(msg:find('analytical 3, numerical 2', 1, true))
+    assert.has_error(function() torch.autograd.gradcheck(function(a) return F.apply(a) end, {x}) end)
+  end)
+end)

@@ -190,4 +190,6 @@ function torch.autograd.Function(name)
   return cls
 end
 
+require 'torch.gradcheck'
+
 return torch
