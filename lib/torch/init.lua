@@ -139,6 +139,9 @@ torch.autograd.backward = core._autograd_backward
 torch.autograd.no_grad = core.no_grad
 torch.autograd.enable_grad = core.enable_grad
 torch.autograd.set_grad_enabled = core.set_grad_enabled
+torch.autograd.set_detect_anomaly = core._set_detect_anomaly
+torch.autograd.is_anomaly_enabled = core._is_anomaly_enabled
+torch.autograd.detect_anomaly = core._detect_anomaly
 
 -- Custom functions, as PyTorch's torch.autograd.Function:
 --   local Exp = torch.autograd.Function('Exp')

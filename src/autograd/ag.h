@@ -81,6 +81,11 @@ void mt_ag_set_callbacks(const mt_ag_callbacks *cb);
 int mt_ag_grad_enabled(void);
 void mt_ag_set_grad_enabled(int enabled);
 
+/* Anomaly mode: backward checks every gradient a node returns for NaN and
+   names the node (the forward op) that produced it. */
+int mt_ag_anomaly_enabled(void);
+void mt_ag_set_anomaly_enabled(int enabled);
+
 /* ---- metadata ---- */
 static inline int mt_ag_requires_grad(const mt_tensor *t) {
   const mt_ag_meta *m = t->grad_meta;

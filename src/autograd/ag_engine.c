@@ -6,6 +6,22 @@
 #include "../tensor/mt_alloc.h"
 
 static _Thread_local int grad_disabled;
+static _Thread_local int anomaly;
+
+int mt_ag_anomaly_enabled(void) { return anomaly; }
+void mt_ag_set_anomaly_enabled(int enabled) { anomaly = enabled; }
+
+/* Does t hold a NaN? (anomaly mode only: a plain element walk) */
+static int has_nan(const mt_tensor *t) {
+  if (!mt_dtype_is_float(t->dtype)) return 0;
+  int64_t n = mt_numel(t), idx[MT_MAX_DIMS] = {0};
+  for (int64_t k = 0; k < n; k++) {
+    double v = mt_get_f64(t->dtype, mt_elem_ptr(t, idx));
+    if (v != v) return 1;
+    for (int d = t->ndim - 1; d >= 0; d--) { if (++idx[d] < t->shape[d]) break; idx[d] = 0; }
+  }
+  return 0;
+}
 static mt_ag_callbacks callbacks;
 
 void mt_ag_set_callbacks(const mt_ag_callbacks *cb) { callbacks = *cb; }
@@ -343,6 +359,10 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
       if (cap->targets[j] == n && out.storage) mt_ag_alias(&cap->results[j], &out);
     if (cap && n->leaf) run = 0;                 /* autograd.grad leaves .grad alone */
     if (rc == 0 && run) rc = n->backward(n, &out, grad_in);
+    for (int i = 0; rc == 0 && anomaly && i < n->nedges; i++)
+      if (grad_in[i].storage && has_nan(&grad_in[i]))
+        rc = mt_fail("Function '%s' returned nan values in its %dth output (the gradient of its input %d)",
+                     n->name, i, i + 1);
     drop_tensor(&out);
     if (rc == 0 && !retain_graph && n->leaf == NULL) release_saved(n);
     for (int i = 0; i < n->nedges; i++) {

@@ -467,6 +467,24 @@ static int with_mode(lua_State *L, int enabled) {
   return lua_gettop(L);
 }
 static int a_no_grad(lua_State *L) { return with_mode(L, 0); }
+
+/* torch.autograd.set_detect_anomaly(b), is_anomaly_enabled(),
+   detect_anomaly(fn, ...) (restores the mode, even on error) */
+static int a_set_detect_anomaly(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TBOOLEAN);
+  mt_ag_set_anomaly_enabled(lua_toboolean(L, 1));
+  return 0;
+}
+static int a_is_anomaly_enabled(lua_State *L) { lua_pushboolean(L, mt_ag_anomaly_enabled()); return 1; }
+static int a_detect_anomaly(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  int before = mt_ag_anomaly_enabled();
+  mt_ag_set_anomaly_enabled(1);
+  int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  mt_ag_set_anomaly_enabled(before);
+  if (status != LUA_OK) return lua_error(L);
+  return lua_gettop(L);
+}
 static int a_enable_grad(lua_State *L) { return with_mode(L, 1); }
 
 static const luaL_Reg methods[] = {
@@ -478,7 +496,8 @@ static const luaL_Reg functions[] = {
   {"is_grad_enabled", a_is_grad_enabled}, {"set_grad_enabled", a_set_grad_enabled},
   {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
-  {"_ag_custom_node", a_custom_node},
+  {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
+  {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
