@@ -66,6 +66,7 @@ struct mt_ag_meta {
   mt_tensor grad;                    /* storage NULL until a backward sets it */
   int retains_grad;                  /* a non-leaf keeping its gradient (retain_grad) */
   int hook_ref;                      /* the bindings' handle to register_hook hooks, 0 none */
+  int post_hook_ref;                 /* ... to post-accumulate-grad hooks of a leaf, 0 none */
 };
 
 /* What the engine calls back into the bindings for (Lua functions live
@@ -73,6 +74,7 @@ struct mt_ag_meta {
    replace *grad), and let go of a handle when its owner is freed. */
 typedef struct {
   int (*run_hooks)(int ref, mt_tensor *grad);
+  int (*run_post_hooks)(int ref);              /* after a leaf's .grad was accumulated */
   void (*unref)(int ref);
 } mt_ag_callbacks;
 void mt_ag_set_callbacks(const mt_ag_callbacks *cb);

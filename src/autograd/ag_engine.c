@@ -67,6 +67,7 @@ void mt_ag_meta_release(mt_ag_meta *m) {
   if (!m || --m->refcount > 0) return;
   if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
   unref(m->hook_ref);
+  unref(m->post_hook_ref);
   mt_ag_node_release(m->grad_fn);
   mt_tensor_release(&m->grad);
   free(m);
@@ -213,7 +214,9 @@ static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out);
 
 static int accumulate_backward(mt_node *n, const mt_tensor *grad_out, mt_tensor *grad_in) {
   (void)grad_in;
-  return accumulate_into(n->leaf, grad_out);
+  if (accumulate_into(n->leaf, grad_out)) return -1;
+  if (n->leaf->post_hook_ref && callbacks.run_post_hooks) return callbacks.run_post_hooks(n->leaf->post_hook_ref);
+  return 0;
 }
 
 static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out) {

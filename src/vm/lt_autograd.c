@@ -344,6 +344,30 @@ static int cb_run_hooks(int ref, mt_tensor *grad) {
   return 0;
 }
 
+/* Post-accumulate-grad hooks: the entry is {fn, fn, ..., holder = weak {x}}
+   so the hook list does not keep its leaf alive. */
+static int cb_run_post_hooks(int ref) {
+  lua_State *L = ag_L;
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  lua_getfield(L, top + 1, "holder");
+  lua_rawgeti(L, -1, 1);
+  int tensor = lua_gettop(L);
+  if (!lt_test(L, tensor)) { lua_settop(L, top); return 0; }
+  lua_Integer n = (lua_Integer)lua_rawlen(L, top + 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_rawgeti(L, top + 1, i) != LUA_TFUNCTION) { lua_pop(L, 1); continue; }
+    lua_pushvalue(L, tensor);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+      mt_fail("post-accumulate-grad hook: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+      lua_settop(L, top);
+      return -1;
+    }
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
 static void cb_unref(int ref) {
   if (ag_L) luaL_unref(ag_L, LUA_REGISTRYINDEX, ref);
 }
@@ -365,6 +389,39 @@ static int a_register_hook(lua_State *L) {
   lua_pushvalue(L, 2);
   lua_rawseti(L, -2, i);
   lua_createtable(L, 0, 2);                         /* the handle */
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "hooks");
+  lua_pushinteger(L, i);
+  lua_setfield(L, -2, "index");
+  luaL_setmetatable(L, "torch.autograd.HookHandle");
+  return 1;
+}
+
+/* h = x:register_post_accumulate_grad_hook(fn): fn(x) after a backward
+   accumulated into x.grad (leaves only; distributed training uses it). */
+static int a_register_post_hook(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "register_post_accumulate_grad_hook");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (!mt_ag_requires_grad(t) || !mt_ag_is_leaf(t))
+    luaL_error(L, "register_post_accumulate_grad_hook: only leaf tensors that require grad take one");
+  mt_ag_meta *m = t->grad_meta;
+  if (!m->post_hook_ref) {
+    lua_newtable(L);
+    lua_newtable(L);                                /* holder: weak reference to x */
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, -2, "holder");
+    m->post_hook_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, m->post_hook_ref);
+  lua_Integer i = (lua_Integer)lua_rawlen(L, -1) + 1;
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, i);
+  lua_createtable(L, 0, 2);
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "hooks");
   lua_pushinteger(L, i);
@@ -490,6 +547,7 @@ static int a_enable_grad(lua_State *L) { return with_mode(L, 1); }
 static const luaL_Reg methods[] = {
   {"requires_grad_", a_requires_grad_}, {"backward", a_backward}, {"detach", a_detach},
   {"detach_", a_detach_}, {"retain_grad", a_retain_grad}, {"register_hook", a_register_hook},
+  {"register_post_accumulate_grad_hook", a_register_post_hook},
   {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
@@ -501,7 +559,7 @@ static const luaL_Reg functions[] = {
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
-  static const mt_ag_callbacks cb = {cb_run_hooks, cb_unref};
+  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref};
   ag_L = L;
   mt_ag_set_callbacks(&cb);
   if (luaL_newmetatable(L, "torch.autograd.HookHandle")) {
