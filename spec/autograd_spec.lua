@@ -4,50 +4,9 @@
 -- differences in float64.
 local torch = require 'torch'
 
--- Numerical gradient of f (a function of the tensor x returning a 0-dim
--- tensor) at x, by central differences.
-local function numeric_grad(f, x, eps)
-  eps = eps or 1e-6
-  local g = torch.zeros(x:size(), {dtype = 'float64'})
-  local flat, gflat = x:view(-1), g:view(-1)
-  for i = 1, flat:size(1) do
-    local v = flat[i]
-    flat[i] = v + eps
-    local hi = torch.no_grad(function() return f(x):item() end)
-    flat[i] = v - eps
-    local lo = torch.no_grad(function() return f(x):item() end)
-    flat[i] = v
-    gflat[i] = (hi - lo) / (2 * eps)
-  end
-  return g
-end
-
-local function close(a, b, tol)
-  tol = tol or 1e-5
-  local da, db = a:_flat_values(), b:_flat_values()
-  assert.are.equal(#da, #db)
-  for i = 1, #da do
-    local err = math.abs(da[i] - db[i])
-    if err > tol * math.max(1, math.abs(db[i])) then
-      error(string.format('element %d: %.10g vs %.10g', i, da[i], db[i]), 2)
-    end
-  end
-end
-
--- checks d f(x) / dx from autograd against finite differences
-local function gradcheck(f, x, tol)
-  local leaf = x:clone():requires_grad_()
-  local y = f(leaf)
-  y:backward()
-  local expected = numeric_grad(f, x:clone())
-  close(leaf.grad, expected, tol)
-end
-
-local function randd(...)
-  local args = {...}
-  args[#args + 1] = {dtype = 'float64'}
-  return torch.randn(table.unpack(args))
-end
+local support = dofile('spec/support/gradients.lua')
+local numeric_grad, close, gradcheck, randd =
+  support.numeric_grad, support.close, support.gradcheck, support.randd
 
 describe('autograd basics', function()
   it('follows the seeds: x^3 at 3 gives 27, then 18 with create_graph', function()
