@@ -123,21 +123,6 @@ static mt_tensor frame(const mt_tensor *t) {
   return t->ndim ? borrow(t, t->ndim, t->shape, t->stride) : borrow(t, 1, &one, &one);
 }
 
-/* A stride-0 view of shape over the one value in buf. The storage holds a
-   reference of its own, so releasing the view never frees s or buf. */
-static void scalar_view(mt_tensor *v, mt_storage *s, char *buf, int dtype, int ndim,
-                        const int64_t *shape) {
-  static const int64_t zeros[MT_MAX_DIMS];
-  memset(s, 0, sizeof *s);
-  s->refcount = 2;
-  s->data = buf;
-  s->nbytes = 8;
-  memset(v, 0, sizeof *v);
-  v->storage = s;
-  *v = borrow(v, ndim, shape, zeros);
-  v->dtype = dtype;
-}
-
 /* value (one element, any dtype) as dtype into buf; integers stay exact */
 static void store_scalar(char *buf, int dtype, const mt_tensor *value) {
   const char *p = mt_data(value);
@@ -285,7 +270,7 @@ static int index_put_impl(const char *op, mt_tensor *x, int dim, const mt_tensor
     if (src) sv = srcf;
     else {
       store_scalar(buf, x->dtype, value);
-      scalar_view(&sv, &s, buf, x->dtype, xf.ndim, shape);
+      mt_scalar_view(&sv, &s, buf, x->dtype, xf.ndim, shape);
     }
     is[dim] = idx.ndim ? idx.stride[0] : 0;
     mt_tensor dv = borrow(&xf, xf.ndim, shape, xs), iv = borrow(&idx, xf.ndim, shape, is);
@@ -372,7 +357,7 @@ static int scatter_impl(const char *op, mt_tensor *x, int dim, const mt_tensor *
     if (src) sv = borrow(&srcf, inf.ndim, inf.shape, srcf.stride);
     else {
       store_scalar(buf, x->dtype, value);
-      scalar_view(&sv, &s, buf, x->dtype, inf.ndim, inf.shape);
+      mt_scalar_view(&sv, &s, buf, x->dtype, inf.ndim, inf.shape);
     }
     int64_t xs[MT_MAX_DIMS];
     memcpy(xs, xf.stride, sizeof(int64_t) * (size_t)xf.ndim);
@@ -706,7 +691,7 @@ static int where_operand(mt_tensor *v, mt_storage *s, char *buf, const mt_operan
   if (!op->t) {
     if (op->is_int) mt_set_i64(dtype, buf, (int64_t)op->value);
     else mt_set_f64(dtype, buf, op->value);
-    scalar_view(v, s, buf, dtype, nd, shape);
+    mt_scalar_view(v, s, buf, dtype, nd, shape);
     return 0;
   }
   mt_tensor conv = {0};

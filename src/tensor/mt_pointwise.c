@@ -187,16 +187,7 @@ static int prepare(mt_tensor *view, mt_storage *scalar_storage, char *buf, const
   if (!op->t) {
     if (op->is_int) mt_set_i64(dtype, buf, (int64_t)op->value);
     else mt_set_f64(dtype, buf, op->value);
-    memset(scalar_storage, 0, sizeof *scalar_storage);
-    scalar_storage->refcount = 1;
-    scalar_storage->data = buf;
-    scalar_storage->nbytes = 8;
-    view->storage = scalar_storage;
-    view->offset = 0;
-    view->dtype = dtype;
-    view->ndim = ndim;
-    for (int i = 0; i < ndim; i++) { view->shape[i] = shape[i]; view->stride[i] = 0; }
-    mt_storage_retain(scalar_storage);
+    mt_scalar_view(view, scalar_storage, buf, dtype, ndim, shape);
     return 0;
   }
   mt_tensor conv = {0};

@@ -173,6 +173,19 @@ void mt_tensor_alias(mt_tensor *t, const mt_tensor *src) {
   memcpy(t->stride, src->stride, sizeof(int64_t) * (size_t)src->ndim);
 }
 
+void mt_scalar_view(mt_tensor *v, mt_storage *s, char *buf, int dtype, int ndim, const int64_t *shape) {
+  memset(s, 0, sizeof *s);
+  s->refcount = 2;                   /* the caller's and the view's: never freed */
+  s->data = buf;
+  s->nbytes = 8;
+  v->storage = s;
+  v->offset = 0;
+  v->dtype = dtype;
+  v->ndim = ndim;
+  v->grad_meta = NULL;
+  for (int i = 0; i < ndim; i++) { v->shape[i] = shape[i]; v->stride[i] = 0; }
+}
+
 void mt_tensor_release(mt_tensor *t) {
   if (t->storage) mt_storage_release(t->storage);
   t->storage = NULL;

@@ -56,6 +56,9 @@ int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape);
 /* t becomes a view of src with the same geometry (shares storage). */
 void mt_tensor_alias(mt_tensor *t, const mt_tensor *src);
 void mt_tensor_release(mt_tensor *t);
+/* v: a stride-0 view of shape over the one value in buf (8 bytes), through
+   the caller's storage s; releasing v never frees s or buf. */
+void mt_scalar_view(mt_tensor *v, mt_storage *s, char *buf, int dtype, int ndim, const int64_t *shape);
 /* Moves src's view into t (t released first). */
 void mt_tensor_move(mt_tensor *t, mt_tensor *src);
 
