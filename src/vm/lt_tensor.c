@@ -733,23 +733,33 @@ static int t_as_strided(lua_State *L) {
 
 /* ---- indexing: x[i], x[{...}], and assignment ---- */
 
-/* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r. */
+static void drop_view(mt_tensor *v) {
+  mt_ag_meta_release(v->grad_meta);
+  v->grad_meta = NULL;
+  mt_tensor_release(v);
+}
+
+/* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r: a select
+   or narrow per entry, each recorded when t requires grad in grad mode. */
 static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r) {
   int n = (int)luaL_len(L, key);
+  int record = mt_ag_requires_grad(t) && mt_ag_grad_enabled();
   mt_tensor cur = {0}, next = {0};
-  mt_tensor_alias(&cur, t);
+  if (record) mt_ag_alias(&cur, t); else mt_tensor_alias(&cur, t);
   int dim = 0;
   for (int k = 1; k <= n; k++) {
     int type = lua_geti(L, key, k);
     int rc = 0;
     if (dim >= cur.ndim) {
-      mt_tensor_release(&cur);
+      drop_view(&cur);
       luaL_error(L, "index: too many indices (%d) for a tensor of %d dims", n, t->ndim);
     }
     if (type == LUA_TNUMBER) {
       lua_Integer i = lua_tointeger(L, -1);
-      if (i == 0) { mt_tensor_release(&cur); luaL_error(L, "index: indices are 1-based, got 0"); }
-      rc = mt_select(&next, &cur, dim, i > 0 ? i - 1 : i);
+      if (i == 0) { drop_view(&cur); luaL_error(L, "index: indices are 1-based, got 0"); }
+      int64_t z = i > 0 ? i - 1 : i;
+      rc = mt_select(&next, &cur, dim, z);
+      if (rc == 0 && record) rc = mt_ag_record_select(&next, &cur, dim, z < 0 ? z + cur.shape[dim] : z);
     } else if (type == LUA_TTABLE) {
       int64_t size = cur.shape[dim];
       lua_geti(L, -1, 1);
@@ -760,18 +770,19 @@ static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r)
       if (a < 0) a += size + 1;
       if (b < 0) b += size + 1;
       if (a < 1 || b > size || b < a - 1) {
-        mt_tensor_release(&cur);
+        drop_view(&cur);
         luaL_error(L, "index: range {%d, %d} out of bounds for dim %d of size %d", (int)a, (int)b, dim + 1, (int)size);
       }
       rc = mt_narrow(&next, &cur, dim, a - 1, b - a + 1);
+      if (rc == 0 && record) rc = mt_ag_record_narrow(&next, &cur, dim, a - 1, b - a + 1);
       dim++;
     } else {
-      mt_tensor_release(&cur);
+      drop_view(&cur);
       luaL_error(L, "index: slice entries must be numbers or {first, last} tables, got %s", lua_typename(L, type));
     }
     lua_pop(L, 1);
-    mt_tensor_release(&cur);
-    if (rc) lt_error(L);
+    drop_view(&cur);
+    if (rc) { drop_view(&next); lt_error(L); }
     cur = next;
     memset(&next, 0, sizeof next);
   }
@@ -822,45 +833,6 @@ static int t_index(lua_State *L) {
   if (type == LUA_TTABLE) {
     mt_tensor *r = lt_push(L);
     apply_slice(L, 2, t, r);
-    if (t->grad_meta && mt_ag_requires_grad(t) && mt_ag_grad_enabled()) {
-      /* the slice again, one recorded step at a time (apply_slice checked it) */
-      mt_tensor cur = {0}, next = {0};
-      mt_ag_alias(&cur, t);
-      int n = (int)luaL_len(L, 2), dim = 0, rc = 0;
-      for (int k = 1; k <= n && rc == 0; k++) {
-        if (lua_geti(L, 2, k) == LUA_TNUMBER) {
-          lua_Integer i = lua_tointeger(L, -1);
-          int64_t z = i > 0 ? i - 1 : i + cur.shape[dim];
-          rc = mt_select(&next, &cur, dim, z) || mt_ag_record_select(&next, &cur, dim, z);
-        } else {
-          int64_t size = cur.shape[dim];
-          lua_geti(L, -1, 1);
-          lua_geti(L, -2, 2);
-          lua_Integer a = luaL_optinteger(L, -2, 1);
-          lua_Integer b = lua_isnil(L, -1) ? (lua_isnil(L, -2) ? -1 : a) : lua_tointeger(L, -1);
-          lua_pop(L, 2);
-          if (a < 0) a += size + 1;
-          if (b < 0) b += size + 1;
-          rc = mt_narrow(&next, &cur, dim, a - 1, b - a + 1) || mt_ag_record_narrow(&next, &cur, dim, a - 1, b - a + 1);
-          dim++;
-        }
-        lua_pop(L, 1);
-        mt_ag_meta_release(cur.grad_meta);
-        cur.grad_meta = NULL;
-        mt_tensor_release(&cur);
-        cur = next;
-        memset(&next, 0, sizeof next);
-      }
-      if (rc) {
-        mt_ag_meta_release(cur.grad_meta);
-        cur.grad_meta = NULL;
-        mt_tensor_release(&cur);
-        lt_error(L);
-      }
-      mt_ag_meta_release(r->grad_meta);
-      mt_tensor_release(r);
-      *r = cur;
-    }
     if (r->ndim == 0) {                          /* every dim selected: a number */
       const char *p = mt_data(r);
       if (mt_dtype_is_float(r->dtype)) lua_pushnumber(L, mt_get_f64(r->dtype, p));
