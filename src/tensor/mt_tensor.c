@@ -113,25 +113,12 @@ mt_storage *mt_storage_new(size_t nbytes) {
   return s;
 }
 
-mt_storage *mt_storage_wrap(void *data, size_t nbytes, void (*release)(mt_storage *), void *ctx) {
-  mt_storage *s = mt_alloc(MT_STORAGE_HEADER);
-  if (!s) return NULL;
-  memset(s, 0, sizeof *s);
-  s->data = data;
-  s->refcount = 1;
-  s->nbytes = nbytes;
-  s->release = release;
-  s->release_ctx = ctx;
-  return s;
-}
-
 void mt_storage_retain(mt_storage *s) { s->refcount++; }
 
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
   if (s->owns == MT_STORAGE_INLINE) { mt_free(s, MT_STORAGE_HEADER + s->nbytes); return; }
-  if (s->owns == MT_STORAGE_SEPARATE) mt_free(s->data, s->nbytes);
-  else if (s->release) s->release(s);
+  mt_free(s->data, s->nbytes);
   mt_free(s, MT_STORAGE_HEADER);
 }
 

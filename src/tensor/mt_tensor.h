@@ -13,17 +13,15 @@
 enum { MT_CPU = 0, MT_CUDA = 1 };
 
 /* mt_storage.owns */
-enum { MT_STORAGE_FOREIGN = 0, MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2 };
+enum { MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2 };
 
 typedef struct mt_storage {
   int64_t refcount;
   void *data;
   size_t nbytes;
   int device;
-  int owns;                 /* an MT_STORAGE_* value: who frees data, and how */
+  int owns;                 /* MT_STORAGE_INLINE or _SEPARATE: how data is freed */
   int64_t version;          /* bumped by in-place ops; shared by all views */
-  void (*release)(struct mt_storage *);   /* for foreign data, may be NULL */
-  void *release_ctx;
 } mt_storage;
 
 typedef struct mt_tensor {
@@ -44,9 +42,6 @@ const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n);
 
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
-/* Storage over memory the engine does not own (mmap, foreign buffers);
-   release(s) is called when the last reference goes. */
-mt_storage *mt_storage_wrap(void *data, size_t nbytes, void (*release)(mt_storage *), void *ctx);
 void mt_storage_retain(mt_storage *s);
 void mt_storage_release(mt_storage *s);
 
