@@ -40,7 +40,6 @@ struct mt_node {
   int op;                            /* the op, for nodes shared by a family */
   double scalar;                     /* alpha, a scalar operand, ... */
   double scalar2;                    /* a second one (beta of addmm) */
-  int scalar_side;                   /* which operand was the scalar (-1: none) */
   uint32_t mask;                     /* reduced dims */
   int keepdim;
   int dims[2];

@@ -151,7 +151,6 @@ mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const m
   n->name = name;
   n->backward = fn;
   n->nedges = nedges;
-  n->scalar_side = -1;
   for (int i = 0; i < nedges; i++) {
     const mt_tensor *t = inputs[i];
     n->next[i].node = edge_of(t);
