@@ -212,7 +212,10 @@ end)
 -- ---- the REPL through a pseudo-terminal ----
 
 -- script(1) gives th a terminal; the input is fed in steps (text, then a
--- pause) so that a Ctrl-C arrives while a loop runs.
+-- pause) so that a Ctrl-C arrives while a loop runs. script runs its command
+-- through $SHELL -c; `exec` takes that shell out of the terminal's process
+-- group, or a Ctrl-C kills a shell that does not wait it out (dash does not)
+-- and script reports 130 whatever th did.
 local function have(cmd) return os.execute('command -v ' .. cmd .. ' > /dev/null 2>&1') == true end
 
 local function repl_session(steps, home)
@@ -222,7 +225,7 @@ local function repl_session(steps, home)
     feed[#feed + 1] = 'sleep ' .. (step[2] or 0.2)
   end
   local cmd = '(' .. table.concat(feed, '; ') .. ') | HOME=' .. shell_quote(home) ..
-              ' script -qfec ' .. shell_quote(shell_quote(TH)) .. ' /dev/null'
+              ' script -qfec ' .. shell_quote('exec ' .. shell_quote(TH)) .. ' /dev/null'
   local out, _, code = run(cmd)
   -- drop terminal control sequences and carriage returns
   out = out:gsub('\27%[[%d;?]*[%a@]', ''):gsub('\r', '')
