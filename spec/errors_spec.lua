@@ -31,6 +31,8 @@ local WRONG_SHAPE_OK = {
   equal = 'answers false for tensors of different shapes',
   isSetTo = 'answers false when the tensors are different views',
   to = 'x:to(other) takes only the dtype of other',
+  set_ = 'x:set_(y) takes any geometry of y',
+  set = 'x:set(y) (Torch7) takes any geometry of y',
 }
 
 -- Methods whose single integer argument is a count, size or offset rather

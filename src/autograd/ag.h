@@ -37,6 +37,8 @@ struct mt_node {
   int nsaved;
   mt_saved saved[MT_AG_MAX_SAVED];
   int released;                      /* saved tensors freed by a backward */
+  int stale_input;                   /* i+1: input i shared storage with a tensor that an
+                                        in-place op gave new history (see mt_ag_inplace_commit) */
   int op;                            /* the op, for nodes shared by a family */
   double scalar;                     /* alpha, a scalar operand, ... */
   double scalar2;                    /* a second one (beta of addmm) */
@@ -66,6 +68,7 @@ struct mt_ag_meta {
   int retains_grad;                  /* a non-leaf keeping its gradient (retain_grad) */
   int hook_ref;                      /* the bindings' handle to register_hook hooks, 0 none */
   int post_hook_ref;                 /* ... to post-accumulate-grad hooks of a leaf, 0 none */
+  int64_t ag_version;                /* the storage's ag_version when grad_fn was set */
 };
 
 /* What the engine calls back into the bindings for (Lua functions live
@@ -118,9 +121,25 @@ int mt_ag_record_expand(mt_tensor *r, const mt_tensor *x);     /* broadcast view
 int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1);
 int mt_ag_record_cast(mt_tensor *r, const mt_tensor *x);
 
-/* An in-place op writing t (reading other, may be NULL): in grad mode, a
-   leaf that requires grad refuses, as in PyTorch; in-place ops on tensors
-   with history are not differentiable yet and refuse too. */
+/* In-place ops under autograd. For autograd, t:op_(y) is t = t:op(y): the
+   op runs out of place on a private copy of t's value that carries t's
+   history, and the result is written back into t, which takes the result's
+   history. Other tensors sharing t's storage (its views, its base) keep
+   their old history, which no longer matches their values: the storage's
+   ag_version marks them stale, and a backward through a node that took one
+   of them as input raises instead of returning a wrong gradient.
+
+   mt_ag_inplace_needed: 1 when the in-place op on t (reading other, may be
+   NULL) must go through that path (grad mode, and t or other requires
+   grad), 0 when it can write directly, -1 (error set) when it must refuse:
+   a leaf that requires grad, as in PyTorch. */
+int mt_ag_inplace_needed(const char *op, const mt_tensor *t, const mt_tensor *other);
+/* src becomes a private copy of t's value with t's history (the op's input). */
+int mt_ag_inplace_source(mt_tensor *src, const mt_tensor *t);
+/* Writes r (t's shape) into t and moves r's history onto t; r NULL: t was
+   just overwritten in place by a constant (fill_, random) and drops its history. */
+int mt_ag_inplace_commit(mt_tensor *t, mt_tensor *r);
+/* The old refusal, for in-place writes that have no out-of-place form. */
 int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *other);
 
 /* Ops without a derivative yet: an error (never a silently missing

@@ -107,8 +107,49 @@ int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *oth
     return mt_fail("%s: a leaf tensor that requires grad is being used in an in-place operation "
                    "(wrap it in torch.no_grad, or use the out-of-place form)", op);
   if (mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other)))
-    return mt_fail("%s: in-place operations on tensors that require grad are not differentiable "
-                   "yet; use the out-of-place form", op);
+    return mt_fail("%s: this in-place operation is not differentiable; use the out-of-place form", op);
+  return 0;
+}
+
+int mt_ag_inplace_needed(const char *op, const mt_tensor *t, const mt_tensor *other) {
+  if (!mt_ag_grad_enabled()) return 0;
+  if (mt_ag_requires_grad(t) && mt_ag_is_leaf(t))
+    return mt_fail("%s: a leaf tensor that requires grad is being used in an in-place operation "
+                   "(wrap it in torch.no_grad, or use the out-of-place form)", op);
+  return mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other));
+}
+
+int mt_ag_inplace_source(mt_tensor *src, const mt_tensor *t) {
+  if (mt_clone(src, t)) return -1;
+  src->grad_meta = t->grad_meta;
+  if (src->grad_meta) ((mt_ag_meta *)src->grad_meta)->refcount++;
+  src->storage->ag_version = t->storage->ag_version;     /* stale exactly when t is */
+  return 0;
+}
+
+int mt_ag_inplace_commit(mt_tensor *t, mt_tensor *r) {
+  if (!r) r = t;                                 /* written with a constant: no history */
+  if (!mt_same_shape(t, r)) {
+    char b1[128], b2[128];
+    return mt_fail("in-place: the result has shape %s but the tensor written has shape %s",
+                   mt_shape_str(r, b1, sizeof b1), mt_shape_str(t, b2, sizeof b2));
+  }
+  if (r != t && mt_copy(t, r)) return -1;
+  mt_ag_meta *rm = r->grad_meta;
+  mt_node *n = r != t && rm && rm->requires_grad ? rm->grad_fn : NULL;
+  mt_ag_meta *m = t->grad_meta;
+  if (!n && !m) return 0;
+  if (!(m = mt_ag_meta_of(t))) return mt_fail("in-place: out of memory");
+  if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
+  mt_ag_node_release(m->grad_fn);
+  m->grad_fn = NULL;
+  m->requires_grad = n != NULL;
+  if (n) {
+    n->refcount++;
+    n->owner = m;
+    m->grad_fn = n;
+  }
+  m->ag_version = ++t->storage->ag_version;
   return 0;
 }
 
@@ -154,6 +195,9 @@ mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const m
   for (int i = 0; i < nedges; i++) {
     const mt_tensor *t = inputs[i];
     n->next[i].node = edge_of(t);
+    if (t && !n->stale_input && t->storage && t->storage->ag_version &&
+        t->storage->ag_version != (t->grad_meta ? ((mt_ag_meta *)t->grad_meta)->ag_version : 0))
+      n->stale_input = i + 1;
     if (t) {
       n->in_ndim[i] = t->ndim;
       memcpy(n->in_shape[i], t->shape, sizeof(int64_t) * (size_t)t->ndim);
@@ -200,6 +244,7 @@ int mt_ag_attach(mt_tensor *r, mt_node *n) {
   m->grad_fn = n;
   n->owner = m;
   m->requires_grad = 1;
+  m->ag_version = r->storage->ag_version;
   return 0;
 }
 
@@ -360,6 +405,11 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
     for (int j = 0; cap && j < cap->n; j++)
       if (cap->targets[j] == n && out.storage) mt_ag_alias(&cap->results[j], &out);
     if (cap && n->leaf) run = 0;                 /* autograd.grad leaves .grad alone */
+    if (rc == 0 && run && n->stale_input)
+      rc = mt_fail("one of the variables needed for gradient computation has been modified by an "
+                   "inplace operation: input %d of %s shares its storage with a tensor (a view or "
+                   "its base) that an in-place op gave new autograd history; take views after the "
+                   "in-place op, or assign through the base tensor (x[idx] = v)", n->stale_input, n->name);
     if (rc == 0 && run) rc = n->backward(n, &out, grad_in);
     for (int i = 0; rc == 0 && anomaly && i < n->nedges; i++)
       if (grad_in[i].storage && has_nan(&grad_in[i]))

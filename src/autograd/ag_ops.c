@@ -341,10 +341,15 @@ int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, 
   n->op = op;
   n->scalar = !a->t ? a->value : !b->t ? b->value : 0;
   n->dims[0] = n->dims[1] = -1;
-  if (op == MT_OP_add || op == MT_OP_sub) n->scalar = alpha;     /* nothing saved */
-  else
-    for (int i = 0; i < 2; i++)
-      if (in[i]) { n->dims[i] = n->nsaved; mt_ag_save(n, in[i], 0); }
+  if (op == MT_OP_add || op == MT_OP_sub) { n->scalar = alpha; return mt_ag_attach(r, n); }  /* nothing saved */
+  /* save only what the wanted gradients read (as PyTorch): x * c saves
+     nothing of x, so x may change in place afterwards */
+  int want_a = ag_any_requires_grad(a->t, NULL), want_b = ag_any_requires_grad(b->t, NULL);
+  int need[2] = {1, 1};
+  if (op == MT_OP_mul) { need[0] = want_b; need[1] = want_a; }
+  else if (op == MT_OP_div) { need[0] = want_b; need[1] = 1; }
+  for (int i = 0; i < 2; i++)
+    if (in[i] && need[i]) { n->dims[i] = n->nsaved; mt_ag_save(n, in[i], 0); }
   return mt_ag_attach(r, n);
 }
 

@@ -22,6 +22,8 @@ typedef struct mt_storage {
   int device;
   int owns;                 /* MT_STORAGE_INLINE or _SEPARATE: how data is freed */
   int64_t version;          /* bumped by in-place ops; shared by all views */
+  int64_t ag_version;       /* bumped when an in-place op gives one of its tensors new
+                               autograd history (src/autograd): the others go stale */
 } mt_storage;
 
 typedef struct mt_tensor {

@@ -140,6 +140,96 @@ static int tracks_history(lua_State *L, int i) {
   }
 }
 
+/* self:op_(...) when self or an argument requires grad (grad mode): for
+   autograd it is self = self:op(...), the out-of-place method of the same
+   name run on a copy of self that carries self's history; the result is
+   written back and self takes its history (mt_ag_inplace_commit). copy_
+   is self = src (cast and broadcast); fill_ and zero_ leave a constant. */
+static int inplace_autograd(lua_State *L, const char *name, int nargs) {
+  mt_tensor *self = lt_test(L, 1);
+  if (!self) luaL_error(L, "%s: self must be a tensor", name);
+  LT_TRY(L, mt_ag_inplace_needed(name, self, NULL) < 0 ? -1 : 0);
+  if (!strcmp(name, "fill_") || !strcmp(name, "zero_")) {
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_insert(L, 1);
+    lua_call(L, nargs, 0);
+    LT_TRY(L, mt_ag_inplace_commit(self, NULL));
+    lua_settop(L, 1);
+    return 1;
+  }
+  mt_tensor *r;
+  if (!strcmp(name, "copy_")) {
+    mt_tensor *src = lt_check(L, 2, name);
+    r = src;
+    if (r->dtype != self->dtype) {
+      mt_tensor *c = lt_push(L);
+      LT_TRY(L, mt_to_dtype(c, r, self->dtype));
+      LT_TRY(L, mt_ag_record_cast(c, r));
+      r = c;
+    }
+    if (r == src || !mt_same_shape(r, self)) {   /* a node of self's own, never src's */
+      mt_tensor *v = lt_push(L);
+      if (mt_same_shape(r, self) || (mt_numel(r) == mt_numel(self) && mt_is_contiguous(r))) {
+        LT_TRY(L, mt_view(v, r, self->ndim, self->shape));
+        LT_TRY(L, mt_ag_record_view(v, r));
+      } else {
+        LT_TRY(L, mt_expand(v, r, self->ndim, self->shape));
+        LT_TRY(L, mt_ag_record_expand(v, r));
+      }
+      r = v;
+    }
+  } else {
+    char base[64];
+    size_t len = strlen(name);
+    if (len >= sizeof base) len = sizeof base - 1;
+    memcpy(base, name, len - 1);
+    base[len - 1] = 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");
+    if (lua_getfield(L, -1, base) != LUA_TFUNCTION)
+      luaL_error(L, "%s: not differentiable in place (no out-of-place %s); wrap it in torch.no_grad "
+                 "or use another op", name, base);
+    mt_tensor *src = lt_push(L);
+    LT_TRY(L, mt_ag_inplace_source(src, self));
+    int src_at = lua_gettop(L);
+    for (int i = 2; i <= nargs; i++) lua_pushvalue(L, lua_rawequal(L, i, 1) ? src_at : i);  /* x:op_(x) */
+    lua_call(L, nargs, 1);
+    r = lt_test(L, -1);
+    if (!r) luaL_error(L, "%s: %s did not return a tensor", name, base);
+    if (r->dtype != self->dtype) {
+      mt_tensor *c = lt_push(L);
+      LT_TRY(L, mt_to_dtype(c, r, self->dtype));
+      LT_TRY(L, mt_ag_record_cast(c, r));
+      r = c;
+    }
+  }
+  LT_TRY(L, mt_ag_inplace_commit(self, r));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* torch._inplace_source(x): a private copy of x carrying x's history;
+   torch._inplace_commit(x, r): x takes r's value and history. The two
+   halves of an in-place op written in Lua (index assignment). */
+static int a_inplace_source(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "_inplace_source");
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_ag_inplace_source(r, t));
+  return 1;
+}
+
+static int a_inplace_commit(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "_inplace_commit"), *r = lt_check(L, 2, "_inplace_commit");
+  if (r->dtype != t->dtype) {
+    mt_tensor *c = lt_push(L);
+    LT_TRY(L, mt_to_dtype(c, r, t->dtype));
+    LT_TRY(L, mt_ag_record_cast(c, r));
+    r = c;
+  }
+  LT_TRY(L, mt_ag_inplace_commit(t, r));
+  lua_settop(L, 1);
+  return 1;
+}
+
 static int guard(lua_State *L) {
   int nargs = lua_gettop(L), tracked = 0;
   if (mt_ag_grad_enabled())
@@ -147,9 +237,13 @@ static int guard(lua_State *L) {
   const char *name = lua_tostring(L, lua_upvalueindex(3));
   if (tracked) {
     size_t len = strlen(name);
-    if (len > 1 && name[len - 1] == '_')
-      luaL_error(L, "%s: in-place operations on tensors that require grad are not differentiable "
-                 "yet (wrap the update in torch.no_grad)", name);
+    if (len > 1 && name[len - 1] == '_') return inplace_autograd(L, name, nargs);
+    static const char *const torch7_inplace[][2] = {   /* Torch7's in-place names */
+      {"copy", "copy_"}, {"fill", "fill_"}, {"zero", "zero_"}, {"indexAdd", "index_add_"},
+      {"indexCopy", "index_copy_"}, {"indexFill", "index_fill_"}, {"maskedFill", "masked_fill_"},
+      {"maskedCopy", "masked_scatter_"}};
+    for (size_t i = 0; i < sizeof torch7_inplace / sizeof torch7_inplace[0]; i++)
+      if (!strcmp(name, torch7_inplace[i][0])) return inplace_autograd(L, torch7_inplace[i][1], nargs);
   }
   lua_pushvalue(L, lua_upvalueindex(2));
   lua_insert(L, 1);
@@ -556,6 +650,7 @@ static const luaL_Reg functions[] = {
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
+  {"_inplace_source", a_inplace_source}, {"_inplace_commit", a_inplace_commit},
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {

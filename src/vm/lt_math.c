@@ -31,7 +31,17 @@ static int unary(lua_State *L, mt_op op, int inplace) {
     if (x->grad_meta) {
       char opname[64];
       snprintf(opname, sizeof opname, "%s_", mt_op_names[op]);
-      LT_TRY(L, mt_ag_check_inplace(opname, x, NULL));
+      int need = mt_ag_inplace_needed(opname, x, NULL);
+      if (need < 0) LT_TRY(L, need);
+      if (need) {                                 /* x = x:op(), for autograd */
+        mt_tensor *src = lt_push(L), *r = lt_push(L);
+        LT_TRY(L, mt_ag_inplace_source(src, x));
+        LT_TRY(L, mt_unary(r, src, op, 0, lt_default_dtype));
+        LT_TRY(L, mt_ag_record_unary(r, src, op));
+        LT_TRY(L, mt_ag_inplace_commit(x, r));
+        lua_settop(L, 1);
+        return 1;
+      }
     }
     LT_TRY(L, mt_unary(x, x, op, 1, lt_default_dtype));
     lua_settop(L, 1);
@@ -65,7 +75,25 @@ static int binary(lua_State *L, mt_op op, int inplace) {
     if (a.t->grad_meta || (b.t && b.t->grad_meta)) {
       char opname[64];
       snprintf(opname, sizeof opname, "%s_", name);
-      LT_TRY(L, mt_ag_check_inplace(opname, a.t, b.t));
+      int need = mt_ag_inplace_needed(opname, a.t, b.t);
+      if (need < 0) LT_TRY(L, need);
+      if (need) {                                 /* a = a:op(b), for autograd */
+        mt_tensor *self = lt_test(L, 1), *src = lt_push(L), *r = lt_push(L);
+        LT_TRY(L, mt_ag_inplace_source(src, self));
+        if (b.t == self) b.t = src;               /* x:mul_(x) */
+        a.t = src;
+        LT_TRY(L, mt_binary(r, &a, &b, op, alpha, 0, lt_default_dtype));
+        LT_TRY(L, mt_ag_record_binary(r, &a, &b, op, alpha));
+        if (r->dtype != self->dtype) {           /* computed in the promoted type, stored in self's */
+          mt_tensor *c = lt_push(L);
+          LT_TRY(L, mt_to_dtype(c, r, self->dtype));
+          LT_TRY(L, mt_ag_record_cast(c, r));
+          r = c;
+        }
+        LT_TRY(L, mt_ag_inplace_commit(self, r));
+        lua_settop(L, 1);
+        return 1;
+      }
     }
     LT_TRY(L, mt_binary(lt_test(L, 1), &a, &b, op, alpha, 1, lt_default_dtype));
     lua_settop(L, 1);

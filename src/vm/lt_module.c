@@ -32,6 +32,8 @@ int luaopen_torch_core(lua_State *L) {
   luaL_newmetatable(L, "torch.Tensor.mt");
   for (size_t i = 0; i < sizeof areas / sizeof areas[0]; i++) areas[i](L);
   lua_pushvalue(L, -3);
+  lua_setfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");  /* for in-place autograd */
+  lua_pushvalue(L, -3);
   lua_setfield(L, -3, "_methods");
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "_tensor_mt");

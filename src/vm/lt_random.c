@@ -355,8 +355,10 @@ static int sample_inplace(lua_State *L, const char *op, sampler_fn fn, double a,
   mt_tensor *t = lt_check(L, 1, op);
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   double x = arg_number(L, 2, last, a), y = arg_number(L, 3, last, b);
-  if (t->grad_meta) LT_TRY(L, mt_ag_check_inplace(op, t, NULL));
+  int need = t->grad_meta ? mt_ag_inplace_needed(op, t, NULL) : 0;
+  if (need < 0) LT_TRY(L, need);
   LT_TRY(L, fn(t, opt_generator(L, opts, op), x, y));
+  if (need) LT_TRY(L, mt_ag_inplace_commit(t, NULL));     /* now a constant: no history */
   lua_settop(L, 1);
   return 1;
 }
@@ -395,7 +397,10 @@ static int m_bernoulli_(lua_State *L) {
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   mt_tensor *p = last >= 2 ? lt_test(L, 2) : NULL;
   double value = p ? 0 : arg_number(L, 2, last, 0.5);
+  int need = t->grad_meta ? mt_ag_inplace_needed("bernoulli_", t, NULL) : 0;
+  if (need < 0) LT_TRY(L, need);
   LT_TRY(L, mt_bernoulli_(t, opt_generator(L, opts, "bernoulli_"), p, value));
+  if (need) LT_TRY(L, mt_ag_inplace_commit(t, NULL));     /* now a constant: no history */
   lua_settop(L, 1);
   return 1;
 }

@@ -371,6 +371,23 @@ static int t_is_set_to(lua_State *L) {
   return 1;
 }
 
+/* x:set_(y): x becomes a view of y's storage with y's geometry and dtype,
+   keeping its identity and autograd metadata (requires_grad, .grad); what
+   nn's getParameters() and to() use to move parameters. Torch7's set. */
+static int t_set_(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "set_"), *y = lt_check(L, 2, "set_");
+  if (mt_ag_grad_enabled() && (mt_ag_requires_grad(x) || mt_ag_requires_grad(y)))
+    luaL_error(L, "set_: not allowed on tensors that require grad in grad mode (wrap it in torch.no_grad)");
+  if (x != y) {
+    void *meta = x->grad_meta;
+    mt_tensor_release(x);
+    mt_tensor_alias(x, y);
+    x->grad_meta = meta;
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
 static int t_data_ptr(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "data_ptr");
   lua_pushinteger(L, (lua_Integer)(intptr_t)mt_data(t));
@@ -856,7 +873,21 @@ static int t_newindex(lua_State *L) {
   mt_tensor *t = lua_touserdata(L, 1);
   int type = lua_type(L, 2);
   mt_tensor view = {0};
-  if (t->grad_meta && type != LUA_TSTRING) LT_TRY(L, mt_ag_check_inplace("index assignment", t, lt_test(L, 3)));
+  if (type != LUA_TSTRING && (t->grad_meta || (lt_test(L, 3) && lt_test(L, 3)->grad_meta))) {
+    int need = mt_ag_inplace_needed("index assignment", t, lt_test(L, 3));
+    if (need < 0) LT_TRY(L, need);
+    if (need) {                  /* x = x with x[key] replaced by v, for autograd (lib/torch) */
+      lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+      lua_getfield(L, -1, "torch");
+      if (lua_getfield(L, -1, "_index_put_autograd") != LUA_TFUNCTION)
+        luaL_error(L, "index assignment: torch._index_put_autograd is missing (require 'torch')");
+      lua_pushvalue(L, 1);
+      lua_pushvalue(L, 2);
+      lua_pushvalue(L, 3);
+      lua_call(L, 3, 0);
+      return 0;
+    }
+  }
   if (type == LUA_TNUMBER) {
     lua_Integer i = lua_tointeger(L, 2);
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
@@ -956,7 +987,8 @@ static const luaL_Reg functions[] = {
   {NULL, NULL}};
 
 /* New tensors shaped like an argument: never part of its history. */
-static const luaL_Reg creation_methods[] = {{"new", t_new}, {NULL, NULL}};
+/* not guarded: set_ makes its own autograd check */
+static const luaL_Reg creation_methods[] = {{"new", t_new}, {"set_", t_set_}, {"set", t_set_}, {NULL, NULL}};
 static const luaL_Reg creation_functions[] = {
   {"zeros_like", t_zeros_like}, {"ones_like", t_ones_like}, {"empty_like", t_empty_like},
   {"full_like", t_full_like}, {NULL, NULL}};

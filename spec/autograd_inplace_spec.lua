@@ -1,0 +1,159 @@
+-- In-place ops under autograd: t:op_(...) is t = t:op(...) for the graph;
+-- leaves that require grad refuse; saved tensors and stale views raise.
+local torch = require 'torch'
+local support = dofile('spec/support/gradients.lua')
+local close = support.close
+
+local function leaf(t) return torch.tensor(t, {dtype = 'float64', requires_grad = true}) end
+
+describe('in-place ops with autograd', function()
+  it('record pointwise in-place ops on tensors with history as their out-of-place forms', function()
+    local x = leaf({1, 2, 3})
+    local y = x * 2
+    y:mul_(x)                     -- 2 x^2
+    y:sin_()
+    y:add_(x, {alpha = 3})        -- sin(2 x^2) + 3 x
+    assert.are.equal('AddBackward', y.grad_fn:name())
+    assert.is_false(y.is_leaf)
+    y:sum():backward()
+    local expected = leaf({1, 2, 3})
+    ;((expected * expected * 2):sin() + expected * 3):sum():backward()
+    close(x.grad, expected.grad, 1e-12)
+  end)
+
+  it('give a plain tensor history when an in-place op reads a tensor that requires grad', function()
+    local w = leaf({0.5, 1.5})
+    local a = torch.zeros(2, {dtype = 'float64'})
+    assert.is_false(a.requires_grad)
+    a:add_(w * 3)
+    a:mul_(w)                     -- 3 w^2
+    assert.is_true(a.requires_grad)
+    a:sum():backward()
+    close(w.grad, torch.tensor({3.0, 9.0}, {dtype = 'float64'}))
+  end)
+
+  it('handle x:op_(x) and computations in a promoted dtype', function()
+    local x = leaf({1, 2})
+    local y = x * 1
+    y:mul_(y)                      -- x^2
+    y:sum():backward()
+    close(x.grad, torch.tensor({2.0, 4.0}, {dtype = 'float64'}))
+    local f = torch.tensor({1.0, 2.0}, {requires_grad = true})       -- float32
+    local g = f * 1
+    g:mul_(leaf({3, 4}))          -- float64 operand, result stored as float32
+    assert.are.equal('float32', g.dtype)
+    g:sum():backward()
+    close(f.grad, torch.tensor({3.0, 4.0}))
+  end)
+
+  it('differentiate the other in-place ops through their out-of-place forms', function()
+    local x = leaf({-1, 2, 3})
+    local y = x * 1
+    y:clamp_(0, 2.5)
+    y:masked_fill_(torch.tensor({false, false, true}), 7)
+    y:sum():backward()
+    close(x.grad, torch.tensor({0.0, 1.0, 0.0}, {dtype = 'float64'}))
+    x.grad = nil
+    local q = x * 1
+    q:lerp_(x * 0 + 10, 0.25)
+    q:sum():backward()
+    close(x.grad, torch.tensor({0.75, 0.75, 0.75}, {dtype = 'float64'}))
+  end)
+
+  it('copy_ (and Torch7 copy) into a plain tensor carries the source history', function()
+    local x = leaf({1, 2, 3})
+    local out = torch.zeros(3, {dtype = 'float64'})
+    out:copy_(x * 2)
+    out:sum():backward()
+    close(x.grad, torch.tensor({2.0, 2.0, 2.0}, {dtype = 'float64'}))
+    local m = leaf({{1, 2}, {3, 4}})
+    local o = torch.zeros(4, {dtype = 'float64'})
+    o:copy(m * 1)                 -- Torch7: same element count, any shape
+    ;(o * torch.tensor({1.0, 2.0, 3.0, 4.0}, {dtype = 'float64'})):sum():backward()
+    close(m.grad, torch.tensor({{1.0, 2.0}, {3.0, 4.0}}, {dtype = 'float64'}))
+  end)
+
+  it('fill_, zero_ and random fills leave a constant', function()
+    local x = leaf({1, 2})
+    local y = x * 3
+    y:fill_(1)
+    assert.is_false(y.requires_grad)
+    local z = x * 3
+    z:uniform_()
+    assert.is_false(z.requires_grad)
+    local b = x * 1
+    b:bernoulli_(0.5)
+    assert.is_false(b.requires_grad)
+  end)
+
+  it('refuse in-place ops on leaves that require grad, except under no_grad', function()
+    local w = leaf({1, 2})
+    local ok, err = pcall(function() w:add_(1) end)
+    assert.is_false(ok)
+    assert.truthy(err:find('add_: a leaf tensor that requires grad', 1, true), err)
+    ok, err = pcall(function() w:clamp_(0, 1) end)
+    assert.truthy(err:find('clamp_: a leaf tensor', 1, true), err)
+    torch.no_grad(function() w:mul_(2) end)
+    close(w:detach(), torch.tensor({2.0, 4.0}, {dtype = 'float64'}))
+  end)
+
+  it('raise when a saved tensor was changed in place', function()
+    local x = leaf({1, 2})
+    local c = x:exp()                 -- ExpBackward saves its output
+    c:mul_(2)
+    local ok, err = pcall(function() c:sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('modified by an inplace operation', 1, true), err)
+  end)
+
+  it('do not save what a product by a number does not need', function()
+    local x = leaf({1, 2})
+    local y = x * 1
+    local z = y * 3                   -- saves nothing of y
+    y:add_(1)
+    z:sum():backward()
+    close(x.grad, torch.tensor({3.0, 3.0}, {dtype = 'float64'}))
+  end)
+
+  it('raise on a view whose base was changed in place with history, instead of a wrong gradient', function()
+    local x = leaf({1, 2, 3})
+    local b = x * 1
+    local v = b:narrow(1, 1, 2)
+    b:mul_(2)
+    local ok, err = pcall(function() (v * 1):sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('shares its storage with a tensor', 1, true), err)
+    -- a view taken after the change is fine
+    local v2 = b:narrow(1, 1, 2)
+    ;(v2 * 1):sum():backward()
+    close(x.grad, torch.tensor({2.0, 2.0, 0.0}, {dtype = 'float64'}))
+  end)
+
+  it('raise on a base whose view was changed in place with history', function()
+    local x = leaf({1, 2, 3})
+    local b = x * 1
+    b:narrow(1, 1, 2):mul_(2)
+    local ok, err = pcall(function() (b * 1):sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('shares its storage with a tensor', 1, true), err)
+  end)
+end)
+
+describe('set_', function()
+  it('makes a tensor view another storage and keeps its identity and autograd state', function()
+    local p = torch.randn(2, 3):requires_grad_()
+    local flat = torch.zeros(10)
+    torch.no_grad(function()
+      flat:narrow(1, 1, 6):copy_(p:view(-1))
+      p:set_(flat:narrow(1, 1, 6):view(2, 3))
+    end)
+    assert.is_true(p.requires_grad)
+    flat[1] = 42
+    assert.are.equal(42, p[1][1])
+    local gflat = torch.zeros(10)
+    p.grad = gflat:narrow(1, 2, 6):view(2, 3)
+    ;(p * 2):sum():backward()
+    assert.are.same({0, 2, 2, 2, 2, 2, 2, 0, 0, 0}, gflat:_flat_values())
+    assert.has_error(function() p:set_(torch.zeros(3)) end)
+  end)
+end)
