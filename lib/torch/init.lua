@@ -75,6 +75,7 @@ function torch.class(name, parent_name, target)
       end
     end
   end
+  if parent and parent.__subclass then parent.__subclass(class) end   -- e.g. autograd Functions
   local ns, short = name:match('^(.*)%.([^.]+)$')
   if target then target[short or name] = class
   elseif ns then
@@ -144,54 +145,233 @@ torch.autograd.is_anomaly_enabled = core._is_anomaly_enabled
 torch.autograd.detect_anomaly = core._detect_anomaly
 
 -- Custom functions, as PyTorch's torch.autograd.Function:
---   local Exp = torch.autograd.Function('Exp')
+--   local Exp = torch.autograd.Function:extend('Exp')   (or Function('Exp'),
+--   or torch.class('Exp', 'torch.autograd.Function'))
 --   function Exp.forward(ctx, x) local y = x:exp(); ctx:save_for_backward(y); return y end
 --   function Exp.backward(ctx, g) local y = table.unpack(ctx.saved_tensors); return g * y end
 --   local y = Exp.apply(x)
--- forward runs without recording; backward returns one gradient per forward
--- argument (nil for arguments that need none). One tensor output.
+-- forward runs without recording and may return several values; backward
+-- gets one gradient per forward output (nil for outputs that are not
+-- floating tensors) and returns one per forward argument (nil where none).
+-- The engine sees one node: several tracked inputs beyond three, or several
+-- outputs, travel packed into one flat tensor (cat of the flattened values).
 local Ctx = {}
 Ctx.__index = Ctx
 function Ctx:save_for_backward(...)
   self.saved_tensors = table.pack(...)
 end
+-- ctx:mark_dirty(x, ...): forward modified these inputs in place (and returns them)
+function Ctx:mark_dirty(...)
+  self._dirty = self._dirty or {}
+  for _, t in ipairs({...}) do self._dirty[t] = true end
+end
+-- ctx:mark_non_differentiable(y, ...): outputs that get no history
+function Ctx:mark_non_differentiable(...)
+  self._non_diff = self._non_diff or {}
+  for _, t in ipairs({...}) do self._non_diff[t] = true end
+end
 
-function torch.autograd.Function(name)
-  local cls = {__name = name or 'Function'}
-  function cls.apply(...)
-    local args = table.pack(...)
-    local ctx = setmetatable({needs_input_grad = {}}, Ctx)
-    local tensor_inputs, positions = {}, {}
-    local any = false
-    for i = 1, args.n do
-      local a = args[i]
-      local tracked = core.is_tensor(a) and a.requires_grad
-      ctx.needs_input_grad[i] = tracked or false
-      if core.is_tensor(a) then
-        tensor_inputs[#tensor_inputs + 1] = a
-        positions[#positions + 1] = i
-        any = any or tracked
-      end
-    end
-    assert(type(cls.forward) == 'function', cls.__name .. ': define forward(ctx, ...)')
-    local out = core.no_grad(cls.forward, ctx, ...)
-    if not (any and core.is_grad_enabled() and core.is_tensor(out)) then return out end
-    assert(type(cls.backward) == 'function', cls.__name .. ': define backward(ctx, grad)')
-    for _, a in ipairs(tensor_inputs) do
-      if rawequal(a, out) then out = core.no_grad(function() return out:clone() end) break end
-    end
-    -- the engine gets one gradient per tensor input
-    local function backward(c, grad)
-      local grads = table.pack(cls.backward(c, grad))
-      local picked = {}
-      for k, pos in ipairs(positions) do picked[k] = grads[pos] end
-      return table.unpack(picked, 1, #positions)
-    end
-    core._ag_custom_node(out, tensor_inputs, backward, ctx, cls.__name)
-    return out
+local float_dtypes = {float32 = true, float64 = true, float16 = true, bfloat16 = true}
+-- torch.is_floating_point(x) / x:is_floating_point()
+function core.is_floating_point(t) return float_dtypes[t.dtype] == true end
+methods.is_floating_point = core.is_floating_point
+
+local function flat_cat(list, dtype)
+  local parts = {}
+  for i, t in ipairs(list) do
+    parts[i] = t.dtype == dtype and t:reshape(-1) or t:to(dtype):reshape(-1)
   end
+  return #parts == 1 and parts[1] or core.cat(parts, 1)
+end
+
+local function unpack_flat(flat, like)
+  local out, off = {}, 1
+  for i, t in ipairs(like) do
+    local n = t:numel()
+    out[i] = flat:narrow(1, off, n):view(t:size())
+    if out[i].dtype ~= t.dtype then out[i] = out[i]:to(t.dtype) end
+    off = off + n
+  end
+  return out
+end
+
+local function apply(cls, ...)
+  local args = table.pack(...)
+  local ctx = setmetatable({needs_input_grad = {}}, Ctx)
+  local grad_on = core.is_grad_enabled()
+  local tracked, positions = {}, {}
+  for i = 1, args.n do
+    local a = args[i]
+    local t = grad_on and core.is_tensor(a) and a.requires_grad or false
+    ctx.needs_input_grad[i] = t
+    if t then tracked[#tracked + 1] = a; positions[#positions + 1] = i end
+  end
+  if type(cls.forward) ~= 'function' then error(cls.__name .. ': define forward(ctx, ...)', 3) end
+  local outs = table.pack(core.no_grad(cls.forward, ctx, ...))
+  if #tracked == 0 then return table.unpack(outs, 1, outs.n) end
+  if type(cls.backward) ~= 'function' then error(cls.__name .. ': define backward(ctx, ...)', 3) end
+  local dirty, non_diff = ctx._dirty or {}, ctx._non_diff or {}
+  for t in pairs(dirty) do
+    if t.requires_grad and t.is_leaf then
+      error(cls.__name .. ': a leaf tensor that requires grad was modified in place (mark_dirty)', 3)
+    end
+  end
+  -- the outputs that get history: floating tensors not marked non-differentiable
+  local diff, diff_at = {}, {}
+  for i = 1, outs.n do
+    local o = outs[i]
+    if core.is_tensor(o) and core.is_floating_point(o) and not non_diff[o] then
+      local fresh = o
+      -- an input handed back gets a tensor of its own (dirty ones are rebased below)
+      for _, a in ipairs(tracked) do
+        if rawequal(a, o) then fresh = core.no_grad(function() return o:clone() end) break end
+      end
+      if dirty[o] and fresh == o then fresh = core.no_grad(function() return o:clone() end) end
+      diff[#diff + 1] = fresh
+      diff_at[#diff] = i
+    end
+  end
+  if #diff == 0 then return table.unpack(outs, 1, outs.n) end
+  -- inputs: up to three edges as they are, more packed into one flat tensor
+  local packed_in = #tracked > 3
+  local edge_inputs = tracked
+  if packed_in then
+    local dt = tracked[1].dtype
+    for _, t in ipairs(tracked) do
+      if not core.is_floating_point(t) then error(cls.__name .. ': tracked inputs must be floating', 3) end
+      if t.dtype == 'float64' then dt = 'float64' end
+    end
+    edge_inputs = {flat_cat(tracked, dt)}           -- recorded: gradients flow back to each input
+  end
+  -- outputs: one node output; several outputs share one flat tensor
+  local node_out
+  if #diff == 1 then node_out = diff[1]
+  else
+    local dt = diff[1].dtype
+    for _, d in ipairs(diff) do
+      if d.dtype ~= dt then error(cls.__name .. ': differentiable outputs must share one dtype', 3) end
+    end
+    node_out = core.no_grad(function() return flat_cat(diff, dt) end)
+  end
+  local function backward(c, grad)
+    local grads
+    if #diff == 1 then grads = {grad} else grads = unpack_flat(grad, diff) end
+    local per_output = {}
+    for k, i in ipairs(diff_at) do per_output[i] = grads[k] end
+    local res = table.pack(cls.backward(c, table.unpack(per_output, 1, outs.n)))
+    local picked = {}
+    for k, pos in ipairs(positions) do
+      local g = res[pos]
+      if g ~= nil and not core.is_tensor(g) then
+        error(string.format('%s: backward returned a %s for argument %d, expected a tensor or nil',
+                            cls.__name, type(g), pos))
+      end
+      picked[k] = g
+    end
+    if not packed_in then return table.unpack(picked, 1, #positions) end
+    for k, t in ipairs(tracked) do
+      if picked[k] == nil then picked[k] = core.zeros_like(t) end
+      if picked[k].dtype ~= edge_inputs[1].dtype then picked[k] = picked[k]:to(edge_inputs[1].dtype) end
+    end
+    return flat_cat(picked, edge_inputs[1].dtype)
+  end
+  core._ag_custom_node(node_out, edge_inputs, backward, ctx, cls.__name)
+  local results = {}
+  for i = 1, outs.n do results[i] = outs[i] end
+  local views = #diff == 1 and {node_out} or unpack_flat(node_out, diff)
+  for k, i in ipairs(diff_at) do
+    local o = outs[i]
+    if dirty[o] then core._inplace_commit(o, views[k]); results[i] = o
+    else results[i] = views[k] end
+  end
+  return table.unpack(results, 1, outs.n)
+end
+
+local Function = {__name = 'Function'}
+Function.__index = Function
+torch.autograd.Function = Function
+
+-- Function:extend(name): a new custom function class (PyTorch's subclass)
+function Function:extend(name)
+  local cls = setmetatable({__name = name or 'Function'}, {__index = self, __call = function(c, ...) return c.apply(...) end})
+  cls.__index = cls
+  cls.apply = function(...) return apply(cls, ...) end
   return cls
 end
+-- torch.class('MyReLU', 'torch.autograd.Function') gives the class its apply
+function Function.__subclass(cls)
+  cls.__name = cls.__typename
+  cls.apply = function(...) return apply(cls, ...) end
+end
+classes['torch.autograd.Function'] = Function
+setmetatable(Function, {__call = function(self, name) return self:extend(name) end})
+
+-- torch.inference_mode(fn, ...): runs fn with grad mode off and
+-- torch.is_inference_mode_enabled() true (the mode is restored on error);
+-- torch.inference_mode(false, fn, ...) runs fn outside it.
+local inference = false
+local function run_inference(enabled, fn, ...)
+  if type(fn) ~= 'function' then error('inference_mode: expected a function', 3) end
+  local was = inference
+  inference = enabled
+  local res
+  if enabled then res = table.pack(pcall(core.no_grad, fn, ...)) else res = table.pack(pcall(fn, ...)) end
+  inference = was
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
+end
+function torch.inference_mode(fn, ...)
+  if type(fn) == 'boolean' then return run_inference(fn, ...) end
+  return run_inference(true, fn, ...)
+end
+function torch.is_inference_mode_enabled() return inference end
+torch.autograd.inference_mode = torch.inference_mode
+
+-- torch.utils.checkpoint(fn, ...): runs fn without keeping its intermediate
+-- values; backward runs fn's forward again (with the random state of the
+-- first run, so dropout matches) and back-propagates through it. Gradients
+-- reach the tensor arguments and the parameters fn uses.
+torch.utils = torch.utils or {}
+local Checkpoint = Function:extend('Checkpoint')
+function Checkpoint.forward(ctx, fn, ...)
+  ctx.fn, ctx.rng, ctx.args = fn, core.get_rng_state(), table.pack(...)
+  return fn(...)
+end
+function Checkpoint.backward(ctx, ...)
+  local grads = table.pack(...)
+  local args, inputs = {}, {}
+  for i = 1, ctx.args.n do
+    local a = ctx.args[i]
+    if core.is_tensor(a) then
+      local d = a:detach()
+      if a.requires_grad then d:requires_grad_(); inputs[#inputs + 1] = {d, i} end
+      args[i] = d
+    else
+      args[i] = a
+    end
+  end
+  local now = core.get_rng_state()
+  core.set_rng_state(ctx.rng)
+  local outs = table.pack(core.enable_grad(ctx.fn, table.unpack(args, 1, ctx.args.n)))
+  core.set_rng_state(now)
+  local roots, seeds = {}, {}
+  for i = 1, outs.n do
+    if core.is_tensor(outs[i]) and outs[i].requires_grad and grads[i] ~= nil then
+      roots[#roots + 1] = outs[i]; seeds[#seeds + 1] = grads[i]
+    end
+  end
+  if #roots > 0 then torch.autograd.backward(roots, seeds) end
+  local res = {nil}
+  for _, p in ipairs(inputs) do res[p[2] + 1] = p[1].grad end
+  return table.unpack(res, 1, ctx.args.n + 1)
+end
+function torch.utils.checkpoint(fn, ...)
+  if type(fn) ~= 'function' and not (getmetatable(fn) and getmetatable(fn).__call) then
+    error('checkpoint: the first argument must be a function', 2)
+  end
+  return Checkpoint.apply(fn, ...)
+end
+torch.checkpoint = torch.utils.checkpoint
 
 -- x:totable() (Torch7) / x:tolist() (PyTorch): nested Lua tables of the
 -- values; a 0-dim tensor gives its value.
