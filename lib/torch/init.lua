@@ -173,7 +173,10 @@ end
 
 local float_dtypes = {float32 = true, float64 = true, float16 = true, bfloat16 = true}
 -- torch.is_floating_point(x) / x:is_floating_point()
-function core.is_floating_point(t) return float_dtypes[t.dtype] == true end
+function core.is_floating_point(t)
+  if not core.is_tensor(t) then error('is_floating_point: expected a tensor, got ' .. type(t), 2) end
+  return float_dtypes[t.dtype] == true
+end
 methods.is_floating_point = core.is_floating_point
 
 local function flat_cat(list, dtype)
