@@ -50,11 +50,19 @@ local function analytic_jacobians(fn, inputs)
       row = row + 1
       local seed = torch.zeros(o:numel(), {dtype = o.dtype})
       seed[e] = 1
-      local grads = {}
+      -- outputs without history (a gradient that is constant in the inputs,
+      -- in gradgradcheck) have zero rows
+      local tracked, grads = {}, {}
       for k = 1, #outs do
-        grads[k] = k == oi and seed:view(o:size()) or torch.zeros_like(outs[k])
+        if outs[k].requires_grad then
+          tracked[#tracked + 1] = outs[k]
+          grads[#grads + 1] = k == oi and seed:view(o:size()) or torch.zeros_like(outs[k])
+        end
       end
-      local gs = torch.autograd.grad(outs, inputs, {grad_outputs = grads, retain_graph = true, allow_unused = true})
+      local gs = {}
+      if o.requires_grad then
+        gs = torch.autograd.grad(tracked, inputs, {grad_outputs = grads, retain_graph = true, allow_unused = true})
+      end
       for j = 1, #inputs do
         if gs[j] then
           local g = gs[j]:detach():reshape(-1):double()

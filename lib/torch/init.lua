@@ -419,5 +419,6 @@ function torch._index_put_autograd(x, key, v)
 end
 
 require 'torch.gradcheck'
+require 'torch.autograd_viz'
 
 return torch

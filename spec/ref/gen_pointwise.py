@@ -3,7 +3,7 @@ import math, torch, warnings
 warnings.filterwarnings('ignore')
 
 UNARY_FLOAT = ['exp','expm1','log','log1p','log2','log10','sqrt','rsqrt','sin','cos','tan','asin','acos',
-               'atan','sinh','cosh','tanh','sigmoid','erf','erfc','reciprocal','gelu','silu','frac']
+               'atan','sinh','cosh','tanh','sigmoid','erf','erfc','reciprocal','gelu','gelu_tanh','silu','frac']
 UNARY_ROUND = ['floor','ceil','round','trunc']
 UNARY_SAME = ['neg','abs','sign','relu','square']
 UNARY_BOOL = ['isnan','isinf','isfinite','logical_not']
@@ -19,6 +19,8 @@ INTS = ['int64', 'int32', 'uint8']
 DIGITS = {'float32': 9, 'float64': 17, 'float16': 5, 'bfloat16': 4}
 
 def fn(op):
+    if op == 'gelu_tanh':
+        return lambda x: torch.nn.functional.gelu(x, approximate='tanh')
     if op in ('gelu', 'silu', 'relu'):
         return getattr(torch.nn.functional, op)
     return getattr(torch, op)

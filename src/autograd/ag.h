@@ -78,7 +78,13 @@ typedef struct {
   int (*run_hooks)(int ref, mt_tensor *grad);
   int (*run_post_hooks)(int ref);              /* after a leaf's .grad was accumulated */
   void (*unref)(int ref);
+  /* tracing (mt_ag_set_trace): after node n ran, with the gradient it got
+     and the ones it passes on (grad_in[i] has a NULL storage for none) */
+  int (*trace)(mt_node *n, const mt_tensor *grad_out, const mt_tensor *grad_in);
 } mt_ag_callbacks;
+/* Backward walks call callbacks.trace for every node they run while on. */
+void mt_ag_set_trace(int on);
+int mt_ag_trace_enabled(void);
 void mt_ag_set_callbacks(const mt_ag_callbacks *cb);
 
 /* ---- grad mode (thread-local) ---- */

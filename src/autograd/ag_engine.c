@@ -7,6 +7,10 @@
 
 static _Thread_local int grad_disabled;
 static _Thread_local int anomaly;
+static _Thread_local int tracing;
+
+void mt_ag_set_trace(int on) { tracing = on; }
+int mt_ag_trace_enabled(void) { return tracing; }
 
 int mt_ag_anomaly_enabled(void) { return anomaly; }
 void mt_ag_set_anomaly_enabled(int enabled) { anomaly = enabled; }
@@ -180,6 +184,9 @@ static mt_node *edge_of(const mt_tensor *t) {
   acc->name = "AccumulateGrad";
   acc->backward = accumulate_backward;
   acc->leaf = m;
+  acc->in_ndim[0] = t->ndim;                   /* the leaf's shape, for graph pictures */
+  memcpy(acc->in_shape[0], t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  acc->in_dtype[0] = t->dtype;
   m->refcount++;
   m->accumulator = acc;                        /* weak */
   return acc;
@@ -411,6 +418,7 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
                    "its base) that an in-place op gave new autograd history; take views after the "
                    "in-place op, or assign through the base tensor (x[idx] = v)", n->stale_input, n->name);
     if (rc == 0 && run) rc = n->backward(n, &out, grad_in);
+    if (rc == 0 && run && tracing && callbacks.trace) rc = callbacks.trace(n, &out, grad_in);
     for (int i = 0; rc == 0 && anomaly && i < n->nedges; i++)
       if (grad_in[i].storage && has_nan(&grad_in[i]))
         rc = mt_fail("Function '%s' returned nan values in its %dth output (the gradient of its input %d)",

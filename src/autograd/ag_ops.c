@@ -178,6 +178,25 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     d = ag_bin(MT_OP_mul, g, &t3);
     break;
   }
+  case MT_OP_gelu_tanh: {   /* t = tanh(c (x + a x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+    const double c = 0.79788456080286535588, a = 0.044715;
+    mt_tensor x2 = ag_bin(MT_OP_mul, x, x), t;
+    t1 = ag_bins(MT_OP_mul, &x2, a); t2 = ag_bins(MT_OP_add, &t1, 1); ag_drop(&t1);
+    t1 = ag_bin(MT_OP_mul, x, &t2); ag_drop(&t2);                     /* x + a x^3 */
+    t2 = ag_bins(MT_OP_mul, &t1, c); ag_drop(&t1);
+    t = ag_un(MT_OP_tanh, &t2); ag_drop(&t2);
+    t1 = ag_bin(MT_OP_mul, &t, &t); t2 = ag_sbin(MT_OP_sub, 1, &t1); ag_drop(&t1);   /* 1 - t^2 */
+    t1 = ag_bins(MT_OP_mul, &x2, 3 * a); t3 = ag_bins(MT_OP_add, &t1, 1); ag_drop(&t1);
+    t1 = ag_bin(MT_OP_mul, &t2, &t3); ag_drop(&t2); ag_drop(&t3);
+    t2 = ag_bin(MT_OP_mul, x, &t1); ag_drop(&t1);
+    t1 = ag_bins(MT_OP_mul, &t2, 0.5 * c); ag_drop(&t2);             /* 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+    t2 = ag_bins(MT_OP_add, &t, 1); ag_drop(&t);
+    t3 = ag_bins(MT_OP_mul, &t2, 0.5); ag_drop(&t2);
+    t2 = ag_bin(MT_OP_add, &t3, &t1); ag_drop(&t1); ag_drop(&t3);
+    d = ag_bin(MT_OP_mul, g, &t2);                                     /* t2 dropped below */
+    ag_drop(&x2);
+    break;
+  }
   case MT_OP_silu: {                             /* s (1 + x (1 - s)) */
     mt_tensor s = ag_un(MT_OP_sigmoid, x);
     t1 = ag_sbin(MT_OP_sub, 1, &s); t2 = ag_bin(MT_OP_mul, x, &t1); ag_drop(&t1);

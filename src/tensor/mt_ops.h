@@ -35,6 +35,7 @@
 /* float tensors only: PyTorch refuses integer and bool inputs */
 #define MT_UNARY_FLOAT_ONLY_OPS(X, E)                              \
   X(gelu, (ct)0.5 * v * ((ct)1 + erf(v * (ct)0.70710678118654752440)), E) \
+  X(gelu_tanh, (ct)0.5 * v * ((ct)1 + tanh((ct)0.79788456080286535588 * (v + (ct)0.044715 * v * v * v))), E) \
   X(silu, v / ((ct)1 + mt_exp(-v)), E)                                \
   X(frac, v - trunc(v), E)
 

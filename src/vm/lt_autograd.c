@@ -44,6 +44,14 @@ static int node_name(lua_State *L) {
   return 1;
 }
 
+/* node:variable_is(t): is this the AccumulateGrad of leaf t? */
+static int node_variable_is(lua_State *L) {
+  lt_node *u = luaL_checkudata(L, 1, "torch.autograd.Node");
+  mt_tensor *t = luaL_testudata(L, 2, "torch.Tensor.mt");    /* no tensor upvalue here */
+  lua_pushboolean(L, t && u->node->leaf && (void *)u->node->leaf == t->grad_meta);
+  return 1;
+}
+
 /* n.next_functions: {{node, 0}, ...} as in PyTorch (nil for inputs that
    need no gradient) */
 static int node_index(lua_State *L) {
@@ -62,6 +70,33 @@ static int node_index(lua_State *L) {
     return 1;
   }
   if (!strcmp(k, "name")) { lua_pushcfunction(L, node_name); return 1; }
+  mt_node *n = u->node;
+  if (!strcmp(k, "id")) { lua_pushinteger(L, (lua_Integer)(intptr_t)n); return 1; }
+  if (!strcmp(k, "released")) { lua_pushboolean(L, n->released); return 1; }
+  if (!strcmp(k, "is_accumulator")) { lua_pushboolean(L, n->leaf != NULL); return 1; }
+  if (!strcmp(k, "variable_shape")) {            /* AccumulateGrad: its leaf's shape */
+    if (!n->leaf) { lua_pushnil(L); return 1; }
+    lt_push_size(L, n->in_ndim[0], n->in_shape[0]);
+    return 1;
+  }
+  if (!strcmp(k, "input_shapes")) {              /* the shape of each input (edge) */
+    lua_createtable(L, n->nedges, 0);
+    for (int i = 0; i < n->nedges && !n->leaf; i++) {
+      lt_push_size(L, n->in_ndim[i], n->in_shape[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+  }
+  if (!strcmp(k, "saved_shapes")) {              /* shapes of the tensors saved for backward */
+    lua_createtable(L, n->nsaved, 0);
+    for (int i = 0; i < n->nsaved && !n->released; i++) {
+      if (!n->saved[i].t.storage) continue;
+      lt_push_size(L, n->saved[i].t.ndim, n->saved[i].t.shape);
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    }
+    return 1;
+  }
+  if (!strcmp(k, "variable_is")) { lua_pushcfunction(L, node_variable_is); return 1; }
   lua_pushnil(L);
   return 1;
 }
@@ -293,6 +328,39 @@ static int a_requires_grad_(lua_State *L) {
 
 /* y:backward(), y:backward(grad), y:backward(grad, {retain_graph=, create_graph=}),
    y:backward({retain_graph=true}) */
+/* ---- tracing: the engine reports each node it runs to a Lua function
+   (registry "torch.autograd.tracer"): tracer(node, grad_out, {grads passed on}) ---- */
+static int cb_trace(mt_node *n, const mt_tensor *grad_out, const mt_tensor *grad_in) {
+  lua_State *L = ag_L;
+  int top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.tracer") != LUA_TFUNCTION) { lua_settop(L, top); return 0; }
+  push_node(L, n);
+  mt_tensor *g = lt_push(L);
+  mt_tensor_alias(g, grad_out);
+  lua_createtable(L, n->nedges, 0);
+  for (int i = 0; i < n->nedges; i++) {
+    if (!grad_in[i].storage) continue;
+    mt_tensor *gi = lt_push(L);
+    mt_tensor_alias(gi, &grad_in[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  int rc = 0;
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK)
+    rc = mt_fail("backward trace: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+  lua_settop(L, top);
+  return rc;
+}
+
+/* torch._set_tracer(fn or nil): fn sees every node backward runs */
+static int a_set_tracer(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  mt_ag_set_trace(!lua_isnil(L, 1));
+  lua_setfield(L, LUA_REGISTRYINDEX, "torch.autograd.tracer");
+  ag_L = L;
+  return 0;
+}
+
 static int a_backward(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "backward");
   mt_tensor *grad = lt_test(L, 2);
@@ -300,6 +368,19 @@ static int a_backward(lua_State *L) {
   if (opts == 1) opts = 0;
   int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
   int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
+  if (opts && lt_opt_bool(L, opts, "trace", 0)) {   /* y:backward{trace=true}: lib/torch */
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "torch");
+    lua_getfield(L, -1, "autograd");
+    if (lua_getfield(L, -1, "_backward_traced") != LUA_TFUNCTION)
+      luaL_error(L, "backward: tracing needs require 'torch'");
+    lua_pushvalue(L, 1);
+    if (grad) lua_pushvalue(L, 2); else lua_pushnil(L);
+    lua_pushboolean(L, retain_graph);
+    lua_pushboolean(L, create_graph);
+    lua_call(L, 4, 0);
+    return 0;
+  }
   ag_L = L;
   LT_TRY(L, mt_ag_backward(t, grad, retain_graph, create_graph));
   return 0;
@@ -651,10 +732,11 @@ static const luaL_Reg functions[] = {
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {"_inplace_source", a_inplace_source}, {"_inplace_commit", a_inplace_commit},
+  {"_set_tracer", a_set_tracer},
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
-  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref};
+  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref, cb_trace};
   ag_L = L;
   mt_ag_set_callbacks(&cb);
   if (luaL_newmetatable(L, "torch.autograd.HookHandle")) {

@@ -27,6 +27,13 @@ static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) 
 
 static int unary(lua_State *L, mt_op op, int inplace) {
   mt_tensor *x = lt_check(L, 1, mt_op_names[op]);
+  if (op == MT_OP_gelu && lua_istable(L, 2)) {        /* x:gelu({approximate='tanh'|'none'}) */
+    lua_getfield(L, 2, "approximate");
+    const char *a = lua_isnil(L, -1) ? "none" : luaL_checkstring(L, -1);
+    lua_pop(L, 1);                               /* the string stays in the options table */
+    if (!strcmp(a, "tanh")) op = MT_OP_gelu_tanh;
+    else if (strcmp(a, "none")) luaL_error(L, "gelu: approximate must be 'none' or 'tanh', got '%s'", a);
+  }
   if (inplace) {
     if (x->grad_meta) {
       char opname[64];
