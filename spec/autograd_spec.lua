@@ -429,6 +429,14 @@ describe('anomaly mode', function()
     assert.is_false(ok)
     assert.truthy(err:find("Function 'SqrtBackward' returned nan values", 1, true))
     assert.is_false(torch.autograd.is_anomaly_enabled())
+    -- made in anomaly mode, the node knows where forward created it
+    torch.autograd.set_detect_anomaly(true)
+    local made_here = debug.getinfo(1, 'l').currentline + 1
+    local y2 = x:sqrt():sum()
+    torch.autograd.set_detect_anomaly(false)
+    ok, err = pcall(torch.autograd.detect_anomaly, function() y2:backward() end)
+    assert.truthy(err:find('its forward op was called at ' .. debug.getinfo(1, 'S').short_src .. ':' .. made_here,
+                           1, true), err)
     x:sqrt():sum():backward()
     assert.is_true(x.grad[1] ~= x.grad[1])
     torch.autograd.set_detect_anomaly(true)

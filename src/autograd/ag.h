@@ -52,6 +52,7 @@ struct mt_node {
   mt_ag_meta *owner;                 /* weak: the tensor this node produced */
   int user_ref;                      /* the bindings' handle (a custom Function), 0 none */
   char label[48];                    /* the name of a custom Function's node */
+  char *where;                       /* anomaly mode: where forward created it (malloc'd) */
   /* engine scratch, valid during one backward walk */
   int deps;
   int visited;
@@ -81,6 +82,9 @@ typedef struct {
   /* tracing (mt_ag_set_trace): after node n ran, with the gradient it got
      and the ones it passes on (grad_in[i] has a NULL storage for none) */
   int (*trace)(mt_node *n, const mt_tensor *grad_out, const mt_tensor *grad_in);
+  /* anomaly mode: a malloc'd description of where the running program
+     created node n (file:line), or NULL */
+  char *(*where)(void);
 } mt_ag_callbacks;
 /* Backward walks call callbacks.trace for every node they run while on. */
 void mt_ag_set_trace(int on);

@@ -64,6 +64,7 @@ void mt_ag_node_release(mt_node *n) {
     mt_ag_meta_release(n->leaf);
   }
   unref(n->user_ref);
+  free(n->where);
   free(n);
 }
 
@@ -252,6 +253,7 @@ int mt_ag_attach(mt_tensor *r, mt_node *n) {
   n->owner = m;
   m->requires_grad = 1;
   m->ag_version = r->storage->ag_version;
+  if (anomaly && !n->where && callbacks.where) n->where = callbacks.where();
   return 0;
 }
 
@@ -421,8 +423,9 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
     if (rc == 0 && run && tracing && callbacks.trace) rc = callbacks.trace(n, &out, grad_in);
     for (int i = 0; rc == 0 && anomaly && i < n->nedges; i++)
       if (grad_in[i].storage && has_nan(&grad_in[i]))
-        rc = mt_fail("Function '%s' returned nan values in its %dth output (the gradient of its input %d)",
-                     n->name, i, i + 1);
+        rc = mt_fail("Function '%s' returned nan values in its %dth output (the gradient of its input %d)%s%s",
+                     n->name, i, i + 1, n->where ? "; its forward op was called at " : "",
+                     n->where ? n->where : "");
     drop_tensor(&out);
     if (rc == 0 && !retain_graph && n->leaf == NULL) release_saved(n);
     for (int i = 0; i < n->nedges; i++) {

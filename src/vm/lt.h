@@ -21,6 +21,7 @@ extern int lt_default_dtype;
 mt_tensor *lt_test(lua_State *L, int i);         /* NULL when not a tensor */
 mt_tensor *lt_check(lua_State *L, int i, const char *op);
 mt_tensor *lt_push(lua_State *L);                /* new, empty tensor userdata */
+extern lua_State *lt_last_L;                     /* the state of the latest lt_push (anomaly mode) */
 int lt_error(lua_State *L);                      /* raises mt_error() */
 #define LT_TRY(L, call) do { if ((call) != 0) lt_error(L); } while (0)
 

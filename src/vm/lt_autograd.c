@@ -1,6 +1,7 @@
 /* lt_autograd.c: autograd from Lua -- requires_grad, grad, grad_fn,
    is_leaf, backward, detach, grad mode, and grad_fn objects you can walk. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lt.h"
 #include "../autograd/ag.h"
@@ -349,6 +350,21 @@ static int cb_trace(mt_node *n, const mt_tensor *grad_out, const mt_tensor *grad
     rc = mt_fail("backward trace: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
   lua_settop(L, top);
   return rc;
+}
+
+/* anomaly mode: file:line of the Lua code running the op that made a node
+   (the first Lua frame up the stack of the latest binding call) */
+static char *cb_where(void) {
+  lua_State *L = lt_last_L;
+  lua_Debug ar;
+  for (int level = 0; L && lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    size_t n = strlen(ar.short_src) + 24;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s:%d", ar.short_src, ar.currentline);
+    return s;
+  }
+  return NULL;
 }
 
 /* torch._set_tracer(fn or nil): fn sees every node backward runs */
@@ -736,7 +752,7 @@ static const luaL_Reg functions[] = {
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
-  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref, cb_trace};
+  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref, cb_trace, cb_where};
   ag_L = L;
   mt_ag_set_callbacks(&cb);
   if (luaL_newmetatable(L, "torch.autograd.HookHandle")) {

@@ -24,7 +24,10 @@ mt_tensor *lt_check(lua_State *L, int i, const char *op) {
   return t;
 }
 
+lua_State *lt_last_L;
+
 mt_tensor *lt_push(lua_State *L) {
+  lt_last_L = L;
   if (mt_alloc_debt() > LT_GC_DEBT_STEP) {
     int64_t debt = mt_alloc_take_debt();
     lua_gc(L, LUA_GCSTEP, (int)(debt >> 10));
