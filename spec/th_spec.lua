@@ -218,18 +218,18 @@ end)
 -- and script reports 130 whatever th did.
 local function have(cmd) return os.execute('command -v ' .. cmd .. ' > /dev/null 2>&1') == true end
 
-local function repl_session(steps, home)
+local function repl_session(steps, home, env)
   local feed = {}
   for _, step in ipairs(steps) do
     feed[#feed + 1] = 'printf ' .. shell_quote(step[1]:gsub('%%', '%%%%'))
     feed[#feed + 1] = 'sleep ' .. (step[2] or 0.2)
   end
-  local cmd = '(' .. table.concat(feed, '; ') .. ') | HOME=' .. shell_quote(home) ..
+  local cmd = '(' .. table.concat(feed, '; ') .. ') | ' .. (env or '') .. ' HOME=' .. shell_quote(home) ..
               ' script -qfec ' .. shell_quote('exec ' .. shell_quote(TH)) .. ' /dev/null'
-  local out, _, code = run(cmd)
+  local raw, _, code = run(cmd)
   -- drop terminal control sequences and carriage returns
-  out = out:gsub('\27%[[%d;?]*[%a@]', ''):gsub('\r', '')
-  return out, code
+  local out = raw:gsub('\27%[[%d;?]*[%a@]', ''):gsub('\r', '')
+  return out, code, raw
 end
 
 describe('th REPL', function()
@@ -277,6 +277,45 @@ describe('th REPL', function()
     assert.truthy(out:find('interrupted!', 1, true), out)
     assert.truthy(has_line(out, 'after interrupt'), out)
     assert.truthy(has_line(out, 'nil'), 'Ctrl-C at the prompt drops the line:\n' .. out)
+  end)
+
+  it('completes names, times code, shows help and summarizes large tensors', function()
+    if not pty then
+      pending('script(1) from util-linux is not installed: REPL session not checked')
+      return
+    end
+    local out, code = repl_session({
+      {'x = torch.ones(2)\n', 1.0},
+      {'x:na\t', 0.3},                              -- one candidate: narrow
+      {'(1, 1, 1)\n'},
+      {'torch.manual_se\t', 0.3},
+      {'(3)\n'},
+      {'%time x + 1\n', 1.0},
+      {'?torch.timeit\n'},
+      {'torch.arange(0, 2000):view(40, 50)\n'},
+    }, home, 'NO_COLOR=1')
+    assert.are.equal(0, code, out)
+    assert.truthy(out:find('x:narrow(1, 1, 1)', 1, true), 'completion of x:na:\n' .. out)
+    assert.truthy(out:find('torch.manual_seed(3)', 1, true), 'completion of torch.manual_se:\n' .. out)
+    assert.truthy(out:find('%d+%.%d+ [nu]s per run %(mean of %d+ runs%)'), out)
+    assert.truthy(out:find('torch.timeit(fn, {repeat=n}): seconds per call', 1, true), out)
+    assert.truthy(out:find('    0     1     2   ...    47    48    49\n', 1, true), out)
+    assert.truthy(out:find('[torch.LongTensor of size 40x50]', 1, true), out)
+    assert.falsy(out:find('1000  1001', 1, true), 'a large tensor is summarized:\n' .. out)
+  end)
+
+  it('colours its output on a terminal unless NO_COLOR is set', function()
+    if not pty then
+      pending('script(1) from util-linux is not installed: REPL colours not checked')
+      return
+    end
+    local steps = {{'torch.ones(2)\n', 1.0}, {'error("red")\n'}}
+    local _, _, raw = repl_session(steps, home, 'TERM=xterm')
+    assert.truthy(raw:find('\27[36m[torch.FloatTensor of size 2]\27[0m', 1, true), raw)
+    assert.truthy(raw:find('\27[31mstdin:1: red', 1, true), raw)
+    local _, _, plain = repl_session(steps, home, 'TERM=xterm NO_COLOR=1')
+    assert.falsy(plain:find('\27[36m', 1, true), plain)
+    assert.falsy(plain:find('\27[31m', 1, true), plain)
   end)
 
   it('keeps a history in ~/.th_history', function()

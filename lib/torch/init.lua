@@ -420,5 +420,6 @@ end
 
 require 'torch.gradcheck'
 require 'torch.autograd_viz'
+require 'torch.help'
 
 return torch

@@ -174,8 +174,119 @@ local function brief(v, depth)
   return '{' .. table.concat(parts, ', ') .. '}'
 end
 
+-- ---- the REPL: large tensors summarized, colour on terminals ----
+
+-- Tensors with more elements than this print in the REPL as PyTorch's do:
+-- the first and last EDGE entries of each dim, '...' for the rest.
+local SUMMARY_THRESHOLD, EDGE = 1000, 3
+
+-- The positions kept along a dim of size n (1-based), and whether a gap follows each.
+local function kept(n)
+  if n <= 2 * EDGE then
+    local k = {}
+    for i = 1, n do k[i] = i end
+    return k
+  end
+  local k = {}
+  for i = 1, EDGE do k[#k + 1] = i end
+  for i = n - EDGE + 1, n do k[#k + 1] = i end
+  return k
+end
+
+-- torch._tensor_summary(x): the corners of a large tensor, Torch7-style
+-- columns with '...' where rows, columns or slices are left out.
+function torch._tensor_summary(x)
+  local size = x:size()
+  local n = #size
+  local corner = x:detach()
+  local keep = {}
+  for d = 1, n do
+    keep[d] = kept(size[d])
+    if #keep[d] < size[d] then
+      corner = corner:index_select(d, torch.tensor(keep[d], {dtype = 'int64'}))
+    end
+  end
+  local values = corner:contiguous():_flat_values()
+  local fmt, width, scale = number_format(values, is_float_dtype[x.dtype])
+  local out = {}
+  if scale ~= 1 then out[#out + 1] = scale_line(scale) end
+  local dots = string.rep(' ', math.max(0, width - 3)) .. '...'
+  local csize = corner:size()
+  local function row_line(base, cols, gap_after, indent)   -- values[base + 1 .. base + cols]
+    local parts = {}
+    for c = 1, cols do
+      parts[#parts + 1] = format_value(values[base + c], fmt, width, scale)
+      if gap_after and c == EDGE then parts[#parts + 1] = dots end
+    end
+    return indent .. table.concat(parts, ' ')
+  end
+  if n == 1 then
+    for i = 1, #values do
+      out[#out + 1] = format_value(values[i], fmt, width, scale)
+      if #keep[1] < size[1] and i == EDGE then out[#out + 1] = dots end
+    end
+  else
+    local rows, cols = csize[n - 1], csize[n]
+    local col_gap, row_gap = #keep[n] < size[n], #keep[n - 1] < size[n - 1]
+    local lead = {}
+    for d = 1, n - 2 do lead[d] = 1 end
+    local per_slice = rows * cols
+    for first = 0, #values - 1, per_slice do
+      local indent = ''
+      if n > 2 then
+        if first > 0 then out[#out + 1] = '' end
+        local label = {}
+        for d = 1, n - 2 do label[d] = keep[d][lead[d]] end
+        out[#out + 1] = '(' .. table.concat(label, ',') .. ',.,.) = '
+        indent = ' '
+      end
+      for r = 0, rows - 1 do
+        out[#out + 1] = row_line(first + r * cols, cols, col_gap, indent)
+        if row_gap and r == EDGE - 1 then out[#out + 1] = indent .. dots end
+      end
+      -- next slice; a '...' slice line where a leading dim skips
+      for d = n - 2, 1, -1 do
+        lead[d] = lead[d] + 1
+        if lead[d] <= #keep[d] then
+          if #keep[d] < size[d] and lead[d] == EDGE + 1 then out[#out + 1] = ''; out[#out + 1] = '...' end
+          break
+        end
+        lead[d] = 1
+      end
+    end
+  end
+  out[#out + 1] = '[' .. x:type() .. ' of size ' .. size_string(size) .. ']'
+  return table.concat(out, '\n')
+end
+
+-- colour (set by th when its output is a terminal and NO_COLOR is unset)
+local COLOUR = {type = '\27[36m', string = '\27[32m', number = '\27[0m', special = '\27[35m', reset = '\27[0m'}
+local function paint(kind, s)
+  if not torch._repl_colour then return s end
+  return COLOUR[kind] .. s .. COLOUR.reset
+end
+
+local function repl_tensor(v)
+  local text = v:numel() > SUMMARY_THRESHOLD and torch._tensor_summary(v) or tostring(v)
+  if not torch._repl_colour then return text end
+  return (text:gsub('(%[torch%.%w+ [^%]]*%])$', function(footer) return paint('type', footer) end))
+end
+
+local function repl_value(v)
+  local t = type(v)
+  if t == 'string' then return paint('string', v) end
+  if t == 'nil' or t == 'boolean' then return paint('special', tostring(v)) end
+  if t == 'table' then
+    local mt = getmetatable(v)
+    if mt and mt.__tostring then return tostring(v) end
+    return brief(v, 0)
+  end
+  return tostring(v)
+end
+
 -- Prints what a REPL line returned: as Lua's REPL does (tab-separated),
--- but tensors in full on their own lines and plain tables by content.
+-- but tensors on their own lines (summarized when large) and plain tables
+-- by content, one level deep with the types of what they hold.
 function torch._repl_print(...)
   local n = select('#', ...)
   local line = {}
@@ -187,12 +298,44 @@ function torch._repl_print(...)
     local v = select(i, ...)
     if torch.is_tensor(v) then
       flush()
-      print(tostring(v))
-    elseif type(v) == 'table' then
-      line[#line + 1] = brief(v, 0)
+      print(repl_tensor(v))
     else
-      line[#line + 1] = tostring(v)
+      line[#line + 1] = repl_value(v)
     end
   end
   flush()
+end
+
+-- torch.timeit(fn, {repeat=n}): seconds per call of fn, repeated enough
+-- times to take about 0.2 s (at most 1e6 calls) after one warm-up call;
+-- returns seconds per call and the count.
+function torch.timeit(fn, opts)
+  if type(fn) ~= 'function' then error('timeit: expected a function, got ' .. type(fn), 2) end
+  opts = opts or {}
+  local clock = torch.clock
+  local t0 = clock()
+  fn()
+  local once = clock() - t0
+  local reps = opts['repeat'] or math.max(1, math.min(1000000, math.floor(0.2 / math.max(once, 1e-7))))
+  t0 = clock()
+  for _ = 1, reps do fn() end
+  return (clock() - t0) / reps, reps
+end
+
+local function human(seconds)
+  if seconds >= 1 then return string.format('%.3f s', seconds) end
+  if seconds >= 1e-3 then return string.format('%.3f ms', seconds * 1e3) end
+  if seconds >= 1e-6 then return string.format('%.3f us', seconds * 1e6) end
+  return string.format('%.1f ns', seconds * 1e9)
+end
+
+-- the REPL's %time <expression or statement>
+function torch._repl_time(fn)
+  local per, reps = torch.timeit(fn)
+  print(string.format('%s per run (mean of %d run%s)', human(per), reps, reps == 1 and '' or 's'))
+end
+timeit = timeit or function(fn, opts)
+  local per, reps = torch.timeit(fn, opts)
+  print(string.format('%s per run (mean of %d run%s)', human(per), reps, reps == 1 and '' or 's'))
+  return per
 end

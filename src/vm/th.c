@@ -59,11 +59,16 @@ static void set_sigint(void (*handler)(int), struct sigaction *old) {
 }
 
 /* ---- running chunks ---- */
+static int colour_errors;                       /* REPL on a terminal, NO_COLOR unset */
+
 static void message(const char *prefix, const char *msg) {
   fflush(stdout);
   if (interrupted) { fputc('\n', stderr); interrupted = 0; }
+  if (colour_errors) fputs("\033[31m", stderr);
   if (prefix) fprintf(stderr, "%s: ", prefix);
-  fprintf(stderr, "%s\n", msg);
+  fprintf(stderr, "%s", msg);
+  if (colour_errors) fputs("\033[0m", stderr);
+  fputc('\n', stderr);
   fflush(stderr);
 }
 
@@ -341,6 +346,34 @@ static int load_statement(lua_State *L) {
   if (cancelled) return READ_CANCELLED;
   if (!line) return READ_EOF;
   const char *src = line[0] == '=' ? line + 1 : line;
+  /* "%time code": torch._repl_time over the code (an expression or a
+     statement); "?name": help(name) */
+  if (strncmp(src, "%time", 5) == 0 && (src[5] == ' ' || src[5] == '\t')) {
+    const char *code = src + 6;
+    lua_pushfstring(L, "return torch._repl_time(function() return %s\n end)", code);
+    if (luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin") != LUA_OK) {
+      lua_pop(L, 2);
+      lua_pushfstring(L, "return torch._repl_time(function() %s\n end)", code);
+      if (luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin") != LUA_OK) {
+        lua_remove(L, -2);                     /* the syntax error */
+        remember(line);
+        free(line);
+        return LUA_ERRSYNTAX;
+      }
+    }
+    lua_remove(L, -2);
+    remember(line);
+    free(line);
+    return LUA_OK;
+  }
+  if (src[0] == '?' && src[1]) {
+    lua_pushfstring(L, "return help(%s)", src + 1);
+    int st = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
+    lua_remove(L, -2);
+    remember(line);
+    free(line);
+    return st;
+  }
   lua_pushfstring(L, "return %s;", src);
   int status = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
   if (status == LUA_OK) {
@@ -405,6 +438,13 @@ static void repl(lua_State *L) {
     else history_truncate_file(hist, TH_HISTORY_LINES);
   }
   if (isatty(STDIN_FILENO)) printf("%s  (Ctrl-C interrupts, Ctrl-D exits)\n", TH_VERSION);
+  /* colour when the output is a terminal, unless NO_COLOR (no-color.org) or TERM=dumb */
+  const char *term = getenv("TERM"), *no_colour = getenv("NO_COLOR");
+  int colour = isatty(STDOUT_FILENO) && !(no_colour && no_colour[0]) && !(term && !strcmp(term, "dumb"));
+  colour_errors = colour && isatty(STDERR_FILENO);
+  lua_getglobal(L, "torch");
+  if (lua_istable(L, -1)) { lua_pushboolean(L, colour); lua_setfield(L, -2, "_repl_colour"); }
+  lua_pop(L, 1);
   struct sigaction old;
   set_sigint(on_sigint, &old);                 /* for the whole session */
   int status;
@@ -416,6 +456,7 @@ static void repl(lua_State *L) {
     lua_settop(L, 0);
   }
   sigaction(SIGINT, &old, NULL);
+  colour_errors = 0;
   printf("\n");
   fflush(stdout);
   progname = saved;
