@@ -1,0 +1,668 @@
+-- nn.Module: the base of every layer and container, both ways at once.
+--
+-- PyTorch style: assigning an nn.Parameter or a module to a field registers
+-- it (a plain Lua table of modules does not: use nn.ModuleList); `model(x)`
+-- runs hooks and the computation; parameters(), state_dict(), train()/eval().
+-- Torch7 style on the same autograd graph: model:forward(x),
+-- model:backward(x, gradOutput), zeroGradParameters(), updateParameters(lr),
+-- getParameters().
+--
+-- Values live in the instance table itself; Module keeps the ordered names
+-- of parameters, buffers and children (_param_names, _buffer_names,
+-- _module_names) and always reads the current value by name.
+local torch = require 'torch'
+local nn = require 'nn'
+
+-- ---- parameters ----
+local parameter_set = setmetatable({}, {__mode = 'k'})
+
+-- nn.Parameter(t): t itself, now requiring grad and marked as a parameter, so
+-- that assigning it to a module field registers it.
+function nn.Parameter(t, requires_grad)
+  if not torch.is_tensor(t) then error('nn.Parameter: expected a tensor, got ' .. type(t), 2) end
+  if requires_grad ~= false then
+    if t.grad_fn then t = t:detach() end
+    t:requires_grad_(true)
+  end
+  parameter_set[t] = true
+  return t
+end
+
+-- nn.is_parameter(t): was t made with nn.Parameter?
+function nn.is_parameter(t) return parameter_set[t] == true end
+
+local Module = torch.class('nn.Module')
+Module.__nn_module = true
+
+local function is_module(v) return type(v) == 'table' and v.__nn_module == true end
+nn.is_module = is_module
+
+local function add_name(self, list, k)
+  local names = rawget(self, list)
+  for _, n in ipairs(names) do if n == k then return end end
+  names[#names + 1] = k
+end
+
+-- nn.Module(): subclasses call parent.__init(self) first.
+function Module:__init()
+  rawset(self, '_param_names', {})
+  rawset(self, '_buffer_names', {})
+  rawset(self, '_module_names', {})
+  rawset(self, '_non_persistent', {})
+  rawset(self, '_forward_hooks', {})
+  rawset(self, '_forward_pre_hooks', {})
+  rawset(self, '_backward_hooks', {})
+  rawset(self, 'training', true)
+end
+
+-- assignment registers parameters and modules (the first time a key is set)
+function Module.__newindex(self, k, v)
+  if type(k) == 'string' and rawget(self, '_param_names') then
+    if torch.is_tensor(v) and parameter_set[v] then add_name(self, '_param_names', k)
+    elseif is_module(v) then add_name(self, '_module_names', k) end
+  end
+  rawset(self, k, v)
+end
+
+-- module:register_parameter(name, p): p (an nn.Parameter, or nil to reserve the name).
+function Module:register_parameter(name, p)
+  if p ~= nil and not (torch.is_tensor(p) and parameter_set[p]) then
+    error('register_parameter: ' .. name .. ' must be an nn.Parameter or nil', 2)
+  end
+  add_name(self, '_param_names', name)
+  rawset(self, name, p)
+end
+
+-- module:register_buffer(name, t, {persistent=true}): a tensor saved in state_dict
+-- (when persistent) and moved by to(), but not a parameter.
+function Module:register_buffer(name, t, opts)
+  if t ~= nil and not torch.is_tensor(t) then error('register_buffer: ' .. name .. ' must be a tensor or nil', 2) end
+  add_name(self, '_buffer_names', name)
+  rawget(self, '_non_persistent')[name] = opts and opts.persistent == false or nil
+  rawset(self, name, t)
+end
+
+-- module:add_module(name, m): registers a child module under name.
+function Module:add_module(name, m)
+  if m ~= nil and not is_module(m) then error('add_module: ' .. tostring(name) .. ' is not a module', 2) end
+  add_name(self, '_module_names', tostring(name))
+  rawset(self, tostring(name), m)
+  return self
+end
+
+-- ---- walking ----
+local function each_named(self, list)
+  local out = {}
+  for _, n in ipairs(rawget(self, list) or {}) do
+    local v = rawget(self, n)
+    if v ~= nil then out[#out + 1] = {n, v} end
+  end
+  return out
+end
+
+-- module:named_children(): {{name, module}, ...} of the direct children.
+function Module:named_children() return each_named(self, '_module_names') end
+
+-- module:children(): the direct child modules.
+function Module:children()
+  local out = {}
+  for _, p in ipairs(self:named_children()) do out[#out + 1] = p[2] end
+  return out
+end
+
+-- module:named_modules(): {{name, module}, ...} of this module ('') and every
+-- descendant (dotted names), each once.
+function Module:named_modules(prefix, seen)
+  prefix, seen = prefix or '', seen or {}
+  local out = {}
+  if seen[self] then return out end
+  seen[self] = true
+  out[1] = {prefix, self}
+  for _, c in ipairs(self:named_children()) do
+    for _, p in ipairs(c[2]:named_modules(prefix == '' and c[1] or prefix .. '.' .. c[1], seen)) do
+      out[#out + 1] = p
+    end
+  end
+  return out
+end
+
+-- module:modules(): this module and every descendant.
+function Module:modules()
+  local out = {}
+  for _, p in ipairs(self:named_modules()) do out[#out + 1] = p[2] end
+  return out
+end
+
+local function named_tensors(self, list, recurse)
+  local out, seen = {}, {}
+  local mods = recurse == false and {{'', self}} or self:named_modules()
+  for _, mp in ipairs(mods) do
+    local prefix, m = mp[1], mp[2]
+    for _, p in ipairs(each_named(m, list)) do
+      if not seen[p[2]] then
+        seen[p[2]] = true
+        out[#out + 1] = {prefix == '' and p[1] or prefix .. '.' .. p[1], p[2]}
+      end
+    end
+  end
+  return out
+end
+
+-- module:named_parameters({recurse=true}): {{name, parameter}, ...}, dotted names,
+-- registration order, each shared parameter once.
+function Module:named_parameters(opts)
+  return named_tensors(self, '_param_names', not (type(opts) == 'table' and opts.recurse == false))
+end
+
+-- module:named_buffers(): {{name, buffer}, ...} like named_parameters.
+function Module:named_buffers(opts)
+  return named_tensors(self, '_buffer_names', not (type(opts) == 'table' and opts.recurse == false))
+end
+
+-- module:parameters(): the parameters (a Lua array), and as Torch7 a second table of
+-- their gradients by position (nil where a parameter has none yet).
+function Module:parameters()
+  local ps, gs = {}, {}
+  for i, p in ipairs(self:named_parameters()) do
+    ps[i] = p[2]
+    gs[i] = p[2].grad
+  end
+  return ps, gs
+end
+
+-- module:buffers(): the buffers (a Lua array).
+function Module:buffers()
+  local out = {}
+  for i, p in ipairs(self:named_buffers()) do out[i] = p[2] end
+  return out
+end
+
+-- module:num_parameters(): how many numbers the parameters hold.
+function Module:num_parameters()
+  local n = 0
+  for _, p in ipairs(self:named_parameters()) do n = n + p[2]:numel() end
+  return n
+end
+
+-- ---- modes and bulk changes ----
+
+-- module:train(mode=true): training mode for this module and its descendants; returns self.
+function Module:train(mode)
+  if mode == nil then mode = true end
+  for _, m in ipairs(self:modules()) do rawset(m, 'training', mode and true or false) end
+  return self
+end
+
+-- module:eval(): evaluation mode (Dropout off, BatchNorm on running statistics); returns self.
+function Module:eval() return self:train(false) end
+Module.evaluate = Module.eval
+
+-- module:zero_grad({set_to_none=true}): forgets the parameters' gradients (or zeroes them).
+function Module:zero_grad(opts)
+  local to_none = not (type(opts) == 'table' and opts.set_to_none == false)
+  for _, p in ipairs(self:named_parameters()) do
+    local t = p[2]
+    if to_none then t.grad = nil
+    elseif t.grad ~= nil then torch.no_grad(function() t.grad:zero_() end) end
+  end
+end
+
+-- module:requires_grad_(b=true): sets requires_grad of every parameter; returns self.
+function Module:requires_grad_(b)
+  if b == nil then b = true end
+  for _, p in ipairs(self:named_parameters()) do p[2]:requires_grad_(b) end
+  return self
+end
+
+-- module:apply(fn): fn(m) for every descendant, children first, then self; returns self.
+function Module:apply(fn)
+  for _, c in ipairs(self:children()) do c:apply(fn) end
+  fn(self)
+  return self
+end
+
+local dtype_of_typename = {['torch.FloatTensor'] = 'float32', ['torch.DoubleTensor'] = 'float64',
+                           ['torch.HalfTensor'] = 'float16', ['torch.BFloat16Tensor'] = 'bfloat16'}
+
+-- module:to(dtype or 'cpu'): converts floating parameters and buffers in place (the
+-- parameter objects stay the same, so optimizers keep working); returns self.
+function Module:to(target)
+  local dtype = target
+  if type(target) == 'table' then dtype = target.dtype end
+  if dtype == 'cpu' or dtype == nil then return self end
+  dtype = dtype_of_typename[dtype] or dtype
+  if dtype ~= 'float32' and dtype ~= 'float64' and dtype ~= 'float16' and dtype ~= 'bfloat16' then
+    error("to: expected a floating dtype or 'cpu', got " .. tostring(target), 2)
+  end
+  torch.no_grad(function()
+    for _, m in ipairs(self:modules()) do
+      for _, p in ipairs(each_named(m, '_param_names')) do
+        local t = p[2]
+        if t.dtype ~= dtype then
+          local g = t.grad
+          t.grad = nil
+          t:set_(t:to(dtype))
+          if g ~= nil then t.grad = g:to(dtype) end
+        end
+      end
+      for _, b in ipairs(each_named(m, '_buffer_names')) do
+        if b[2]:is_floating_point() and b[2].dtype ~= dtype then rawset(m, b[1], b[2]:to(dtype)) end
+      end
+    end
+  end)
+  return self
+end
+
+-- module:float() / module:double(): to('float32') / to('float64').
+function Module:float() return self:to('float32') end
+function Module:double() return self:to('float64') end
+-- module:type('torch.DoubleTensor'): Torch7's form of to().
+function Module:type(name)
+  if name == nil then return torch.typename(self) end
+  return self:to(name)
+end
+
+-- ---- state ----
+
+-- module:state_dict(): name -> tensor for every parameter and persistent buffer (dotted
+-- names; the tensors share storage with the module's, without history).
+function Module:state_dict()
+  local sd = {}
+  for _, p in ipairs(self:named_parameters()) do sd[p[1]] = p[2]:detach() end
+  for _, mp in ipairs(self:named_modules()) do
+    local prefix, m = mp[1], mp[2]
+    local np = rawget(m, '_non_persistent') or {}
+    for _, b in ipairs(each_named(m, '_buffer_names')) do
+      if not np[b[1]] then sd[prefix == '' and b[1] or prefix .. '.' .. b[1]] = b[2]:detach() end
+    end
+  end
+  return sd
+end
+
+-- module:state_dict_keys(): the state_dict's names in registration order.
+function Module:state_dict_keys()
+  local keys, sd = {}, self:state_dict()
+  for _, p in ipairs(self:named_parameters()) do keys[#keys + 1] = p[1] end
+  for _, b in ipairs(self:named_buffers()) do if sd[b[1]] then keys[#keys + 1] = b[1] end end
+  return keys
+end
+
+-- module:load_state_dict(sd, {strict=true}): copies the values in; returns
+-- {missing_keys=, unexpected_keys=}; strict raises when either is non-empty, and a
+-- shape mismatch always raises, naming the key.
+function Module:load_state_dict(sd, opts)
+  if type(sd) ~= 'table' then error('load_state_dict: expected a table of tensors', 2) end
+  local strict = not (type(opts) == 'table' and opts.strict == false)
+  local own = self:state_dict()
+  local missing, unexpected = {}, {}
+  for _, k in ipairs(self:state_dict_keys()) do
+    local v = sd[k]
+    if v == nil then missing[#missing + 1] = k
+    elseif not torch.is_tensor(v) then
+      error(string.format('load_state_dict: %s is a %s, expected a tensor', k, type(v)), 2)
+    elseif v:size() ~= own[k]:size() then
+      error(string.format('load_state_dict: size mismatch for %s: copying a param with shape %s, '
+                          .. 'the shape in the current model is %s', k, tostring(v:size()), tostring(own[k]:size())), 2)
+    end
+  end
+  for k in pairs(sd) do if own[k] == nil then unexpected[#unexpected + 1] = k end end
+  table.sort(unexpected)
+  if strict and (#missing > 0 or #unexpected > 0) then
+    local parts = {}
+    if #missing > 0 then parts[#parts + 1] = 'missing keys: ' .. table.concat(missing, ', ') end
+    if #unexpected > 0 then parts[#parts + 1] = 'unexpected keys: ' .. table.concat(unexpected, ', ') end
+    error('load_state_dict: error(s) in loading state_dict for ' .. torch.typename(self) .. ': '
+          .. table.concat(parts, '; '), 2)
+  end
+  torch.no_grad(function()
+    for k, t in pairs(own) do
+      if sd[k] ~= nil then t:copy_(sd[k]) end
+    end
+  end)
+  return {missing_keys = missing, unexpected_keys = unexpected}
+end
+
+-- ---- hooks ----
+local function add_hook(list, fn)
+  if type(fn) ~= 'function' then error('register hook: expected a function', 3) end
+  local entry = {fn = fn}
+  list[#list + 1] = entry
+  return {remove = function()
+    for i, e in ipairs(list) do if e == entry then table.remove(list, i) return end end
+  end}
+end
+
+-- module:register_forward_pre_hook(fn): fn(module, args) before each call; a non-nil
+-- return (a table of arguments) replaces them. Returns a handle with :remove().
+function Module:register_forward_pre_hook(fn) return add_hook(rawget(self, '_forward_pre_hooks'), fn) end
+
+-- module:register_forward_hook(fn): fn(module, args, output) after each call; a
+-- non-nil return replaces the output. Returns a handle with :remove().
+function Module:register_forward_hook(fn) return add_hook(rawget(self, '_forward_hooks'), fn) end
+
+-- module:register_full_backward_hook(fn): fn(module, grad_input, grad_output) during
+-- backward, with the gradients (Lua arrays) of the module's tensor inputs and outputs.
+-- Returns a handle with :remove().
+function Module:register_full_backward_hook(fn) return add_hook(rawget(self, '_backward_hooks'), fn) end
+
+-- ---- calling ----
+local function compute(self, ...)
+  if self.forward ~= Module.forward then return self:forward(...) end
+  return self:updateOutput(...)
+end
+
+local function tensors_of(v, out)
+  out = out or {}
+  if torch.is_tensor(v) then out[#out + 1] = v
+  elseif type(v) == 'table' and not is_module(v) then
+    for _, x in ipairs(v) do tensors_of(x, out) end
+  end
+  return out
+end
+
+-- inputs pass through a view node whose gradient the hooks see; outputs get hooks
+local function with_backward_hooks(self, args)
+  local hooks = rawget(self, '_backward_hooks')
+  local state = {grad_in = {}, grad_out = {}, pending = 0}
+  local inputs = {}
+  for i = 1, args.n do
+    local a = args[i]
+    if torch.is_tensor(a) and a.requires_grad and torch.is_grad_enabled() then
+      local v = a:view_as(a)
+      local slot = #inputs + 1
+      inputs[slot] = v
+      args[i] = v
+      v:register_hook(function(g)
+        state.grad_in[slot] = g
+        state.pending = state.pending - 1
+        if state.pending == 0 then
+          for _, h in ipairs(hooks) do h.fn(self, state.grad_in, state.grad_out) end
+        end
+      end)
+    end
+  end
+  return function(outputs)
+    local outs = tensors_of(outputs)
+    state.pending = #inputs
+    for k, o in ipairs(outs) do
+      if o.requires_grad then
+        o:register_hook(function(g)
+          state.grad_out[k] = g
+          if #inputs == 0 then
+            for _, h in ipairs(hooks) do h.fn(self, {}, state.grad_out) end
+          end
+        end)
+      end
+    end
+  end
+end
+
+-- model(...): forward-pre-hooks, the computation (forward if the class defines it,
+-- else updateOutput), forward hooks; stores and returns the output(s).
+function Module.__call(self, ...)
+  local pre, post, back = rawget(self, '_forward_pre_hooks'), rawget(self, '_forward_hooks'),
+                          rawget(self, '_backward_hooks')
+  if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
+    local out, extra = compute(self, ...)
+    rawset(self, 'output', out)
+    if extra ~= nil then return out, extra end
+    return out
+  end
+  local args = table.pack(...)
+  for _, h in ipairs(pre) do
+    local r = h.fn(self, args)
+    if r ~= nil then
+      if type(r) ~= 'table' or torch.is_tensor(r) then r = {r} end
+      args = table.pack(table.unpack(r))
+    end
+  end
+  local finish
+  if #back > 0 then finish = with_backward_hooks(self, args) end
+  local res = table.pack(compute(self, table.unpack(args, 1, args.n)))
+  for _, h in ipairs(post) do
+    local r = h.fn(self, args, res[1])
+    if r ~= nil then res[1] = r end
+  end
+  if finish then finish(res[1]) end
+  rawset(self, 'output', res[1])
+  return table.unpack(res, 1, res.n)
+end
+
+-- ---- Torch7's API on the autograd graph ----
+
+-- an input as a leaf that requires grad (so gradInput exists), keeping non-float tensors
+local function as_leaf(v)
+  if torch.is_tensor(v) then
+    if v:is_floating_point() and not v.requires_grad then return v:detach():requires_grad_() end
+    if v.requires_grad and not v.is_leaf then v:retain_grad() end
+    return v
+  elseif type(v) == 'table' and not is_module(v) and getmetatable(v) == nil then
+    local out = {}
+    for k, x in pairs(v) do out[k] = as_leaf(x) end
+    return out
+  end
+  return v
+end
+
+-- module:forward(input, ...): Torch7's entry: as model(input, ...), the input first made a
+-- leaf that requires grad (when it does not) so that backward can give gradInput.
+function Module:forward(input, ...)
+  local x = input
+  if torch.is_grad_enabled() then x = as_leaf(input) end
+  rawset(self, '_t7_input', x)
+  return Module.__call(self, x, ...)
+end
+
+local function grad_of(x)
+  if torch.is_tensor(x) then return x.grad end
+  if type(x) == 'table' then
+    local out = {}
+    for k, v in pairs(x) do out[k] = grad_of(v) end
+    return out
+  end
+  return nil
+end
+
+local function clear_grads(x)
+  if torch.is_tensor(x) then if x.requires_grad and x.is_leaf then x.grad = nil end
+  elseif type(x) == 'table' then for _, v in pairs(x) do clear_grads(v) end end
+end
+
+local function roots_and_seeds(self, gradOutput)
+  local out = rawget(self, 'output')
+  local roots, seeds = tensors_of(out), tensors_of(gradOutput)
+  if #roots == 0 or #roots ~= #seeds then
+    error(string.format('%s:backward: call forward first, and give one gradOutput per output (%d outputs, %d gradients)',
+                        torch.typename(self), #roots, #seeds), 3)
+  end
+  local r, s = {}, {}
+  for i, o in ipairs(roots) do
+    if o.requires_grad then r[#r + 1] = o; s[#s + 1] = seeds[i] end
+  end
+  return r, s
+end
+
+local function check_torch7(self)
+  if self.forward ~= Module.forward then
+    error(torch.typename(self) .. ': this module defines forward (PyTorch style); call loss:backward() '
+          .. 'instead of module:backward()', 3)
+  end
+  return rawget(self, '_t7_input')
+end
+
+-- module:backward(input, gradOutput, scale=1): gradients of the last forward: accumulates
+-- scale * d/dparams into the parameters' .grad and returns gradInput.
+function Module:backward(input, gradOutput, scale)
+  local x = check_torch7(self) or input
+  scale = scale or 1
+  local roots, seeds = roots_and_seeds(self, gradOutput)
+  clear_grads(x)
+  if #roots > 0 then
+    if scale ~= 1 then
+      for i, s in ipairs(seeds) do seeds[i] = s * scale end
+    end
+    torch.autograd.backward(roots, seeds, {retain_graph = true})
+  end
+  local gi = grad_of(x)
+  if scale ~= 1 and gi ~= nil then
+    if torch.is_tensor(gi) then gi = gi / scale
+    else for k, g in pairs(gi) do gi[k] = g / scale end end
+  end
+  clear_grads(x)
+  rawset(self, 'gradInput', gi)
+  return gi
+end
+
+-- module:updateGradInput(input, gradOutput): gradInput only (parameters untouched).
+function Module:updateGradInput(input, gradOutput)
+  local x = check_torch7(self) or input
+  local roots, seeds = roots_and_seeds(self, gradOutput)
+  local xs = tensors_of(x)
+  local gi
+  if #roots > 0 and #xs > 0 then
+    local gs = torch.autograd.grad(roots, xs, {grad_outputs = seeds, retain_graph = true, allow_unused = true})
+    if torch.is_tensor(x) then gi = gs[1] else gi = gs end
+  end
+  rawset(self, 'gradInput', gi)
+  return gi
+end
+
+-- module:accGradParameters(input, gradOutput, scale=1): accumulates scale * d/dparams.
+function Module:accGradParameters(input, gradOutput, scale)
+  check_torch7(self)
+  scale = scale or 1
+  local roots, seeds = roots_and_seeds(self, gradOutput)
+  local ps = {}
+  for _, p in ipairs(self:named_parameters()) do if p[2].requires_grad then ps[#ps + 1] = p[2] end end
+  if #roots == 0 or #ps == 0 then return end
+  local gs = torch.autograd.grad(roots, ps, {grad_outputs = seeds, retain_graph = true, allow_unused = true})
+  torch.no_grad(function()
+    for i, p in ipairs(ps) do
+      local g = gs[i]
+      if g ~= nil then
+        if scale ~= 1 then g = g * scale end
+        if p.grad == nil then p.grad = g:clone() else p.grad:add_(g) end
+      end
+    end
+  end)
+end
+
+-- module:zeroGradParameters(): zeroes the parameters' gradients in place.
+function Module:zeroGradParameters() self:zero_grad({set_to_none = false}) end
+
+-- module:updateParameters(lr): p = p - lr * p.grad for every parameter.
+function Module:updateParameters(lr)
+  torch.no_grad(function()
+    for _, p in ipairs(self:named_parameters()) do
+      if p[2].grad ~= nil then p[2]:add_(p[2].grad, {alpha = -lr}) end
+    end
+  end)
+end
+
+-- module:getParameters(): Torch7's flattening: one contiguous tensor holding all the
+-- parameters and one holding all their gradients; each parameter (and its .grad) becomes
+-- a view into them, so an optimizer updating the flat tensor updates the model.
+function Module:getParameters()
+  local ps = {}
+  for _, p in ipairs(self:named_parameters()) do ps[#ps + 1] = p[2] end
+  if #ps == 0 then return torch.empty(0), torch.empty(0) end
+  local dtype, total = ps[1].dtype, 0
+  for _, p in ipairs(ps) do
+    if p.dtype ~= dtype then error('getParameters: parameters of different dtypes (' .. dtype .. ', ' .. p.dtype .. ')', 2) end
+    total = total + p:numel()
+  end
+  local flat = torch.empty(total, {dtype = dtype})
+  local gflat = torch.zeros(total, {dtype = dtype})
+  torch.no_grad(function()
+    local off = 1
+    for _, p in ipairs(ps) do
+      local n = p:numel()
+      local view = flat:narrow(1, off, n):view(p:size())
+      view:copy_(p)
+      local g = p.grad
+      if g ~= nil then gflat:narrow(1, off, n):copy_(g:reshape(-1)) end
+      p.grad = nil
+      p:set_(view)
+      p.grad = gflat:narrow(1, off, n):view(p:size())
+      off = off + n
+    end
+  end)
+  return flat, gflat
+end
+
+-- ---- copies ----
+local function deep_copy(v, memo)
+  if memo[v] ~= nil then return memo[v] end
+  if torch.is_tensor(v) then
+    local c = torch.no_grad(function() return v:detach():clone() end)
+    if v.requires_grad and v.is_leaf then c:requires_grad_() end
+    if parameter_set[v] then parameter_set[c] = true end
+    memo[v] = c
+    return c
+  end
+  if type(v) ~= 'table' then return v end
+  local mt = getmetatable(v)
+  if mt == debug.getregistry()['torch.Size'] then return v end
+  local c = {}
+  memo[v] = c
+  for k, x in pairs(v) do rawset(c, deep_copy(k, memo), deep_copy(x, memo)) end
+  return setmetatable(c, mt)
+end
+
+-- module:clone(...): a deep copy (new parameters); with names ('weight', 'bias', ...)
+-- those fields are shared with the original instead, as Torch7's clone(...).
+function Module:clone(...)
+  local skip = {'output', 'gradInput', '_t7_input'}
+  local saved = {}
+  for _, m in ipairs(self:modules()) do
+    saved[m] = {}
+    for _, k in ipairs(skip) do saved[m][k] = rawget(m, k); rawset(m, k, nil) end
+  end
+  local c = deep_copy(self, {})
+  for m, vals in pairs(saved) do for k, v in pairs(vals) do rawset(m, k, v) end end
+  if select('#', ...) > 0 then c:share(self, ...) end
+  return c
+end
+
+-- module:share(other, 'weight', 'bias', ...): these fields of self (and of its
+-- descendants, matched by position) become the same tensors as other's.
+function Module:share(other, ...)
+  local names = {...}
+  local mine, theirs = self:modules(), other:modules()
+  for i, m in ipairs(mine) do
+    local o = theirs[i]
+    if o then
+      for _, n in ipairs(names) do
+        local v = rawget(o, n)
+        if v ~= nil then rawset(m, n, v) end
+      end
+    end
+  end
+  return self
+end
+
+-- ---- printing ----
+
+-- module:extra_repr(): the text inside the parentheses when printed (subclasses).
+function Module:extra_repr() return '' end
+
+local function short_name(m)
+  local name = torch.typename(m) or 'Module'
+  return (name:gsub('^nn%.', ''))
+end
+
+-- a module prints as PyTorch's repr: Name(extra) or a tree of its children
+function Module.__tostring(self)
+  local extra = self:extra_repr()
+  local children = self:named_children()
+  if #children == 0 then return short_name(self) .. '(' .. extra .. ')' end
+  local lines = {short_name(self) .. '(' .. (extra ~= '' and extra or '')}
+  for _, c in ipairs(children) do
+    local text = tostring(c[2]):gsub('\n', '\n  ')
+    lines[#lines + 1] = '  (' .. c[1] .. '): ' .. text
+  end
+  lines[#lines + 1] = ')'
+  return table.concat(lines, '\n')
+end
+
+return Module

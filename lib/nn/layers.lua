@@ -1,0 +1,73 @@
+-- nn layers without a file of their own: Embedding, Dropout, Dropout1d/2d.
+local torch = require 'torch'
+local nn = require 'nn'
+local F = require 'nn.functional'
+
+-- nn.Embedding(num_embeddings, embedding_dim, {padding_idx=, max_norm=, norm_type=2}):
+-- a lookup table of learned rows, indexed by 1-based int64 indices; weight ~ N(0, 1),
+-- the padding_idx row zero and never updated. Torch7's nn.LookupTable.
+local Embedding, Module = torch.class('nn.Embedding', 'nn.Module')
+function Embedding:__init(num_embeddings, embedding_dim, opts)
+  Module.__init(self)
+  if math.type(num_embeddings) ~= 'integer' or num_embeddings < 1 or math.type(embedding_dim) ~= 'integer'
+     or embedding_dim < 1 then
+    error(string.format('nn.Embedding: expected positive integer sizes, got %s and %s',
+                        tostring(num_embeddings), tostring(embedding_dim)), 3)
+  end
+  opts = opts or {}
+  self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+  local pad = opts.padding_idx
+  if pad ~= nil then
+    if pad < 0 then pad = pad + num_embeddings + 1 end
+    if pad < 1 or pad > num_embeddings then
+      error(string.format('nn.Embedding: padding_idx %d out of range 1..%d', opts.padding_idx, num_embeddings), 3)
+    end
+  end
+  self.padding_idx, self.max_norm, self.norm_type = pad, opts.max_norm, opts.norm_type or 2
+  self.weight = nn.Parameter(torch.empty(num_embeddings, embedding_dim, {dtype = opts.dtype}))
+  self:reset_parameters()
+end
+
+-- Embedding:reset_parameters(): weight ~ N(0, 1), the padding row zeroed.
+function Embedding:reset_parameters()
+  torch.no_grad(function()
+    self.weight:normal_()
+    if self.padding_idx then self.weight[self.padding_idx]:zero_() end
+  end)
+end
+
+function Embedding:updateOutput(idx)
+  return F.embedding(idx, self.weight, {padding_idx = self.padding_idx, max_norm = self.max_norm,
+                                        norm_type = self.norm_type})
+end
+
+function Embedding:extra_repr()
+  local s = self.num_embeddings .. ', ' .. self.embedding_dim
+  if self.padding_idx then s = s .. ', padding_idx=' .. self.padding_idx end
+  if self.max_norm then s = s .. ', max_norm=' .. string.format('%g', self.max_norm) end
+  return s
+end
+nn.LookupTable = Embedding
+
+-- nn.Dropout(p=0.5): in training, zeroes each element with probability p and scales
+-- the rest by 1/(1-p); in evaluation (model:eval()) the identity.
+local function dropout_class(name, fn)
+  local cls = torch.class('nn.' .. name, 'nn.Module')
+  function cls:__init(p)
+    Module.__init(self)
+    p = p or 0.5
+    if type(p) ~= 'number' or p < 0 or p > 1 then
+      error(string.format('nn.%s: dropout probability has to be between 0 and 1, but got %s', name, tostring(p)), 3)
+    end
+    self.p = p
+  end
+  function cls:updateOutput(x) return fn(x, self.p, self.training) end
+  function cls:extra_repr() return string.format('p=%g', self.p) end
+  return cls
+end
+dropout_class('Dropout', F.dropout)
+-- nn.Dropout2d(p=0.5): zeroes whole channels of (N, C, H, W) or (C, H, W) input.
+dropout_class('Dropout2d', F.dropout2d)
+nn.SpatialDropout = nn.Dropout2d
+
+return nn

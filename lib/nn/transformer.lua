@@ -1,0 +1,206 @@
+-- nn attention and transformer layers: MultiheadAttention, TransformerEncoderLayer,
+-- TransformerEncoder -- enough for a small GPT (causal masks, padding masks,
+-- pre- or post-norm).
+local torch = require 'torch'
+local nn = require 'nn'
+local F = require 'nn.functional'
+local init = require 'nn.initialization'
+
+-- nn.MultiheadAttention(embed_dim, num_heads, {dropout=0, bias=true, batch_first=false,
+-- kdim=, vdim=}): attention over num_heads heads of embed_dim / num_heads each, with
+-- PyTorch's parameters: in_proj_weight (3E, E) and in_proj_bias (or q/k/v_proj_weight
+-- when kdim or vdim differ), and out_proj (an nn.Linear).
+local MHA, Module = torch.class('nn.MultiheadAttention', 'nn.Module')
+function MHA:__init(embed_dim, num_heads, opts)
+  Module.__init(self)
+  opts = opts or {}
+  if math.type(embed_dim) ~= 'integer' or math.type(num_heads) ~= 'integer' or num_heads < 1
+     or embed_dim % num_heads ~= 0 then
+    error(string.format('nn.MultiheadAttention: embed_dim (%s) must be divisible by num_heads (%s)',
+                        tostring(embed_dim), tostring(num_heads)), 3)
+  end
+  self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+  self.kdim, self.vdim = opts.kdim or embed_dim, opts.vdim or embed_dim
+  self.dropout, self.batch_first = opts.dropout or 0, opts.batch_first or false
+  self.same_dims = self.kdim == embed_dim and self.vdim == embed_dim
+  local dt = {dtype = opts.dtype}
+  if self.same_dims then
+    self.in_proj_weight = nn.Parameter(torch.empty(3 * embed_dim, embed_dim, dt))
+  else
+    self.q_proj_weight = nn.Parameter(torch.empty(embed_dim, embed_dim, dt))
+    self.k_proj_weight = nn.Parameter(torch.empty(embed_dim, self.kdim, dt))
+    self.v_proj_weight = nn.Parameter(torch.empty(embed_dim, self.vdim, dt))
+  end
+  if opts.bias ~= false then self.in_proj_bias = nn.Parameter(torch.zeros(3 * embed_dim, dt)) end
+  self.out_proj = nn.Linear(embed_dim, embed_dim, {bias = opts.bias ~= false, dtype = opts.dtype})
+  self:reset_parameters()
+end
+
+-- reset_parameters(): Xavier-uniform projections, zero biases (as PyTorch).
+function MHA:reset_parameters()
+  if self.same_dims then init.xavier_uniform_(self.in_proj_weight)
+  else
+    init.xavier_uniform_(self.q_proj_weight); init.xavier_uniform_(self.k_proj_weight)
+    init.xavier_uniform_(self.v_proj_weight)
+  end
+  torch.no_grad(function()
+    if self.in_proj_bias then self.in_proj_bias:zero() end
+    if self.out_proj.bias then self.out_proj.bias:zero() end
+  end)
+end
+
+function MHA:extra_repr()
+  return string.format('embed_dim=%d, num_heads=%d', self.embed_dim, self.num_heads)
+end
+
+-- mha(query, key, value, {key_padding_mask=, need_weights=true, attn_mask=,
+-- average_attn_weights=true, is_causal=false}): query (L, N, E) (batch_first: (N, L, E),
+-- or unbatched (L, E)), key/value (S, N, kdim/vdim). Returns the output (like query) and,
+-- when need_weights, the attention weights (N, L, S) averaged over heads (or (N, heads, L, S)).
+-- Masks: bool true = not allowed for key_padding_mask (N, S) and for a bool attn_mask
+-- (L, S) or (N * heads, L, S), as PyTorch; a float attn_mask is added to the scores.
+function MHA:updateOutput(query, key, value, opts)
+  opts = opts or {}
+  key, value = key or query, value or key or query
+  local unbatched = query:dim() == 2
+  if unbatched then query, key, value = query:unsqueeze(2), key:unsqueeze(2), value:unsqueeze(2)
+  elseif self.batch_first then query, key, value = query:transpose(1, 2), key:transpose(1, 2), value:transpose(1, 2) end
+  if query:dim() ~= 3 or query:size(3) ~= self.embed_dim then
+    error(string.format('nn.MultiheadAttention: expected query (L, N, %d), got %s', self.embed_dim,
+                        tostring(query:size())), 3)
+  end
+  local L, N, E = query:size(1), query:size(2), self.embed_dim
+  local S = key:size(1)
+  local Hh, D = self.num_heads, self.head_dim
+  local q, k, v
+  local b = self.in_proj_bias
+  local bq, bk, bv
+  if b then bq, bk, bv = b:narrow(1, 1, E), b:narrow(1, E + 1, E), b:narrow(1, 2 * E + 1, E) end
+  if self.same_dims then
+    local w = self.in_proj_weight
+    q = F.linear(query, w:narrow(1, 1, E), bq)
+    k = F.linear(key, w:narrow(1, E + 1, E), bk)
+    v = F.linear(value, w:narrow(1, 2 * E + 1, E), bv)
+  else
+    q, k, v = F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
+              F.linear(value, self.v_proj_weight, bv)
+  end
+  -- (L, N, E) -> (N, heads, L, D)
+  local function heads(t, len) return t:reshape(len, N, Hh, D):permute(2, 3, 1, 4) end
+  q, k, v = heads(q, L), heads(k, S), heads(v, S)
+  local scores = q:matmul(k:transpose(-2, -1)) * (1 / math.sqrt(D))      -- (N, heads, L, S)
+  local function add_mask(mask)
+    if mask.dtype == 'bool' then return scores:masked_fill(mask, -math.huge) end
+    return scores + mask
+  end
+  if opts.is_causal then
+    scores = scores + torch.full({L, S}, -math.huge, {dtype = scores.dtype}):triu(1)
+  end
+  local am = opts.attn_mask
+  if am ~= nil then
+    if am:dim() == 3 then am = am:view(N, Hh, L, S) end
+    scores = add_mask(am)
+  end
+  local kpm = opts.key_padding_mask
+  if kpm ~= nil then
+    if kpm:dim() == 1 then kpm = kpm:unsqueeze(1) end
+    if kpm.dtype == 'bool' then scores = scores:masked_fill(kpm:view(N, 1, 1, S), -math.huge)
+    else scores = scores + kpm:view(N, 1, 1, S) end
+  end
+  local attn = scores:softmax(-1)
+  local attn_used = attn
+  if self.dropout > 0 then attn_used = F.dropout(attn, self.dropout, self.training) end
+  local out = attn_used:matmul(v)                                         -- (N, heads, L, D)
+  out = out:permute(3, 1, 2, 4):reshape(L, N, E)
+  out = self.out_proj(out)
+  if unbatched then out = out:squeeze(2)
+  elseif self.batch_first then out = out:transpose(1, 2) end
+  if opts.need_weights == false then return out, nil end
+  local weights = attn
+  if opts.average_attn_weights ~= false then weights = attn:mean(2) end
+  if unbatched then weights = weights:squeeze(1) end
+  return out, weights
+end
+
+-- nn.TransformerEncoderLayer(d_model, nhead, {dim_feedforward=2048, dropout=0.1,
+-- activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=false, norm_first=false, bias=true}):
+-- self-attention and a feed-forward block, each with a residual connection and LayerNorm
+-- (after, or before with norm_first as in GPT).
+local Layer = torch.class('nn.TransformerEncoderLayer', 'nn.Module')
+function Layer:__init(d_model, nhead, opts)
+  Module.__init(self)
+  opts = opts or {}
+  local ff, p = opts.dim_feedforward or 2048, opts.dropout or 0.1
+  local dt = opts.dtype
+  self.self_attn = nn.MultiheadAttention(d_model, nhead, {dropout = p, batch_first = opts.batch_first,
+                                                          bias = opts.bias, dtype = dt})
+  self.linear1 = nn.Linear(d_model, ff, {bias = opts.bias ~= false, dtype = dt})
+  self.dropout = nn.Dropout(p)
+  self.linear2 = nn.Linear(ff, d_model, {bias = opts.bias ~= false, dtype = dt})
+  self.norm_first = opts.norm_first or false
+  self.norm1 = nn.LayerNorm(d_model, {eps = opts.layer_norm_eps or 1e-5, dtype = dt})
+  self.norm2 = nn.LayerNorm(d_model, {eps = opts.layer_norm_eps or 1e-5, dtype = dt})
+  self.dropout1 = nn.Dropout(p)
+  self.dropout2 = nn.Dropout(p)
+  local act = opts.activation or 'relu'
+  if act ~= 'relu' and act ~= 'gelu' then
+    error("nn.TransformerEncoderLayer: activation must be 'relu' or 'gelu', got '" .. tostring(act) .. "'", 3)
+  end
+  self.activation = act
+end
+
+function Layer:_sa_block(x, opts)
+  local out = self.self_attn(x, x, x, {attn_mask = opts.src_mask, key_padding_mask = opts.src_key_padding_mask,
+                                       is_causal = opts.is_causal, need_weights = false})
+  return self.dropout1(out)
+end
+
+function Layer:_ff_block(x)
+  local h = self.linear1(x)
+  h = self.activation == 'gelu' and F.gelu(h) or F.relu(h)
+  return self.dropout2(self.linear2(self.dropout(h)))
+end
+
+-- layer(src, {src_mask=, src_key_padding_mask=, is_causal=}): the encoded src (same shape).
+function Layer:updateOutput(src, opts)
+  opts = opts or {}
+  local x = src
+  if self.norm_first then
+    x = x + self:_sa_block(self.norm1(x), opts)
+    x = x + self:_ff_block(self.norm2(x))
+  else
+    x = self.norm1(x + self:_sa_block(x, opts))
+    x = self.norm2(x + self:_ff_block(x))
+  end
+  return x
+end
+
+-- nn.TransformerEncoder(encoder_layer, num_layers, {norm=}): num_layers copies of
+-- encoder_layer (each with its own parameters), then an optional final norm module.
+local Encoder = torch.class('nn.TransformerEncoder', 'nn.Module')
+function Encoder:__init(layer, num_layers, opts)
+  Module.__init(self)
+  if math.type(num_layers) ~= 'integer' or num_layers < 1 then
+    error('nn.TransformerEncoder: num_layers must be a positive integer', 3)
+  end
+  opts = opts or {}
+  local copies = {}
+  for i = 1, num_layers do copies[i] = layer:clone() end
+  self.layers = nn.ModuleList(copies)
+  self.num_layers = num_layers
+  if opts.norm then self.norm = opts.norm end
+end
+
+-- encoder(src, {mask=, src_key_padding_mask=, is_causal=}): src through every layer.
+function Encoder:updateOutput(src, opts)
+  opts = opts or {}
+  local x = src
+  for i = 1, self.num_layers do
+    x = self.layers[i](x, {src_mask = opts.mask, src_key_padding_mask = opts.src_key_padding_mask,
+                            is_causal = opts.is_causal})
+  end
+  if self.norm then x = self.norm(x) end
+  return x
+end
+
+return nn

@@ -1,0 +1,79 @@
+-- nn.utils: gradient clipping and flat parameter vectors.
+local torch = require 'torch'
+local utils = {}
+
+-- the parameters of a module, a list, or one tensor
+local function param_list(params, who)
+  if torch.is_tensor(params) then return {params} end
+  if type(params) == 'table' and params.__nn_module then return (params:parameters()) end
+  if type(params) == 'table' then return params end
+  error(who .. ': expected a module, a tensor or a list of tensors, got ' .. type(params), 3)
+end
+
+-- nn.utils.clip_grad_norm_(params, max_norm, {norm_type=2, error_if_nonfinite=false}):
+-- scales the gradients so that their joint norm is at most max_norm; returns the norm
+-- before clipping (a 0-dim tensor).
+function utils.clip_grad_norm_(params, max_norm, opts)
+  opts = opts or {}
+  local norm_type = opts.norm_type or 2
+  local grads = {}
+  for _, p in ipairs(param_list(params, 'clip_grad_norm_')) do
+    if p.grad ~= nil then grads[#grads + 1] = p.grad end
+  end
+  if #grads == 0 then return torch.tensor(0.0) end
+  return torch.no_grad(function()
+    local total
+    if norm_type == math.huge then
+      total = grads[1]:abs():max():to('float64')
+      for i = 2, #grads do total = torch.maximum(total, grads[i]:abs():max():to('float64')) end
+    else
+      local acc = 0
+      for _, g in ipairs(grads) do acc = acc + g:to('float64'):abs():pow(norm_type):sum():item() end
+      total = torch.tensor(acc ^ (1 / norm_type), {dtype = 'float64'})
+    end
+    local value = total:item()
+    if opts.error_if_nonfinite and (value ~= value or value == math.huge) then
+      error(string.format('clip_grad_norm_: the total norm of order %s of the gradients is non-finite', tostring(norm_type)), 3)
+    end
+    local coef = max_norm / (value + 1e-6)
+    if coef < 1 then
+      for _, g in ipairs(grads) do g:mul_(coef) end
+    end
+    return total:to(grads[1].dtype)
+  end)
+end
+
+-- nn.utils.clip_grad_value_(params, clip_value): clamps every gradient to [-clip, clip].
+function utils.clip_grad_value_(params, clip)
+  torch.no_grad(function()
+    for _, p in ipairs(param_list(params, 'clip_grad_value_')) do
+      if p.grad ~= nil then p.grad:clamp_(-clip, clip) end
+    end
+  end)
+end
+
+-- nn.utils.parameters_to_vector(params): one flat tensor of all the values.
+function utils.parameters_to_vector(params)
+  local parts = {}
+  for i, p in ipairs(param_list(params, 'parameters_to_vector')) do parts[i] = p:detach():reshape(-1) end
+  return torch.cat(parts, 1)
+end
+
+-- nn.utils.vector_to_parameters(vec, params): copies consecutive slices of vec into params.
+function utils.vector_to_parameters(vec, params)
+  local ps = param_list(params, 'vector_to_parameters')
+  local total = 0
+  for _, p in ipairs(ps) do total = total + p:numel() end
+  if vec:numel() ~= total then
+    error(string.format('vector_to_parameters: vector of %d elements for parameters of %d', vec:numel(), total), 2)
+  end
+  torch.no_grad(function()
+    local off = 1
+    for _, p in ipairs(ps) do
+      p:copy_(vec:narrow(1, off, p:numel()):view(p:size()))
+      off = off + p:numel()
+    end
+  end)
+end
+
+return utils

@@ -1,0 +1,258 @@
+-- nn layers, activations and criteria: forward values against PyTorch
+-- (spec/ref/gen_nn_layers.py: parameters and inputs follow fixed formulas
+-- both sides compute), gradients by gradcheck, train/eval behaviour.
+local torch = require 'torch'
+local nn = require 'nn'
+local REF = dofile('spec/ref/nn_layers_ref.lua')
+
+torch.set_default_dtype('float64')
+teardown(function() torch.set_default_dtype('float32') end)
+
+-- the formulas of gen_nn_layers.py
+local function fill(module)
+  torch.no_grad(function()
+    for _, pair in ipairs(module:named_parameters()) do
+      local name, p = pair[1], pair[2]
+      local s = 0
+      for i = 1, #name do s = s + name:byte(i) end
+      s = (s % 97) / 7
+      local j = torch.arange(0, p:numel(), {dtype = 'float64'})
+      p:copy_(((j * 0.9 + s):sin() * 0.4):view(p:size()))
+    end
+  end)
+  return module
+end
+
+local function inp(c, ...)
+  local shape = {...}
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  return ((torch.arange(0, n, {dtype = 'float64'}) * 0.3 + c):cos() * 0.5):view(shape)
+end
+
+local function close(got, want, tol)
+  tol = tol or 1e-10
+  assert(torch.is_tensor(got), 'expected a tensor, got ' .. type(got))
+  local size = got:size()
+  assert.are.same(want.size, size:totable(), 'size')
+  local vals = got:detach():contiguous():_flat_values()
+  for i, v in ipairs(vals) do
+    if not (math.abs(v - want[i]) <= tol * math.max(1, math.abs(want[i]))) then
+      error(string.format('element %d: %.12g, PyTorch %.12g', i, v, want[i]), 2)
+    end
+  end
+end
+
+local function gradcheck(f, inputs) assert.is_true(torch.autograd.gradcheck(f, inputs, {atol = 1e-6})) end
+
+describe('recurrent layers', function()
+  local x = inp(1, 4, 2, 3)
+  it('RNN (2 layers, and relu bidirectional) matches PyTorch', function()
+    local o, h = fill(nn.RNN(3, 5, {num_layers = 2}))(x)
+    close(o, REF.rnn[1]); close(h, REF.rnn[2])
+    o, h = fill(nn.RNN(3, 5, {nonlinearity = 'relu', bidirectional = true}))(x)
+    close(o, REF.rnn_relu_bi[1]); close(h, REF.rnn_relu_bi[2])
+  end)
+  it('LSTM (2 layers, bidirectional) matches PyTorch, returning {h_n, c_n}', function()
+    local o, hc = fill(nn.LSTM(3, 4, {num_layers = 2, bidirectional = true}))(x)
+    close(o, REF.lstm[1]); close(hc[1], REF.lstm[2]); close(hc[2], REF.lstm[3])
+  end)
+  it('GRU with batch_first and with an initial state matches PyTorch', function()
+    local o, h = fill(nn.GRU(3, 4, {batch_first = true}))(x:transpose(1, 2):contiguous())
+    close(o, REF.gru_bf[1]); close(h, REF.gru_bf[2])
+    o, h = fill(nn.GRU(3, 4))(x, inp(2, 1, 2, 4))
+    close(o, REF.gru_h0[1]); close(h, REF.gru_h0[2])
+  end)
+  it('cells match PyTorch', function()
+    local h, c = fill(nn.LSTMCell(3, 4))(x[1])
+    close(h, REF.lstm_cell[1]); close(c, REF.lstm_cell[2])
+    close(fill(nn.GRUCell(3, 4))(x[1], inp(3, 2, 4)), REF.gru_cell)
+    close(fill(nn.RNNCell(3, 4))(x[1]), REF.rnn_cell)
+  end)
+  it('have PyTorch parameter names and gradients that gradcheck', function()
+    local lstm = nn.LSTM(2, 3, {num_layers = 2, bidirectional = true})
+    local names = {}
+    for _, p in ipairs(lstm:named_parameters()) do names[#names + 1] = p[1] end
+    assert.are.equal('weight_ih_l1', names[1])
+    assert.are.equal('bias_hh_l2_reverse', names[#names])
+    assert.are.equal(16, #names)
+    local gru = nn.GRU(2, 3)
+    gradcheck(function(t) return (gru(t)) end, {torch.randn(3, 2, 2):requires_grad_()})
+    local cell = nn.LSTMCell(2, 3)
+    gradcheck(function(w) return (cell(torch.ones(1, 2) * w)) end, {torch.randn(1, 2):requires_grad_()})
+  end)
+  it('reject inputs of the wrong size', function()
+    assert.has_error(function() nn.LSTM(3, 4)(torch.randn(2, 2, 5)) end)
+    assert.has_error(function() nn.GRUCell(3, 4)(torch.randn(2, 2, 3)) end)
+  end)
+end)
+
+describe('attention', function()
+  local q, kv = inp(4, 3, 2, 8), inp(5, 5, 2, 8)
+  it('MultiheadAttention matches PyTorch, with averaged weights', function()
+    local o, w = fill(nn.MultiheadAttention(8, 2))(q, kv, kv)
+    close(o, REF.mha[1]); close(w, REF.mha[2])
+  end)
+  it('takes bool attention masks and key padding masks, batch first', function()
+    local mask = torch.ones(3, 3, {dtype = 'bool'}):triu(1)
+    local o, w = fill(nn.MultiheadAttention(8, 4))(q, q, q, {attn_mask = mask})
+    close(o, REF.mha_causal[1]); close(w, REF.mha_causal[2])
+    local kpm = torch.tensor({{false, false, false, true, true}, {false, false, false, false, true}})
+    o, w = fill(nn.MultiheadAttention(8, 2, {batch_first = true}))(q:transpose(1, 2), kv:transpose(1, 2),
+                                                                    kv:transpose(1, 2), {key_padding_mask = kpm})
+    close(o, REF.mha_kpm_bf[1]); close(w, REF.mha_kpm_bf[2])
+  end)
+  it('TransformerEncoderLayer matches PyTorch, post-norm and pre-norm causal with gelu', function()
+    local src = inp(6, 4, 2, 8)
+    local layer = fill(nn.TransformerEncoderLayer(8, 2, {dim_feedforward = 16}))
+    layer:eval()
+    close(layer(src), REF.encoder_post)
+    layer = fill(nn.TransformerEncoderLayer(8, 2, {dim_feedforward = 16, norm_first = true, activation = 'gelu'}))
+    layer:eval()
+    close(layer(src, {is_causal = true}), REF.encoder_pre_gelu)
+  end)
+  it('TransformerEncoder stacks independent copies, and the whole thing gradchecks', function()
+    local enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, {dim_feedforward = 8, dropout = 0}), 2)
+    local ps = enc:parameters()
+    assert.are.equal(2 * 12, #ps)
+    assert.is_false(rawequal(enc.layers[1].linear1.weight, enc.layers[2].linear1.weight))
+    gradcheck(function(t) return enc(t, {is_causal = true}) end, {torch.randn(3, 1, 4):requires_grad_()})
+  end)
+  it('rejects an embed_dim that the heads do not divide', function()
+    assert.has_error(function() nn.MultiheadAttention(10, 3) end)
+  end)
+end)
+
+describe('normalization layers', function()
+  local x4 = inp(7, 3, 4, 2, 2)
+  it('BatchNorm2d uses batch statistics in training, updates running stats, uses them in eval', function()
+    local bn = fill(nn.BatchNorm2d(4))
+    close(bn(x4), REF.bn2d[1])
+    close(bn(x4 * 2 + 1), REF.bn2d[2])
+    close(bn.running_mean, REF.bn2d[3]); close(bn.running_var, REF.bn2d[4])
+    assert.are.equal(2, bn.num_batches_tracked:item())
+    bn:eval()
+    close(bn(x4), REF.bn2d_eval)
+    local names = {}
+    for _, b in ipairs(bn:named_buffers()) do names[#names + 1] = b[1] end
+    assert.are.same({'running_mean', 'running_var', 'num_batches_tracked'}, names)
+  end)
+  it('BatchNorm1d with momentum=false keeps a cumulative average', function()
+    local bn = fill(nn.BatchNorm1d(4, {momentum = false}))
+    bn(inp(8, 5, 4)); bn(inp(9, 5, 4))
+    close(bn.running_mean, REF.bn1d_cumulative[1]); close(bn.running_var, REF.bn1d_cumulative[2])
+    assert.has_error(function() bn(torch.randn(2, 4, 3, 3)) end)
+  end)
+  it('LayerNorm, GroupNorm and Embedding match PyTorch', function()
+    close(fill(nn.LayerNorm({2, 2}))(x4), REF.layer_norm)
+    close(fill(nn.GroupNorm(2, 4))(x4), REF.group_norm)
+    local emb = fill(nn.Embedding(6, 3, {padding_idx = 3}))
+    local idx = torch.tensor({{2, 3}, {5, 1}})
+    close(emb(idx), REF.embedding)
+    emb(idx):sum():backward()
+    assert.are.same({0, 0, 0}, emb.weight.grad[3]:totable())
+    assert.are.same({1, 1, 1}, emb.weight.grad[2]:totable())
+  end)
+  it('gradcheck through their parameters', function()
+    local ln = nn.LayerNorm(3)
+    gradcheck(function(t) return ln(t) end, {torch.randn(2, 3):requires_grad_()})
+    local bn = nn.BatchNorm1d(3)
+    gradcheck(function(t) return bn(t) end, {torch.randn(4, 3):requires_grad_()})
+    local gn = nn.GroupNorm(2, 4)
+    gradcheck(function(t) return gn(t) end, {torch.randn(2, 4, 3):requires_grad_()})
+  end)
+end)
+
+describe('dropout', function()
+  it('zeroes and rescales in training, is the identity in eval', function()
+    torch.manual_seed(3)
+    local d = nn.Dropout(0.25)
+    local y = d(torch.ones(10000))
+    local zeros = y:eq(0):sum():item()
+    assert.is_true(zeros > 2200 and zeros < 2800, zeros .. ' zeros')
+    assert.is_true(math.abs(y:max():item() - 1 / 0.75) < 1e-12)
+    d:eval()
+    assert.are.equal(10000, d(torch.ones(10000)):sum():item())
+    local d2 = nn.Dropout2d(0.5)
+    local z = d2(torch.ones(2, 6, 3, 3))
+    for n = 1, 2 do
+      for c = 1, 6 do
+        local s = z[n][c]:sum():item()
+        assert.is_true(s == 0 or s == 18)
+      end
+    end
+    assert.has_error(function() nn.Dropout(1.5) end)
+  end)
+end)
+
+describe('activations', function()
+  local a = inp(10, 3, 4) * 4
+  local cases = {
+    relu = nn.ReLU(), relu6 = nn.ReLU6(), leaky_relu = nn.LeakyReLU(0.2), elu = nn.ELU(0.7), gelu = nn.GELU(),
+    gelu_tanh = nn.GELU({approximate = 'tanh'}), silu = nn.SiLU(), sigmoid = nn.Sigmoid(), tanh = nn.Tanh(),
+    softmax = nn.Softmax(1), log_softmax = nn.LogSoftmax(2), softmin = nn.Softmin(2), softplus = nn.Softplus(2, 1),
+    hardtanh = nn.Hardtanh(-0.5, 1), logsigmoid = nn.LogSigmoid(),
+  }
+  for name, m in pairs(cases) do
+    it(name .. ' matches PyTorch and gradchecks', function()
+      close(m(a), REF[name])
+      gradcheck(function(t) return m(t) end, {(torch.randn(2, 3) + 0.05):requires_grad_()})
+    end)
+  end
+  it('PReLU learns one slope per channel', function()
+    local m = fill(nn.PReLU(4))
+    close(m(a), REF.prelu)
+    m(a):sum():backward()
+    assert.are.same({4}, m.weight.grad:size():totable())
+  end)
+  it("keep Torch7's names", function()
+    assert.are.equal(nn.Softmax, nn.SoftMax)
+    assert.are.equal(nn.LogSoftmax, nn.LogSoftMax)
+    assert.are.equal(nn.Hardtanh, nn.HardTanh)
+  end)
+end)
+
+describe('criteria', function()
+  local logits = inp(11, 4, 3) * 3
+  local target = torch.tensor({3, 1, 2, 3})
+  local function scalar(t, want) close(t, {size = {}, want[1]}) end
+  it('CrossEntropyLoss and NLLLoss match PyTorch (1-based classes)', function()
+    scalar(nn.CrossEntropyLoss()(logits, target), REF.cross_entropy)
+    scalar(nn.CrossEntropyLoss({weight = torch.tensor({0.5, 1.0, 2.0}), ignore_index = 2, label_smoothing = 0.1})(
+      logits, target), REF.cross_entropy_opts)
+    scalar(nn.NLLLoss({reduction = 'sum'})(logits:log_softmax(2), target), REF.nll_sum)
+    -- Torch7: ClassNLLCriterion(weights, sizeAverage=false) sums
+    scalar(nn.ClassNLLCriterion(nil, false)(logits:log_softmax(2), target), REF.nll_sum)
+  end)
+  it('regression losses match PyTorch', function()
+    local p, y = inp(12, 3, 2), inp(13, 3, 2)
+    scalar(nn.MSELoss()(p, y), REF.mse)
+    scalar(nn.L1Loss({reduction = 'sum'})(p, y), REF.l1_sum)
+    scalar(nn.SmoothL1Loss({beta = 0.3})(p, y), REF.smooth_l1)
+    scalar(nn.HuberLoss({delta = 0.3})(p, y), REF.huber)
+  end)
+  it('binary, KL and cosine losses match PyTorch', function()
+    local z = inp(14, 3, 2) * 3
+    local lab = inp(15, 3, 2):gt(0):double()
+    scalar(nn.BCELoss()(z:sigmoid(), lab), REF.bce)
+    scalar(nn.BCEWithLogitsLoss({pos_weight = torch.tensor({2.0, 0.5})})(z, lab), REF.bce_logits)
+    scalar(nn.KLDivLoss({reduction = 'batchmean'})(inp(16, 3, 2):log_softmax(2), inp(17, 3, 2):softmax(2)), REF.kl_batchmean)
+    scalar(nn.CosineEmbeddingLoss({margin = 0.2})({inp(18, 3, 4), inp(19, 3, 4)}, torch.tensor({1, -1, -1})),
+           REF.cosine_embedding)
+  end)
+  it("work the Torch7 way: forward gives the loss, backward the gradient of the input", function()
+    local crit = nn.MSECriterion()
+    local p, y = inp(12, 3, 2), inp(13, 3, 2)
+    local loss = crit:forward(p, y)
+    scalar(loss, REF.mse)
+    local g = crit:backward(p, y)
+    local expected = (p - y) * (2 / 6)
+    assert.is_true((g - expected):abs():max():item() < 1e-12)
+  end)
+  it('gradcheck', function()
+    local ce = nn.CrossEntropyLoss({label_smoothing = 0.2})
+    gradcheck(function(t) return ce(t, target) end, {logits:clone():requires_grad_()})
+    local bce = nn.BCEWithLogitsLoss()
+    gradcheck(function(t) return bce(t, torch.tensor({{1.0, 0.0}})) end, {torch.randn(1, 2):requires_grad_()})
+  end)
+end)
