@@ -309,3 +309,61 @@ describe('modes, conversions and utils', function()
     assert.are.same({1, 2}, a:detach():totable())
   end)
 end)
+
+describe('shape modules', function()
+  it('Flatten, Unflatten, Reshape (Torch7 batch rule) and View', function()
+    local x = torch.arange(0, 24):view(2, 3, 4):float()
+    assert.are.same({2, 12}, nn.Flatten()(x):size():totable())
+    assert.are.same({24}, nn.Flatten(1)(x):size():totable())
+    assert.are.same({2, 3, 2, 2}, nn.Unflatten(3, {2, 2})(x):size():totable())
+    assert.are.same({2, 12}, nn.Reshape(12)(x):size():totable())     -- batch dim kept
+    assert.are.same({4, 6}, nn.Reshape(4, 6)(x):size():totable())
+    assert.are.same({2, 3, 4}, nn.View(-1, 4)(x):view(2, 3, 4):size():totable())
+    assert.are.same({6, 4}, nn.View(-1, 4)(x):size():totable())
+  end)
+end)
+
+describe('a small GPT', function()
+  it('trains: embeddings, causal transformer layers and a linear head lower the loss', function()
+    torch.manual_seed(11)
+    local vocab, ctx, d = 7, 6, 16
+    local GPT = torch.class('nn.SpecTinyGPT', 'nn.Module')
+    function GPT:__init()
+      nn.Module.__init(self)
+      self.tok = nn.Embedding(vocab, d)
+      self.pos = nn.Embedding(ctx, d)
+      self.blocks = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 2, {dim_feedforward = 32, dropout = 0,
+                                                                             batch_first = true, norm_first = true}), 2)
+      self.head = nn.Linear(d, vocab)
+    end
+    function GPT:forward(idx)
+      local T = idx:size(2)
+      local h = self.tok(idx) + self.pos(torch.arange(1, T + 1, {dtype = 'int64'}))
+      return self.head(self.blocks(h, {is_causal = true}))
+    end
+    local model = GPT()
+    -- a repeating sequence 1 2 3 4 5 6 7 1 2 ...: next token = current + 1
+    local seq = {}
+    for i = 1, 4 * (ctx + 1) do seq[i] = (i - 1) % vocab + 1 end
+    local xs, ys = {}, {}
+    for b = 1, 4 do
+      xs[b] = {table.unpack(seq, b, b + ctx - 1)}
+      ys[b] = {table.unpack(seq, b + 1, b + ctx)}
+    end
+    local x, y = torch.tensor(xs), torch.tensor(ys)
+    local crit = nn.CrossEntropyLoss()
+    local first, last
+    for step = 1, 60 do
+      model:zero_grad()
+      local logits = model(x)
+      local loss = crit(logits:reshape(-1, vocab), y:reshape(-1))
+      loss:backward()
+      torch.no_grad(function()
+        for _, p in ipairs(model:parameters()) do p:add_(p.grad, {alpha = -0.05}) end
+      end)
+      if step == 1 then first = loss:item() end
+      last = loss:item()
+    end
+    assert.is_true(last < first * 0.5, first .. ' -> ' .. last)
+  end)
+end)
