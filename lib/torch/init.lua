@@ -420,6 +420,7 @@ end
 
 require 'torch.gradcheck'
 require 'torch.autograd_viz'
+require 'torch.autograd_ops'
 require 'torch.help'
 
 return torch

@@ -93,9 +93,9 @@ static int reduce(lua_State *L, mt_reduce_op op, const char *name) {
       LT_TRY(L, mt_ag_record_prod(r, x, a.mask, a.keepdim, dtype));
     } else if (op == MT_RED_AMAX || op == MT_RED_AMIN) {
       LT_TRY(L, mt_ag_record_amax(r, x, a.mask, a.keepdim, op == MT_RED_AMIN));
-    } else {
+    } else if (mt_dtype_is_float(r->dtype)) {
       LT_TRY(L, mt_ag_unsupported(name, x, NULL));
-    }
+    }                                          /* all, any, count_nonzero: no gradient */
   }
   return 1;
 }
