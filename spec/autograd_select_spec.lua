@@ -63,6 +63,20 @@ describe('cumprod', function()
   end)
 end)
 
+describe('prod', function()
+  it('is exact with zeros, first and second order, over a dim, several dims or all', function()
+    local x = leaf(torch.tensor({{2.0, 0.0, 3.0}, {1.5, 2.0, 0.5}, {0.0, 0.0, 1.0}}, {dtype = 'float64'}))
+    for _, f in ipairs({function(t) return t:prod(2) end, function(t) return t:prod(1, true) end,
+                        function(t) return t:prod() end, function(t) return t:prod({1, 2}) end}) do
+      check(f, {x})
+      check2(f, {x})
+    end
+    x.grad = nil
+    x:prod(2):sum():backward()
+    assert.are.same({0, 6, 0}, x.grad[1]:totable())
+  end)
+end)
+
 describe('scatter and index_put derivatives', function()
   local index = torch.tensor({{1, 2, 1}, {3, 1, 2}})
   it('scatter, scatter with a value and scatter_add', function()

@@ -145,6 +145,45 @@ wrap('cumprod', function(c_op, x, dim, ...)
   return F.apply(x, dim, ...)
 end)
 
+-- ---- prod ----
+-- d prod / d x_i = product of the others = (exclusive left cumprod) * (exclusive right
+-- cumprod): exact with zeros, and differentiable again (cumprod's derivative above).
+local function exclusive_cumprod(x, d)
+  local n = x:size(d)
+  local ones = torch.ones_like(x:narrow(d, 1, 1))
+  if n == 1 then return ones end
+  return torch.cat({ones, x:narrow(d, 1, n - 1):cumprod(d)}, d)
+end
+
+local function prod_dim(c_op, x, d, keepdim)
+  local F = Function:extend('Prod')
+  function F.forward(ctx, xx)
+    ctx.x = xx
+    return c_op(xx, d, keepdim)
+  end
+  function F.backward(ctx, g)
+    local xx = ctx.x
+    if not keepdim then g = g:unsqueeze(d) end
+    local others = exclusive_cumprod(xx, d) * exclusive_cumprod(xx:flip(d), d):flip(d)
+    return g * others
+  end
+  return F.apply(x)
+end
+
+-- x:prod(), x:prod(dim, keepdim), x:prod({dims}, keepdim), {dtype=} options
+wrap('prod', function(c_op, x, dim, keepdim, opts)
+  if type(keepdim) == 'table' then opts, keepdim = keepdim, nil end
+  if type(dim) == 'table' and not torch.is_tensor(dim) and (dim.dtype or next(dim) == nil) then opts, dim = dim, nil end
+  if opts and opts.dtype and opts.dtype ~= x.dtype then x = x:to(opts.dtype) end
+  if dim == nil then return prod_dim(c_op, x:reshape(-1), 1, false) end
+  local dims = type(dim) == 'table' and {table.unpack(dim)} or {dim}
+  for i, d in ipairs(dims) do dims[i] = norm_dim(d, x:dim()) end
+  table.sort(dims, function(a, b) return a > b end)     -- innermost first keeps the others valid
+  local y = x
+  for _, d in ipairs(dims) do y = prod_dim(c_op, y, d, keepdim == true) end
+  return y
+end)
+
 -- ---- scatter family ----
 -- x:scatter(dim, index, src or value): out = x with src (or value) written at index.
 wrap('scatter', function(c_op, x, dim, index, src, opts)
