@@ -44,7 +44,7 @@ $(BUILD)/%.o: %.c $(HEADERS) | $(DEPS_STAMP)
 # -z nodelete: Lua unloads C modules when a state closes, while OpenMP and
 # OpenBLAS worker threads may still sit in their code.
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $^ $(PKG_LIBS_BLAS) -lm
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $^ $(PKG_LIBS_BLAS) -lz -lm
 
 # The Lua C module: resolved against the host's Lua (lua5.4, busted, th).
 $(CORE): $(VM_OBJ) $(LIB)

@@ -24,6 +24,16 @@ local NOT_CALLED = {
   _set_field_hook = 'replaces the hook that answers tensor fields (grad, ...) with its argument',
   _repl_print = 'prints any value it is given (the REPL printer)',
   class = 'creates a class of any name, as Torch7 (torch.class)',
+  _fork = 'forks the process (DataLoader workers)',
+  _exit = 'ends the process at once (DataLoader workers)',
+  _socketpair = 'opens two file descriptors (DataLoader workers)',
+  _close = 'closes a file descriptor, whichever it is',
+  _kill = 'sends a signal to a process',
+  progress = 'prints a progress bar for any numbers',
+  timeit = 'calls its argument repeatedly',
+  _recv_msg = 'waits for a message on a file descriptor, whichever it is',
+  _send_msg = 'writes to a file descriptor, whichever it is',
+  _waitpid = 'waits for a process',
 }
 
 -- Methods for which a tensor of the wrong shape has a defined meaning.
@@ -220,7 +230,9 @@ local SWEEP = [=[
 local torch = require 'torch'
 local log = assert(io.open(arg[1], 'w'))
 local function fresh() return torch.tensor({{1.5, -2, 3}, {0.25, 5, -6}}) end
-local NOT_CALLED = {_set_field_hook = true, _repl_print = true, class = true}
+local NOT_CALLED = {_set_field_hook = true, _repl_print = true, class = true, _fork = true, _exit = true,
+                    _socketpair = true, _close = true, _kill = true, progress = true, timeit = true,
+                    _recv_msg = true, _send_msg = true, _waitpid = true}
 local threads, dtype = torch.get_num_threads(), torch.get_default_dtype()
 local rng = torch.get_rng_state and torch.get_rng_state()
 local function arglists()

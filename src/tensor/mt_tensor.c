@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -113,10 +114,26 @@ mt_storage *mt_storage_new(size_t nbytes) {
   return s;
 }
 
+mt_storage *mt_storage_mapped(void *data, size_t nbytes) {
+  mt_storage *s = mt_alloc(MT_STORAGE_HEADER);
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
+  s->refcount = 1;
+  s->data = data;
+  s->nbytes = nbytes;
+  s->owns = MT_STORAGE_MAPPED;
+  return s;
+}
+
 void mt_storage_retain(mt_storage *s) { s->refcount++; }
 
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
+  if (s->owns == MT_STORAGE_MAPPED) {
+    if (s->nbytes) munmap(s->data, s->nbytes);
+    mt_free(s, MT_STORAGE_HEADER);
+    return;
+  }
   if (s->owns == MT_STORAGE_INLINE) { mt_free(s, MT_STORAGE_HEADER + s->nbytes); return; }
   mt_free(s->data, s->nbytes);
   mt_free(s, MT_STORAGE_HEADER);

@@ -13,7 +13,7 @@
 enum { MT_CPU = 0, MT_CUDA = 1 };
 
 /* mt_storage.owns */
-enum { MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2 };
+enum { MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2, MT_STORAGE_MAPPED = 3 };
 
 typedef struct mt_storage {
   int64_t refcount;
@@ -45,6 +45,10 @@ const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n);
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
 void mt_storage_retain(mt_storage *s);
+/* A storage over nbytes of memory mapped with mmap (a file, shared memory);
+   released with munmap. NULL when out of memory (the mapping is then the
+   caller's). */
+mt_storage *mt_storage_mapped(void *data, size_t nbytes);
 void mt_storage_release(mt_storage *s);
 
 /* ---- lifetime ---- */

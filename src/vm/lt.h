@@ -58,6 +58,8 @@ void lt_open_shape(lua_State *L);
 void lt_open_linalg(lua_State *L);
 void lt_open_random(lua_State *L);
 void lt_open_util(lua_State *L);
+void lt_open_optim(lua_State *L);
+void lt_open_data(lua_State *L);
 void lt_open_autograd(lua_State *L);
 
 /* autograd fields of tensors (grad, requires_grad, grad_fn, is_leaf, data):

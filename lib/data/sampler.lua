@@ -1,0 +1,162 @@
+-- Samplers: streams of 1-based indices (sampler:iter() yields them, #sampler
+-- counts them). SequentialSampler, RandomSampler, SubsetRandomSampler,
+-- WeightedRandomSampler, BatchSampler (yields Lua arrays of indices) and
+-- DistributedSampler (one rank's share, reshuffled per epoch with set_epoch).
+local torch = require 'torch'
+local data = require 'data'
+
+local function array_iter(list)
+  local i = 0
+  return function()
+    i = i + 1
+    return list[i]
+  end
+end
+
+local Sampler = torch.class('data.Sampler')
+Sampler.__len = function(self) return self:size() end
+-- sampler:indices(): the whole stream as a Lua array
+function Sampler:indices()
+  local out = {}
+  for i in self:iter() do out[#out + 1] = i end
+  return out
+end
+
+-- data.SequentialSampler(ds): 1, 2, ..., #ds.
+local Sequential = torch.class('data.SequentialSampler', 'data.Sampler')
+function Sequential:__init(ds) self.n = type(ds) == 'number' and ds or data.len(ds) end
+function Sequential:size() return self.n end
+function Sequential:iter()
+  local i = 0
+  return function()
+    i = i + 1
+    if i <= self.n then return i end
+  end
+end
+
+-- data.RandomSampler(ds, {replacement=false, num_samples=, generator=}): a random
+-- permutation (or draws with replacement).
+local RandomSampler = torch.class('data.RandomSampler', 'data.Sampler')
+function RandomSampler:__init(ds, opts)
+  opts = opts or {}
+  self.n = type(ds) == 'number' and ds or data.len(ds)
+  self.replacement = opts.replacement or false
+  self.num_samples = opts.num_samples or self.n
+  self.generator = opts.generator
+  if not self.replacement and opts.num_samples and opts.num_samples > self.n then
+    error('RandomSampler: num_samples > dataset size needs replacement=true', 3)
+  end
+end
+function RandomSampler:size() return self.num_samples end
+function RandomSampler:iter()
+  local g = self.generator
+  if self.replacement then
+    local draws = torch.randint(1, self.n + 1, {self.num_samples}, {generator = g, dtype = 'int64'})
+    return array_iter(draws:totable())
+  end
+  local perm = {}
+  while #perm < self.num_samples do
+    for _, v in ipairs(torch.randperm(self.n, {generator = g}):totable()) do
+      if #perm < self.num_samples then perm[#perm + 1] = v end
+    end
+  end
+  return array_iter(perm)
+end
+
+-- data.SubsetRandomSampler(indices, {generator=}): the given indices in random order.
+local SubsetRandom = torch.class('data.SubsetRandomSampler', 'data.Sampler')
+function SubsetRandom:__init(indices, opts)
+  self.list = torch.is_tensor(indices) and indices:totable() or indices
+  self.generator = opts and opts.generator
+end
+function SubsetRandom:size() return #self.list end
+function SubsetRandom:iter()
+  local out = {}
+  for k, p in ipairs(torch.randperm(#self.list, {generator = self.generator}):totable()) do out[k] = self.list[p] end
+  return array_iter(out)
+end
+
+-- data.WeightedRandomSampler(weights, num_samples, {replacement=true, generator=}):
+-- index i drawn with probability proportional to weights[i].
+local Weighted = torch.class('data.WeightedRandomSampler', 'data.Sampler')
+function Weighted:__init(weights, num_samples, opts)
+  opts = opts or {}
+  self.weights = torch.is_tensor(weights) and weights:double() or torch.tensor(weights, {dtype = 'float64'})
+  self.num_samples = num_samples
+  self.replacement = opts.replacement ~= false
+  self.generator = opts.generator
+  if math.type(num_samples) ~= 'integer' or num_samples < 1 then
+    error('WeightedRandomSampler: num_samples must be a positive integer', 3)
+  end
+end
+function Weighted:size() return self.num_samples end
+function Weighted:iter()
+  local draws = torch.multinomial(self.weights, self.num_samples, {replacement = self.replacement,
+                                                                    generator = self.generator})
+  return array_iter(draws:totable())
+end
+
+-- data.BatchSampler(sampler, batch_size, drop_last): Lua arrays of batch_size indices.
+local BatchSampler = torch.class('data.BatchSampler', 'data.Sampler')
+function BatchSampler:__init(sampler, batch_size, drop_last)
+  if math.type(batch_size) ~= 'integer' or batch_size < 1 then
+    error('BatchSampler: batch_size must be a positive integer, got ' .. tostring(batch_size), 3)
+  end
+  self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last or false
+end
+function BatchSampler:size()
+  local n = data.len(self.sampler)
+  if self.drop_last then return n // self.batch_size end
+  return (n + self.batch_size - 1) // self.batch_size
+end
+function BatchSampler:iter()
+  local it = self.sampler:iter()
+  return function()
+    local batch = {}
+    for i in it do
+      batch[#batch + 1] = i
+      if #batch == self.batch_size then return batch end
+    end
+    if #batch > 0 and not self.drop_last then return batch end
+  end
+end
+
+-- data.DistributedSampler(ds, {num_replicas=, rank= (1-based), shuffle=true, seed=0,
+-- drop_last=false}): rank's share of the indices (every num_replicas-th, after a
+-- shuffle that depends on seed + epoch; padded by repetition to equal shares).
+local Distributed = torch.class('data.DistributedSampler', 'data.Sampler')
+function Distributed:__init(ds, opts)
+  opts = opts or {}
+  self.n = type(ds) == 'number' and ds or data.len(ds)
+  self.num_replicas = opts.num_replicas or 1
+  self.rank = opts.rank or 1
+  if self.rank < 1 or self.rank > self.num_replicas then
+    error(string.format('DistributedSampler: rank %d out of range 1..%d', self.rank, self.num_replicas), 3)
+  end
+  self.shuffle = opts.shuffle ~= false
+  self.seed, self.epoch, self.drop_last = opts.seed or 0, 0, opts.drop_last or false
+  if self.drop_last then self.num_samples = self.n // self.num_replicas
+  else self.num_samples = (self.n + self.num_replicas - 1) // self.num_replicas end
+  self.total_size = self.num_samples * self.num_replicas
+end
+-- sampler:set_epoch(e): a different shuffle each epoch, the same on every rank
+function Distributed:set_epoch(e) self.epoch = e end
+function Distributed:size() return self.num_samples end
+function Distributed:iter()
+  local order
+  if self.shuffle then
+    local g = torch.Generator()
+    g:manual_seed(self.seed + self.epoch)
+    order = torch.randperm(self.n, {generator = g}):totable()
+  else
+    order = {}
+    for i = 1, self.n do order[i] = i end
+  end
+  local k = 1
+  while #order < self.total_size do order[#order + 1] = order[k]; k = k + 1 end
+  local mine = {}
+  for i = self.rank, self.total_size, self.num_replicas do mine[#mine + 1] = order[i] end
+  return array_iter(mine)
+end
+
+return data

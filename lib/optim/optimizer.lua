@@ -1,0 +1,358 @@
+-- optim.Optimizer: the base of every optimizer, as torch.optim.Optimizer.
+-- It keeps param_groups (per-group options), per-parameter state (keyed by
+-- the parameter tensor), and gives zero_grad, add_param_group, state_dict
+-- and load_state_dict. A subclass defines step(closure); it runs without
+-- recording (torch.no_grad) and its closure with grad mode on, as the
+-- built-in optimizers of PyTorch do with @torch.no_grad().
+local torch = require 'torch'
+local optim = require 'optim'
+
+-- optim._error(fmt, ...): raises the formatted message at the first caller
+-- outside lib/optim (and torch.class's constructor), so the position shown
+-- is the user's line.
+function optim._error(fmt, ...)
+  local msg = string.format(fmt, ...)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, 'S')
+    if not info then error(msg, 0) end
+    local source = info.source
+    if info.what ~= 'C' and not source:find('optim[/\\][%w_]+%.lua$') and not source:find('torch[/\\]init%.lua$') then
+      error(msg, level)
+    end
+    level = level + 1
+  end
+end
+local fail = optim._error
+
+-- optim._options(name, opts, defaults): the options of an optimizer, the
+-- user's table (or a number, the lr) over its defaults; a name that the
+-- defaults lack raises. Defaults of false stand for PyTorch's None.
+function optim._options(name, opts, defaults)
+  if type(opts) == 'number' then opts = {lr = opts} end
+  opts = opts or {}
+  if type(opts) ~= 'table' then fail('%s: options must be a table, got %s', name, type(opts)) end
+  local out = {}
+  for k, v in pairs(defaults) do out[k] = v end
+  for k, v in pairs(opts) do
+    if defaults[k] == nil then
+      local known = {}
+      for key in pairs(defaults) do known[#known + 1] = key end
+      table.sort(known)
+      fail("%s: unknown option '%s' (options: %s)", name, tostring(k), table.concat(known, ', '))
+    end
+    out[k] = v
+  end
+  return out
+end
+
+-- Hyperparameter checks shared by the optimizers' check_group functions.
+function optim._check_nonneg(name, key, v)
+  if type(v) ~= 'number' or not (v >= 0) then
+    fail('%s: invalid %s value: %s (must be a number >= 0)', name, key, tostring(v))
+  end
+end
+function optim._check_unit(name, key, v, closed)
+  local ok = type(v) == 'number' and v >= 0 and (v < 1 or (closed and v == 1))
+  if not ok then
+    fail('%s: invalid %s value: %s (must be in [0, 1%s)', name, key, tostring(v), closed and ']' or ')')
+  end
+end
+function optim._check_betas(name, betas)
+  if type(betas) ~= 'table' or #betas ~= 2 then
+    fail('%s: betas must be a table of two numbers, got %s', name, tostring(betas))
+  end
+  for i = 1, 2 do
+    local b = betas[i]
+    if type(b) ~= 'number' or not (b >= 0 and b < 1) then
+      fail('%s: invalid beta parameter at index %d: %s (must be in [0, 1))', name, i, tostring(b))
+    end
+  end
+end
+
+local Optimizer = torch.class('optim.Optimizer')
+
+-- The state table: reading the state of a parameter that has none gives a
+-- fresh table kept there (PyTorch's defaultdict(dict)).
+local state_mt = {
+  __index = function(t, k)
+    if torch.is_tensor(k) then
+      local s = {}
+      rawset(t, k, s)
+      return s
+    end
+  end,
+}
+local function new_state() return setmetatable({}, state_mt) end
+
+local function deep_copy(v)
+  if torch.is_tensor(v) then return v:detach():clone() end
+  if type(v) == 'table' and getmetatable(v) == nil then
+    local c = {}
+    for k, x in pairs(v) do c[k] = deep_copy(x) end
+    return c
+  end
+  return v
+end
+optim._deep_copy = deep_copy
+
+-- Assigning step on a subclass stores the function as __step; the step
+-- every instance calls (Optimizer.step) runs it under torch.no_grad.
+local function hook_step(cls)
+  local mt = getmetatable(cls)
+  mt.__newindex = function(c, k, v)
+    if k == 'step' then k = '__step' end
+    rawset(c, k, v)
+  end
+end
+Optimizer.__subclass = hook_step
+
+-- Optimizer:extend(name): a new optimizer class, as subclassing
+-- torch.optim.Optimizer in PyTorch (torch.class('optim.Name',
+-- 'optim.Optimizer') works as well):
+--   local MySGD = optim.Optimizer:extend('MySGD')
+--   function MySGD:__init(params, opts) optim.Optimizer.__init(self, params, {lr = opts.lr}) end
+--   function MySGD:step(closure) ... self.param_groups ... self.state[p] ... end
+function Optimizer:extend(name)
+  if type(name) ~= 'string' then fail('optim.Optimizer:extend: expects a class name, got %s', type(name)) end
+  local cls = {__typename = name}
+  cls.__index = cls
+  for k, v in pairs(self) do
+    if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__typename' then cls[k] = v end
+  end
+  setmetatable(cls, {
+    __index = self,
+    __call = function(c, ...)
+      local obj = setmetatable({}, c)
+      c.__init(obj, ...)
+      return obj
+    end,
+    __tostring = function() return name end,
+  })
+  hook_step(cls)
+  return cls
+end
+
+local function is_group(x) return type(x) == 'table' and not torch.is_tensor(x) and x.params ~= nil end
+
+-- optim.Optimizer(params, defaults): params is a Lua array of tensors, of
+-- {name, tensor} pairs (named_parameters()), or of parameter groups
+-- {params = {...}, lr = ..., ...}; defaults fill what a group leaves out.
+function Optimizer:__init(params, defaults)
+  local name = self.__typename
+  self.defaults = defaults or {}
+  self.state = new_state()
+  self.param_groups = {}
+  if torch.is_tensor(params) then
+    fail('%s: params must be a Lua array of tensors or of parameter groups, got a single tensor (wrap it: {p})', name)
+  end
+  if type(params) ~= 'table' then
+    fail('%s: params must be a Lua array of tensors or of parameter groups, got %s', name, type(params))
+  end
+  if #params == 0 then fail('%s: got an empty parameter list', name) end
+  if is_group(params[1]) then
+    for i, group in ipairs(params) do
+      if not is_group(group) then
+        fail('%s: element %d of params is not a parameter group (a table with a params field)', name, i)
+      end
+      self:add_param_group(group)
+    end
+  else
+    self:add_param_group({params = params})
+  end
+end
+
+-- opt:add_param_group(group): adds {params = {...}, option = value, ...};
+-- options it leaves out come from the optimizer's defaults.
+function Optimizer:add_param_group(group)
+  local name = self.__typename
+  if not is_group(group) then
+    fail('%s: a parameter group must be a table with a params field, got %s', name, torch.type(group))
+  end
+  local new = {}
+  for k, v in pairs(group) do new[k] = v end
+  local list = group.params
+  if torch.is_tensor(list) then list = {list} end
+  if type(list) ~= 'table' then fail('%s: params of a group must be a Lua array of tensors, got %s', name, type(list)) end
+  local tensors, names = {}, {}
+  for i, p in ipairs(list) do
+    if type(p) == 'table' and not torch.is_tensor(p) then   -- {name, tensor}
+      names[#names + 1] = p[1]
+      p = p[2]
+    end
+    if not torch.is_tensor(p) then
+      fail('%s: can only optimize tensors, but parameter %d is a %s', name, i, torch.type(p))
+    end
+    if not p.is_leaf then
+      fail("%s: can't optimize a non-leaf tensor (parameter %d was computed by %s); optimize the leaf it comes from",
+           name, i, tostring(p.grad_fn))
+    end
+    if not p:is_floating_point() then
+      fail('%s: parameter %d is %s; only floating-point tensors can be optimized', name, i, p.dtype)
+    end
+    tensors[i] = p
+  end
+  if #names > 0 then
+    if #names ~= #tensors then fail('%s: all parameters of a group must come with names, or none', name) end
+    new.param_names = names
+  end
+  new.params = tensors
+  for k, v in pairs(self.defaults) do
+    if new[k] == nil then new[k] = deep_copy(v) end
+  end
+  local seen = {}
+  for i, p in ipairs(tensors) do
+    if seen[p] then fail('%s: parameter %d appears twice in one parameter group', name, i) end
+    seen[p] = true
+  end
+  for gi, g in ipairs(self.param_groups) do
+    for _, p in ipairs(g.params) do
+      if seen[p] then fail('%s: some parameters appear in more than one parameter group (also in group %d)', name, gi) end
+    end
+    if (g.param_names ~= nil) ~= (new.param_names ~= nil) then
+      fail('%s: all parameter groups must be with names or without', name)
+    end
+  end
+  if self.check_group then self:check_group(new) end
+  self.param_groups[#self.param_groups + 1] = new
+end
+
+-- opt:step(closure): one optimization step; closure (optional, needed by
+-- LBFGS) re-evaluates the model and returns the loss, which step returns.
+function Optimizer:step(closure)
+  local impl = self.__step
+  if not impl then fail('%s: the optimizer class must define step(closure)', self.__typename) end
+  local with_grad = closure
+  if closure ~= nil then
+    with_grad = function() return torch.enable_grad(closure) end
+  end
+  return torch.no_grad(impl, self, with_grad)
+end
+
+-- opt:zero_grad({set_to_none = true}): clears the gradients of every
+-- parameter; set_to_none (the default, as in PyTorch) removes them, false
+-- fills them with zeros in place. zero_grad(false) works too.
+function Optimizer:zero_grad(opts)
+  local set_to_none = true
+  if type(opts) == 'boolean' then set_to_none = opts
+  elseif type(opts) == 'table' and opts.set_to_none ~= nil then set_to_none = opts.set_to_none end
+  for _, group in ipairs(self.param_groups) do
+    for _, p in ipairs(group.params) do
+      local g = p.grad
+      if g ~= nil then
+        if set_to_none then
+          p.grad = nil
+        else
+          if g.requires_grad then           -- a gradient with history (create_graph)
+            g = g:detach()
+            p.grad = g
+          end
+          g:zero_()
+        end
+      end
+    end
+  end
+end
+
+-- opt:state_dict(): {state = {[i] = {...}}, param_groups = {{lr = ..., params
+-- = {i, ...}}, ...}} with parameters as 1-based indices in group order, as
+-- PyTorch. Tensors are copies: the dict is a snapshot that later steps do
+-- not change.
+function Optimizer:state_dict()
+  local index, count = {}, 0
+  local groups = {}
+  for gi, group in ipairs(self.param_groups) do
+    local packed = {}
+    for k, v in pairs(group) do
+      if k ~= 'params' then packed[k] = deep_copy(v) end
+    end
+    packed.params = {}
+    for i, p in ipairs(group.params) do
+      if not index[p] then count = count + 1; index[p] = count end
+      packed.params[i] = index[p]
+    end
+    groups[gi] = packed
+  end
+  local state = {}
+  for p, s in pairs(self.state) do
+    if index[p] and next(s) ~= nil then state[index[p]] = deep_copy(s) end
+  end
+  return {state = state, param_groups = groups}
+end
+
+-- Floating state tensors follow the parameter's dtype, as PyTorch casts
+-- them on load.
+local function cast_like(value, p)
+  if torch.is_tensor(value) then
+    if value:is_floating_point() and value.dtype ~= p.dtype then return value:to(p.dtype) end
+    return value
+  end
+  if type(value) == 'table' and getmetatable(value) == nil then
+    for k, v in pairs(value) do value[k] = cast_like(v, p) end
+  end
+  return value
+end
+
+-- opt:load_state_dict(sd): takes the state and options of sd (from
+-- state_dict, possibly of another optimizer over other parameters of the
+-- same shapes); state is copied, so sd stays untouched.
+function Optimizer:load_state_dict(sd)
+  local name = self.__typename
+  if type(sd) ~= 'table' or type(sd.param_groups) ~= 'table' or type(sd.state) ~= 'table' then
+    fail('%s: load_state_dict expects a table from state_dict() with state and param_groups', name)
+  end
+  local groups, saved = self.param_groups, sd.param_groups
+  if #groups ~= #saved then
+    fail('%s: loaded state dict has %d parameter groups, the optimizer %d', name, #saved, #groups)
+  end
+  local id_map = {}
+  for gi, group in ipairs(groups) do
+    local ids = saved[gi].params
+    if type(ids) ~= 'table' or #ids ~= #group.params then
+      fail("%s: loaded state dict has a parameter group (%d) that doesn't match the size of optimizer's group (%d vs %d parameters)",
+           name, gi, type(ids) == 'table' and #ids or 0, #group.params)
+    end
+    for i, id in ipairs(ids) do id_map[id] = group.params[i] end
+  end
+  local state = new_state()
+  for id, s in pairs(sd.state) do
+    local p = id_map[id]
+    if p == nil then fail('%s: loaded state dict has state for parameter %s, which no group holds', name, tostring(id)) end
+    state[p] = cast_like(deep_copy(s), p)
+  end
+  local new_groups = {}
+  for gi, group in ipairs(groups) do
+    local g = deep_copy(saved[gi])
+    g.params = group.params
+    if group.param_names ~= nil and g.param_names == nil then g.param_names = group.param_names end
+    new_groups[gi] = g
+  end
+  self.state = state
+  self.param_groups = new_groups
+end
+
+-- tostring(opt): the class and each group's options, as PyTorch prints.
+function Optimizer:__tostring()
+  local lines = {self.__typename .. ' ('}
+  for gi, group in ipairs(self.param_groups) do
+    lines[#lines + 1] = 'Parameter Group ' .. gi
+    local keys = {}
+    for k in pairs(group) do
+      if k ~= 'params' and k ~= 'param_names' then keys[#keys + 1] = k end
+    end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local v = group[k]
+      if type(v) == 'table' then
+        local parts = {}
+        for i, x in ipairs(v) do parts[i] = tostring(x) end
+        v = '{' .. table.concat(parts, ', ') .. '}'
+      end
+      lines[#lines + 1] = '    ' .. k .. ': ' .. tostring(v)
+    end
+  end
+  lines[#lines + 1] = ')'
+  return table.concat(lines, '\n')
+end
+
+return Optimizer

@@ -1,0 +1,308 @@
+-- data: datasets, samplers, collate, the DataLoader with worker processes,
+-- IDX files and mapped token files, transforms, CmdLine.
+local torch = require 'torch'
+local data = require 'data'
+
+local tmp = os.tmpname()
+os.remove(tmp)
+os.execute('mkdir -p ' .. tmp)
+teardown(function() os.execute('rm -rf ' .. tmp) end)
+
+local function write(path, bytes)
+  local f = assert(io.open(path, 'wb'))
+  f:write(bytes)
+  f:close()
+end
+
+local function be32(n) return string.char((n >> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255) end
+
+local function batches(loader)
+  local out = {}
+  for i, b in loader:iter() do out[i] = b end
+  return out
+end
+
+local function labels(list)
+  local out = {}
+  for _, b in ipairs(list) do for _, v in ipairs(b[2]:totable()) do out[#out + 1] = v end end
+  return out
+end
+
+local x = torch.arange(0, 40):float():view(20, 2)
+local y = torch.arange(1, 21, {dtype = 'int64'})
+local ds = data.TensorDataset(x, y)
+
+describe('datasets', function()
+  it('TensorDataset, Subset, ConcatDataset and random_split', function()
+    assert.are.equal(20, #ds)
+    local item = ds:get(3)
+    assert.are.same({4, 5}, item[1]:totable())
+    assert.are.equal(3, item[2])
+    local sub = data.Subset(ds, {5, 1})
+    assert.are.equal(5, sub:get(1)[2])
+    local cat = data.ConcatDataset({ds, sub})
+    assert.are.equal(22, #cat)
+    assert.are.equal(1, cat:get(22)[2])
+    local parts = data.random_split(ds, {15, 5})
+    assert.are.equal(15, #parts[1])
+    local seen = {}
+    for _, p in ipairs(parts) do for i = 1, #p do seen[p:get(i)[2]] = true end end
+    for i = 1, 20 do assert.is_true(seen[i]) end
+    assert.has_error(function() data.random_split(ds, {3, 4}) end)
+    assert.has_error(function() ds:get(21) end)
+  end)
+
+  it('reads IDX files, plain and gzip, and refuses truncated or corrupt ones', function()
+    local body = string.char(0, 0, 0x08, 2) .. be32(2) .. be32(3) .. string.char(1, 2, 3, 4, 5, 250)
+    write(tmp .. '/a.idx', body)
+    local t = data.read_idx(tmp .. '/a.idx')
+    assert.are.equal('uint8', t.dtype)
+    assert.are.same({{1, 2, 3}, {4, 5, 250}}, t:totable())
+    os.execute('gzip -c ' .. tmp .. '/a.idx > ' .. tmp .. '/a.idx.gz')
+    assert.is_true(data.read_idx(tmp .. '/a.idx.gz'):equal(t))
+    local ints = string.char(0, 0, 0x0C, 1) .. be32(2) .. be32(7) .. be32(0xFFFFFFFE)
+    write(tmp .. '/i.idx', ints)
+    assert.are.same({7, -2}, data.read_idx(tmp .. '/i.idx'):totable())
+    write(tmp .. '/short.idx', body:sub(1, #body - 2))
+    local ok, err = pcall(data.read_idx, tmp .. '/short.idx')
+    assert.truthy(err:find('declares 6 values', 1, true) or err:find('truncated', 1, true), err)
+    write(tmp .. '/magic.idx', 'PK' .. body:sub(3))
+    ok, err = pcall(data.read_idx, tmp .. '/magic.idx')
+    assert.truthy(err:find('not an IDX file', 1, true), err)
+    write(tmp .. '/huge.idx', string.char(0, 0, 0x08, 2) .. be32(0x7fffffff) .. be32(0x7fffffff))
+    ok, err = pcall(data.read_idx, tmp .. '/huge.idx')
+    assert.truthy(err:find('declares', 1, true), err)
+    write(tmp .. '/b.gz', '\31\139garbage-not-deflate')
+    assert.is_false(pcall(data.read_idx, tmp .. '/b.gz'))
+    assert.is_false(pcall(data.read_idx, tmp .. '/missing.idx'))
+  end)
+
+  it('maps a token file and reads the right windows without loading it', function()
+    local bytes = {}
+    for i = 0, 99 do bytes[#bytes + 1] = string.char(i, 0) end
+    -- uint16 little-endian tokens 0..99, and one large token 65000 at the end
+    write(tmp .. '/tok.bin', table.concat(bytes) .. string.char(65000 & 255, 65000 >> 8))
+    local tok = data.TokenDataset(tmp .. '/tok.bin', {dtype = 'uint16', block_size = 8})
+    assert.are.equal(101 - 8, #tok)
+    local item = tok:get(3)
+    assert.are.same({2, 3, 4, 5, 6, 7, 8, 9}, item[1]:totable())
+    assert.are.same({3, 4, 5, 6, 7, 8, 9, 10}, item[2]:totable())
+    assert.are.equal(65000, tok:get(#tok)[2][8])
+    assert.are.equal('int64', item[1].dtype)
+  end)
+
+  it("FashionMNIST from Debian's dataset-fashion-mnist", function()
+    local f = io.open('/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz')
+    if not f then
+      pending('dataset-fashion-mnist is not installed: FashionMNIST not checked')
+      return
+    end
+    f:close()
+    local T = data.transforms
+    local test = data.FashionMNIST{train = false, transform = T.Compose{T.ToTensor(), T.Normalize(0.5, 0.5)}}
+    assert.are.equal(10000, #test)
+    local img, label = table.unpack(test:get(1))
+    assert.are.same({1, 28, 28}, img:size():totable())
+    assert.are.equal(10, label)                     -- ankle boot, 1-based
+    local b = test:get_batch(torch.tensor({1, 2}))
+    assert.are.same({2, 1, 28, 28}, b[1]:size():totable())
+    assert.is_true(b[1][1]:equal(img))
+    local raw = data.FashionMNIST{train = false}
+    assert.are.equal('uint8', raw:get(1)[1].dtype)
+  end)
+end)
+
+describe('samplers', function()
+  it('give the index streams PyTorch gives, 1-based', function()
+    assert.are.same({1, 2, 3}, data.SequentialSampler(3):indices())
+    local g = torch.Generator()
+    g:manual_seed(1)
+    local perm = data.RandomSampler(5, {generator = g}):indices()
+    table.sort(perm)
+    assert.are.same({1, 2, 3, 4, 5}, perm)
+    assert.are.equal(12, #data.RandomSampler(5, {replacement = true, num_samples = 12}):indices())
+    local sub = data.SubsetRandomSampler({4, 8, 9}):indices()
+    table.sort(sub)
+    assert.are.same({4, 8, 9}, sub)
+    local w = data.WeightedRandomSampler({0, 0, 1}, 5):indices()
+    assert.are.same({3, 3, 3, 3, 3}, w)
+    local bs = data.BatchSampler(data.SequentialSampler(7), 3, false)
+    assert.are.same({{1, 2, 3}, {4, 5, 6}, {7}}, bs:indices())
+    assert.are.equal(2, #data.BatchSampler(data.SequentialSampler(7), 3, true))
+  end)
+
+  it('DistributedSampler splits evenly, pads, and reshuffles per epoch identically on every rank', function()
+    local a = data.DistributedSampler(10, {num_replicas = 3, rank = 1, shuffle = false}):indices()
+    local b = data.DistributedSampler(10, {num_replicas = 3, rank = 2, shuffle = false}):indices()
+    assert.are.same({1, 4, 7, 10}, a)
+    assert.are.same({2, 5, 8, 1}, b)
+    local r1 = data.DistributedSampler(10, {num_replicas = 2, rank = 1})
+    local r2 = data.DistributedSampler(10, {num_replicas = 2, rank = 2})
+    local all = {}
+    for _, v in ipairs(r1:indices()) do all[#all + 1] = v end
+    for _, v in ipairs(r2:indices()) do all[#all + 1] = v end
+    table.sort(all)
+    assert.are.same({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, all)
+    local e0 = r1:indices()
+    r1:set_epoch(1)
+    assert.are_not.same(e0, r1:indices())
+  end)
+end)
+
+describe('collate', function()
+  it('stacks tensors, batches numbers and recurses into tables', function()
+    local b = data.default_collate({{x = torch.ones(2), y = 1, n = 'a', f = 0.5, ok = true},
+                                     {x = torch.zeros(2), y = 2, n = 'b', f = 1.5, ok = false}})
+    assert.are.same({2, 2}, b.x:size():totable())
+    assert.are.equal('int64', b.y.dtype)
+    assert.are.equal('float32', b.f.dtype)
+    assert.are.equal('bool', b.ok.dtype)
+    assert.are.same({'a', 'b'}, b.n)
+    assert.has_error(function() data.default_collate({{torch.ones(2)}, {torch.ones(3)}}) end)
+  end)
+end)
+
+describe('DataLoader', function()
+  it('batches, drops the last partial batch, and shuffles with a generator', function()
+    local l = data.DataLoader(ds, {batch_size = 6})
+    assert.are.equal(4, #l)
+    local bs = batches(l)
+    assert.are.same({6, 2}, bs[1][1]:size():totable())
+    assert.are.equal(2, bs[4][1]:size(1))
+    assert.are.equal(3, #batches(data.DataLoader(ds, {batch_size = 6, drop_last = true})))
+    local g = torch.Generator()
+    g:manual_seed(5)
+    local shuffled = labels(batches(data.DataLoader(ds, {batch_size = 4, shuffle = true, generator = g})))
+    local sorted = {table.unpack(shuffled)}
+    table.sort(sorted)
+    assert.are_not.same(sorted, shuffled)
+    assert.are.same(labels(batches(data.DataLoader(ds, {batch_size = 4}))), sorted)
+  end)
+
+  it('gives the same batches in the same order with 0, 1 or 2 workers', function()
+    local plain = labels(batches(data.DataLoader(ds, {batch_size = 3})))
+    for _, nw in ipairs({1, 2}) do
+      assert.are.same(plain, labels(batches(data.DataLoader(ds, {batch_size = 3, num_workers = nw}))))
+    end
+    local function shuffled(nw)
+      local g = torch.Generator()
+      g:manual_seed(9)
+      return labels(batches(data.DataLoader(ds, {batch_size = 3, shuffle = true, generator = g, num_workers = nw})))
+    end
+    assert.are.same(shuffled(0), shuffled(2))
+  end)
+
+  it('workers build batches from any dataset, seeded apart, with worker_init_fn', function()
+    local D = torch.class('data.SpecWorkerDS', 'data.Dataset')
+    function D:size() return 8 end
+    function D:get(i)
+      local info = data.get_worker_info()
+      return {v = torch.rand(1), id = info and info.id or 0, i = i}
+    end
+    local l = data.DataLoader(D(), {batch_size = 2, num_workers = 2,
+                                    worker_init_fn = function(id) assert(id == 1 or id == 2) end})
+    local bs = batches(l)
+    assert.are.equal(4, #bs)
+    assert.are.same({1, 1}, bs[1].id:totable())
+    assert.are.same({2, 2}, bs[2].id:totable())
+    assert.are_not.equal(bs[1].v[1][1], bs[2].v[1][1])     -- distinct seeds
+    assert.are.same({7, 8}, bs[4].i:totable())
+  end)
+
+  it('names the worker and the dataset error; a dying or silent worker raises, never hangs', function()
+    local Bad = torch.class('data.SpecBadDS', 'data.Dataset')
+    function Bad:size() return 6 end
+    function Bad:get(i)
+      if i == 5 then error('cannot read item 5') end
+      return {torch.ones(1) * i}
+    end
+    local ok, err = pcall(batches, data.DataLoader(Bad(), {batch_size = 2, num_workers = 2}))
+    assert.is_false(ok)
+    assert.truthy(err:find('DataLoader worker 1 %(pid %d+%)'), err)
+    assert.truthy(err:find('cannot read item 5', 1, true), err)
+    local Dying = torch.class('data.SpecDyingDS', 'data.Dataset')
+    function Dying:size() return 4 end
+    function Dying:get(i) if i == 3 then os.exit(7) end return {i} end
+    ok, err = pcall(batches, data.DataLoader(Dying(), {batch_size = 1, num_workers = 2}))
+    assert.is_false(ok)
+    assert.truthy(err:find('exited with status 7', 1, true) or err:find('closed its connection', 1, true), err)
+    local Slow = torch.class('data.SpecSlowDS', 'data.Dataset')
+    function Slow:size() return 2 end
+    function Slow:get(i) if i == 2 then os.execute('sleep 3') end return {i} end
+    local t0 = torch.clock()
+    ok, err = pcall(batches, data.DataLoader(Slow(), {batch_size = 1, num_workers = 1, timeout = 0.5}))
+    assert.is_false(ok)
+    assert.truthy(err:find('timed out after 0.5 s', 1, true), err)
+    assert.is_true(torch.clock() - t0 < 2.5)
+  end)
+
+  it('keeps persistent workers across epochs and leaves no zombie processes', function()
+    local l = data.DataLoader(ds, {batch_size = 5, num_workers = 2, persistent_workers = true})
+    local first = labels(batches(l))
+    local pids = {}
+    for _, w in ipairs(rawget(l, '_workers')) do pids[#pids + 1] = w.pid end
+    assert.are.same(first, labels(batches(l)))
+    local again = {}
+    for _, w in ipairs(rawget(l, '_workers')) do again[#again + 1] = w.pid end
+    assert.are.same(pids, again)
+    l:shutdown()
+    for _, pid in ipairs(pids) do assert.are.equal('gone', (torch._waitpid(pid, false))) end
+    -- a loop left early: the workers are reaped when the iterator is collected
+    local l2 = data.DataLoader(ds, {batch_size = 2, num_workers = 2})
+    for i in l2:iter() do if i == 2 then break end end
+    collectgarbage(); collectgarbage()
+    local p = io.popen('ps -o stat= --ppid ' .. torch._getpid())
+    local states = p:read('a')
+    p:close()
+    assert.falsy(states:find('Z'), states)
+  end)
+end)
+
+describe('transforms, progress and CmdLine', function()
+  it('ToTensor, Normalize, flips and crops', function()
+    local T = data.transforms
+    local img = torch.tensor({{0, 255}, {51, 102}}, {dtype = 'uint8'})
+    local t = T.ToTensor()(img)
+    assert.are.same({1, 2, 2}, t:size():totable())
+    assert.are.equal(1, t[1][1][2])
+    local n = T.Normalize(0.5, 0.25)(t)
+    assert.are.equal(2, n[1][1][2])
+    torch.manual_seed(1)
+    local flipped = T.RandomHorizontalFlip(1)(t)
+    assert.are.equal(0, flipped[1][1][2])
+    local crop = T.RandomCrop(2, {padding = 1})(t)
+    assert.are.same({1, 2, 2}, crop:size():totable())
+    assert.has_error(function() T.RandomCrop(5)(t) end)
+  end)
+
+  it('CmdLine parses options with their defaults and types', function()
+    local cmd = torch.CmdLine()
+    cmd:text('training')
+    cmd:option('--epochs', 10, 'epochs')
+    cmd:option('--batch-size', 64, 'batch size')
+    cmd:option('--name', 'run', 'name')
+    cmd:option('--cuda', false, 'use a GPU')
+    local opt = cmd:parse({'--epochs', '3', '--batch-size=32', '--cuda'})
+    assert.are.equal(3, opt.epochs)
+    assert.are.equal(32, opt.batch_size)
+    assert.are.equal('run', opt.name)
+    assert.is_true(opt.cuda)
+    assert.has_error(function() cmd:parse({'--nope'}) end)
+    assert.has_error(function() cmd:parse({'--epochs', 'many'}) end)
+  end)
+
+  it('the progress bar prints plain lines when output is not a terminal', function()
+    local th = os.getenv('TH_BIN')
+    for template in package.cpath:gmatch('[^;]+') do
+      local dir = template:match('^(.*)/%?%.so$')
+      local f = not th and dir and io.open(dir .. '/th', 'rb')
+      if f then f:close(); th = dir .. '/th' end
+    end
+    local p = io.popen((th or './build/th') .. [[ -e "require 'data'; for i = 1, 20 do torch.progress(i, 20, {text = 'loss 0.5'}) end" | cat]])
+    local out = p:read('a')
+    p:close()
+    assert.truthy(out:find(' 20/20 (100%)', 1, true), out)
+    assert.truthy(out:find('loss 0.5', 1, true), out)
+    assert.falsy(out:find('\r', 1, true))
+  end)
+end)
