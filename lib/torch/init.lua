@@ -422,5 +422,6 @@ require 'torch.gradcheck'
 require 'torch.autograd_viz'
 require 'torch.autograd_ops'
 require 'torch.help'
+require 'torch.serialize'
 
 return torch
