@@ -1,0 +1,79 @@
+-- Convolution and pooling (lib/nn/conv.lua): values against PyTorch 2.15
+-- (inputs from a fixed formula both sides compute), gradients by gradcheck.
+local torch = require 'torch'
+local nn = require 'nn'
+local F = nn.functional
+
+local function inp(c, ...)
+  local shape = {...}
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  return ((torch.arange(0, n, {dtype = 'float64'}) * 0.3 + c):cos() * 0.5):view(shape)
+end
+local function near(a, b, tol) return math.abs(a - b) <= (tol or 1e-10) * math.max(1, math.abs(b)) end
+
+describe('convolution', function()
+  local x, w, b = inp(1, 2, 3, 6, 5), inp(2, 4, 3, 3, 2), inp(3, 4)
+  it('conv2d with stride and padding matches PyTorch', function()
+    local y = F.conv2d(x, w, b, {stride = {2, 1}, padding = {1, 0}})
+    assert.are.same({2, 4, 3, 4}, y:size():totable())
+    local want = {0.3308333313815859, 0.36390574572671563, 0.32025500297132337, 0.20378029396287045,
+                  -1.3393174949479763, -1.5717859883327279}
+    local got = y:reshape(-1):_flat_values()
+    for i = 1, 6 do assert.is_true(near(got[i], want[i]), i .. ': ' .. got[i]) end
+  end)
+  it("groups, dilation and padding='same' match PyTorch", function()
+    local y = F.conv2d(x:narrow(2, 1, 2), inp(4, 4, 1, 2, 2), nil, {groups = 2, dilation = 2})
+    assert.are.same({2, 4, 4, 3}, y:size():totable())
+    assert.is_true(near(y:sum():item(), 0.12350308420382833))
+    assert.is_true(near(F.conv2d(x, w, b, {padding = 'same'}):sum():item(), -128.6585644741723))
+    assert.is_true(near(F.conv1d(inp(5, 2, 3, 7), inp(6, 2, 3, 3), nil, {stride = 2, padding = 1}):sum():item(),
+                        1.9117257933701517))
+  end)
+  it('gradchecks, twice', function()
+    local xs, ws, bs = inp(1, 1, 2, 4, 4):requires_grad_(), inp(2, 3, 2, 2, 2):requires_grad_(), inp(3, 3):requires_grad_()
+    local f = function(a, c, d) return F.conv2d(a, c, d, {stride = 2, padding = 1}) end
+    assert.is_true(torch.autograd.gradcheck(f, {xs, ws, bs}))
+    assert.is_true(torch.autograd.gradgradcheck(f, {xs, ws, bs}))
+  end)
+  it('refuses mismatched channels and kernels larger than the input', function()
+    local ok, err = pcall(F.conv2d, x, inp(1, 4, 2, 3, 3))
+    assert.truthy(err:find('has 3 channels', 1, true), err)
+    assert.has_error(function() F.conv2d(x, inp(1, 1, 3, 9, 9)) end)
+  end)
+end)
+
+describe('pooling', function()
+  local x = inp(1, 2, 3, 6, 5)
+  it('max_pool2d values and 1-based indices, with padding, match PyTorch', function()
+    local v, i = F.max_pool2d(x, 2, {return_indices = true})
+    assert.is_true(near(v:sum():item(), 9.288909030045994))
+    assert.are.same({1, 3, 17, 19, 21, 23}, i[1][1]:reshape(-1):totable())
+    assert.is_true(near(F.max_pool2d(x, 3, {stride = 2, padding = 1}):sum():item(), 19.188087172130963))
+  end)
+  it('avg_pool2d (count_include_pad=false) and adaptive_avg_pool2d match PyTorch', function()
+    assert.is_true(near(F.avg_pool2d(x, 2, {stride = 1, padding = 1, count_include_pad = false}):sum():item(),
+                        -5.414220985597715))
+    assert.is_true(near(F.adaptive_avg_pool2d(x, {4, 3}):sum():item(), -1.649692391661767))
+  end)
+  it('gradcheck', function()
+    local xs = inp(2, 1, 2, 4, 4):requires_grad_()
+    assert.is_true(torch.autograd.gradcheck(function(a) return F.max_pool2d(a, 2) end, {xs}))
+    assert.is_true(torch.autograd.gradcheck(function(a) return F.avg_pool2d(a, 3, {stride = 1, padding = 1}) end, {xs}))
+    assert.is_true(torch.autograd.gradcheck(function(a) return F.adaptive_avg_pool2d(a, 3) end, {xs}))
+  end)
+end)
+
+describe('conv modules', function()
+  it('a small CNN runs forward and backward, with Torch7 names', function()
+    local cnn = nn.Sequential(nn.Conv2d(1, 4, 3, {padding = 1}), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.SpatialConvolution(4, 6, 3, 3, 1, 1, 1, 1), nn.ReLU(),
+                              nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 3))
+    local y = cnn(torch.randn(5, 1, 8, 8))
+    assert.are.same({5, 3}, y:size():totable())
+    y:sum():backward()
+    assert.are.same({4, 1, 3, 3}, cnn[1].weight.grad:size():totable())
+    assert.truthy(tostring(cnn):find('Conv2d(1, 4, kernel_size={3, 3}, padding=1)', 1, true), tostring(cnn))
+    assert.are.same({1, 2, 6, 6}, nn.ZeroPad2d(1)(torch.ones(1, 2, 4, 4)):size():totable())
+  end)
+end)
