@@ -49,11 +49,11 @@ $(LIB): $(ENGINE_OBJ)
 # The Lua C module: resolved against the host's Lua (lua5.4, busted, th).
 $(CORE): $(VM_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $(VM_OBJ) -L$(BUILD) -lmoontorch -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $(VM_OBJ) -L$(BUILD) -lmoontorch -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lz -lm
 
 $(TH): $(BUILD)/src/vm/th.o $(VM_OBJ) $(LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BUILD)/src/vm/th.o $(VM_OBJ) -L$(BUILD) -lmoontorch \
-	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' -Wl,-E $(PKG_LIBS_LUA) -lreadline -lm
+	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' -Wl,-E $(PKG_LIBS_LUA) -lreadline -lz -lm
 
 # Specs: busted's TAP output, then the one-line summary CI reads.
 test: all

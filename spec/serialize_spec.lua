@@ -57,6 +57,36 @@ describe('torch.save and torch.load', function()
     assert.is_true(torch.load(path).model ~= nil)            -- the old file is intact
   end)
 
+  it('leave the old file whole when the writer is killed mid-save', function()
+    local th = os.getenv('TH_BIN')
+    for template in package.cpath:gmatch('[^;]+') do
+      local dir = template:match('^(.*)/%?%.so$')
+      local f = not th and dir and io.open(dir .. '/th', 'rb')
+      if f then f:close(); th = dir .. '/th' end
+    end
+    th = th or './build/th'
+    local path = tmp .. '/crash.t7'
+    torch.save(path, {generation = 1})
+    -- a child saving 200 MB, killed at once with SIGKILL: before, during or after its write
+    local script = tmp .. '/writer.lua'
+    local f = assert(io.open(script, 'w'))
+    f:write(string.format("torch.save(%q, {generation = 2, big = torch.zeros(50000000)})", path))
+    f:close()
+    for _, delay in ipairs({'0.05', '0.3'}) do
+      os.execute(string.format('timeout -s KILL %s %s %s > /dev/null 2>&1', delay, th, script))
+      local back = torch.load(path)                      -- loads: the old file or the whole new one
+      assert.is_true(back.generation == 1 or (back.generation == 2 and back.big:numel() == 50000000))
+    end
+    os.execute('rm -f ' .. tmp .. '/crash.t7.tmp.*')
+  end)
+
+  it('refuse a map_location other than cpu', function()
+    local path = tmp .. '/m.t7'
+    torch.save(path, {1})
+    assert.are.same({1}, torch.load(path, {map_location = 'cpu'}))
+    assert.has_error(function() torch.load(path, {map_location = 'cuda:0'}) end)
+  end)
+
   it('write atomically and leave no temporary files', function()
     local path = tmp .. '/atomic.t7'
     torch.save(path, {v = 1})
@@ -79,9 +109,14 @@ describe('torch.save and torch.load', function()
     local bad = good:sub(1, 10) .. 'Z' .. good:sub(12)
     assert.has_error(function() torch.deserialize(bad) end)
     -- a huge declared size must not allocate
-    local huge = 'MOONTORCH\1' .. 's' .. string.pack('<I4', 0xFFFFFFF0)
+    local body = 'MOONTORCH\2' .. 's' .. string.pack('<I4', 0xFFFFFFF0)
+    local huge = body .. string.pack('<I4', torch._crc32(body))      -- a valid checksum over a lie
     local ok, err = pcall(torch.deserialize, huge)
     assert.truthy(err:find('truncated or corrupt', 1, true), err)
+    ok, err = pcall(torch.deserialize, bad)
+    assert.truthy(err:find('checksum mismatch', 1, true), err)
+    ok, err = pcall(torch.deserialize, 'MOONTORCH\9' .. good:sub(11))
+    assert.truthy(err:find('format version 9', 1, true), err)
     assert.has_error(function() torch.load(tmp .. '/missing.t7') end)
   end)
 

@@ -9,13 +9,14 @@
 -- 's' string (length, bytes), 'T' tensor (dtype name, dims, sizes, byte
 -- count, bytes -- views are saved compacted: their values, not the storage),
 -- 'S' torch.Size, 'R' reference to an earlier table or tensor (its id),
--- 'M' table (id, class name or '', pair count, key/value pairs), and a
--- final CRC-free length check: every length is checked against what is left.
+-- 'M' table (id, class name or '', pair count, key/value pairs); then the
+-- CRC-32 of everything before it (4 bytes). Every length is checked against
+-- what is left before anything is allocated.
 -- Writes are atomic: a temporary file in the same folder, flushed, fsynced
 -- and renamed over the target.
 local torch = require 'torch.core'
 
-local MAGIC = 'MOONTORCH\1'
+local MAGIC = 'MOONTORCH\2'
 local size_mt = debug.getregistry()['torch.Size']
 
 local function writer()
@@ -62,7 +63,8 @@ local function writer()
   end
   return function(obj)
     value(obj, 'obj')
-    return MAGIC .. table.concat(parts)
+    local body = MAGIC .. table.concat(parts)
+    return body .. string.pack('<I4', torch._crc32(body))
   end
 end
 
@@ -84,8 +86,18 @@ end
 -- torch.deserialize(s): the value a torch.serialize string holds.
 function torch.deserialize(s, source)
   source = source or 'string'
-  if type(s) ~= 'string' or s:sub(1, #MAGIC) ~= MAGIC then
+  if type(s) ~= 'string' or #s < #MAGIC or s:sub(1, #MAGIC - 1) ~= MAGIC:sub(1, -2) then
     error('torch.load: ' .. source .. ' is not a moontorch file (wrong magic)', 2)
+  end
+  if s:sub(#MAGIC, #MAGIC) ~= MAGIC:sub(-1) then
+    error(string.format('torch.load: %s is format version %d; this moontorch reads version %d', source,
+                        s:byte(#MAGIC), MAGIC:byte(-1)), 2)
+  end
+  if #s < #MAGIC + 4 then error('torch.load: ' .. source .. ' is truncated', 2) end
+  local stored = string.unpack('<I4', s, #s - 3)
+  s = s:sub(1, #s - 4)
+  if torch._crc32(s) ~= stored then
+    error('torch.load: ' .. source .. ' is corrupt or truncated (checksum mismatch)', 2)
   end
   local pos, refs = #MAGIC + 1, {}
   local function need(n, what)
@@ -196,6 +208,10 @@ end
 -- torch.load(path, {map_location='cpu'}): the value torch.save wrote to path.
 function torch.load(path, opts)
   if type(path) ~= 'string' then error('torch.load: expected a file name', 2) end
+  local where = type(opts) == 'table' and opts.map_location or 'cpu'
+  if where ~= 'cpu' then
+    error("torch.load: map_location '" .. tostring(where) .. "' is not available (only 'cpu' here)", 2)
+  end
   local f, err = io.open(path, 'rb')
   if not f then error('torch.load: cannot open ' .. path .. ': ' .. tostring(err), 2) end
   local bytes = f:read('a')

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "lt.h"
 #include "../tensor/mt_io.h"
 
@@ -281,6 +282,21 @@ static int d_tensor_from_bytes(lua_State *L) {
   return 1;
 }
 
+/* torch._crc32(s): zlib's CRC-32 of a string */
+static int d_crc32(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (len > 0) {
+    uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+    crc = crc32(crc, (const Bytef *)s, chunk);
+    s += chunk;
+    len -= chunk;
+  }
+  lua_pushinteger(L, (lua_Integer)crc);
+  return 1;
+}
+
 /* torch._fsync(path): flushes a written file (or a folder) to the disk */
 static int d_fsync(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
@@ -293,7 +309,7 @@ static int d_fsync(lua_State *L) {
 }
 
 static const luaL_Reg functions[] = {
-  {"_tensor_bytes", d_tensor_bytes}, {"_tensor_from_bytes", d_tensor_from_bytes}, {"_fsync", d_fsync},
+  {"_tensor_bytes", d_tensor_bytes}, {"_crc32", d_crc32}, {"_tensor_from_bytes", d_tensor_from_bytes}, {"_fsync", d_fsync},
   {"_read_idx", d_read_idx}, {"_map_file", d_map_file}, {"_socketpair", d_socketpair},
   {"_fork", d_fork}, {"_exit", d_exit}, {"_close", d_close}, {"_getpid", d_getpid}, {"_isatty", d_isatty},
   {"_waitpid", d_waitpid}, {"_kill", d_kill}, {"_send_msg", d_send_msg}, {"_recv_msg", d_recv_msg},
