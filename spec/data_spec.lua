@@ -58,7 +58,7 @@ describe('datasets', function()
     local t = data.read_idx(tmp .. '/a.idx')
     assert.are.equal('uint8', t.dtype)
     assert.are.same({{1, 2, 3}, {4, 5, 250}}, t:totable())
-    os.execute('gzip -c ' .. tmp .. '/a.idx > ' .. tmp .. '/a.idx.gz')
+    os.execute('env -u LD_PRELOAD gzip -c ' .. tmp .. '/a.idx > ' .. tmp .. '/a.idx.gz')
     assert.is_true(data.read_idx(tmp .. '/a.idx.gz'):equal(t))
     local ints = string.char(0, 0, 0x0C, 1) .. be32(2) .. be32(7) .. be32(0xFFFFFFFE)
     write(tmp .. '/i.idx', ints)
@@ -228,7 +228,10 @@ describe('DataLoader', function()
     assert.truthy(err:find('exited with status 7', 1, true) or err:find('closed its connection', 1, true), err)
     local Slow = torch.class('data.SpecSlowDS', 'data.Dataset')
     function Slow:size() return 2 end
-    function Slow:get(i) if i == 2 then os.execute('sleep 3') end return {i} end
+    function Slow:get(i)
+      if i == 2 then local t0 = torch.clock(); while torch.clock() - t0 < 3 do end end   -- busy for 3 s
+      return {i}
+    end
     local t0 = torch.clock()
     ok, err = pcall(batches, data.DataLoader(Slow(), {batch_size = 1, num_workers = 1, timeout = 0.5}))
     assert.is_false(ok)
@@ -251,10 +254,17 @@ describe('DataLoader', function()
     local l2 = data.DataLoader(ds, {batch_size = 2, num_workers = 2})
     for i in l2:iter() do if i == 2 then break end end
     collectgarbage(); collectgarbage()
-    local p = io.popen('ps -o stat= --ppid ' .. torch._getpid())
-    local states = p:read('a')
-    p:close()
-    assert.falsy(states:find('Z'), states)
+    -- the children of this process and their states, from /proc (no external program)
+    local pid = torch._getpid()
+    local f = io.open(string.format('/proc/%d/task/%d/children', pid, pid))
+    local kids = f and f:read('a') or ''
+    if f then f:close() end
+    for child in kids:gmatch('%d+') do
+      local st = io.open('/proc/' .. child .. '/stat')
+      local line = st and st:read('l') or ''
+      if st then st:close() end
+      assert.falsy(line:match('^%d+ %b() Z'), 'a zombie worker: ' .. line)
+    end
   end)
 end)
 
