@@ -36,4 +36,28 @@ int ag_done(void);
    requires grad in grad mode. */
 int ag_record_one(mt_tensor *r, const mt_tensor *x, const char *name, mt_backward_fn fn);
 
+/* ---- views and indexing as recording ops (defined in ag_shape.c) ---- */
+mt_tensor ag_narrow(const mt_tensor *x, int dim, int64_t start, int64_t len);
+/* zeros of (ndim, shape) holding x in its leading corner: narrow's adjoint */
+mt_tensor ag_pad(const mt_tensor *x, int ndim, const int64_t *shape);
+mt_tensor ag_flip(const mt_tensor *x, int dim);
+mt_tensor ag_permute(const mt_tensor *x, const int *dims);
+mt_tensor ag_cat(const mt_tensor *const *ts, int n, int dim);
+/* where(cond, a, b), each operand a tensor or a number */
+mt_tensor ag_where_ops(const mt_tensor *cond, const mt_operand *a, const mt_operand *b);
+/* gather, and its adjoint: zeros of (ndim, shape) with x added at idx along dim */
+mt_tensor ag_gather(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base);
+mt_tensor ag_scatter_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
+                               const int64_t *shape);
+/* index_select, and its adjoint: zeros of (ndim, shape) with x index_added along dim */
+mt_tensor ag_index_select(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base);
+mt_tensor ag_index_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
+                             const int64_t *shape);
+/* x[mask], mask of x's shape (1-D result) */
+mt_tensor ag_index_mask(const mt_tensor *x, const mt_tensor *mask);
+
+/* x in (ndim, shape), as many elements: an alias when it already has that
+   shape, else a reshape (defined in ag_linalg.c) */
+mt_tensor ag_as(const mt_tensor *x, int ndim, const int64_t *shape);
+
 #endif

@@ -25,8 +25,7 @@ static mt_tensor ag_matmul(const mt_tensor *a, const mt_tensor *b) {
 /* x with its last two dims swapped */
 static mt_tensor ag_mT(const mt_tensor *x) { return ag_transpose(x, x->ndim - 2, x->ndim - 1); }
 
-/* x in (ndim, shape): a reshape, or an alias when it already has it */
-static mt_tensor ag_as(const mt_tensor *x, int ndim, const int64_t *shape) {
+mt_tensor ag_as(const mt_tensor *x, int ndim, const int64_t *shape) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
   if (x->ndim == ndim && !memcmp(x->shape, shape, sizeof(int64_t) * (size_t)ndim)) {

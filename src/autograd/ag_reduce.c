@@ -1,8 +1,9 @@
 /* ag_reduce.c: derivatives of the reductions, scans and softmax, written
    with recording ops (ag_expr.h), so create_graph gives higher-order
    gradients. The recording ops these derivatives need beyond ag_expr.h
-   (softmax, logsumexp, prod, var/std, norm, cumsum) are defined here, each
-   computing with the engine and recording with its own mt_ag_record_*.
+   (softmax, logsumexp, prod, var/std, norm, cumsum, cumprod) are defined
+   here, each computing with the engine and recording with its own
+   mt_ag_record_*.
 
    Node fields used: op (take_log / is_min / take_sqrt), dims[0] (the dim),
    dims[1] (the result's dtype, which x is cast to first), mask, keepdim,
@@ -53,6 +54,27 @@ static mt_node *new_node(const char *name, mt_backward_fn fn, mt_tensor *r, cons
 /* a mask tensor (bool or other) as dtype, never recorded */
 static mt_tensor as_dtype(const mt_tensor *t, int dtype) { return ag_cast(t, dtype); }
 
+/* *found = whether x holds a 0 (read without history) */
+static int holds_zero(const mt_tensor *x, int *found) {
+  mt_tensor eq = {0}, any = {0};
+  mt_operand a = {x, 0, 0}, zero = {NULL, 0, 0};
+  int rc = mt_binary(&eq, &a, &zero, MT_OP_eq, 1, 0, MT_FLOAT32) || mt_reduce(&any, &eq, MT_RED_ANY, MT_ALL_DIMS, 0, -1);
+  if (!rc) *found = mt_get_i64(any.dtype, mt_data(&any)) != 0;
+  mt_tensor_release(&eq);
+  mt_tensor_release(&any);
+  return rc ? -1 : 0;
+}
+
+/* where(cond, t, 0) and where(cond, v, t) */
+static mt_tensor where_else0(const mt_tensor *cond, const mt_tensor *t) {
+  mt_operand a = {t, 0, 0}, zero = {NULL, 0, 0};
+  return ag_where_ops(cond, &a, &zero);
+}
+static mt_tensor where_value(const mt_tensor *cond, double v, const mt_tensor *t) {
+  mt_operand a = {NULL, v, 0}, b = {t, 0, 0};
+  return ag_where_ops(cond, &a, &b);
+}
+
 /* ---- recording ops used by the derivatives ---- */
 static mt_tensor ag_softmax(const mt_tensor *x, int dim, int take_log) {
   mt_tensor r = {0};
@@ -95,13 +117,45 @@ static mt_tensor ag_norm(const mt_tensor *x, double p, uint32_t mask, int keepdi
   return r;
 }
 
-static mt_tensor ag_cumsum(const mt_tensor *x, int dim) {
+static mt_tensor ag_cumulative(const mt_tensor *x, int dim, int is_prod) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_cumulative(&r, x, dim, 0, -1) || mt_ag_record_cumsum(&r, x, dim, -1)) {
+  if (mt_cumulative(&r, x, dim, is_prod, -1) ||
+      (is_prod ? mt_ag_record_cumprod(&r, x, dim, -1) : mt_ag_record_cumsum(&r, x, dim, -1))) {
     ag_drop(&r);
     ag_failed = 1;
   }
+  return r;
+}
+static mt_tensor ag_cumsum(const mt_tensor *x, int dim) { return ag_cumulative(x, dim, 0); }
+static mt_tensor ag_cumprod(const mt_tensor *x, int dim) { return ag_cumulative(x, dim, 1); }
+
+/* the cumulative sum along dim from the far end */
+static mt_tensor reverse_cumsum(const mt_tensor *t, int dim) {
+  mt_tensor f = ag_flip(t, dim), c = ag_cumsum(&f, dim), r = ag_flip(&c, dim);
+  ag_drop(&f); ag_drop(&c);
+  return r;
+}
+
+/* prod_{k < i} x_k along dim: a cumprod of x shifted one place, 1 first */
+static mt_tensor exclusive_cumprod(const mt_tensor *x, int dim) {
+  mt_tensor ones = {0}, r = {0};
+  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  int64_t shape[MT_MAX_DIMS], len = x->shape[dim];
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  shape[dim] = 1;
+  if (mt_tensor_init(&ones, x->dtype, x->ndim, shape) || mt_fill(&ones, 1)) {
+    mt_tensor_release(&ones);
+    ag_failed = 1;
+    return r;
+  }
+  if (len == 1) return ones;
+  mt_tensor head = ag_narrow(x, dim, 0, len - 1);
+  const mt_tensor *parts[2] = {&ones, &head};
+  mt_tensor shifted = ag_cat(parts, 2, dim);
+  r = ag_cumprod(&shifted, dim);
+  mt_tensor_release(&ones);
+  ag_drop(&head); ag_drop(&shifted);
   return r;
 }
 
@@ -204,10 +258,9 @@ static int amax_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
-int mt_ag_record_amax(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int is_min) {
+static int record_extreme(const char *name, mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim,
+                          int is_min) {
   int rc;
-  const char *name = mask == MT_ALL_DIMS && !keepdim ? (is_min ? "MinBackward" : "MaxBackward")
-                                                     : (is_min ? "AminBackward" : "AmaxBackward");
   mt_node *n = new_node(name, amax_backward, r, x, &rc);
   if (!n) return rc;
   n->op = is_min;
@@ -216,6 +269,18 @@ int mt_ag_record_amax(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepd
   mt_ag_save(n, x, 0);
   mt_ag_save(n, r, 1);
   return mt_ag_attach(r, n);
+}
+
+int mt_ag_record_amax(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int is_min) {
+  const char *name = mask == MT_ALL_DIMS && !keepdim ? (is_min ? "MinBackward" : "MaxBackward")
+                                                     : (is_min ? "AminBackward" : "AmaxBackward");
+  return record_extreme(name, r, x, mask, keepdim, is_min);
+}
+
+/* median of every element: its gradient is shared by the elements equal to
+   it, as PyTorch's (amax's rule) */
+int mt_ag_record_median(mt_tensor *r, const mt_tensor *x) {
+  return record_extreme("MedianBackward", r, x, MT_ALL_DIMS, 0, 0);
 }
 
 /* ---- max/min along a dim: the gradient goes to the returned index ---- */
@@ -263,13 +328,47 @@ int mt_ag_record_max_dim(mt_tensor *values, const mt_tensor *indices, const mt_t
 /* ---- prod: the product of the others, zeros included ----
    With z = (x == 0) and x1 = x + z (zeros replaced by ones), p1 = prod(x1):
    no zero in the slice: p1 / x1; one zero: p1 at the zero, 0 elsewhere;
-   two or more: 0. So d = g (p1 / x1) w, w = [nz == 0] + [nz == 1] z. */
+   two or more: 0. So d = g (p1 / x1) w, w = [nz == 0] + [nz == 1] z.
+   The masks w are constants, which is right to first order only: under
+   create_graph, an x holding zeros takes others_product instead. */
+
+/* prod_{k != i} x_k over the node's reduced dims, exact and differentiable
+   at zeros: with those dims moved last and flattened into one, the
+   exclusive cumprod from the left times the one from the right */
+static mt_tensor others_product(const mt_node *n, const mt_tensor *x) {
+  int nd = x->ndim, perm[MT_MAX_DIMS], inverse[MT_MAX_DIMS], k = 0;
+  int64_t flat[MT_MAX_DIMS], moved[MT_MAX_DIMS], len = 1;
+  for (int d = 0; d < nd; d++)
+    if (!((n->mask >> d) & 1)) { flat[k] = x->shape[d]; perm[k++] = d; }
+  int kept = k;
+  for (int d = 0; d < nd; d++)
+    if ((n->mask >> d) & 1) { len *= x->shape[d]; perm[k++] = d; }
+  flat[kept] = len;
+  for (int i = 0; i < nd; i++) { inverse[perm[i]] = i; moved[i] = x->shape[perm[i]]; }
+  mt_tensor p = ag_permute(x, perm), f = ag_reshape(&p, kept + 1, flat);
+  mt_tensor left = exclusive_cumprod(&f, kept), fr = ag_flip(&f, kept);
+  mt_tensor rr = exclusive_cumprod(&fr, kept), right = ag_flip(&rr, kept);
+  mt_tensor o = ag_bin(MT_OP_mul, &left, &right), om = ag_reshape(&o, nd, moved);
+  mt_tensor r = ag_permute(&om, inverse);
+  ag_drop(&p); ag_drop(&f); ag_drop(&left); ag_drop(&fr); ag_drop(&rr); ag_drop(&right); ag_drop(&o);
+  ag_drop(&om);
+  return r;
+}
+
 static int prod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   const mt_tensor *x;
   if (mt_ag_saved(n, 0, &x)) return -1;
   ag_failed = 0;
-  int dt = n->dims[1];
+  int dt = n->dims[1], zeros = 0;
   mt_tensor xx = ag_cast(x, dt), gk = to_kept(n, g);
+  if (!ag_failed && n->in_ndim[0] > 0 && mt_ag_grad_enabled() && holds_zero(&xx, &zeros)) ag_failed = 1;
+  if (zeros) {
+    mt_tensor others = others_product(n, &xx);
+    mt_tensor d = ag_bin(MT_OP_mul, &gk, &others);
+    ag_drop(&xx); ag_drop(&gk); ag_drop(&others);
+    if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+    return ag_done();
+  }
   mt_tensor xd = {0};
   mt_tensor_alias(&xd, &xx);                     /* no history: for the constants */
   mt_tensor zb = ag_bins(MT_OP_eq, &xd, 0), z = as_dtype(&zb, dt);
@@ -300,6 +399,133 @@ int mt_ag_record_prod(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepd
   n->dims[1] = r->dtype;
   mt_ag_save(n, x, 0);
   return mt_ag_attach(r, n);
+}
+
+/* ---- cumprod: d x_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k ----
+   No zero in x: the reverse cumsum of g * out, over x (differentiable
+   again). Zeros, first order: before a slice's first zero the same (out
+   vanishes from the zero on); at the first zero, the sum over j >= it of g_j
+   times the cumprod of x with that zero read as 1; after it, 0. Under
+   create_graph that 0 is wrong (its derivative in the first zero is not),
+   so with zeros the sum runs over an explicit pair dim (i, j) instead: the
+   cumprod along j of x with x_i read as 1. That costs len(dim) times x's
+   size, bounded by AG_CUMPROD_PAIRS_MAX elements (128 MB in float64). */
+#define AG_CUMPROD_PAIRS_MAX ((int64_t)1 << 24)
+
+static mt_tensor cumprod_grad_nonzero(const mt_tensor *x, const mt_tensor *out, const mt_tensor *g, int dim) {
+  mt_tensor w = ag_bin(MT_OP_mul, g, out), s = reverse_cumsum(&w, dim);
+  mt_tensor d = ag_bin(MT_OP_div, &s, x);
+  ag_drop(&w); ag_drop(&s);
+  return d;
+}
+
+static mt_tensor cumprod_grad_zeros(const mt_tensor *x, const mt_tensor *out, const mt_tensor *g, int dim, int dt) {
+  mt_tensor xd = {0};
+  mt_tensor_alias(&xd, x);                       /* no history: for the masks */
+  mt_tensor zb = ag_bins(MT_OP_eq, &xd, 0), z = as_dtype(&zb, dt), seen = ag_cumsum(&z, dim);
+  mt_tensor before = ag_bins(MT_OP_eq, &seen, 0), one_seen = ag_bins(MT_OP_eq, &seen, 1);
+  mt_tensor first = ag_bin(MT_OP_logical_and, &zb, &one_seen), from_first = ag_bins(MT_OP_ge, &seen, 1);
+  /* before the first zero */
+  mt_tensor x1 = ag_bin(MT_OP_add, x, &z), t1 = cumprod_grad_nonzero(&x1, out, g, dim);
+  mt_tensor part1 = where_else0(&before, &t1);
+  /* at the first zero */
+  mt_tensor xo = where_value(&first, 1, x), co = ag_cumprod(&xo, dim), gco = ag_bin(MT_OP_mul, g, &co);
+  mt_tensor gm = where_else0(&from_first, &gco);
+  mt_tensor s = ag_sum(&gm, 1u << dim, 1), part2 = where_else0(&first, &s);
+  mt_tensor d = ag_bin(MT_OP_add, &part1, &part2);
+  mt_tensor_release(&xd);
+  ag_drop(&zb); ag_drop(&z); ag_drop(&seen); ag_drop(&before); ag_drop(&one_seen); ag_drop(&first);
+  ag_drop(&from_first); ag_drop(&x1); ag_drop(&t1); ag_drop(&part1); ag_drop(&xo); ag_drop(&co);
+  ag_drop(&gco); ag_drop(&gm); ag_drop(&s); ag_drop(&part2);
+  return d;
+}
+
+/* bool constants over the pair dims (i at dim, j at dim + 1) of a tensor of
+   ndim dims: i == j (upper 0) or j >= i (upper 1) */
+static int pair_mask(mt_tensor *m, int ndim, int dim, int64_t len, int upper) {
+  int64_t shape[MT_MAX_DIMS];
+  for (int d = 0; d < ndim; d++) shape[d] = d == dim || d == dim + 1 ? len : 1;
+  if (mt_tensor_init(m, MT_BOOL, ndim, shape)) return -1;
+  char *p = mt_data(m);
+  for (int64_t i = 0; i < len; i++)
+    for (int64_t j = 0; j < len; j++) mt_set_i64(MT_BOOL, p + i * len + j, upper ? j >= i : j == i);
+  return 0;
+}
+
+static mt_tensor cumprod_grad_pairs(const mt_tensor *x, const mt_tensor *g, int dim) {
+  mt_tensor d = {0};
+  int nd = x->ndim;
+  int64_t len = x->shape[dim], pairs = mt_numel(x) * len;
+  if (nd >= MT_MAX_DIMS || pairs > AG_CUMPROD_PAIRS_MAX) {
+    if (nd >= MT_MAX_DIMS)
+      mt_fail("cumprod: a create_graph backward through an input holding zeros needs one dim more than "
+              "the %d-dim input has room for; use create_graph=false there", nd);
+    else
+      mt_fail("cumprod: a create_graph backward through an input holding zeros needs %lld elements "
+              "(the input's %lld times its length %lld along dim %d), more than the %lld allowed; use "
+              "create_graph=false there, or an input without exact zeros", (long long)pairs,
+              (long long)mt_numel(x), (long long)len, dim + 1, (long long)AG_CUMPROD_PAIRS_MAX);
+    ag_failed = 1;
+    return d;
+  }
+  int64_t one[MT_MAX_DIMS], both[MT_MAX_DIMS];
+  for (int k = 0, s = 0; k <= nd; k++) {         /* x's shape with i inserted at dim */
+    one[k] = k == dim ? 1 : x->shape[s];
+    both[k] = k == dim ? len : x->shape[s];
+    if (k != dim) s++;
+  }
+  mt_tensor diag = {0}, upper = {0};
+  if (pair_mask(&diag, nd + 1, dim, len, 0) || pair_mask(&upper, nd + 1, dim, len, 1)) ag_failed = 1;
+  mt_tensor xu = ag_reshape(x, nd + 1, one), xe = ag_expand(&xu, nd + 1, both);
+  mt_tensor xm = where_value(&diag, 1, &xe), c = ag_cumprod(&xm, dim + 1);
+  mt_tensor gu = ag_reshape(g, nd + 1, one), gc = ag_bin(MT_OP_mul, &c, &gu);
+  mt_tensor gm = where_else0(&upper, &gc);
+  d = ag_sum(&gm, 1u << (dim + 1), 0);
+  mt_tensor_release(&diag); mt_tensor_release(&upper);
+  ag_drop(&xu); ag_drop(&xe); ag_drop(&xm); ag_drop(&c); ag_drop(&gu); ag_drop(&gc); ag_drop(&gm);
+  return d;
+}
+
+static int cumprod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *x, *saved_r;
+  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
+  ag_failed = 0;
+  int dim = n->dims[0], dt = n->dims[1], zeros = 0, graph = mt_ag_grad_enabled();
+  int64_t len = n->in_ndim[0] ? n->in_shape[0][dim] : 1;
+  mt_tensor xx = ag_cast(x, dt), out = {0}, d = {0};
+  if (len <= 1) {                                /* the identity */
+    mt_ag_alias(&d, g);
+  } else {
+    if (!ag_failed && holds_zero(&xx, &zeros)) ag_failed = 1;
+    if (graph && !zeros) out = ag_cumprod(&xx, dim);   /* with history, for create_graph */
+    else mt_tensor_alias(&out, saved_r);
+    if (!zeros) d = cumprod_grad_nonzero(&xx, &out, g, dim);
+    else if (!graph) d = cumprod_grad_zeros(&xx, &out, g, dim, dt);
+    else d = cumprod_grad_pairs(&xx, g, dim);
+  }
+  ag_drop(&xx); ag_drop(&out);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+/* a scan's node: dims[0] the dim, dims[1] r's dtype; saving x and r when
+   the derivative reads them */
+static int record_scan(const char *name, mt_backward_fn fn, mt_tensor *r, const mt_tensor *x, int dim, int save) {
+  int rc;
+  mt_node *n = new_node(name, fn, r, x, &rc);
+  if (!n) return rc;
+  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
+  n->dims[1] = r->dtype;
+  if (save) {
+    mt_ag_save(n, x, 0);
+    mt_ag_save(n, r, 1);
+  }
+  return mt_ag_attach(r, n);
+}
+
+int mt_ag_record_cumprod(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
+  (void)dtype;
+  return record_scan("CumprodBackward", cumprod_backward, r, x, dim, 1);
 }
 
 /* ---- var, std: var' = 2 (x - mean) / (N - c); std' = (x - mean) / (std (N - c)) ---- */
@@ -427,9 +653,5 @@ static int cumsum_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
 
 int mt_ag_record_cumsum(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
   (void)dtype;
-  int rc;
-  mt_node *n = new_node("CumsumBackward", cumsum_backward, r, x, &rc);
-  if (!n) return rc;
-  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
-  return mt_ag_attach(r, n);
+  return record_scan("CumsumBackward", cumsum_backward, r, x, dim, 0);
 }

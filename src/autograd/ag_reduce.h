@@ -15,6 +15,8 @@ int mt_ag_record_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log
 int mt_ag_record_logsumexp(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int dtype);
 int mt_ag_record_amax(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int is_min);
 int mt_ag_record_prod(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int dtype);
+/* median of every element (x:median()), a 0-dim r */
+int mt_ag_record_median(mt_tensor *r, const mt_tensor *x);
 /* max/min along dim: the gradient goes to the positions in indices (the
    1-based indices handed to Lua, shaped like values); indices get none. */
 int mt_ag_record_max_dim(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
@@ -24,5 +26,6 @@ int mt_ag_record_var(mt_tensor *r, const mt_tensor *x, uint32_t mask, double cor
 int mt_ag_record_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t mask, int keepdim);
 /* cumsum along dim (0-based); dtype as mt_cumulative's */
 int mt_ag_record_cumsum(mt_tensor *r, const mt_tensor *x, int dim, int dtype);
+int mt_ag_record_cumprod(mt_tensor *r, const mt_tensor *x, int dim, int dtype);
 
 #endif

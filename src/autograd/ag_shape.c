@@ -3,6 +3,7 @@
    with index_add into zeros, gather with scatter_add, ...), both recorded,
    so each one's derivative is the other and create_graph gives
    higher-order gradients. */
+#include <stdio.h>
 #include <string.h>
 #include "ag.h"
 #include "ag_expr.h"
@@ -14,15 +15,18 @@
 /* ---- parametric views and rearrangements: one family of nodes ----
    A spec names the op and its parameters; it lives in the node (op, dims,
    and the spare in_shape rows of a one-edge node). */
-enum { K_NARROW, K_SELECT, K_DIAG, K_UNFOLD, K_PERMUTE, K_FLIP, K_ROLL, K_TRIL, K_TRIU, K_NUM };
+enum { K_NARROW, K_SELECT, K_DIAG, K_UNFOLD, K_PERMUTE, K_FLIP, K_ROLL, K_TRIL, K_TRIU, K_STRIDED, K_NUM };
 
-typedef struct { int kind, n, nd; int64_t p[MT_MAX_DIMS], q[MT_MAX_DIMS]; } vspec;
+/* K_STRIDED: as_strided of a contiguous x, n dims of sizes p and strides q,
+   starting off elements past x's first one */
+typedef struct { int kind, n, nd; int64_t p[MT_MAX_DIMS], q[MT_MAX_DIMS], off; } vspec;
 
 static const char *const apply_names[K_NUM] = {
   "NarrowBackward", "SelectBackward", "DiagonalBackward", "UnfoldBackward", "PermuteBackward",
-  "FlipBackward", "RollBackward", "TrilBackward", "TriuBackward"};
+  "FlipBackward", "RollBackward", "TrilBackward", "TriuBackward", "AsStridedBackward"};
 static const char *const scatter_names[K_NUM] = {
-  "SliceScatterBackward", "SelectScatterBackward", "DiagonalScatterBackward", "UnfoldBackwardBackward"};
+  "SliceScatterBackward", "SelectScatterBackward", "DiagonalScatterBackward", "UnfoldBackwardBackward",
+  [K_STRIDED] = "AsStridedScatterBackward"};
 
 static void spec_store(mt_node *n, const vspec *s) {
   n->op = s->kind;
@@ -30,6 +34,7 @@ static void spec_store(mt_node *n, const vspec *s) {
   n->dims[1] = s->nd;
   memcpy(n->in_shape[1], s->p, sizeof s->p);
   memcpy(n->in_shape[2], s->q, sizeof s->q);
+  n->scalar = (double)s->off;                /* exact: an element offset is below 2^53 */
 }
 
 static void spec_load(const mt_node *n, vspec *s) {
@@ -38,6 +43,7 @@ static void spec_load(const mt_node *n, vspec *s) {
   s->nd = n->dims[1];
   memcpy(s->p, n->in_shape[1], sizeof s->p);
   memcpy(s->q, n->in_shape[2], sizeof s->q);
+  s->off = (int64_t)n->scalar;
 }
 
 static int spec_compute(mt_tensor *r, const mt_tensor *x, const vspec *s) {
@@ -54,6 +60,12 @@ static int spec_compute(mt_tensor *r, const mt_tensor *x, const vspec *s) {
     for (int i = 0; i < s->nd; i++) dims[i] = (int)s->q[i];
     return mt_roll(r, x, s->p, s->n, dims, s->nd);
   case K_TRIL: case K_TRIU: return mt_tri(r, x, s->p[0], s->kind == K_TRIU, 0);
+  case K_STRIDED: {                            /* a gradient need not be contiguous: lay it out first */
+    mt_tensor c = {0};
+    int rc = mt_contiguous(&c, x) || mt_as_strided(r, &c, s->n, s->p, s->q, c.offset + s->off);
+    mt_tensor_release(&c);
+    return rc ? -1 : 0;
+  }
   default: return mt_fail("autograd: unknown view kind %d", s->kind);
   }
 }
@@ -154,13 +166,54 @@ static int scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
-static mt_tensor ag_narrow(const mt_tensor *x, int dim, int64_t start, int64_t len) {
+mt_tensor ag_narrow(const mt_tensor *x, int dim, int64_t start, int64_t len) {
   vspec s = {.kind = K_NARROW, .p = {dim, start, len}};
   return ag_apply(x, &s);
 }
 static mt_tensor ag_select(const mt_tensor *x, int dim, int64_t index) {
   vspec s = {.kind = K_SELECT, .p = {dim, index}};
   return ag_apply(x, &s);
+}
+
+/* one dim at a time: each step writes the smaller tensor into a slice of zeros */
+mt_tensor ag_pad(const mt_tensor *x, int ndim, const int64_t *shape) {
+  mt_tensor cur = {0};
+  if (ag_failed || !x->storage || x->ndim != ndim) {
+    if (!ag_failed && x->storage) mt_fail("autograd: cannot pad %d dims to %d", x->ndim, ndim);
+    ag_failed = 1;
+    return cur;
+  }
+  mt_ag_alias(&cur, x);
+  int64_t grown[MT_MAX_DIMS];
+  memcpy(grown, x->shape, sizeof(int64_t) * (size_t)ndim);
+  for (int d = 0; d < ndim && !ag_failed; d++) {
+    if (grown[d] == shape[d]) continue;
+    vspec s = {.kind = K_NARROW, .p = {d, 0, grown[d]}};
+    grown[d] = shape[d];
+    mt_tensor next = ag_scatter(&cur, &s, ndim, grown);
+    ag_drop(&cur);
+    cur = next;
+  }
+  return cur;
+}
+
+mt_tensor ag_flip(const mt_tensor *x, int dim) {
+  vspec s = {.kind = K_FLIP, .n = 1, .p = {dim}};
+  return ag_apply(x, &s);
+}
+
+mt_tensor ag_permute(const mt_tensor *x, const int *dims) {
+  vspec s = {.kind = K_PERMUTE, .n = x->ndim};
+  for (int i = 0; i < x->ndim; i++) s.p[i] = dims[i];
+  return ag_apply(x, &s);
+}
+
+mt_tensor ag_cat(const mt_tensor *const *ts, int n, int dim) {
+  mt_tensor r = {0};
+  for (int i = 0; i < n; i++) if (!ts[i]->storage) ag_failed = 1;
+  if (ag_failed) return r;
+  if (mt_cat(&r, ts, n, dim) || mt_ag_record_cat(&r, ts, n, dim, 0)) { ag_drop(&r); ag_failed = 1; }
+  return r;
 }
 
 /* ---- recording the views ---- */
@@ -211,7 +264,7 @@ int mt_ag_record_diagonal(mt_tensor *r, const mt_tensor *x, int64_t offset, int 
 
 int mt_ag_record_unfold(mt_tensor *r, const mt_tensor *x, int dim, int64_t size, int64_t step) {
   vspec s = {.kind = K_UNFOLD, .p = {wrap(dim, x->ndim), size, step}};
-  if (x->ndim == 0) return mt_ag_unsupported("unfold", x, NULL);
+  if (x->ndim == 0) return mt_ag_record_view(r, x);   /* one window: x as a 1-element vector */
   return record_spec(r, x, &s, apply_names[K_UNFOLD], apply_backward);
 }
 
@@ -231,6 +284,104 @@ int mt_ag_record_roll(mt_tensor *r, const mt_tensor *x, const int64_t *shifts, i
 int mt_ag_record_tri(mt_tensor *r, const mt_tensor *x, int64_t k, int upper) {
   vspec s = {.kind = upper ? K_TRIU : K_TRIL, .p = {k}};
   return record_spec(r, x, &s, apply_names[s.kind], apply_backward);
+}
+
+/* ---- as_strided of a contiguous x ----
+   The gradient adds g into zeros of x's extent where the view reads them:
+   through the same view of the zeros when no element is read twice (its
+   adjoint is then the view again, K_STRIDED), else by index_add over the
+   flat positions the view reads, saved as an int64 tensor. */
+
+/* 1 when the view may read an element twice: with the dims sorted by
+   stride, each stride must pass the farthest offset the smaller ones reach
+   (a sufficient test; a view it cannot clear takes the index_add path) */
+static int view_overlaps(int n, const int64_t *size, const int64_t *stride) {
+  int order[MT_MAX_DIMS], m = 0;
+  for (int i = 0; i < n; i++) {
+    if (size[i] == 0) return 0;
+    if (size[i] > 1) order[m++] = i;
+  }
+  for (int i = 1; i < m; i++)
+    for (int j = i; j > 0 && stride[order[j]] < stride[order[j - 1]]; j--) {
+      int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+    }
+  int64_t reach = 0;
+  for (int k = 0; k < m; k++) {
+    if (stride[order[k]] <= reach) return 1;
+    reach += stride[order[k]] * (size[order[k]] - 1);
+  }
+  return 0;
+}
+
+static int strided_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *pos;
+  if (mt_ag_saved(n, 0, &pos)) return -1;
+  ag_failed = 0;
+  int64_t count = pos->shape[0], numel = 1;
+  for (int d = 0; d < n->in_ndim[0]; d++) numel *= n->in_shape[0][d];
+  mt_tensor flat = ag_reshape(g, 1, &count);
+  mt_tensor sums = ag_index_add_zeros(&flat, 0, pos, 0, 1, &numel);
+  mt_tensor d = ag_reshape(&sums, n->in_ndim[0], n->in_shape[0]);
+  ag_drop(&flat); ag_drop(&sums);
+  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  return ag_done();
+}
+
+/* the flat positions (from x's first element) that the view reads, 1-D */
+static int strided_positions(mt_tensor *pos, int64_t numel, int ndim, const int64_t *size,
+                             const int64_t *stride, int64_t off) {
+  mt_tensor all = {0}, view = {0}, dense = {0};
+  int64_t count = 1;
+  for (int i = 0; i < ndim; i++) count *= size[i];
+  int rc = mt_tensor_init(&all, MT_INT64, 1, &numel);
+  if (!rc) {
+    int64_t *p = (int64_t *)mt_data(&all);
+    for (int64_t i = 0; i < numel; i++) p[i] = i;
+    rc = mt_as_strided(&view, &all, ndim, size, stride, off) || mt_clone(&dense, &view) ||
+         mt_reshape(pos, &dense, 1, &count);
+  }
+  mt_tensor_release(&all); mt_tensor_release(&view); mt_tensor_release(&dense);
+  return rc ? -1 : 0;
+}
+
+int mt_ag_record_as_strided(mt_tensor *r, const mt_tensor *x, int ndim, const int64_t *size,
+                            const int64_t *stride, int64_t offset) {
+  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
+  char b[128];
+  if (!mt_is_contiguous(x)) {
+    char strides[128];
+    size_t len = 0;
+    strides[0] = 0;
+    for (int i = 0; i < x->ndim && len < sizeof strides; i++)
+      len += (size_t)snprintf(strides + len, sizeof strides - len, "%s%lld", i ? ", " : "", (long long)x->stride[i]);
+    return mt_fail("as_strided: its gradient is defined for a contiguous input only, got %s with strides "
+                   "(%s) (call contiguous() first)", mt_shape_str(x, b, sizeof b), strides);
+  }
+  int64_t numel = mt_numel(x), off = offset - x->offset, last = off;
+  int empty = 0;
+  for (int i = 0; i < ndim; i++) {
+    if (size[i] == 0) empty = 1;
+    last += (size[i] - 1) * stride[i];
+  }
+  if (!empty && (off < 0 || last >= numel))
+    return mt_fail("as_strided: the view reads storage elements %lld..%lld but the input %s holds "
+                   "%lld..%lld; its gradient is not defined", (long long)offset + 1,
+                   (long long)(last + x->offset + 1), mt_shape_str(x, b, sizeof b), (long long)x->offset + 1,
+                   (long long)(x->offset + numel));
+  if (!view_overlaps(ndim, size, stride)) {
+    vspec s = {.kind = K_STRIDED, .n = ndim, .off = off};
+    memcpy(s.p, size, sizeof(int64_t) * (size_t)ndim);
+    memcpy(s.q, stride, sizeof(int64_t) * (size_t)ndim);
+    return record_spec(r, x, &s, apply_names[K_STRIDED], apply_backward);
+  }
+  mt_tensor pos = {0};
+  if (strided_positions(&pos, numel, ndim, size, stride, off)) return -1;
+  const mt_tensor *in[1] = {x};
+  mt_node *n = mt_ag_new_node("AsStridedBackward", strided_backward, 1, in);
+  if (!n) { mt_tensor_release(&pos); return mt_fail("as_strided: out of memory recording the graph"); }
+  mt_ag_save(n, &pos, 0);
+  mt_tensor_release(&pos);
+  return mt_ag_attach(r, n);
 }
 
 int mt_ag_record_split(mt_tensor *const *parts, const mt_tensor *x, int dim, const int64_t *sizes, int64_t n) {
@@ -410,6 +561,24 @@ static int index_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
+mt_tensor ag_gather(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base) {
+  return ag_index(I_GATHER, x, dim, idx, base, 0, NULL);
+}
+mt_tensor ag_scatter_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
+                               const int64_t *shape) {
+  return ag_index(I_SCATTER, x, dim, idx, base, ndim, shape);
+}
+mt_tensor ag_index_select(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base) {
+  return ag_index(I_SELECT, x, dim, idx, base, 0, NULL);
+}
+mt_tensor ag_index_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
+                             const int64_t *shape) {
+  return ag_index(I_ADD, x, dim, idx, base, ndim, shape);
+}
+mt_tensor ag_index_mask(const mt_tensor *x, const mt_tensor *mask) {
+  return ag_index(I_MASK, x, 0, mask, 0, 0, NULL);
+}
+
 int mt_ag_record_index_select(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base) {
   return record_index(I_SELECT, r, x, wrap(dim, x->ndim), index, base);
 }
@@ -462,12 +631,20 @@ static int record_where(mt_tensor *r, const mt_tensor *cond, const mt_tensor *a,
   return mt_ag_attach(r, n);
 }
 
-static mt_tensor ag_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b) {
+mt_tensor ag_where_ops(const mt_tensor *cond, const mt_operand *a, const mt_operand *b) {
   mt_tensor r = {0};
-  mt_operand oa = {a, 0, 0}, ob = {b, 0, 0};
-  if (ag_failed || !cond->storage) { ag_failed = 1; return r; }
-  if (mt_where(&r, cond, &oa, &ob, MT_FLOAT32) || record_where(&r, cond, a, b)) { ag_drop(&r); ag_failed = 1; }
+  if (ag_failed || !cond->storage || (a->t && !a->t->storage) || (b->t && !b->t->storage)) {
+    ag_failed = 1;
+    return r;
+  }
+  if (mt_where(&r, cond, a, b, MT_FLOAT32) || record_where(&r, cond, a->t, b->t)) { ag_drop(&r); ag_failed = 1; }
   return r;
+}
+
+/* tensors, NULL standing for 0 */
+static mt_tensor ag_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b) {
+  mt_operand oa = {a, 0, 0}, ob = {b, 0, 0};
+  return ag_where_ops(cond, &oa, &ob);
 }
 
 static int where_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {

@@ -1,6 +1,7 @@
 /* ag_shape.h: derivatives of views, indexing and shape ops (narrow, select,
-   permute, diagonal, unfold, cat/stack, split, index_select, gather, x[idx],
-   x[mask], masked_fill, where, clamp, repeat, flip, roll, tril/triu).
+   permute, diagonal, unfold, as_strided, cat/stack, split, index_select,
+   gather, x[idx], x[mask], masked_fill, where, clamp, repeat, flip, roll,
+   tril/triu).
    Each mt_ag_record_* is called by a binding after the op computed r; it
    does nothing unless an input requires grad in grad mode. Dims are 0-based
    (negative ones are wrapped); indices count from base. */
@@ -15,6 +16,11 @@ int mt_ag_record_permute(mt_tensor *r, const mt_tensor *x, const int *dims);
 int mt_ag_record_movedim(mt_tensor *r, const mt_tensor *x, const int *src, const int *dst, int n);
 int mt_ag_record_diagonal(mt_tensor *r, const mt_tensor *x, int64_t offset, int d0, int d1);
 int mt_ag_record_unfold(mt_tensor *r, const mt_tensor *x, int dim, int64_t size, int64_t step);
+/* r = x:as_strided(size, stride, offset), offset in storage elements from
+   0; refuses (an error) when x is not contiguous or the view reads outside
+   x, where no gradient is defined. */
+int mt_ag_record_as_strided(mt_tensor *r, const mt_tensor *x, int ndim, const int64_t *size,
+                            const int64_t *stride, int64_t offset);
 int mt_ag_record_flip(mt_tensor *r, const mt_tensor *x, const int *dims, int n);
 int mt_ag_record_roll(mt_tensor *r, const mt_tensor *x, const int64_t *shifts, int ns, const int *dims, int nd);
 int mt_ag_record_tri(mt_tensor *r, const mt_tensor *x, int64_t k, int upper);

@@ -6,6 +6,7 @@
 #include "../tensor/mt_index.h"
 #include "../tensor/mt_ops.h"
 #include "../autograd/ag_shape.h"
+#include "../autograd/ag_index.h"
 
 /* Lua's index origin, passed to the engine as `base` */
 #define LT_BASE 1
@@ -117,6 +118,7 @@ static int index_put(lua_State *L, int kind, int inplace) {
   int dim = lt_check_dim(L, 2, x->ndim, op);
   mt_tensor *index = check_index(L, 3, op);
   const mt_tensor *src = kind == PUT_FILL ? check_value(L, 4, &sc, op) : lt_check(L, 4, op);
+  const mt_tensor *src_tensor = kind == PUT_FILL ? lt_test(L, 4) : src;   /* NULL: a number */
   int opts = lt_opts_index(L);
   double alpha = kind == PUT_ADD && opts > 4 ? lt_opt_number(L, opts, "alpha", 1) : 1;
   mt_tensor *dst = x;
@@ -127,7 +129,13 @@ static int index_put(lua_State *L, int kind, int inplace) {
   if (kind == PUT_ADD) LT_TRY(L, mt_index_add(dst, dim, index, src, alpha, LT_BASE));
   else if (kind == PUT_COPY) LT_TRY(L, mt_index_copy(dst, dim, index, src, LT_BASE));
   else LT_TRY(L, mt_index_fill(dst, dim, index, src, LT_BASE));
-  if (inplace) lua_settop(L, 1);
+  if (inplace) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  static const mt_ag_put put_kinds[3] = {MT_AG_INDEX_ADD, MT_AG_INDEX_COPY, MT_AG_INDEX_FILL};
+  if (x->grad_meta || (src_tensor && src_tensor->grad_meta))
+    LT_TRY(L, mt_ag_record_put(dst, put_kinds[kind], x, dim, index, src_tensor, alpha, LT_BASE));
   return 1;
 }
 
@@ -175,7 +183,12 @@ static int scatter(lua_State *L, int add, int inplace) {
   }
   if (src) LT_TRY(L, mt_scatter(dst, dim, index, src, add, LT_BASE));
   else LT_TRY(L, mt_scatter_fill(dst, dim, index, value, add, LT_BASE));
-  if (inplace) lua_settop(L, 1);
+  if (inplace) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  if (x->grad_meta || (src && src->grad_meta))
+    LT_TRY(L, mt_ag_record_put(dst, add ? MT_AG_SCATTER_ADD : MT_AG_SCATTER, x, dim, index, src, 1, LT_BASE));
   return 1;
 }
 
@@ -204,12 +217,28 @@ static int masked_fill(lua_State *L, int inplace) {
 static int l_masked_fill_(lua_State *L) { return masked_fill(L, 1); }
 static int l_masked_fill(lua_State *L) { return masked_fill(L, 0); }
 
+/* For autograd, masked_select is x[mask] on x and mask broadcast together;
+   x's broadcast is recorded as an expand. */
+static int masked_select_record(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
+  if (mt_same_shape(x, mask)) return mt_ag_record_index_mask(r, x, mask);
+  int ndim;
+  int64_t shape[MT_MAX_DIMS];
+  mt_tensor xb = {0}, mb = {0};
+  int rc = mt_broadcast_shapes("masked_select", x->ndim, x->shape, mask->ndim, mask->shape, &ndim, shape) ||
+           mt_expand(&xb, x, ndim, shape) || mt_ag_record_expand(&xb, x) || mt_expand(&mb, mask, ndim, shape) ||
+           mt_ag_record_index_mask(r, &xb, &mb);
+  mt_ag_meta_release(xb.grad_meta);
+  xb.grad_meta = NULL;
+  mt_tensor_release(&xb);
+  mt_tensor_release(&mb);
+  return rc ? -1 : 0;
+}
+
 static int l_masked_select(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "masked_select"), *mask = lt_check(L, 2, "masked_select");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_masked_select(r, x, mask));
-  /* the same as x[mask] when no broadcasting happens (else refused by the guard) */
-  if (x->grad_meta && mt_same_shape(x, mask)) LT_TRY(L, mt_ag_record_index_mask(r, x, mask));
+  if (x->grad_meta) LT_TRY(L, masked_select_record(r, x, mask));
   return 1;
 }
 
@@ -222,7 +251,11 @@ static int masked_scatter(lua_State *L, int inplace) {
     LT_TRY(L, mt_clone(dst, x));
   }
   LT_TRY(L, mt_masked_scatter(dst, mask, src));
-  if (inplace) lua_settop(L, 1);
+  if (inplace) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  if (x->grad_meta || src->grad_meta) LT_TRY(L, mt_ag_record_put(dst, MT_AG_MASKED_SCATTER, x, 0, mask, src, 1, 0));
   return 1;
 }
 

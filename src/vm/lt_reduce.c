@@ -7,6 +7,7 @@
 #include "lt.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_reduce.h"
+#include "../autograd/ag_index.h"
 #include "../tensor/mt_reduce.h"
 #include "../tensor/mt_ops.h"
 
@@ -238,7 +239,8 @@ static int cumulative(lua_State *L, int is_prod) {
   int dtype = lt_opt_dtype(L, opts, -1, name);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_cumulative(r, x, dim, is_prod, dtype));
-  if (x->grad_meta && !is_prod) LT_TRY(L, mt_ag_record_cumsum(r, x, dim, dtype));
+  if (x->grad_meta)
+    LT_TRY(L, is_prod ? mt_ag_record_cumprod(r, x, dim, dtype) : mt_ag_record_cumsum(r, x, dim, dtype));
   return 1;
 }
 static int r_cumsum(lua_State *L) { return cumulative(L, 0); }
@@ -279,6 +281,7 @@ static int r_sort(lua_State *L) {
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
   LT_TRY(L, mt_sort(values, indices, x, dim, descending));
   one_based(indices);
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, 1, "SortBackward"));
   return 2;
 }
 
@@ -306,6 +309,7 @@ static int r_topk(lua_State *L) {
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
   LT_TRY(L, mt_topk(values, indices, x, k, dim, largest));
   one_based(indices);
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, 1, "TopkBackward"));
   return 2;
 }
 
@@ -326,6 +330,7 @@ static int r_kthvalue(lua_State *L) {
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
   LT_TRY(L, mt_kthvalue(values, indices, x, k, dim, keepdim));
   one_based(indices);
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, keepdim, "KthvalueBackward"));
   return 2;
 }
 
@@ -338,12 +343,14 @@ static int r_median(lua_State *L) {
   if (!has_dim) {
     mt_tensor *r = lt_push(L);
     LT_TRY(L, mt_median(r, NULL, x, 0, 0));
+    if (x->grad_meta) LT_TRY(L, mt_ag_record_median(r, x));
     return 1;
   }
   int keepdim, dim = dim_keepdim(L, 2, x, "median", &keepdim);
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
   LT_TRY(L, mt_median(values, indices, x, dim, keepdim));
   one_based(indices);
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, keepdim, "MedianBackward"));
   return 2;
 }
 
@@ -354,6 +361,7 @@ static int r_mode(lua_State *L) {
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
   LT_TRY(L, mt_mode(values, indices, x, dim, keepdim));
   one_based(indices);
+  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, keepdim, "ModeBackward"));
   return 2;
 }
 

@@ -1,0 +1,32 @@
+/* ag_index.h: derivatives of the ops that write into a copy of x at indices
+   (scatter, scatter_add, index_add, index_copy, index_fill, masked_scatter)
+   and of the ops that select values along a dim and return their indices
+   (sort, topk, kthvalue, median, mode). Each mt_ag_record_* is called by a
+   binding after the op computed its result; it does nothing unless an input
+   requires grad in grad mode and the result is floating. Dims are 0-based. */
+#ifndef MT_AG_INDEX_H
+#define MT_AG_INDEX_H
+
+#include "ag.h"
+
+typedef enum {
+  MT_AG_SCATTER,         /* x:scatter(dim, index, src or number) */
+  MT_AG_SCATTER_ADD,     /* x:scatter_add(dim, index, src), scatter {reduce='add'} */
+  MT_AG_INDEX_ADD,       /* x:index_add(dim, index, src, {alpha=}) */
+  MT_AG_INDEX_COPY,      /* x:index_copy(dim, index, src) */
+  MT_AG_INDEX_FILL,      /* x:index_fill(dim, index, number or one-element tensor) */
+  MT_AG_MASKED_SCATTER,  /* x:masked_scatter(mask, src): index is the mask, dim unused */
+} mt_ag_put;
+
+/* r = x with src (a tensor, or NULL for a number) written or added (alpha
+   times, index_add) at index along dim, out of place; index counts from base. */
+int mt_ag_record_put(mt_tensor *r, mt_ag_put kind, const mt_tensor *x, int dim, const mt_tensor *index,
+                     const mt_tensor *src, double alpha, int64_t base);
+
+/* values = x's entries at indices (1-based, values' shape) along dim, with
+   dim kept in values (keepdim, sort, topk) or dropped; name names the node
+   ("SortBackward", ...). The gradient goes back to those positions. */
+int mt_ag_record_select_values(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
+                               int keepdim, const char *name);
+
+#endif
