@@ -72,6 +72,18 @@ describe('datasets', function()
     write(tmp .. '/huge.idx', string.char(0, 0, 0x08, 2) .. be32(0x7fffffff) .. be32(0x7fffffff))
     ok, err = pcall(data.read_idx, tmp .. '/huge.idx')
     assert.truthy(err:find('declares', 1, true), err)
+    local gz = io.open(tmp .. '/a.idx.gz', 'rb'):read('a')
+    write(tmp .. '/cut.idx.gz', gz:sub(1, #gz - 12))
+    ok, err = pcall(data.read_idx, tmp .. '/cut.idx.gz')
+    assert.truthy(err:find('truncated', 1, true), err)
+    local floats = string.char(0, 0, 0x0D, 1) .. be32(2) .. string.pack('>f>f', 1.5, -2.25)
+    write(tmp .. '/f.idx', floats)
+    local ft = data.read_idx(tmp .. '/f.idx')
+    assert.are.equal('float32', ft.dtype)
+    assert.are.same({1.5, -2.25}, ft:totable())
+    write(tmp .. '/long.idx', body .. 'x')
+    ok, err = pcall(data.read_idx, tmp .. '/long.idx')
+    assert.truthy(err:find('data after', 1, true), err)
     write(tmp .. '/b.gz', '\31\139garbage-not-deflate')
     assert.is_false(pcall(data.read_idx, tmp .. '/b.gz'))
     assert.is_false(pcall(data.read_idx, tmp .. '/missing.idx'))
@@ -89,6 +101,10 @@ describe('datasets', function()
     assert.are.same({3, 4, 5, 6, 7, 8, 9, 10}, item[2]:totable())
     assert.are.equal(65000, tok:get(#tok)[2][8])
     assert.are.equal('int64', item[1].dtype)
+    -- the tokens are a mapping of the file, not a copy in memory
+    local maps = io.open('/proc/self/maps'):read('a')
+    assert.truthy(maps:find(tmp .. '/tok.bin', 1, true))
+    assert.has_error(function() data.TokenDataset(tmp .. '/tok.bin', {block_size = 101}) end)
   end)
 
   it("FashionMNIST from Debian's dataset-fashion-mnist", function()
@@ -159,6 +175,12 @@ describe('collate', function()
     assert.are.equal('bool', b.ok.dtype)
     assert.are.same({'a', 'b'}, b.n)
     assert.has_error(function() data.default_collate({{torch.ones(2)}, {torch.ones(3)}}) end)
+    local nested = data.default_collate({{torch.ones(3), {mask = torch.zeros(2, {dtype = 'bool'}), len = 3}},
+                                         {torch.zeros(3), {mask = torch.ones(2, {dtype = 'bool'}), len = 1}}})
+    assert.are.same({2, 3}, nested[1]:size():totable())
+    assert.are.same({{false, false}, {true, true}}, nested[2].mask:totable())
+    assert.are.same({3, 1}, nested[2].len:totable())
+    assert.has_error(function() data.default_collate({{a = 1}, {b = 2}}) end)
   end)
 end)
 
@@ -189,7 +211,66 @@ describe('DataLoader', function()
       g:manual_seed(9)
       return labels(batches(data.DataLoader(ds, {batch_size = 3, shuffle = true, generator = g, num_workers = nw})))
     end
+    assert.are.same(shuffled(0), shuffled(1))
     assert.are.same(shuffled(0), shuffled(2))
+    -- shuffled by the global generator: the workers draw nothing from it
+    local function global(nw)
+      torch.manual_seed(4)
+      local got = labels(batches(data.DataLoader(ds, {batch_size = 3, shuffle = true, num_workers = nw})))
+      return got, torch.rand(1)[1]
+    end
+    local order0, after0 = global(0)
+    local order2, after2 = global(2)
+    assert.are.same(order0, order2)
+    assert.are.equal(after0, after2)
+  end)
+
+  it('splits an iterable dataset among workers that shard it with get_worker_info', function()
+    local Stream = torch.class('data.SpecStream', 'data.IterableDataset')
+    function Stream:iter()
+      local info = data.get_worker_info()
+      local i, step = info and info.id or 1, info and info.num_workers or 1
+      i = i - step
+      return function()
+        i = i + step
+        if i <= 10 then return {torch.ones(2) * i, i} end
+      end
+    end
+    local function values(nw, opts)
+      opts = opts or {}
+      opts.num_workers = nw
+      local out = {}
+      for _, b in data.DataLoader(Stream(), opts):iter() do
+        if opts.batch_size == false then out[#out + 1] = b[2]
+        else out[#out + 1] = b[2]:totable() end
+      end
+      return out
+    end
+    assert.are.same({{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10}}, values(0, {batch_size = 4}))
+    -- worker 1 has 1, 3, 5, 7, 9 and worker 2 has 2, 4, 6, 8, 10: batches alternate
+    assert.are.same({{1, 3, 5}, {2, 4, 6}, {7, 9}, {8, 10}}, values(2, {batch_size = 3}))
+    assert.are.same({{1, 3, 5}, {2, 4, 6}}, values(2, {batch_size = 3, drop_last = true}))
+    assert.are.same({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, values(2, {batch_size = false}))
+    local l = data.DataLoader(Stream(), {batch_size = 4, num_workers = 2, persistent_workers = true})
+    local first = {}
+    for _, b in l:iter() do first[#first + 1] = b[2]:totable() end
+    local second = {}
+    for _, b in l:iter() do second[#second + 1] = b[2]:totable() end
+    l:shutdown()
+    assert.are.same(first, second)
+    assert.has_error(function() data.DataLoader(Stream(), {shuffle = true}) end)
+    assert.has_error(function() return #data.DataLoader(Stream()) end)
+  end)
+
+  it('refuses unknown options and bad values', function()
+    local ok, err = pcall(data.DataLoader, ds, {batchsize = 4})
+    assert.is_false(ok)
+    assert.truthy(err:find("unknown option 'batchsize'", 1, true), err)
+    assert.has_error(function() data.DataLoader(ds, {num_workers = -1}) end)
+    assert.has_error(function() data.DataLoader(ds, {batch_size = 0}) end)
+    assert.has_error(function() data.DataLoader(ds, {sampler = data.SequentialSampler(ds), shuffle = true}) end)
+    assert.are.equal(10, #data.DataLoader(ds, {batch_size = 2, pin_memory = true}))
+    assert.are.equal(20, #data.DataLoader(ds, {batch_size = false}))
   end)
 
   it('workers build batches from any dataset, seeded apart, with worker_init_fn', function()
@@ -237,6 +318,51 @@ describe('DataLoader', function()
     assert.is_false(ok)
     assert.truthy(err:find('timed out after 0.5 s', 1, true), err)
     assert.is_true(torch.clock() - t0 < 2.5)
+    local Killed = torch.class('data.SpecKilledDS', 'data.Dataset')
+    function Killed:size() return 4 end
+    function Killed:get(i) if i == 2 then torch._kill(torch._getpid(), 9) end return {i} end
+    ok, err = pcall(batches, data.DataLoader(Killed(), {batch_size = 1, num_workers = 2}))
+    assert.is_false(ok)
+    assert.truthy(err:find('DataLoader worker 2 %(pid %d+%) was killed by signal 9'), err)
+    ok, err = pcall(batches, data.DataLoader(ds, {num_workers = 1, worker_init_fn = function() error('no GPU here') end}))
+    assert.is_false(ok)
+    assert.truthy(err:find('DataLoader worker 1 %(pid %d+%): worker_init_fn: .*no GPU here'), err)
+  end)
+
+  it('seeds workers apart, afresh each epoch, and reproducibly from torch.manual_seed', function()
+    local R = torch.class('data.SpecRandDS', 'data.Dataset')
+    function R:size() return 4 end
+    function R:get(i) return {torch.rand(1)[1], data.get_worker_info().seed} end
+    local function epochs()
+      torch.manual_seed(11)
+      local l = data.DataLoader(R(), {batch_size = 2, num_workers = 2})
+      local a, b = batches(l), batches(l)
+      return {a[1][1]:totable(), a[2][1]:totable(), b[1][1]:totable()}, a[1][2][1], a[2][2][1]
+    end
+    local run1, seed1, seed2 = epochs()
+    assert.are_not.equal(seed1, seed2)
+    assert.are_not.same(run1[1], run1[2])          -- two workers
+    assert.are_not.same(run1[1], run1[3])          -- two epochs
+    assert.are.same(run1, (epochs()))              -- the same seed, the same numbers
+  end)
+
+  it('hands batches over in shared memory and leaves none of it behind', function()
+    local function shared()
+      local n = 0
+      local f = io.open('/proc/self/maps')
+      for line in f:lines() do if line:find('moontorch-batch', 1, true) then n = n + 1 end end
+      f:close()
+      return n
+    end
+    collectgarbage(); collectgarbage()
+    local before = shared()
+    local got = batches(data.DataLoader(ds, {batch_size = 5, num_workers = 2}))
+    assert.are.equal(4, #got)
+    assert.is_true(shared() >= before + 1)        -- the batches view mapped memory
+    assert.are.same({10, 11}, got[2][1][1]:totable())
+    got = nil
+    collectgarbage(); collectgarbage()
+    assert.are.equal(before, shared())
   end)
 
   it('keeps persistent workers across epochs and leaves no zombie processes', function()
@@ -253,6 +379,11 @@ describe('DataLoader', function()
     -- a loop left early: the workers are reaped when the iterator is collected
     local l2 = data.DataLoader(ds, {batch_size = 2, num_workers = 2})
     for i in l2:iter() do if i == 2 then break end end
+    -- a persistent loader left early, then collected
+    local l3 = data.DataLoader(ds, {batch_size = 2, num_workers = 2, persistent_workers = true})
+    for i in l3:iter() do if i == 1 then break end end
+    assert.are.same(labels(batches(data.DataLoader(ds, {batch_size = 2}))), labels(batches(l3)))
+    l3 = nil
     collectgarbage(); collectgarbage()
     -- the children of this process and their states, from /proc (no external program)
     local pid = torch._getpid()
@@ -314,5 +445,10 @@ describe('transforms, progress and CmdLine', function()
     assert.truthy(out:find(' 20/20 (100%)', 1, true), out)
     assert.truthy(out:find('loss 0.5', 1, true), out)
     assert.falsy(out:find('\r', 1, true))
+    p = io.popen((th or './build/th') .. [[ -e "require 'data'; local l = data.DataLoader(data.TensorDataset(torch.ones(30, 2)), {batch_size = 3}); local loss = 0; for i, b in torch.progress(l, {text = function() return 'loss ' .. loss end}) do loss = i end" | cat]])
+    out = p:read('a')
+    p:close()
+    assert.truthy(out:find(' 10/10 (100%)', 1, true), out)
+    assert.truthy(out:find('loss 10', 1, true), out)
   end)
 end)

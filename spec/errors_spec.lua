@@ -34,6 +34,7 @@ local NOT_CALLED = {
   _recv_msg = 'waits for a message on a file descriptor, whichever it is',
   _send_msg = 'writes to a file descriptor, whichever it is',
   _waitpid = 'waits for a process',
+  _sleep = 'pauses the process for as long as it is asked',
   save = 'writes a file of any name',
   _crc32 = 'any string has a checksum',
   serialize = 'any value (nil, a string) has a serialization',
@@ -235,7 +236,7 @@ local log = assert(io.open(arg[1], 'w'))
 local function fresh() return torch.tensor({{1.5, -2, 3}, {0.25, 5, -6}}) end
 local NOT_CALLED = {_set_field_hook = true, _repl_print = true, class = true, _fork = true, _exit = true,
                     _socketpair = true, _close = true, _kill = true, progress = true, timeit = true,
-                    _recv_msg = true, _send_msg = true, _waitpid = true, save = true}
+                    _recv_msg = true, _send_msg = true, _waitpid = true, _sleep = true, save = true}
 local threads, dtype = torch.get_num_threads(), torch.get_default_dtype()
 local rng = torch.get_rng_state and torch.get_rng_state()
 local function arglists()

@@ -102,7 +102,11 @@ function Subset:get(i)
 end
 function Subset:get_batch(idx)
   if type(self.dataset.get_batch) ~= 'function' then return nil end
-  local map = torch.tensor(self.indices, {dtype = 'int64'})
+  local map = rawget(self, '_index_tensor')            -- made once: an epoch asks for it every batch
+  if not map then
+    map = torch.tensor(self.indices, {dtype = 'int64'})
+    rawset(self, '_index_tensor', map)
+  end
   return self.dataset:get_batch(map:index_select(1, idx))
 end
 

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "lt.h"
@@ -84,6 +85,15 @@ static int d_waitpid(lua_State *L) {
   lua_pushliteral(L, "exited");
   lua_pushinteger(L, WEXITSTATUS(status));
   return 2;
+}
+
+/* torch._sleep(seconds): pauses the process (waiting for a worker to exit) */
+static int d_sleep(lua_State *L) {
+  double s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0 && s <= 60, 1, "_sleep: seconds must be in [0, 60]");
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+  return 0;
 }
 
 static int d_kill(lua_State *L) {
@@ -187,15 +197,15 @@ static int d_send_msg(lua_State *L) {
 }
 
 /* torch._recv_msg(fd, timeout_seconds or nil) -> text, {tensors}
-   | nil, 'timeout' | nil, 'closed' */
+   | nil, 'timeout' | nil, 'closed' | nil, 'interrupted' (a signal came: back to
+   Lua, where th's Ctrl-C hook can raise) */
 static int d_recv_msg(lua_State *L) {
   int fd = (int)luaL_checkinteger(L, 1);
   double timeout = luaL_optnumber(L, 2, -1);
   struct pollfd p = {fd, POLLIN, 0};
   int ms = timeout < 0 ? -1 : (int)(timeout * 1000);
-  int pr;
-  do pr = poll(&p, 1, ms);
-  while (pr < 0 && errno == EINTR);
+  int pr = poll(&p, 1, ms);
+  if (pr < 0 && errno == EINTR) { lua_pushnil(L); lua_pushliteral(L, "interrupted"); return 2; }
   if (pr == 0) { lua_pushnil(L); lua_pushliteral(L, "timeout"); return 2; }
   char *buf = lua_newuserdatauv(L, MSG_MAX, 0);
   struct iovec iov = {buf, MSG_MAX};
@@ -231,6 +241,8 @@ static int d_recv_msg(lua_State *L) {
     char *map = mmap(NULL, h->shm_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     close(mfd);
     if (map == MAP_FAILED) luaL_error(L, "DataLoader: mmap of a batch: %s", strerror(errno));
+    /* the collector cannot see this memory: let it know, as the allocator does */
+    lua_gc(L, LUA_GCSTEP, (int)(h->shm_bytes >> 10));
     mt_storage *s = mt_storage_mapped(map, h->shm_bytes);  /* shared by the batch's tensors */
     if (!s) { munmap(map, h->shm_bytes); luaL_error(L, "DataLoader: out of memory"); }
     for (uint32_t i = 0; i < h->ntensors; i++) {
@@ -312,7 +324,7 @@ static const luaL_Reg functions[] = {
   {"_tensor_bytes", d_tensor_bytes}, {"_crc32", d_crc32}, {"_tensor_from_bytes", d_tensor_from_bytes}, {"_fsync", d_fsync},
   {"_read_idx", d_read_idx}, {"_map_file", d_map_file}, {"_socketpair", d_socketpair},
   {"_fork", d_fork}, {"_exit", d_exit}, {"_close", d_close}, {"_getpid", d_getpid}, {"_isatty", d_isatty},
-  {"_waitpid", d_waitpid}, {"_kill", d_kill}, {"_send_msg", d_send_msg}, {"_recv_msg", d_recv_msg},
+  {"_waitpid", d_waitpid}, {"_kill", d_kill}, {"_sleep", d_sleep}, {"_send_msg", d_send_msg}, {"_recv_msg", d_recv_msg},
   {NULL, NULL}};
 
 void lt_open_data(lua_State *L) { lt_setfuncs(L, NULL, functions); }
