@@ -1013,3 +1013,57 @@ describe('a 1000-element parameter (several kernel blocks and a tail)', function
     end)
   end
 end)
+
+describe('with nn models', function()
+  local nn = require 'nn'
+  local function model()
+    torch.manual_seed(3)
+    local m = nn.Sequential()
+    m:add(nn.Linear(3, 8))
+    m:add(nn.Tanh())
+    m:add(nn.Linear(8, 1))
+    return m
+  end
+  torch.manual_seed(11)
+  local input = torch.randn(16, 3)
+  local target = (input:select(2, 1) * 0.5 - input:select(2, 3)):view(16, 1)
+  local function mse(out) return ((out - target) ^ 2):mean() end
+
+  it('optim.Adam over model:parameters() fits a small regression', function()
+    local m = model()
+    local opt = optim.Adam(m:parameters(), {lr = 0.05})
+    local first
+    for i = 1, 200 do
+      opt:zero_grad()
+      local loss = mse(m(input))
+      loss:backward()
+      opt:step()
+      if i == 1 then first = loss:item() end
+    end
+    local last = mse(m(input)):item()
+    assert.is_true(last < first * 0.05, string.format('loss %g -> %g', first, last))
+  end)
+
+  it('optim.sgd over getParameters() takes the steps of optim.SGD over parameters()', function()
+    local m1, m2 = model(), model()
+    local x, dx = m1:getParameters()
+    local config = {learningRate = 0.1, momentum = 0.9, dampening = 0}
+    local function feval()
+      dx:zero_()
+      local loss = mse(m1(input))
+      loss:backward()
+      return loss:item(), dx
+    end
+    local opt = optim.SGD(m2:parameters(), {lr = 0.1, momentum = 0.9})
+    for step = 1, 5 do
+      optim.sgd(feval, x, config)
+      opt:zero_grad()
+      mse(m2(input)):backward()
+      opt:step()
+      local p1, p2 = m1:parameters(), m2:parameters()
+      for k = 1, #p1 do
+        assert_values(flat_values(p1[k]), flat_values(p2[k]), 1e-6, 1e-7, string.format('step %d, parameter %d', step, k))
+      end
+    end
+  end)
+end)
