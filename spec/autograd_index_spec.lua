@@ -39,35 +39,6 @@ local function grad_of(f, x, w)
   return l.grad
 end
 
--- lib/torch/autograd_ops.lua wraps several of these methods in Lua
--- Functions; this file checks the C derivatives, so it puts back the C op a
--- wrapper holds (its upvalue c_op) while it runs. as_strided keeps its
--- wrapper: its C binding (lt_tensor.c) does not record yet.
-local wrapped = {'sort', 'topk', 'kthvalue', 'median', 'mode', 'cumprod', 'prod', 'scatter', 'scatter_add',
-                 'index_add', 'index_copy', 'index_fill', 'masked_scatter', 'masked_select', 'maskedSelect'}
-local saved = {}
-local function wrapped_c_op(f)
-  for i = 1, 8 do
-    local name, v = debug.getupvalue(f, i)
-    if not name then return nil end
-    if (name == 'c_op' or name == 'c_masked_select') and type(v) == 'function' then return v end
-  end
-end
-setup(function()
-  for _, name in ipairs(wrapped) do
-    local m, fn = torch._methods[name], torch[name]
-    saved[name] = {m, fn}
-    local c = wrapped_c_op(m)
-    if c then
-      torch._methods[name] = c
-      if fn == m then torch[name] = c end
-    end
-  end
-end)
-teardown(function()
-  for name, s in pairs(saved) do torch._methods[name], torch[name] = s[1], s[2] end
-end)
-
 describe('values of the selecting ops', function()
   it('sort and topk: gradcheck on contiguous and transposed inputs, and PyTorch values', function()
     local x = leaf(distinct(3, 4))

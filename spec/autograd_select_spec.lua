@@ -1,6 +1,6 @@
 -- Derivatives of sort/topk/kthvalue/median/mode values, cumprod, the
 -- scatter and index_put family, masked_scatter, broadcast masked_select,
--- as_strided (lib/torch/autograd_ops.lua), and index assignment with autograd.
+-- as_strided (src/autograd), and index assignment with autograd.
 local torch = require 'torch'
 
 local function randd(...)

@@ -420,7 +420,6 @@ end
 
 require 'torch.gradcheck'
 require 'torch.autograd_viz'
-require 'torch.autograd_ops'
 require 'torch.help'
 require 'torch.serialize'
 

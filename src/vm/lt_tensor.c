@@ -748,6 +748,7 @@ static int t_as_strided(lua_State *L) {
   int64_t offset = lua_isnoneornil(L, 4) ? t->offset : luaL_checkinteger(L, 4) - 1;
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_as_strided(r, t, n, shape, stride, offset));
+  if (t->grad_meta) LT_TRY(L, mt_ag_record_as_strided(r, t, n, shape, stride, offset));
   return 1;
 }
 
