@@ -242,6 +242,31 @@ describe('max and min', function()
     assert.are.equal(30000, x:argmin():item())
   end)
 
+  it('finds the first extreme of long runs in every dtype, infinities included', function()
+    for _, dtype in ipairs({'float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64'}) do
+      local x = torch.zeros(300, {dtype = dtype})
+      x[66], x[40], x[250] = 7, 7, 7
+      x[41], x[299] = 3, 3
+      local v, i = x:max(1)
+      assert.are.equal(7, v:item(), dtype)
+      assert.are.equal(40, i:item(), dtype)
+      x:fill(9)
+      x[41], x[299] = 3, 3
+      v, i = x:min(1)
+      assert.are.equal(3, v:item(), dtype)
+      assert.are.equal(41, i:item(), dtype)
+    end
+    local f = torch.zeros(200)
+    f[150], f[120], f[7] = inf, inf, -inf
+    local v, i = f:max(1)
+    assert.are.equal(inf, v:item())
+    assert.are.equal(120, i:item())
+    v, i = f:min(1)
+    assert.are.equal(-inf, v:item())
+    assert.are.equal(7, i:item())
+    check(torch.ones(3, 200):amax(2), {1, 1, 1})
+  end)
+
   it('of two tensors are elementwise', function()
     check(torch.max(torch.tensor({1, 5}), torch.tensor({3, 2})), {3, 5})
     check(torch.tensor({1, 5}):min(torch.tensor({3, 2})), {1, 2})

@@ -24,6 +24,13 @@
 /* Output columns one task accumulates at a time: the accumulators of a tile
    stay in L1 while the rows stream past. */
 #define RED_TILE 256
+/* Steps a sum block adds in float before widening to double: 8 float adds
+   per lane keep the block's rounding error near float's epsilon, and the
+   widening costs an eighth of what it would at every step. */
+#define RED_BLOCK 8
+/* Elements the search for an extreme's position tests at once: the test's
+   horizontal reduction costs as much as a few vector compares. */
+#define RED_SCAN 256
 
 /* Whether a loop of this much work should split across threads. */
 static int use_threads(int64_t work) {
@@ -50,9 +57,6 @@ static int use_threads(int64_t work) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* NaN test that compiles for every compute type (false for integers). */
-#define RED_ISNAN(v) _Generic((v), float: __builtin_isnan((double)(v)), \
-                              double: __builtin_isnan((double)(v)), default: 0)
 
 /* Accumulator per dtype kind (0 bool, 1 int, 2 float): floats in double,
    integers in uint64 so that overflow wraps like PyTorch's int64 without
@@ -60,6 +64,11 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 #define RED_SUM_K0 uint64_t
 #define RED_SUM_K1 uint64_t
 #define RED_SUM_K2 double
+/* what a block of a sum adds in: the compute type for floats (float for
+   float32/16/bf16), the accumulator for integers */
+#define RED_SUMB_K0 uint64_t
+#define RED_SUMB_K1 uint64_t
+#define RED_SUMB_K2 ct
 #define RED_SUMF_K0 u
 #define RED_SUMF_K1 u
 #define RED_SUMF_K2 f
@@ -86,15 +95,33 @@ typedef red_state (*run_fn)(const char *x, int64_t s, int64_t n, double m, doubl
 typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B,
                         red_acc *acc, int64_t *idx, const double *m, double p);
 
-/* ---- kernels: a run version and a rows version of every pass ---- */
-#define RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                  \
+/* ---- kernels: a run version and a rows version of every pass ----
+   BT is the type a block of RED_BLOCK steps accumulates in before it is
+   folded into ACC: float32 sums add in float in the vector units (twice the
+   lanes of double, no conversions), and only every RED_BLOCK-th partial
+   widens to double; every other pass has BT = ACC. */
+#define RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                              \
   static red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
     typedef MT_CT_##E ct;                                                                   \
     (void)m; (void)p;                                                                       \
     ACC lane[RED_LANES];                                                                    \
     for (int j = 0; j < RED_LANES; j++) lane[j] = INIT;                                     \
     int64_t i = 0;                                                                          \
-    if (s == (int64_t)sizeof(T))                                                            \
+    if (s == (int64_t)sizeof(T)) {                                                          \
+      for (; i + RED_LANES * RED_BLOCK <= n; i += RED_LANES * RED_BLOCK) {                  \
+        BT blk[RED_LANES];                                                                  \
+        for (int j = 0; j < RED_LANES; j++) blk[j] = INIT;                                  \
+        for (int k = 0; k < RED_BLOCK; k++) {                                               \
+          const char *xi = x + (i + k * RED_LANES) * (int64_t)sizeof(T);                    \
+          _Pragma("omp simd")                                                               \
+          for (int j = 0; j < RED_LANES; j++) {                                             \
+            ct v = MT_LOAD_##E(xi + j * (int64_t)sizeof(T));                                \
+            blk[j] = blk[j] OP (BT)(MAP);                                                   \
+          }                                                                                 \
+        }                                                                                   \
+        _Pragma("omp simd")                                                                 \
+        for (int j = 0; j < RED_LANES; j++) lane[j] = lane[j] OP (ACC)blk[j];               \
+      }                                                                                     \
       for (; i + RED_LANES <= n; i += RED_LANES) {                                          \
         const char *xi = x + i * (int64_t)sizeof(T);                                        \
         _Pragma("omp simd")                                                                 \
@@ -103,6 +130,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
           lane[j] = lane[j] OP (ACC)(MAP);                                                  \
         }                                                                                   \
       }                                                                                     \
+    }                                                                                       \
     for (int w = RED_LANES / 2; w > 0; w /= 2)                                              \
       for (int j = 0; j < w; j++) lane[j] = lane[j] OP lane[j + w];                         \
     for (; i < n; i++) {                                                                    \
@@ -115,51 +143,106 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
     return st;                                                                              \
   }
 
-#define RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                  \
+/* The rows version: a tile of B outputs, RED_BLOCK rows at a time in BT. */
+#define RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                              \
   static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
                                 red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
     typedef MT_CT_##E ct;                                                                   \
     (void)idx; (void)p;                                                                     \
+    BT blk[RED_TILE];                                                                       \
     for (int64_t b = 0; b < B; b++) acc[b].FIELD = INIT;                                    \
-    for (int64_t r = 0; r < R; r++) {                                                       \
-      const char *xr = x + r * rs;                                                          \
-      if (bs == (int64_t)sizeof(T)) {                                                       \
-        _Pragma("omp simd")                                                                 \
-        for (int64_t b = 0; b < B; b++) {                                                   \
-          ct v = MT_LOAD_##E(xr + b * (int64_t)sizeof(T));                                  \
-          double m = mrow[b]; (void)m;                                                      \
-          acc[b].FIELD = acc[b].FIELD OP (ACC)(MAP);                                        \
-        }                                                                                   \
-      } else {                                                                              \
-        for (int64_t b = 0; b < B; b++) {                                                   \
-          ct v = MT_LOAD_##E(xr + b * bs);                                                  \
-          double m = mrow[b]; (void)m;                                                      \
-          acc[b].FIELD = acc[b].FIELD OP (ACC)(MAP);                                        \
+    for (int64_t r0 = 0; r0 < R; r0 += RED_BLOCK) {                                         \
+      int64_t r1 = min64(R, r0 + RED_BLOCK);                                                \
+      for (int64_t b = 0; b < B; b++) blk[b] = INIT;                                        \
+      for (int64_t r = r0; r < r1; r++) {                                                   \
+        const char *xr = x + r * rs;                                                        \
+        if (bs == (int64_t)sizeof(T)) {                                                     \
+          _Pragma("omp simd")                                                               \
+          for (int64_t b = 0; b < B; b++) {                                                 \
+            ct v = MT_LOAD_##E(xr + b * (int64_t)sizeof(T));                                \
+            double m = mrow[b]; (void)m;                                                    \
+            blk[b] = blk[b] OP (BT)(MAP);                                                   \
+          }                                                                                 \
+        } else {                                                                            \
+          for (int64_t b = 0; b < B; b++) {                                                 \
+            ct v = MT_LOAD_##E(xr + b * bs);                                                \
+            double m = mrow[b]; (void)m;                                                    \
+            blk[b] = blk[b] OP (BT)(MAP);                                                   \
+          }                                                                                 \
         }                                                                                   \
       }                                                                                     \
+      _Pragma("omp simd")                                                                   \
+      for (int64_t b = 0; b < B; b++) acc[b].FIELD = acc[b].FIELD OP (ACC)blk[b];           \
     }                                                                                       \
   }
 
-/* max/min: the first extreme wins; a NaN beats every number */
-#define RED_BETTER_MAX(v, best) ((v) > (best) || (RED_ISNAN(v) && !RED_ISNAN(best)))
-#define RED_BETTER_MIN(v, best) ((v) < (best) || (RED_ISNAN(v) && !RED_ISNAN(best)))
+/* max/min: the first extreme wins; a NaN beats every number. CMP is the
+   plain order (RED_GT, RED_LT); v != v is the NaN test (false for integers). */
+#define RED_GT(a, b) ((a) > (b))
+#define RED_LT(a, b) ((a) < (b))
+#define RED_BETTER(CMP, v, best) (CMP(v, best) || ((v) != (v) && (best) == (best)))
 
-#define RED_RUN_EXT(KIND, BETTER, ACC, FIELD, E, T)                                         \
+/* A run, contiguous: the extreme by plain compares over RED_LANES lanes in
+   the compute type (exact for every dtype; compiles to vector max/min), NaNs
+   only noted; then the first position holding it, found a vector of lanes at
+   a time. With a NaN, or strided, the plain scalar walk. */
+#define RED_RUN_EXT(KIND, CMP, ACC, FIELD, E, T)                                            \
   static red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
+    typedef MT_CT_##E ct;                                                                   \
     (void)m; (void)p;                                                                       \
-    ACC best = (ACC)MT_LOAD_##E(x);                                                         \
-    int64_t at = 0;                                                                         \
-    for (int64_t i = 1; i < n; i++) {                                                       \
-      ACC v = (ACC)MT_LOAD_##E(x + i * s);                                                  \
-      if (BETTER(v, best)) { best = v; at = i; }                                            \
+    const int64_t es = (int64_t)sizeof(T);                                                  \
+    ct best = MT_LOAD_##E(x);                                                               \
+    int64_t at = 0, i = 0;                                                                  \
+    int nan = 1;                                                                            \
+    if (s == es && n >= 2 * RED_LANES) {                                                    \
+      ct lb[RED_LANES];                                                                     \
+      int nl[RED_LANES];                                                                    \
+      for (int j = 0; j < RED_LANES; j++) { lb[j] = MT_LOAD_##E(x + j * es); nl[j] = lb[j] != lb[j]; } \
+      for (i = RED_LANES; i + RED_LANES <= n; i += RED_LANES) {                             \
+        const char *xi = x + i * es;                                                        \
+        _Pragma("omp simd")                                                                 \
+        for (int j = 0; j < RED_LANES; j++) {                                               \
+          ct v = MT_LOAD_##E(xi + j * es);                                                  \
+          lb[j] = CMP(v, lb[j]) ? v : lb[j];                                                \
+          nl[j] |= v != v;                                                                  \
+        }                                                                                   \
+      }                                                                                     \
+      nan = 0;                                                                              \
+      for (int j = 0; j < RED_LANES; j++) {                                                 \
+        nan |= nl[j];                                                                       \
+        if (CMP(lb[j], best)) best = lb[j];                                                 \
+      }                                                                                     \
+      for (; i < n; i++) {                                                                  \
+        ct v = MT_LOAD_##E(x + i * es);                                                     \
+        nan |= v != v;                                                                      \
+        if (CMP(v, best)) best = v;                                                         \
+      }                                                                                     \
+      if (!nan) {                                                                           \
+        int64_t b = 0;                                                                      \
+        for (; b + RED_SCAN <= n; b += RED_SCAN) {                                          \
+          int hit = 0;                                                                      \
+          _Pragma("omp simd reduction(|:hit)")                                              \
+          for (int j = 0; j < RED_SCAN; j++) hit |= MT_LOAD_##E(x + (b + j) * es) == best;  \
+          if (hit) break;                                                                   \
+        }                                                                                   \
+        for (at = b; !(MT_LOAD_##E(x + at * es) == best); at++) {}                          \
+      }                                                                                     \
+    }                                                                                       \
+    if (nan) {                                                                              \
+      best = MT_LOAD_##E(x);                                                                \
+      at = 0;                                                                               \
+      for (i = 1; i < n; i++) {                                                             \
+        ct v = MT_LOAD_##E(x + i * s);                                                      \
+        if (RED_BETTER(CMP, v, best)) { best = v; at = i; }                                 \
+      }                                                                                     \
     }                                                                                       \
     red_acc a;                                                                              \
-    a.FIELD = best;                                                                         \
+    a.FIELD = (ACC)best;                                                                    \
     red_state st = {a.f, a.i, at};                                                          \
     return st;                                                                              \
   }
 
-#define RED_ROWS_EXT(KIND, BETTER, ACC, FIELD, E, T)                                        \
+#define RED_ROWS_EXT(KIND, CMP, ACC, FIELD, E, T)                                        \
   static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
                                 red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
     (void)mrow; (void)p;                                                                    \
@@ -169,31 +252,31 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
       _Pragma("omp simd")                                                                   \
       for (int64_t b = 0; b < B; b++) {                                                     \
         ACC v = (ACC)MT_LOAD_##E(xr + b * bs), cur = acc[b].FIELD;                          \
-        int take = BETTER(v, cur);                                                          \
+        int take = RED_BETTER(CMP, v, cur);                                                 \
         acc[b].FIELD = take ? v : cur;                                                      \
         idx[b] = take ? r : idx[b];                                                         \
       }                                                                                     \
     }                                                                                       \
   }
 
-#define RED_PASS(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                     \
-  RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)                                        \
-  RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, FIELD, E, T)
-#define RED_EXT(KIND, BETTER, ACC, FIELD, E, T)                                             \
-  RED_RUN_EXT(KIND, BETTER, ACC, FIELD, E, T)                                               \
-  RED_ROWS_EXT(KIND, BETTER, ACC, FIELD, E, T)
+#define RED_PASS(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                                 \
+  RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                                    \
+  RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)
+#define RED_EXT(KIND, CMP, ACC, FIELD, E, T)                                                \
+  RED_RUN_EXT(KIND, CMP, ACC, FIELD, E, T)                                                  \
+  RED_ROWS_EXT(KIND, CMP, ACC, FIELD, E, T)
 
 #define RED_GEN_ALL(E, T, N, TN, K)                                                         \
-  RED_PASS(SUM, +, 0, v, RED_SUM_K##K, RED_SUMF_K##K, E, T)                                 \
-  RED_PASS(PROD, *, 1, v, RED_SUM_K##K, RED_SUMF_K##K, E, T)                                \
-  RED_PASS(NONZERO, +, 0, v != 0, uint64_t, u, E, T)                                        \
-  RED_EXT(MAX, RED_BETTER_MAX, RED_VAL_K##K, RED_VALF_K##K, E, T)                           \
-  RED_EXT(MIN, RED_BETTER_MIN, RED_VAL_K##K, RED_VALF_K##K, E, T)
+  RED_PASS(SUM, +, 0, v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K, E, T)                  \
+  RED_PASS(PROD, *, 1, v, RED_SUM_K##K, RED_SUM_K##K, RED_SUMF_K##K, E, T)                  \
+  RED_PASS(NONZERO, +, 0, v != 0, uint64_t, uint64_t, u, E, T)                              \
+  RED_EXT(MAX, RED_GT, RED_VAL_K##K, RED_VALF_K##K, E, T)                           \
+  RED_EXT(MIN, RED_LT, RED_VAL_K##K, RED_VALF_K##K, E, T)
 #define RED_GEN_FLOAT(E, T, N, TN, K)                                                       \
-  RED_PASS(SQDEV, +, 0, ((double)v - m) * ((double)v - m), double, f, E, T)                 \
-  RED_PASS(ABSSUM, +, 0, fabs((double)v), double, f, E, T)                                  \
-  RED_PASS(POWSUM, +, 0, pow(fabs((double)v), p), double, f, E, T)                          \
-  RED_PASS(EXPSUM, +, 0, exp((double)v - m), double, f, E, T)
+  RED_PASS(SQDEV, +, 0, ((double)v - m) * ((double)v - m), double, double, f, E, T)         \
+  RED_PASS(ABSSUM, +, 0, fabs((double)v), double, double, f, E, T)                          \
+  RED_PASS(POWSUM, +, 0, pow(fabs((double)v), p), double, double, f, E, T)                  \
+  RED_PASS(EXPSUM, +, 0, exp((double)v - m), double, double, f, E, T)
 MT_DTYPES(RED_GEN_ALL)
 MT_FLOAT_DTYPES(RED_GEN_FLOAT)
 
@@ -242,10 +325,10 @@ static red_state combine(int kind, int dtype, red_state a, red_state b) {
     else a.i = (int64_t)((uint64_t)a.i * (uint64_t)b.i);
     return a;
   case K_MAX:
-    if (is_float ? RED_BETTER_MAX(b.f, a.f) : b.i > a.i) a = b;
+    if (is_float ? RED_BETTER(RED_GT, b.f, a.f) : b.i > a.i) a = b;
     return a;
   case K_MIN:
-    if (is_float ? RED_BETTER_MIN(b.f, a.f) : b.i < a.i) a = b;
+    if (is_float ? RED_BETTER(RED_LT, b.f, a.f) : b.i < a.i) a = b;
     return a;
   default:
     if (kind_is_int(kind, dtype)) a.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
