@@ -73,6 +73,7 @@ local function raises(what, fn, ...)
   local ok, err = pcall(fn, ...)
   if ok then error(what .. ': returned normally, a Lua error was expected', 2) end
   if type(err) ~= 'string' then error(what .. ': raised a ' .. type(err) .. ', not a message', 2) end
+  if err:find("to '?'", 1, true) then error(what .. ': the message does not name the op: ' .. err, 2) end
   return err
 end
 

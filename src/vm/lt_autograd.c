@@ -186,9 +186,8 @@ static int inplace_autograd(lua_State *L, const char *name, int nargs) {
   if (!self) luaL_error(L, "%s: self must be a tensor", name);
   LT_TRY(L, mt_ag_inplace_needed(name, self, NULL) < 0 ? -1 : 0);
   if (!strcmp(name, "fill_") || !strcmp(name, "zero_")) {
-    lua_pushvalue(L, lua_upvalueindex(2));
-    lua_insert(L, 1);
-    lua_call(L, nargs, 0);
+    const luaL_Reg *op = lua_touserdata(L, lua_upvalueindex(2));
+    op->func(L);
     LT_TRY(L, mt_ag_inplace_commit(self, NULL));
     lua_settop(L, 1);
     return 1;
@@ -270,7 +269,8 @@ static int guard(lua_State *L) {
   int nargs = lua_gettop(L), tracked = 0;
   if (mt_ag_grad_enabled())
     for (int i = 1; i <= nargs && !tracked; i++) tracked = tracks_history(L, i);
-  const char *name = lua_tostring(L, lua_upvalueindex(3));
+  const luaL_Reg *op = lua_touserdata(L, lua_upvalueindex(2));
+  const char *name = op->name;
   if (tracked) {
     size_t len = strlen(name);
     if (len > 1 && name[len - 1] == '_') return inplace_autograd(L, name, nargs);
@@ -281,12 +281,12 @@ static int guard(lua_State *L) {
     for (size_t i = 0; i < sizeof torch7_inplace / sizeof torch7_inplace[0]; i++)
       if (!strcmp(name, torch7_inplace[i][0])) return inplace_autograd(L, torch7_inplace[i][1], nargs);
   }
-  lua_pushvalue(L, lua_upvalueindex(2));
-  lua_insert(L, 1);
-  lua_call(L, nargs, LUA_MULTRET);
-  int nres = lua_gettop(L);
+  /* The op runs in this frame (its upvalue 1, the metatable, is ours too):
+     no second call, and its argument errors name it as the caller wrote it
+     (x:sum, torch.sum) rather than '?'. Its results are the top nres. */
+  int nres = op->func(L), top = lua_gettop(L);
   if (!tracked) return nres;
-  for (int i = 1; i <= nres; i++) {
+  for (int i = top - nres + 1; i <= top; i++) {
     int bad = 0;
     if (lua_type(L, i) == LUA_TTABLE) {
       for (lua_Integer k = 1; !bad; k++) {
@@ -310,10 +310,8 @@ void lt_setfuncs_guarded(lua_State *L, const luaL_Reg *methods, const luaL_Reg *
     const luaL_Reg *r = pass == 0 ? methods : functions;
     for (; r && r->name; r++) {
       lua_pushvalue(L, -1);                          /* upvalue 1: mt */
-      lua_pushvalue(L, -1);
-      lua_pushcclosure(L, r->func, 1);               /* upvalue 2: the op */
-      lua_pushstring(L, r->name);                    /* upvalue 3: its name */
-      lua_pushcclosure(L, guard, 3);
+      lua_pushlightuserdata(L, (void *)r);           /* upvalue 2: the op and its name */
+      lua_pushcclosure(L, guard, 2);
       lua_setfield(L, pass == 0 ? -4 : -3, r->name);
     }
   }

@@ -35,6 +35,13 @@ int luaopen_torch_core(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");  /* for in-place autograd */
   lua_pushvalue(L, -3);
   lua_setfield(L, -3, "_methods");
+  /* package.loaded['torch.Tensor'] = methods: Lua names a method called
+     from C (pcall(x.sum, x, 'a')) by searching the loaded modules, so its
+     argument errors say 'torch.Tensor.sum' rather than '?' */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -4);
+  lua_setfield(L, -2, "torch.Tensor");
+  lua_pop(L, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "_tensor_mt");
   lua_pop(L, 1);
