@@ -42,6 +42,7 @@ struct mt_node {
   int op;                            /* the op, for nodes shared by a family */
   double scalar;                     /* alpha, a scalar operand, ... */
   double scalar2;                    /* a second one (beta of addmm) */
+  int64_t params[8];                 /* integer parameters (conv: stride, padding, dilation, groups) */
   uint32_t mask;                     /* reduced dims */
   int keepdim;
   int dims[2];

@@ -1,0 +1,736 @@
+/* mt_conv.c: convolution kernels. float32 runs a direct kernel: one image's
+   input is copied once into zero-padded "phase planes", where every weight
+   tap reads a contiguous run, so the convolution becomes a matrix product
+   whose right operand is never materialised (no im2col). float64, and the
+   float32 input gradient of strided convolutions, use im2col + GEMM per
+   image. Images go to OpenMP threads when there are several. */
+#include <string.h>
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "mt_conv.h"
+#include "mt_alloc.h"
+
+/* ---- geometry ---- */
+
+/* output size along one dim; 0 when the dilated kernel does not fit */
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d) {
+  int64_t span = in + before + after - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+static int check_params(const char *op, const int64_t *stride, const int64_t *dilation, int64_t groups) {
+  for (int i = 0; i < 2; i++) {
+    if (stride[i] < 1) return mt_fail("%s: stride must be positive, got %lld", op, (long long)stride[i]);
+    if (dilation[i] < 1) return mt_fail("%s: dilation must be positive, got %lld", op, (long long)dilation[i]);
+  }
+  if (groups < 1) return mt_fail("%s: groups must be positive, got %lld", op, (long long)groups);
+  return 0;
+}
+
+int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
+                      const int64_t *stride, const int64_t *pad_before, const int64_t *pad_after,
+                      const int64_t *dilation, int64_t groups) {
+  char bx[128], bw[128];
+  if (x->ndim != 4 || w->ndim != 4)
+    return mt_fail("%s: expected a 4-D input (n, c, h, w) and weight (o, c / groups, kh, kw), got %s and %s", op,
+                   mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
+  if (check_params(op, stride, dilation, groups)) return -1;
+  for (int i = 0; i < 2; i++)
+    if (pad_before[i] < 0 || pad_after[i] < 0)
+      return mt_fail("%s: negative padding %lld", op, (long long)(pad_before[i] < 0 ? pad_before[i] : pad_after[i]));
+  if (w->shape[0] % groups)
+    return mt_fail("%s: out_channels (%lld, weight %s) must be divisible by groups=%lld", op,
+                   (long long)w->shape[0], mt_shape_str(w, bw, sizeof bw), (long long)groups);
+  if (x->shape[1] != w->shape[1] * groups)
+    return mt_fail("%s: given groups=%lld, weight of size %s expects input with %lld channels, got input of size %s",
+                   op, (long long)groups, mt_shape_str(w, bw, sizeof bw), (long long)(w->shape[1] * groups),
+                   mt_shape_str(x, bx, sizeof bx));
+  *g = (mt_conv_geom){x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0], w->shape[2], w->shape[3],
+                      0, 0, stride[0], stride[1], pad_before[0], pad_before[1], dilation[0], dilation[1], groups};
+  g->oh = out_size(g->h, g->kh, g->sh, pad_before[0], pad_after[0], g->dh);
+  g->ow = out_size(g->w, g->kw, g->sw, pad_before[1], pad_after[1], g->dw);
+  if (g->oh < 1 || g->ow < 1 || g->kh < 1 || g->kw < 1)
+    return mt_fail("%s: kernel size %lldx%lld (dilated %lldx%lld) is larger than the padded input %lldx%lld "
+                   "(input %s, weight %s)", op, (long long)g->kh, (long long)g->kw,
+                   (long long)(g->dh * (g->kh - 1) + 1), (long long)(g->dw * (g->kw - 1) + 1),
+                   (long long)(g->h + pad_before[0] + pad_after[0]), (long long)(g->w + pad_before[1] + pad_after[1]),
+                   mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
+  return 0;
+}
+
+int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
+                                const int64_t *stride, const int64_t *padding, const int64_t *output_padding,
+                                const int64_t *dilation, int64_t groups) {
+  char bx[128], bw[128];
+  if (x->ndim != 4 || w->ndim != 4)
+    return mt_fail("%s: expected a 4-D input (n, c, h, w) and weight (c, o / groups, kh, kw), got %s and %s", op,
+                   mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
+  if (check_params(op, stride, dilation, groups)) return -1;
+  if (x->shape[1] != w->shape[0])
+    return mt_fail("%s: given transposed=1, weight of size %s expects input with %lld channels, got input of size %s",
+                   op, mt_shape_str(w, bw, sizeof bw), (long long)w->shape[0], mt_shape_str(x, bx, sizeof bx));
+  if (w->shape[0] % groups)
+    return mt_fail("%s: in_channels (%lld, weight %s) must be divisible by groups=%lld", op,
+                   (long long)w->shape[0], mt_shape_str(w, bw, sizeof bw), (long long)groups);
+  int64_t size[2];
+  for (int i = 0; i < 2; i++) {
+    if (padding[i] < 0 || output_padding[i] < 0)
+      return mt_fail("%s: negative padding or output_padding", op);
+    if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i])
+      return mt_fail("%s: output padding (%lld) must be smaller than either stride (%lld) or dilation (%lld)", op,
+                     (long long)output_padding[i], (long long)stride[i], (long long)dilation[i]);
+    size[i] = (x->shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w->shape[2 + i] - 1) +
+              output_padding[i] + 1;
+    if (size[i] < 1 || w->shape[2 + i] < 1)
+      return mt_fail("%s: the output would be empty (%lld) for input %s and weight %s", op, (long long)size[i],
+                     mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
+  }
+  *g = (mt_conv_geom){x->shape[0], w->shape[1] * groups, size[0], size[1], w->shape[0], w->shape[2], w->shape[3],
+                      x->shape[2], x->shape[3], stride[0], stride[1], padding[0], padding[1],
+                      dilation[0], dilation[1], groups};
+  return 0;
+}
+
+/* Inputs as contiguous tensors of one floating dtype (aliases when they already are). */
+static int prepare(const char *op, mt_tensor *out, const mt_tensor *const *in, int n) {
+  int dtype = in[0]->dtype;
+  if (dtype != MT_FLOAT32 && dtype != MT_FLOAT64)
+    return mt_fail("%s: expected float32 or float64 tensors, got %s", op, mt_dtypes[dtype].name);
+  for (int i = 0; i < n; i++) {
+    if (in[i] && in[i]->dtype != dtype)
+      return mt_fail("%s: expected tensors of one dtype, got %s and %s", op, mt_dtypes[dtype].name,
+                     mt_dtypes[in[i]->dtype].name);
+    if (in[i] && mt_contiguous_as(&out[i], in[i], dtype)) {
+      for (int k = 0; k < i; k++) mt_tensor_release(&out[k]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void release_all(mt_tensor *t, int n) {
+  for (int i = 0; i < n; i++) mt_tensor_release(&t[i]);
+}
+
+/* Threads to spread n images over: 1 unless threads are on and n > 1. */
+static int image_threads(int64_t n) {
+  int t = mt_get_num_threads();
+  return t < 1 ? 1 : (n < t ? (int)(n < 1 ? 1 : n) : t);
+}
+
+static int thread_id(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/* ---- im2col / col2im and the GEMM path, for float and double ----
+   cols[(c * kh + a) * kw + b][i * ow + j] = x[c][i * sh - ph + a * dh][j * sw - pw + b * dw]
+   (zero outside x). */
+
+/* the columns j of one output row whose input column j * s - p + off lies in [0, w) */
+static void valid_cols(int64_t ow, int64_t s, int64_t start, int64_t w, int64_t *j0, int64_t *j1) {
+  int64_t lo = start >= 0 ? 0 : (-start + s - 1) / s;           /* first j with start + j * s >= 0 */
+  int64_t hi = w - start <= 0 ? 0 : (w - start + s - 1) / s;    /* first j with start + j * s >= w */
+  *j0 = lo < ow ? lo : ow;
+  *j1 = hi < *j0 ? *j0 : (hi < ow ? hi : ow);
+}
+
+#define CONV_GEMM_PATH(T, P)                                                                        \
+  static void im2col_##T(T *cols, const T *x, int64_t c, const mt_conv_geom *g) {                   \
+    const int64_t len = g->oh * g->ow;                                                            \
+    for (int64_t ci = 0; ci < c; ci++)                                                            \
+      for (int64_t a = 0; a < g->kh; a++)                                                         \
+        for (int64_t b = 0; b < g->kw; b++) {                                                     \
+          T *row = cols + ((ci * g->kh + a) * g->kw + b) * len;                                   \
+          const int64_t cstart = b * g->dw - g->pw;                                               \
+          int64_t j0, j1;                                                                         \
+          valid_cols(g->ow, g->sw, cstart, g->w, &j0, &j1);                                       \
+          for (int64_t i = 0; i < g->oh; i++, row += g->ow) {                                     \
+            const int64_t r = i * g->sh - g->ph + a * g->dh;                                      \
+            if (r < 0 || r >= g->h) { memset(row, 0, sizeof(T) * (size_t)g->ow); continue; }      \
+            const T *src = x + (ci * g->h + r) * g->w;                                            \
+            for (int64_t j = 0; j < j0; j++) row[j] = 0;                                          \
+            if (g->sw == 1) memcpy(row + j0, src + cstart + j0, sizeof(T) * (size_t)(j1 - j0));   \
+            else for (int64_t j = j0; j < j1; j++) row[j] = src[cstart + j * g->sw];              \
+            for (int64_t j = j1; j < g->ow; j++) row[j] = 0;                                      \
+          }                                                                                       \
+        }                                                                                         \
+  }                                                                                               \
+  /* x += the columns put back in place */                                                        \
+  static void col2im_##T(T *x, const T *cols, int64_t c, const mt_conv_geom *g) {                   \
+    const int64_t len = g->oh * g->ow;                                                            \
+    for (int64_t ci = 0; ci < c; ci++)                                                            \
+      for (int64_t a = 0; a < g->kh; a++)                                                         \
+        for (int64_t b = 0; b < g->kw; b++) {                                                     \
+          const T *row = cols + ((ci * g->kh + a) * g->kw + b) * len;                             \
+          const int64_t cstart = b * g->dw - g->pw;                                               \
+          int64_t j0, j1;                                                                         \
+          valid_cols(g->ow, g->sw, cstart, g->w, &j0, &j1);                                       \
+          for (int64_t i = 0; i < g->oh; i++, row += g->ow) {                                     \
+            const int64_t r = i * g->sh - g->ph + a * g->dh;                                      \
+            if (r < 0 || r >= g->h) continue;                                                     \
+            T *dst = x + (ci * g->h + r) * g->w;                                                  \
+            for (int64_t j = j0; j < j1; j++) dst[cstart + j * g->sw] += row[j];                  \
+          }                                                                                       \
+        }                                                                                         \
+  }                                                                                               \
+  /* y (o, oh * ow) of one image; cols: scratch of c * kh * kw * oh * ow */                      \
+  static void gemm_forward_##T(T *y, const T *x, const T *w, const T *bias, T *cols,              \
+                               const mt_conv_geom *g) {                                           \
+    const int64_t len = g->oh * g->ow, og = g->o / g->groups, kg = g->c / g->groups * g->kh * g->kw; \
+    im2col_##T(cols, x, g->c, g);                                                                 \
+    for (int64_t gi = 0; gi < g->groups; gi++)                                                    \
+      cblas_##P##gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)og, (int)len, (int)kg, 1,    \
+                      w + gi * og * kg, (int)kg, cols + gi * kg * len, (int)len, 0,               \
+                      y + gi * og * len, (int)len);                                               \
+    if (bias)                                                                                     \
+      for (int64_t o = 0; o < g->o; o++)                                                          \
+        for (int64_t i = 0; i < len; i++) y[o * len + i] += bias[o];                              \
+  }                                                                                               \
+  /* gx (c, h, w) of one image from gy (o, oh * ow) */                                           \
+  static void gemm_input_grad_##T(T *gx, const T *gy, const T *w, T *cols, const mt_conv_geom *g) { \
+    const int64_t len = g->oh * g->ow, og = g->o / g->groups, kg = g->c / g->groups * g->kh * g->kw; \
+    for (int64_t gi = 0; gi < g->groups; gi++)                                                    \
+      cblas_##P##gemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kg, (int)len, (int)og, 1,      \
+                      w + gi * og * kg, (int)kg, gy + gi * og * len, (int)len, 0,                 \
+                      cols + gi * kg * len, (int)len);                                            \
+    memset(gx, 0, sizeof(T) * (size_t)(g->c * g->h * g->w));                                      \
+    col2im_##T(gx, cols, g->c, g);                                                                \
+  }                                                                                               \
+  /* gw (o, kg) += gy (o, oh * ow) @ im2col(x)^T for one image */                                 \
+  static void gemm_weight_grad_##T(T *gw, const T *x, const T *gy, T *cols, const mt_conv_geom *g) { \
+    const int64_t len = g->oh * g->ow, og = g->o / g->groups, kg = g->c / g->groups * g->kh * g->kw; \
+    im2col_##T(cols, x, g->c, g);                                                                 \
+    for (int64_t gi = 0; gi < g->groups; gi++)                                                    \
+      cblas_##P##gemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)og, (int)kg, (int)len, 1,      \
+                      gy + gi * og * len, (int)len, cols + gi * kg * len, (int)len, 1,            \
+                      gw + gi * og * kg, (int)kg);                                                \
+  }
+CONV_GEMM_PATH(float, s)
+CONV_GEMM_PATH(double, d)
+
+/* ---- the direct float32 kernel ----
+   Phase planes: for channel c and phase (rh, rw) of the stride, the plane
+   of image m holds [i][j] = x[m][c][i * sh + rh - ph][j * sw + rw - pw]
+   (zero outside x) in rows of wq floats, and the planes of a chunk of
+   images are stacked one under the other, so the chunk is one tall plane.
+   The tap (a, b) of output (i, j) sits in plane ((a * dh) % sh,
+   (b * dw) % sw) at (i + a * dh / sh, j + b * dw / sw): a fixed offset
+   off[k] from q = i * wq + j. With q running down the stack,
+   out[o][q] = sum_k w[o][k] * planes[off[k] + q] -- a matrix product read
+   straight from the planes. The positions past ow in each row and the rows
+   between two images are computed too, and dropped. */
+
+#if defined(__AVX512F__)
+#define VL 16                  /* floats per vector register */
+#define FWD_MR 8               /* forward tile: 8 output channels x 3 vectors of positions: */
+#define FWD_NV 3               /* 24 accumulators of the 32 registers */
+#define WG_MO 4                /* weight gradient tile: 4 output channels x 6 taps */
+#define WG_MK 6
+#elif defined(__AVX__)
+#define VL 8
+#define FWD_MR 4
+#define FWD_NV 3
+#define WG_MO 2
+#define WG_MK 5
+#else
+#define VL 4
+#define FWD_MR 4
+#define FWD_NV 2
+#define WG_MO 2
+#define WG_MK 4
+#endif
+#define FWD_NR (FWD_NV * VL)   /* positions per forward tile */
+
+/* The planes of one chunk should stay in the L2 cache while every tile of
+   output channels sweeps them. */
+#define PLANES_TARGET_BYTES ((int64_t)512 << 10)
+
+/* a vector of floats that may sit at any float address */
+typedef float vfloat __attribute__((vector_size(VL * sizeof(float)), aligned(sizeof(float))));
+
+typedef struct {
+  int64_t wq, rows;        /* one image's phase plane: rows of wq floats */
+  int64_t img;             /* rows * wq: from one image to the next in a stack */
+  int64_t nimg;            /* images in the stack */
+  int64_t plane, chan;     /* floats per stacked phase plane, per channel */
+  int64_t qt;              /* grid positions computed: to the last image's last output row, whole vectors */
+  int64_t size;            /* floats of the planes, with slack for the reads past the end */
+} plane_geom;
+
+static void plane_geom_of(plane_geom *p, const mt_conv_geom *g, int64_t nimg) {
+  p->wq = g->ow + (g->kw - 1) * g->dw / g->sw;
+  p->rows = g->oh + (g->kh - 1) * g->dh / g->sh;
+  p->img = p->rows * p->wq;
+  p->nimg = nimg;
+  p->plane = p->img * nimg;
+  p->chan = p->plane * g->sh * g->sw;
+  p->qt = ((nimg - 1) * p->img + g->oh * p->wq + VL - 1) / VL * VL;
+  /* the last tiles read up to a row and a tile beyond the planes */
+  p->size = g->c * p->chan + p->wq + 2 * FWD_NR;
+}
+
+/* Images per chunk: planes of about PLANES_TARGET_BYTES, and a chunk for
+   every thread. */
+static int64_t chunk_images(const mt_conv_geom *g, int nt) {
+  plane_geom p;
+  plane_geom_of(&p, g, 1);
+  int64_t b = PLANES_TARGET_BYTES / ((int64_t)sizeof(float) * g->c * p.chan), per_thread = (g->n + nt - 1) / nt;
+  if (b > per_thread) b = per_thread;
+  return b < 1 ? 1 : b;
+}
+
+/* The planes of the images x (nimg, c, h, w); ph, pw may be negative (a crop). */
+static void build_planes(float *dst, const float *x, const mt_conv_geom *g, const plane_geom *p) {
+  for (int64_t m = 0; m < p->nimg; m++)
+    for (int64_t c = 0; c < g->c; c++)
+      for (int64_t rh = 0; rh < g->sh; rh++)
+        for (int64_t rw = 0; rw < g->sw; rw++) {
+          float *row = dst + c * p->chan + (rh * g->sw + rw) * p->plane + m * p->img;
+          const int64_t cstart = rw - g->pw;
+          int64_t j0, j1;
+          valid_cols(p->wq, g->sw, cstart, g->w, &j0, &j1);
+          for (int64_t i = 0; i < p->rows; i++, row += p->wq) {
+            const int64_t r = i * g->sh + rh - g->ph;
+            if (r < 0 || r >= g->h) { memset(row, 0, sizeof(float) * (size_t)p->wq); continue; }
+            const float *src = x + ((m * g->c + c) * g->h + r) * g->w;
+            memset(row, 0, sizeof(float) * (size_t)j0);
+            if (g->sw == 1) memcpy(row + j0, src + cstart + j0, sizeof(float) * (size_t)(j1 - j0));
+            else for (int64_t j = j0; j < j1; j++) row[j] = src[cstart + j * g->sw];
+            memset(row + j1, 0, sizeof(float) * (size_t)(p->wq - j1));
+          }
+        }
+  memset(dst + g->c * p->chan, 0, sizeof(float) * (size_t)(p->size - g->c * p->chan));
+}
+
+/* off[k] for the taps k = (c, a, b) of one group, from its first channel */
+static void tap_offsets(int64_t *off, const mt_conv_geom *g, const plane_geom *p) {
+  const int64_t cg = g->c / g->groups;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t a = 0; a < g->kh; a++)
+      for (int64_t b = 0; b < g->kw; b++) {
+        const int64_t va = a * g->dh, vb = b * g->dw;
+        *off++ = c * p->chan + ((va % g->sh) * g->sw + vb % g->sw) * p->plane + va / g->sh * p->wq + vb / g->sw;
+      }
+}
+
+/* out[i][q .. q + NV * VL) (rows ldo apart) = sum_k wp[k][i] * src[off[k] + q ...]
+   for MR output channels; wp holds the weights packed [k][MR]. */
+#define FWD_TILE(MR, NV)                                                                              \
+  static void fwd_tile_##MR##_##NV(int64_t nk, const int64_t *off, const float *src, const float *wp, \
+                                   float *out, int64_t ldo) {                                         \
+    vfloat acc[MR][NV];                                                                               \
+    for (int i = 0; i < MR; i++)                                                                      \
+      for (int j = 0; j < NV; j++) acc[i][j] = (vfloat){0};                                           \
+    for (int64_t k = 0; k < nk; k++) {                                                                \
+      const float *s = src + off[k], *wk = wp + k * MR;                                               \
+      vfloat xv[NV];                                                                                  \
+      for (int j = 0; j < NV; j++) xv[j] = *(const vfloat *)(s + j * VL);                             \
+      for (int i = 0; i < MR; i++) {                                                                  \
+        const float wi = wk[i];                                                                       \
+        for (int j = 0; j < NV; j++) acc[i][j] += wi * xv[j];                                         \
+      }                                                                                               \
+    }                                                                                                 \
+    for (int i = 0; i < MR; i++)                                                                      \
+      for (int j = 0; j < NV; j++) *(vfloat *)(out + i * ldo + j * VL) = acc[i][j];                   \
+  }
+typedef void (*fwd_tile_fn)(int64_t, const int64_t *, const float *, const float *, float *, int64_t);
+
+#if FWD_NV == 3
+#define FWD_TILES(MR) FWD_TILE(MR, 1) FWD_TILE(MR, 2) FWD_TILE(MR, 3)
+#define FWD_TILE_ROW(MR) {fwd_tile_##MR##_1, fwd_tile_##MR##_2, fwd_tile_##MR##_3}
+#else
+#define FWD_TILES(MR) FWD_TILE(MR, 1) FWD_TILE(MR, 2)
+#define FWD_TILE_ROW(MR) {fwd_tile_##MR##_1, fwd_tile_##MR##_2}
+#endif
+#if FWD_MR == 8
+FWD_TILES(8)
+FWD_TILES(1)
+static const fwd_tile_fn fwd_tiles[2][FWD_NV] = {FWD_TILE_ROW(8), FWD_TILE_ROW(1)};
+#else
+FWD_TILES(4)
+FWD_TILES(1)
+static const fwd_tile_fn fwd_tiles[2][FWD_NV] = {FWD_TILE_ROW(4), FWD_TILE_ROW(1)};
+#endif
+
+/* How the images are cut into chunks, and each thread's scratch. */
+typedef struct {
+  int64_t chunk;           /* images per chunk (the last may hold fewer) */
+  int64_t nchunks;
+  int nt;                  /* threads */
+  int64_t floats;          /* scratch floats per thread: planes, then grid_rows rows of the grid */
+  int64_t taps;            /* tap offsets per thread */
+} chunk_plan;
+
+static void chunk_plan_of(chunk_plan *c, const mt_conv_geom *g, int64_t grid_rows, int64_t taps) {
+  c->nt = image_threads(g->n);
+  c->chunk = chunk_images(g, c->nt);
+  c->nchunks = (g->n + c->chunk - 1) / c->chunk;
+  plane_geom p;
+  plane_geom_of(&p, g, c->chunk);
+  c->floats = p.size + grid_rows * p.qt;
+  c->taps = taps;
+}
+
+/* body(job, thread, first image, image count, thread's scratch, thread's
+   tap offsets) for every chunk of the n images, on the plan's threads */
+typedef void (*chunk_fn)(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off);
+
+static int run_chunks(const char *op, int64_t n, const chunk_plan *c, chunk_fn body, const void *job) {
+  const size_t fbytes = sizeof(float) * (size_t)c->floats * (size_t)c->nt;
+  const size_t obytes = sizeof(int64_t) * (size_t)c->taps * (size_t)c->nt;
+  float *scratch = mt_alloc(fbytes);
+  int64_t *off = mt_alloc(obytes);
+  if (!scratch || !off) {
+    mt_free(scratch, fbytes);
+    mt_free(off, obytes);
+    return mt_fail("%s: out of memory for %zu bytes of scratch", op, fbytes);
+  }
+  if (c->nt > 1) {
+#pragma omp parallel for num_threads(c->nt) schedule(static)
+    for (int64_t i = 0; i < c->nchunks; i++) {
+      const int t = thread_id();
+      const int64_t first = i * c->chunk, count = n - first < c->chunk ? n - first : c->chunk;
+      body(job, t, first, count, scratch + t * c->floats, off + t * c->taps);
+    }
+  } else {
+    for (int64_t i = 0; i < c->nchunks; i++) {
+      const int64_t first = i * c->chunk, count = n - first < c->chunk ? n - first : c->chunk;
+      body(job, 0, first, count, scratch, off);
+    }
+  }
+  mt_free(scratch, fbytes);
+  mt_free(off, obytes);
+  return 0;
+}
+
+/* The tile height for og output channels per group: the wide tile unless
+   most of it would be padding. */
+static int64_t fwd_mr(int64_t og) { return og * 2 >= FWD_MR ? FWD_MR : 1; }
+
+/* w (o, cg * kh * kw) packed per group and block of mr channels as
+   [group][block][k][mr], channels past og zero. */
+static void pack_weight(float *wp, const float *w, const mt_conv_geom *g, int64_t mr) {
+  const int64_t og = g->o / g->groups, kg = g->c / g->groups * g->kh * g->kw;
+  const int64_t ogp = (og + mr - 1) / mr * mr;
+  for (int64_t gi = 0; gi < g->groups; gi++)
+    for (int64_t ob = 0; ob < ogp; ob += mr) {
+      float *dst = wp + (gi * ogp + ob) * kg;
+      for (int64_t k = 0; k < kg; k++)
+        for (int64_t i = 0; i < mr; i++)
+          dst[k * mr + i] = ob + i < og ? w[(gi * og + ob + i) * kg + k] : 0.0f;
+    }
+}
+
+typedef struct {
+  const mt_conv_geom *g;
+  float *y;
+  const float *x, *wp, *bias;
+  int64_t mr, ogp, kg;     /* tile height, channels per group padded to it, taps per group */
+} fwd_job;
+
+/* y of the images first .. first + count - 1 */
+static void fwd_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
+  const fwd_job *f = job;
+  const mt_conv_geom *g = f->g;
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups, mr = f->mr;
+  const fwd_tile_fn *tiles = fwd_tiles[mr == FWD_MR ? 0 : 1];
+  plane_geom p;
+  (void)t;
+  plane_geom_of(&p, g, count);
+  float *planes = scratch, *grid = scratch + p.size;
+  tap_offsets(off, g, &p);
+  build_planes(planes, f->x + first * g->c * g->h * g->w, g, &p);
+  for (int64_t gi = 0; gi < g->groups; gi++)
+    for (int64_t ob = 0; ob < f->ogp; ob += mr) {
+      const float *src = planes + gi * cg * p.chan, *w = f->wp + (gi * f->ogp + ob) * f->kg;
+      float *out = grid + (gi * f->ogp + ob) * p.qt;
+      for (int64_t q = 0; q < p.qt; q += FWD_NR) {
+        const int64_t nv = (p.qt - q) / VL;
+        tiles[(nv < FWD_NV ? nv : FWD_NV) - 1](f->kg, off, src + q, w, out + q, p.qt);
+      }
+    }
+  for (int64_t m = 0; m < count; m++)
+    for (int64_t gi = 0; gi < g->groups; gi++)
+      for (int64_t o = 0; o < og; o++) {
+        const float *row = grid + (gi * f->ogp + o) * p.qt + m * p.img;
+        float *dst = f->y + ((first + m) * g->o + gi * og + o) * g->oh * g->ow;
+        const float bo = f->bias ? f->bias[gi * og + o] : 0.0f;
+        for (int64_t i = 0; i < g->oh; i++, row += p.wq, dst += g->ow)
+          for (int64_t j = 0; j < g->ow; j++) dst[j] = row[j] + bo;
+      }
+}
+
+/* y (n, o, oh, ow) from contiguous float32 x and w (o, cg, kh, kw) */
+static int direct_forward(float *y, const float *x, const float *w, const float *bias, const mt_conv_geom *g) {
+  fwd_job f = {g, y, x, NULL, bias, fwd_mr(g->o / g->groups), 0, g->c / g->groups * g->kh * g->kw};
+  f.ogp = (g->o / g->groups + f.mr - 1) / f.mr * f.mr;
+  const size_t wp_bytes = sizeof(float) * (size_t)(g->groups * f.ogp * f.kg);
+  float *wp = mt_alloc(wp_bytes);
+  if (!wp) return mt_fail("conv2d: out of memory");
+  pack_weight(wp, w, g, f.mr);
+  f.wp = wp;
+  chunk_plan c;
+  chunk_plan_of(&c, g, g->groups * f.ogp, f.kg);
+  int rc = run_chunks("conv2d", g->n, &c, fwd_chunk, &f);
+  mt_free(wp, wp_bytes);
+  return rc;
+}
+
+/* gw[i][k] += sum over q < nq of gy[i][q] * src[off[k] + q], for WG_MO rows
+   of gy (ldg apart) and WG_MK taps; gw rows ldw apart. */
+static void wg_tile(int64_t nq, const float *gy, int64_t ldg, const float *src, const int64_t *off, float *gw,
+                    int64_t ldw) {
+  vfloat acc[WG_MO][WG_MK];
+  const float *s[WG_MK];
+  for (int i = 0; i < WG_MO; i++)
+    for (int j = 0; j < WG_MK; j++) acc[i][j] = (vfloat){0};
+  for (int j = 0; j < WG_MK; j++) s[j] = src + off[j];
+  for (int64_t q = 0; q < nq; q += VL) {
+    vfloat gv[WG_MO];
+    for (int i = 0; i < WG_MO; i++) gv[i] = *(const vfloat *)(gy + i * ldg + q);
+    for (int j = 0; j < WG_MK; j++) {
+      const vfloat xv = *(const vfloat *)(s[j] + q);
+      for (int i = 0; i < WG_MO; i++) acc[i][j] += gv[i] * xv;
+    }
+  }
+  for (int i = 0; i < WG_MO; i++)
+    for (int j = 0; j < WG_MK; j++) {
+      float sum = 0;
+      for (int l = 0; l < VL; l++) sum += acc[i][j][l];
+      gw[i * ldw + j] += sum;
+    }
+}
+
+typedef struct {
+  const mt_conv_geom *g;
+  float *acc;              /* per thread: (groups * ogp, kgp) partial sums */
+  const float *x, *gy;
+  int64_t ogp, kg, kgp;    /* channels per group and taps, padded to whole tiles */
+} wg_job;
+
+/* adds the weight gradient of the images first .. first + count - 1 to thread t's sums */
+static void wg_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
+  const wg_job *f = job;
+  const mt_conv_geom *g = f->g;
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups;
+  float *acc = f->acc + t * g->groups * f->ogp * f->kgp;
+  plane_geom p;
+  plane_geom_of(&p, g, count);
+  float *planes = scratch, *grid = scratch + p.size;
+  tap_offsets(off, g, &p);
+  for (int64_t k = f->kg; k < f->kgp; k++) off[k] = 0;        /* padding taps: read anything, dropped */
+  build_planes(planes, f->x + first * g->c * g->h * g->w, g, &p);
+  memset(grid, 0, sizeof(float) * (size_t)(g->groups * f->ogp * p.qt));
+  for (int64_t m = 0; m < count; m++)
+    for (int64_t o = 0; o < g->o; o++) {
+      const float *src = f->gy + ((first + m) * g->o + o) * g->oh * g->ow;
+      float *row = grid + (o / og * f->ogp + o % og) * p.qt + m * p.img;
+      for (int64_t i = 0; i < g->oh; i++) memcpy(row + i * p.wq, src + i * g->ow, sizeof(float) * (size_t)g->ow);
+    }
+  for (int64_t gi = 0; gi < g->groups; gi++)
+    for (int64_t kb = 0; kb < f->kgp; kb += WG_MK)
+      for (int64_t ob = 0; ob < f->ogp; ob += WG_MO)
+        wg_tile(p.qt, grid + (gi * f->ogp + ob) * p.qt, p.qt, planes + gi * cg * p.chan, off + kb,
+                acc + (gi * f->ogp + ob) * f->kgp + kb, f->kgp);
+}
+
+static int direct_weight_grad(float *gw, const float *x, const float *gy, const mt_conv_geom *g) {
+  const int64_t og = g->o / g->groups;
+  wg_job f = {g, NULL, x, gy, (og + WG_MO - 1) / WG_MO * WG_MO, g->c / g->groups * g->kh * g->kw, 0};
+  f.kgp = (f.kg + WG_MK - 1) / WG_MK * WG_MK;
+  chunk_plan c;
+  chunk_plan_of(&c, g, g->groups * f.ogp, f.kgp);
+  const int64_t acc_size = g->groups * f.ogp * f.kgp;
+  const size_t acc_bytes = sizeof(float) * (size_t)(acc_size * c.nt);
+  if (!(f.acc = mt_alloc(acc_bytes))) return mt_fail("conv2d backward: out of memory");
+  memset(f.acc, 0, acc_bytes);
+  int rc = run_chunks("conv2d backward", g->n, &c, wg_chunk, &f);
+  for (int64_t gi = 0; rc == 0 && gi < g->groups; gi++)
+    for (int64_t o = 0; o < og; o++)
+      for (int64_t k = 0; k < f.kg; k++) {
+        float sum = 0;
+        for (int t = 0; t < c.nt; t++) sum += f.acc[t * acc_size + (gi * f.ogp + o) * f.kgp + k];
+        gw[(gi * og + o) * f.kg + k] = sum;
+      }
+  mt_free(f.acc, acc_bytes);
+  return rc;
+}
+
+/* The input gradient of a stride-1 convolution is a stride-1 convolution of
+   gy, padded by d * (k - 1) - p before, with the kernel flipped and its two
+   channel dims swapped within each group. */
+static int direct_input_grad(float *gx, const float *gy, const float *w, const mt_conv_geom *g) {
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups, taps = g->kh * g->kw;
+  const mt_conv_geom t = {g->n, g->o, g->oh, g->ow, g->c, g->kh, g->kw, g->h, g->w, 1, 1,
+                          g->dh * (g->kh - 1) - g->ph, g->dw * (g->kw - 1) - g->pw, g->dh, g->dw, g->groups};
+  const size_t bytes = sizeof(float) * (size_t)(g->o * cg * taps);
+  float *flipped = mt_alloc(bytes);
+  if (!flipped) return mt_fail("conv2d backward: out of memory");
+  for (int64_t gi = 0; gi < g->groups; gi++)
+    for (int64_t c = 0; c < cg; c++)
+      for (int64_t o = 0; o < og; o++)
+        for (int64_t k = 0; k < taps; k++)
+          flipped[((gi * cg + c) * og + o) * taps + k] = w[((gi * og + o) * cg + c) * taps + taps - 1 - k];
+  int rc = direct_forward(gx, gy, flipped, NULL, &t);
+  mt_free(flipped, bytes);
+  return rc;
+}
+
+/* ---- the GEMM path over images ---- */
+typedef enum { PATH_FORWARD, PATH_INPUT_GRAD, PATH_WEIGHT_GRAD } gemm_path;
+
+/* out = forward (a = x, b = w), input grad (a = gy, b = w) or weight grad
+   (a = x, b = gy); contiguous operands of dtype. */
+static int gemm_run(gemm_path path, int dtype, char *out, const char *a, const char *b, const char *bias,
+                    const mt_conv_geom *g) {
+  const int64_t cols_size = g->c * g->kh * g->kw * g->oh * g->ow, wsize = g->o * (g->c / g->groups) * g->kh * g->kw;
+  const int64_t xs = g->c * g->h * g->w, ys = g->o * g->oh * g->ow;
+  const size_t es = mt_dtype_size(dtype);
+  const int nt = image_threads(g->n);
+  const int64_t per_thread = cols_size + (path == PATH_WEIGHT_GRAD ? wsize : 0);
+  const size_t bytes = es * (size_t)per_thread * (size_t)nt;
+  char *scratch = mt_alloc(bytes);
+  if (!scratch) return mt_fail("conv2d: out of memory for %zu bytes of scratch", bytes);
+  if (path == PATH_WEIGHT_GRAD)
+    for (int t = 0; t < nt; t++) memset(scratch + es * (size_t)(t * per_thread + cols_size), 0, es * (size_t)wsize);
+#define GEMM_IMAGE(T)                                                                                   \
+  do {                                                                                                  \
+    T *cols = (T *)scratch + (int64_t)thread_id() * per_thread;                                        \
+    if (path == PATH_FORWARD)                                                                           \
+      gemm_forward_##T((T *)out + n * ys, (const T *)a + n * xs, (const T *)b, (const T *)bias, cols, g); \
+    else if (path == PATH_INPUT_GRAD)                                                                   \
+      gemm_input_grad_##T((T *)out + n * xs, (const T *)a + n * ys, (const T *)b, cols, g);             \
+    else                                                                                                \
+      gemm_weight_grad_##T(cols + cols_size, (const T *)a + n * xs, (const T *)b + n * ys, cols, g);     \
+  } while (0)
+  if (nt > 1) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t n = 0; n < g->n; n++) {
+      if (dtype == MT_FLOAT32) GEMM_IMAGE(float); else GEMM_IMAGE(double);
+    }
+  } else {
+    for (int64_t n = 0; n < g->n; n++) {
+      if (dtype == MT_FLOAT32) GEMM_IMAGE(float); else GEMM_IMAGE(double);
+    }
+  }
+#undef GEMM_IMAGE
+  if (path == PATH_WEIGHT_GRAD) {
+    for (int64_t i = 0; i < wsize; i++) {
+      double sum = 0;
+      for (int t = 0; t < nt; t++) {
+        const char *p = scratch + es * (size_t)(t * per_thread + cols_size + i);
+        sum += dtype == MT_FLOAT32 ? (double)*(const float *)p : *(const double *)p;
+      }
+      if (dtype == MT_FLOAT32) ((float *)out)[i] = (float)sum; else ((double *)out)[i] = sum;
+    }
+  }
+  mt_free(scratch, bytes);
+  return 0;
+}
+
+/* ---- entry points ---- */
+static int check_bias(const char *op, const mt_tensor *b, int64_t n) {
+  char bb[128];
+  if (b && (b->ndim != 1 || b->shape[0] != n))
+    return mt_fail("%s: expected a bias of size %lld, got %s", op, (long long)n, mt_shape_str(b, bb, sizeof bb));
+  return 0;
+}
+
+/* adds bias[c] to every element of channel c of x (n, c, len) */
+static void add_bias(char *x, const char *bias, int dtype, int64_t n, int64_t c, int64_t len) {
+  for (int64_t i = 0; i < n * c; i++)
+    for (int64_t j = 0; j < len; j++) {
+      if (dtype == MT_FLOAT32) ((float *)x)[i * len + j] += ((const float *)bias)[i % c];
+      else ((double *)x)[i * len + j] += ((const double *)bias)[i % c];
+    }
+}
+
+int mt_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, const mt_conv_geom *g) {
+  if (check_bias("conv2d", b, g->o)) return -1;
+  const mt_tensor *in[3] = {x, w, b};
+  mt_tensor c[3] = {{0}};
+  if (prepare("conv2d", c, in, 3)) return -1;
+  const int64_t shape[4] = {g->n, g->o, g->oh, g->ow};
+  int rc = mt_tensor_init(y, x->dtype, 4, shape);
+  const char *bias = b ? mt_data(&c[2]) : NULL;
+  if (rc == 0 && g->n > 0) {
+    if (x->dtype == MT_FLOAT32)
+      rc = direct_forward((float *)mt_data(y), (const float *)mt_data(&c[0]), (const float *)mt_data(&c[1]),
+                          (const float *)bias, g);
+    else
+      rc = gemm_run(PATH_FORWARD, x->dtype, mt_data(y), mt_data(&c[0]), mt_data(&c[1]), bias, g);
+  }
+  release_all(c, 3);
+  return rc;
+}
+
+int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                         const mt_conv_geom *g) {
+  if (check_bias("conv_transpose2d", b, g->c)) return -1;
+  const mt_tensor *in[3] = {gy, w, b};
+  mt_tensor c[3] = {{0}};
+  if (prepare("conv_transpose2d", c, in, 3)) return -1;
+  const int64_t shape[4] = {g->n, g->c, g->h, g->w};
+  int rc = mt_tensor_init(gx, gy->dtype, 4, shape);
+  if (rc == 0 && g->n > 0) {
+    if (gy->dtype == MT_FLOAT32 && g->sh == 1 && g->sw == 1)
+      rc = direct_input_grad((float *)mt_data(gx), (const float *)mt_data(&c[0]), (const float *)mt_data(&c[1]), g);
+    else
+      rc = gemm_run(PATH_INPUT_GRAD, gy->dtype, mt_data(gx), mt_data(&c[0]), mt_data(&c[1]), NULL, g);
+    if (rc == 0 && b) add_bias(mt_data(gx), mt_data(&c[2]), gy->dtype, g->n, g->c, g->h * g->w);
+  }
+  release_all(c, 3);
+  return rc;
+}
+
+int mt_conv2d_weight_grad(mt_tensor *gw, const mt_tensor *x, const mt_tensor *gy, const mt_conv_geom *g) {
+  const mt_tensor *in[2] = {x, gy};
+  mt_tensor c[2] = {{0}};
+  if (prepare("conv2d backward", c, in, 2)) return -1;
+  const int64_t shape[4] = {g->o, g->c / g->groups, g->kh, g->kw};
+  int rc = mt_tensor_init(gw, x->dtype, 4, shape);
+  if (rc == 0 && g->n == 0) rc = mt_fill(gw, 0);
+  else if (rc == 0 && x->dtype == MT_FLOAT32)
+    rc = direct_weight_grad((float *)mt_data(gw), (const float *)mt_data(&c[0]), (const float *)mt_data(&c[1]), g);
+  else if (rc == 0)
+    rc = gemm_run(PATH_WEIGHT_GRAD, x->dtype, mt_data(gw), mt_data(&c[0]), mt_data(&c[1]), NULL, g);
+  release_all(c, 2);
+  return rc;
+}
+
+int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g) {
+  const mt_tensor *in[1] = {x};
+  mt_tensor c = {0};
+  if (prepare("unfold", &c, in, 1)) return -1;
+  const int64_t kc = g->c * g->kh * g->kw, len = g->oh * g->ow, xs = g->c * g->h * g->w;
+  const int64_t shape[3] = {g->n, kc, len};
+  int rc = mt_tensor_init(cols, x->dtype, 3, shape);
+  for (int64_t n = 0; rc == 0 && n < g->n; n++) {
+    if (x->dtype == MT_FLOAT32) im2col_float((float *)mt_data(cols) + n * kc * len, (const float *)mt_data(&c) + n * xs, g->c, g);
+    else im2col_double((double *)mt_data(cols) + n * kc * len, (const double *)mt_data(&c) + n * xs, g->c, g);
+  }
+  mt_tensor_release(&c);
+  return rc;
+}
+
+int mt_col2im(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g) {
+  const mt_tensor *in[1] = {cols};
+  mt_tensor c = {0};
+  if (prepare("fold", &c, in, 1)) return -1;
+  const int64_t kc = g->c * g->kh * g->kw, len = g->oh * g->ow, xs = g->c * g->h * g->w;
+  const int64_t shape[4] = {g->n, g->c, g->h, g->w};
+  int rc = mt_tensor_init(x, cols->dtype, 4, shape);
+  if (rc == 0) rc = mt_fill(x, 0);
+  for (int64_t n = 0; rc == 0 && n < g->n; n++) {
+    if (cols->dtype == MT_FLOAT32) col2im_float((float *)mt_data(x) + n * xs, (const float *)mt_data(&c) + n * kc * len, g->c, g);
+    else col2im_double((double *)mt_data(x) + n * xs, (const double *)mt_data(&c) + n * kc * len, g->c, g);
+  }
+  mt_tensor_release(&c);
+  return rc;
+}

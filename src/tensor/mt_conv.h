@@ -1,0 +1,57 @@
+/* mt_conv.h: 2-D convolution over NCHW batches (float32, float64): the
+   forward op, its two adjoints (the gradient of the input, which is also the
+   transposed convolution, and the gradient of the weight), and im2col /
+   col2im. 1-D convolutions are 2-D ones of height 1. */
+#ifndef MT_CONV_H
+#define MT_CONV_H
+
+#include "mt_tensor.h"
+
+/* One convolution, fixed by its shapes: input (n, c, h, w), weight
+   (o, c / groups, kh, kw), output (n, o, oh, ow). ph, pw pad the top and
+   left; the padding after is whatever oh, ow imply, so 'same' padding with
+   an even kernel (one more after than before) needs nothing special. */
+typedef struct {
+  int64_t n, c, h, w;
+  int64_t o, kh, kw;
+  int64_t oh, ow;
+  int64_t sh, sw;          /* stride */
+  int64_t ph, pw;          /* padding before */
+  int64_t dh, dw;          /* dilation */
+  int64_t groups;
+} mt_conv_geom;
+
+/* The geometry of conv2d(x (n, c, h, w), w (o, c / groups, kh, kw)) with
+   stride[2], pad_before[2], pad_after[2], dilation[2], groups; checks the
+   channels, groups and sizes and fails naming op and the shapes. */
+int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
+                      const int64_t *stride, const int64_t *pad_before, const int64_t *pad_after,
+                      const int64_t *dilation, int64_t groups);
+
+/* The geometry of conv_transpose2d(x (n, cin, h, w), w (cin, cout / groups,
+   kh, kw)): the convolution whose input gradient it is (its input is the
+   transposed convolution's output, of size (h - 1) * stride - 2 * padding +
+   dilation * (k - 1) + output_padding + 1). */
+int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
+                                const int64_t *stride, const int64_t *padding, const int64_t *output_padding,
+                                const int64_t *dilation, int64_t groups);
+
+/* y (n, o, oh, ow) = conv2d(x, w) + b; b (o) may be NULL. */
+int mt_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, const mt_conv_geom *g);
+
+/* gx (n, c, h, w): the adjoint of conv2d in its input applied to gy
+   (n, o, oh, ow), plus b (c) when not NULL: conv_transpose2d. */
+int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                         const mt_conv_geom *g);
+
+/* gw (o, c / groups, kh, kw): the adjoint of conv2d in its weight, for
+   input x and output gradient gy, summed over the batch. */
+int mt_conv2d_weight_grad(mt_tensor *gw, const mt_tensor *x, const mt_tensor *gy, const mt_conv_geom *g);
+
+/* cols (n, c * kh * kw, oh * ow): the windows of x (n, c, h, w) as columns
+   (im2col; o and groups of g unused). */
+int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g);
+/* x (n, c, h, w): the columns summed back into place (col2im, im2col's adjoint). */
+int mt_col2im(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g);
+
+#endif
