@@ -1,6 +1,6 @@
 -- Custom autograd Functions in Lua (the seeds' MyReLU, sigmoid and
 -- straight-through estimator), several inputs and outputs, mark_dirty,
--- activation checkpointing and inference mode.
+-- and inference mode.
 local torch = require 'torch'
 local support = dofile('spec/support/gradients.lua')
 local close = support.close
@@ -126,6 +126,64 @@ describe('torch.autograd.Function', function()
     assert.truthy(err:find('expected a tensor or nil', 1, true), err)
   end)
 
+  it('raise, as PyTorch, when backward returns the wrong number of gradients', function()
+    local x = randd(2):requires_grad_()
+    local function check(name, grads, expected)
+      local F = Function:extend(name)
+      function F.forward(ctx, a, k) return a * k end
+      function F.backward(ctx, g) return grads(g) end
+      local ok, err = pcall(function() F.apply(x, 2):sum():backward() end)
+      assert.is_false(ok)
+      assert.truthy(err:find(expected, 1, true), err)
+    end
+    check('Fewer', function(g) return g end,
+          'function FewerBackward returned an incorrect number of gradients (expected 2, got 1)')
+    check('More', function(g) return g, nil, g end,
+          'function MoreBackward returned an incorrect number of gradients (expected 2, got 3)')
+    check('ForNumber', function(g) return g, g end,
+          'function ForNumberBackward returned a gradient different than nil at position 2, '
+          .. 'but the corresponding forward input was not a tensor')
+    -- one per argument, and trailing nils past them, are fine
+    local Fine = Function:extend('Fine')
+    function Fine.forward(ctx, a, k) return a * k end
+    function Fine.backward(ctx, g) return g * 2, nil, nil end
+    Fine.apply(x, 2):sum():backward()
+    assert.are.same({2, 2}, x.grad:totable())
+  end)
+
+  it('refuse ctx.saved_tensors once backward freed the graph, unless retained', function()
+    local kept
+    local Sq = Function:extend('Square')
+    function Sq.forward(ctx, a)
+      kept = ctx
+      ctx:save_for_backward(a)
+      return a * a
+    end
+    function Sq.backward(ctx, g) return g * 2 * ctx.saved_tensors[1] end
+    local x = randd(2):requires_grad_()
+    Sq.apply(x):sum():backward({retain_graph = true})
+    assert.are.equal(1, #kept.saved_tensors)
+    Sq.apply(x):sum():backward()
+    local ok, err = pcall(function() return kept.saved_tensors end)
+    assert.is_false(ok)
+    assert.truthy(err:find('Trying to backward through the graph a second time (or directly access saved '
+                           .. 'tensors after they have already been freed)', 1, true), err)
+  end)
+
+  it('name the caller, not lib/torch, in anomaly mode', function()
+    local NaNs = Function:extend('NaNs')
+    function NaNs.forward(ctx, a) return a * 1 end
+    function NaNs.backward(ctx, g) return g * (0 / 0) end
+    local x = randd(2):requires_grad_()
+    local y = torch.autograd.detect_anomaly(function() return NaNs.apply(x) end)  -- line + 0
+    local here = debug.getinfo(1, 'Sl')
+    local ok, err = pcall(torch.autograd.detect_anomaly, function() y:sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find("Function 'NaNsBackward' returned nan values", 1, true), err)
+    assert.truthy(err:find('its forward op was called at ' .. here.short_src .. ':' .. (here.currentline - 1), 1, true),
+                  err)
+  end)
+
   it('packs more than three tracked inputs and still gradchecks', function()
     local Sum5 = Function:extend('WeightedSum5')
     function Sum5.forward(ctx, a, b, c, d, e)
@@ -139,57 +197,6 @@ describe('torch.autograd.Function', function()
     local inputs = {}
     for i = 1, 5 do inputs[i] = randd(2):requires_grad_() end
     assert.is_true(torch.autograd.gradcheck(Sum5.apply, inputs))
-  end)
-end)
-
-describe('torch.utils.checkpoint', function()
-  local function net(w1, w2)
-    return function(h)
-      local a = h:mm(w1):tanh()
-      local keep = torch.rand(a:size(1), a:size(2), {dtype = 'float64'}):lt(0.7):to('float64')
-      return (a * keep / 0.7):mm(w2):sigmoid()      -- dropout, drawn from the generator
-    end
-  end
-
-  it('gives the same values and gradients as the plain forward, dropout included', function()
-    local w1, w2 = randd(4, 6):requires_grad_(), randd(6, 3):requires_grad_()
-    local x = randd(5, 4):requires_grad_()
-    torch.manual_seed(7)
-    local y = torch.utils.checkpoint(net(w1, w2), x)
-    assert.are.equal('CheckpointBackward', y.grad_fn:name())
-    ;(y * y):sum():backward()
-    local gx, g1, g2 = x.grad:clone(), w1.grad:clone(), w2.grad:clone()
-    x.grad, w1.grad, w2.grad = nil, nil, nil
-    torch.manual_seed(7)
-    local y2 = net(w1, w2)(x)
-    close(y:detach(), y2:detach(), 1e-12)
-    ;(y2 * y2):sum():backward()
-    close(gx, x.grad, 1e-12)
-    close(g1, w1.grad, 1e-12)
-    close(g2, w2.grad, 1e-12)
-  end)
-
-  it('keeps no intermediate values alive between forward and backward', function()
-    local w = randd(256, 256):requires_grad_()
-    local function deep(h)
-      for _ = 1, 8 do h = h:mm(w):tanh() end
-      return h
-    end
-    local x = randd(256, 256):requires_grad_()
-    collectgarbage(); collectgarbage()
-    local base = torch.memory_stats().allocated
-    local plain = deep(x):sum()
-    collectgarbage(); collectgarbage()
-    local kept_plain = torch.memory_stats().allocated - base
-    plain = nil
-    collectgarbage(); collectgarbage()
-    base = torch.memory_stats().allocated
-    local ck = torch.utils.checkpoint(deep, x):sum()
-    collectgarbage(); collectgarbage()
-    local kept_ck = torch.memory_stats().allocated - base
-    assert.is_true(kept_ck * 4 < kept_plain, kept_ck .. ' vs ' .. kept_plain)
-    ck:backward()
-    assert.are.same(x:size(), x.grad:size())
   end)
 end)
 

@@ -90,11 +90,65 @@ describe('in-place ops with autograd', function()
     local w = leaf({1, 2})
     local ok, err = pcall(function() w:add_(1) end)
     assert.is_false(ok)
-    assert.truthy(err:find('add_: a leaf tensor that requires grad', 1, true), err)
+    assert.truthy(err:find('add_: a leaf Variable that requires grad is being used in an in-place operation',
+                           1, true), err)
     ok, err = pcall(function() w:clamp_(0, 1) end)
-    assert.truthy(err:find('clamp_: a leaf tensor', 1, true), err)
+    assert.truthy(err:find('clamp_: a leaf Variable', 1, true), err)
     torch.no_grad(function() w:mul_(2) end)
     close(w:detach(), torch.tensor({2.0, 4.0}, {dtype = 'float64'}))
+  end)
+
+  it('refuse in-place ops on views of leaves that require grad, except under no_grad (PyTorch)', function()
+    local w = torch.ones(3, {requires_grad = true})
+    local writes = {
+      ['narrow:mul_'] = function() w:narrow(1, 1, 2):mul_(5) end,
+      ['slice:fill_'] = function() w[{{1, 2}}]:fill_(7) end,
+      ['select:zero_'] = function() w:select(1, 1):zero_() end,
+      ['t:add_'] = function() w:t():add_(1) end,
+      ['view of a view:copy_'] = function() w:view(3, 1):narrow(1, 2, 1):copy_(torch.zeros(1, 1)) end,
+      ['index assignment'] = function() w:narrow(1, 2, 2)[1] = 4 end,
+    }
+    for name, write in pairs(writes) do
+      local ok, err = pcall(write)
+      assert.is_false(ok, name)
+      assert.truthy(err:find('a view of a leaf Variable that requires grad is being used in an in-place operation',
+                             1, true), err)
+    end
+    assert.are.same({1, 1, 1}, w:detach():totable())
+    torch.no_grad(function() w:narrow(1, 1, 2):mul_(5) end)
+    assert.are.same({5, 5, 1}, w:detach():totable())
+    -- views of tensors with history, and of detached leaves, stay writable
+    local v = (w * 2):narrow(1, 1, 2)
+    v:mul_(3)
+    v:sum():backward()
+    assert.are.same({6, 6, 0}, w.grad:totable())
+    w:detach():narrow(1, 3, 1):fill_(0)
+    assert.are.same({5, 5, 0}, w:detach():totable())
+  end)
+
+  it('refuse detach_ on a view (PyTorch), and let a tensor with history detach in place', function()
+    local w = torch.ones(3, {requires_grad = true})
+    local ok, err = pcall(function() (w * 2):narrow(1, 1, 2):detach_() end)
+    assert.is_false(ok)
+    assert.truthy(err:find("detach_: Can't detach views in-place. Use detach() instead.", 1, true), err)
+    assert.is_false(pcall(function() w:t():detach_() end))
+    local y = w * 2
+    y:detach_()
+    assert.is_true(y.is_leaf)
+    assert.is_false(y.requires_grad)
+  end)
+
+  it('count in-place writes in x._version, shared by views', function()
+    local x = torch.zeros(3)
+    local v0 = x._version
+    x:add_(1)
+    assert.are.equal(v0 + 1, x._version)
+    local view = x:narrow(1, 1, 2)
+    view:mul_(2)
+    assert.are.equal(v0 + 2, x._version)
+    assert.are.equal(x._version, view._version)
+    x[3] = 5
+    assert.are.equal(v0 + 3, x._version)
   end)
 
   it('raise when a saved tensor was changed in place', function()

@@ -153,6 +153,43 @@ describe('derivatives', function()
     end)
   end
 
+  -- inputs as laid out: transposed, narrowed (gaps between rows) and
+  -- permuted, each really non-contiguous; broadcast operands of both shapes
+  local function layouts()
+    local t = (torch.rand(4, 3, {dtype = 'float64'}) * 0.8 + 0.1):t()
+    local n = (torch.rand(3, 6, {dtype = 'float64'}) * 0.8 + 0.1):narrow(2, 2, 4)
+    local p = (torch.rand(4, 2, 3, {dtype = 'float64'}) * 0.8 + 0.1):permute(2, 3, 1):select(1, 2)
+    return {transposed = t, narrowed = n, permuted = p}
+  end
+  for name, x in pairs(layouts()) do
+    it('on a ' .. name .. ' input: unary, binary with broadcasting, and reductions', function()
+      assert.is_false(x:is_contiguous())
+      local function check(f, ...)
+        local inputs = {}
+        for i, v in ipairs({...}) do inputs[i] = v:detach():requires_grad_() end
+        assert.is_true(torch.autograd.gradcheck(f, inputs))
+      end
+      for _, op in ipairs({'exp', 'log', 'sqrt', 'tanh', 'sigmoid', 'sin', 'reciprocal', 'gelu', 'abs'}) do
+        check(function(a) return a[op](a) end, x)
+      end
+      local row = torch.rand(1, 4, {dtype = 'float64'}) + 0.5
+      local col = (torch.rand(1, 3, {dtype = 'float64'}) + 0.5):t()
+      for _, f in pairs(binary) do
+        check(f, x, row)                       -- 3x4 with 1x4
+        check(f, col, x)                       -- 3x1 (transposed) with 3x4
+      end
+      check(function(a, b) return a:expand(2, 3, 4) * b end, x, torch.rand(2, 1, 4, {dtype = 'float64'}))
+      check(function(a) return a:sum(2) end, x)
+      check(function(a) return a:mean(1, true) end, x)
+      check(function(a) return a:logsumexp(2) end, x)
+      check(function(a) return a:prod(1) end, x)
+      check(function(a) return a:var(2) end, x)
+      check(function(a) return a:std(1, true, true) end, x)
+      check(function(a) return a:norm() end, x)
+      check(function(a) return a:norm(3, 2) end, x)
+    end)
+  end
+
   it('with scalars on either side', function()
     local x = torch.rand(4, {dtype = 'float64'}) + 0.5
     gradcheck(function(t) return (2 - t):sum() end, x)
@@ -305,6 +342,29 @@ describe('torch.autograd.grad and backward', function()
     close(x.grad, torch.tensor({5.0, 5.0}))
     torch.autograd.backward(x * 1, torch.tensor({1.0, -1.0}))
     close(x.grad, torch.tensor({6.0, 4.0}))
+    torch.autograd.backward({x * 2}, {grad_tensors = {torch.tensor({1.0, 0.5})}})
+    close(x.grad, torch.tensor({8.0, 5.0}))
+    local y = x * 3
+    torch.autograd.backward(y, {grad_tensors = torch.ones(2), retain_graph = true})
+    torch.autograd.backward(y, {grad_tensors = torch.ones(2)})
+    close(x.grad, torch.tensor({14.0, 11.0}))
+  end)
+
+  it('grad of an output that is an input is grad_outputs, as in PyTorch', function()
+    local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
+    local g = torch.tensor({3.0, 4.0})
+    close(torch.autograd.grad({x}, {x}, {grad_outputs = {g}})[1], g)
+    local y = x * 2
+    close(torch.autograd.grad(y, {y, x}, {grad_outputs = g})[1], g)
+  end)
+
+  it('runs only the nodes between the outputs and the inputs, leaving the rest of the graph', function()
+    local x = torch.ones(2, {requires_grad = true})
+    local h = x * x                              -- MulBackward saves x twice
+    close(torch.autograd.grad((h * 3):sum(), h)[1], torch.tensor({3.0, 3.0}))
+    assert.is_false(h.grad_fn.released)
+    ;(h * 4):sum():backward()                    -- h's own graph is still there
+    close(x.grad, torch.tensor({8.0, 8.0}))
   end)
 end)
 
@@ -312,7 +372,11 @@ describe('retain_grad', function()
   it('keeps the gradient of a non-leaf, accumulating like a leaf', function()
     local x = torch.ones(2, {requires_grad = true})
     local y = x * 3
+    assert.is_false(y.retains_grad)
     y:retain_grad()
+    assert.is_true(y.retains_grad)
+    x:retain_grad()
+    assert.is_false(x.retains_grad)             -- leaves keep .grad anyway
     ;(y * y):sum():backward({retain_graph = true})
     close(y.grad, torch.tensor({6.0, 6.0}))
     close(x.grad, torch.tensor({18.0, 18.0}))
@@ -408,6 +472,35 @@ describe('torch.autograd.gradcheck and gradgradcheck', function()
     assert.is_true(torch.autograd.gradcheck(function(a) return {a:sin(), (a * a):sum()} end, x))
   end)
 
+  it('test non-contiguous inputs as laid out, perturbing their own elements', function()
+    torch.manual_seed(5)
+    local x = torch.randn(3, 4, {dtype = 'float64'}):t():requires_grad_()
+    assert.is_false(x:is_contiguous())
+    assert.is_true(torch.autograd.gradcheck(function(a) return a:sin() end, {x}))
+    assert.is_true(torch.autograd.gradgradcheck(function(a) return a:sin() end, {x}))
+    local n = torch.randn(3, 6, {dtype = 'float64'}):narrow(2, 2, 4):requires_grad_()
+    assert.is_true(torch.autograd.gradcheck(function(a, b) return a:mm(b) end, {x, n}))
+    -- overlapping inputs cannot be perturbed one element at a time
+    local e = torch.randn(3, 1, {dtype = 'float64'}):expand(3, 4):requires_grad_()
+    local ok, err = pcall(torch.autograd.gradcheck, function(a) return a:sin() end, {e})
+    assert.is_false(ok)
+    assert.truthy(err:find('input 1 has a dimension with stride 0', 1, true), err)
+  end)
+
+  it('check only the inputs that require grad, pass the identity, and ask for float64', function()
+    local x = torch.randn(3, {dtype = 'float64', requires_grad = true})
+    local c = torch.randn(3, {dtype = 'float64'})
+    assert.is_true(torch.autograd.gradcheck(function(a, b) return a * b end, {x, c}))
+    assert.is_true(torch.autograd.gradgradcheck(function(a, b) return a * b * a end, {x, c}))
+    assert.is_true(torch.autograd.gradcheck(function(a) return a end, {x}))
+    assert.is_true(torch.autograd.gradgradcheck(function(a) return a end, {x}))
+    local ok, err = pcall(torch.autograd.gradcheck, function(a) return a:sin() end, {torch.randn(3, {requires_grad = true})})
+    assert.is_false(ok)
+    assert.truthy(err:find('input 1 is float32', 1, true) and err:find('float64', 1, true), err)
+    ok, err = pcall(torch.autograd.gradcheck, function(a) return a:sin() end, {c})
+    assert.truthy(err:find('at least one input tensor to require gradient', 1, true), err)
+  end)
+
   it('catch a wrong backward, naming the entry', function()
     local F = torch.autograd.Function('Wrong')
     function F.forward(_, a) return a * 2 end
@@ -458,5 +551,13 @@ describe('post-accumulate-grad hooks', function()
     ;(w * 3):sum():backward()
     assert.are.same({3, 6}, seen)
     assert.has_error(function() (w * 2):register_post_accumulate_grad_hook(function() end) end)
+  end)
+
+  it('must return nothing (the gradient is in .grad already)', function()
+    local w = torch.ones(2, {requires_grad = true})
+    w:register_post_accumulate_grad_hook(function(t) return t.grad * 2 end)
+    local ok, err = pcall(function() (w * 3):sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('post-accumulate-grad hook: hooks must return nothing', 1, true), err)
   end)
 end)

@@ -54,6 +54,19 @@ describe('torch.autograd.graph', function()
     end
   end)
 
+  it('names the path asked for when it cannot write it', function()
+    local g = torch.autograd.graph((leaf({1, 2}) * 2):sum())
+    local paths = {'/nonexistent-dir/g.dot'}
+    if os.execute('command -v dot > /dev/null 2>&1') then paths[2] = '/nonexistent-dir/g.svg' end
+    for _, path in ipairs(paths) do
+      local ok, err = pcall(g.save, g, path)
+      assert.is_false(ok)
+      assert.truthy(err:find("graph:save: cannot write '" .. path .. "' (No such file or directory)", 1, true), err)
+      assert.falsy(err:find('.tmp.', 1, true), err)
+      assert.falsy(err:find('autograd_viz.lua', 1, true), err)
+    end
+  end)
+
   it('refuses tensors without history', function()
     assert.has_error(function() torch.autograd.graph(leaf({1})) end)
     assert.has_error(function() torch.autograd.graph(42) end)

@@ -47,6 +47,10 @@ local WRONG_SHAPE_OK = {
   to = 'x:to(other) takes only the dtype of other',
   set_ = 'x:set_(y) takes any geometry of y',
   set = 'x:set(y) (Torch7) takes any geometry of y',
+  type_as = 'x:type_as(other) takes only the dtype of other',
+  typeAs = 'x:typeAs(other) (Torch7) takes only the dtype of other',
+  resizeAs_ = 'x:resizeAs_(y) takes the shape of any y',
+  resizeAs = 'x:resizeAs(y) (Torch7) takes the shape of any y',
 }
 
 -- Methods whose single integer argument is a count, size or offset rather
@@ -62,12 +66,16 @@ local INT_ARG_OK = {
           [0] = 'the main diagonal'},
   roll = {[99] = 'a shift: it wraps around', [-99] = 'idem', [0] = 'no shift'},
   new = {[99] = 'a size: a new tensor of 99 elements', [0] = 'a size: an empty tensor'},
+  new_zeros = {[99] = 'a size: a new tensor of 99 elements', [0] = 'a size: an empty tensor'},
+  resize_ = {[99] = 'a size: x grows to 99 elements', [0] = 'a size: x becomes empty'},
+  diag = {[99] = 'an offset: outside the matrix the diagonal is empty', [-99] = 'idem', [0] = 'the main diagonal'},
   random_ = {[99] = 'the upper bound of the range drawn from'},
   bernoulli = {[0] = 'a probability: 0 draws only zeros'},
   topk = {[0] = 'k = 0 gives empty results, as in PyTorch'},
   uniform_ = {[-99] = 'the lower bound of the range: U(-99, 1)', [0] = 'the lower bound: U(0, 1)'},
 }
 INT_ARG_OK.tril_, INT_ARG_OK.triu_, INT_ARG_OK.bernoulli_ = INT_ARG_OK.tril, INT_ARG_OK.triu, INT_ARG_OK.bernoulli
+INT_ARG_OK.new_ones, INT_ARG_OK.new_empty, INT_ARG_OK.resize = INT_ARG_OK.new_zeros, INT_ARG_OK.new_zeros, INT_ARG_OK.resize_
 
 local function raises(what, fn, ...)
   local ok, err = pcall(fn, ...)
@@ -225,6 +233,93 @@ describe('torch functions', function()
     raises('x:to("cuda")', fresh().to, fresh(), 'cuda')
     raises('x:type("junk")', fresh().type, fresh(), 'junk')
     raises('LongTensor("junk")', torch.LongTensor, 'junk')
+  end)
+end)
+
+describe('messages say what is wrong', function()
+  -- fn(...) raises a message containing text
+  local function says(text, fn, ...)
+    local err = raises(text, fn, ...)
+    assert.truthy(err:find(text, 1, true), 'expected "' .. text .. '" in: ' .. err)
+  end
+
+  it('view and reshape show the shape asked for', function()
+    local x = torch.zeros(3, 4)
+    says("view: shape '5' is invalid for input of size 12", x.view, x, 5)
+    says("reshape: shape '5x-1' is invalid for input of size 12", x.reshape, x, 5, -1)
+    says("view: shape '2x2' is invalid for input of size 12", x.view, x, {2, 2})
+  end)
+
+  it('creation functions name themselves with bad sizes', function()
+    local x = fresh()
+    says('zeros: negative size -99 in dim 1', torch.zeros, -99)
+    says('ones: negative size -3 in dim 2', torch.ones, 2, -3)
+    says('zeros: size 1000000000000x1000000000000 is too large', torch.zeros, 1e12, 1e12)
+    says('empty: negative size -1 in dim 2', torch.empty, 2, -1)
+    says('full: negative size -1 in dim 1', torch.full, {-1}, 2)
+    says('rand: size 1000000000000x1000000000000 is too large', torch.rand, 1e12, 1e12)
+    says('Tensor: negative size -2 in dim 1', torch.Tensor, -2)
+    says('new_zeros: negative size -1 in dim 1', x.new_zeros, x, -1)
+    says('resize_: negative size -1 in dim 1', x.resize_, x, -1)
+  end)
+
+  it('a dim out of range names the valid range', function()
+    local x = torch.zeros(3, 4)
+    says('unsqueeze: dimension 4 out of range (expected 1..3, or -3..-1 from the end)', x.unsqueeze, x, 4)
+    says('unsqueeze: dimension -4 out of range (expected 1..3, or -3..-1 from the end)', x.unsqueeze, x, -4)
+    says('sum: dimension 3 out of range (expected 1..2, or -2..-1 from the end)', x.sum, x, 3)
+    says('cat: dimension 3 out of range (expected 1..2, or -2..-1 from the end)', torch.cat, {x, x}, 3)
+  end)
+
+  it('indices must be integers; a range is {first, last}', function()
+    local x = torch.zeros(3, 4)
+    says('index: index must be an integer, got 1.5', function() return x[1.5] end)
+    says('index assignment: index must be an integer, got 2.5', function() x[2.5] = 1 end)
+    says('index: index must be an integer, got 1.5', function() return x[{1, 1.5}] end)
+    says('index: range bounds must be integers, got 1.5', function() return x[{{1.5, 2}}] end)
+    says('index: a range is {first, last}, got 3 entries (steps are not supported)', function() return x[{{1, 3, 2}}] end)
+    says('index: a range is {first, last}, got 3 entries', function() x[{{}, {1, 4, 2}}] = 1 end)
+    says('index: range {2, 5} out of bounds for dim 2 of size 4', function() return x[{{}, {2, 5}}] end)
+    assert.are.same({3, 2}, x[{{1, 3}, {2, 3}}]:size():totable())     -- two-entry ranges still work
+  end)
+
+  it('creation functions refuse devices there are not, as x:to does', function()
+    local x = fresh()
+    says("to: device 'cuda' is not available (no GPU backend)", x.to, x, 'cuda')
+    local creators = {
+      zeros = function(o) return torch.zeros(2, o) end, ones = function(o) return torch.ones(2, 3, o) end,
+      empty = function(o) return torch.empty(2, o) end, full = function(o) return torch.full({2}, 1, o) end,
+      tensor = function(o) return torch.tensor({1, 2}, o) end, rand = function(o) return torch.rand(2, o) end,
+      randn = function(o) return torch.randn(2, o) end, arange = function(o) return torch.arange(3, o) end,
+      linspace = function(o) return torch.linspace(0, 1, 3, o) end, eye = function(o) return torch.eye(2, o) end,
+      zeros_like = function(o) return torch.zeros_like(x, o) end, randperm = function(o) return torch.randperm(3, o) end,
+      new_zeros = function(o) return x:new_zeros(2, o) end, new_full = function(o) return x:new_full({2}, 1, o) end,
+    }
+    for name, make in pairs(creators) do
+      says(name .. ": device 'cuda' is not available (no GPU backend)", make, {device = 'cuda'})
+      says(name .. ": device 'cuda:1' is not available", make, {device = 'cuda:1'})
+      says(name .. ": unknown device 'banana'", make, {device = 'banana'})
+      assert.is_true(torch.is_tensor(make({device = 'cpu'})), name .. ' on the cpu')
+      assert.is_true(torch.is_tensor(make({device = x.device})), name .. ' on x.device')
+    end
+    says("to: unknown device 'banana'", x.to, x, {device = 'banana'})
+    says("to: unknown dtype or device 'banana'", x.to, x, 'banana')
+  end)
+
+  it('chunk of an empty dim makes its empty parts, and refuses absurd counts', function()
+    local e = torch.zeros(0, 3)
+    local parts = e:chunk(3)
+    assert.are.equal(3, #parts)                                         -- as PyTorch
+    for _, p in ipairs(parts) do assert.are.same({0, 3}, p:size():totable()) end
+    says('chunk: 4611686018427387904 chunks of dim 1, which is empty: at most 65536 empty parts can be made',
+         e.chunk, e, 2 ^ 62)
+    says('chunk: 2147483648 chunks of dim 1', e.chunk, e, 2 ^ 31)
+    says('chunk: 9223372036854775807 chunks of dim 2', torch.zeros(2, 0).chunk, torch.zeros(2, 0), math.maxinteger, 2)
+    -- counts and sizes near the integer limit are exact, not overflowed
+    assert.are.equal(5, #torch.zeros(5):chunk(math.maxinteger))         -- parts of ceil(5 / n) = 1
+    assert.are.equal(1, #torch.zeros(5):split(math.maxinteger))
+    says('split: sizes [9223372036854775807, 9223372036854775807, 2] sum to more than 5, but dim 1 has size 5',
+         torch.zeros(5).split, torch.zeros(5), {math.maxinteger, math.maxinteger, 2})
   end)
 end)
 

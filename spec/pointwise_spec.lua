@@ -1,5 +1,6 @@
 -- pointwise_spec.lua: every op of the elementwise lists in mt_ops.h (unary
--- float, rounding, unary same, unary bool, binary, binary float, compare)
+-- float, rounding, unary same, unary bool, binary, binary float, compare,
+-- rounded division through div's rounding_mode and floor_divide)
 -- against values computed with PyTorch: all float dtypes and the integer and
 -- bool dtypes where the op applies; contiguous, transposed and strided
 -- inputs; in-place forms; broadcasting; Lua numbers on either side; 0-dim
@@ -637,6 +638,36 @@ REF.scalar = {
   logical_or = {float32 = {int = {'bool', {true, true, true, true, true, true}}, float = {'bool', {true, true, true, true, true, true}}, int_left = {'bool', {true, true, true, true, true, true}}, float_left = {'bool', {true, true, true, true, true, true}}}, int64 = {int = {'bool', {true, true, true, true, true, true}}, float = {'bool', {true, true, true, true, true, true}}, int_left = {'bool', {true, true, true, true, true, true}}, float_left = {'bool', {true, true, true, true, true, true}}}, uint8 = {int = {'bool', {true, true, true, true, true, true}}, float = {'bool', {true, true, true, true, true, true}}, int_left = {'bool', {true, true, true, true, true, true}}, float_left = {'bool', {true, true, true, true, true, true}}}},
   logical_xor = {float32 = {int = {'bool', {false, false, true, false, false, false}}, float = {'bool', {false, false, true, false, false, false}}, int_left = {'bool', {false, false, true, false, false, false}}, float_left = {'bool', {false, false, true, false, false, false}}}, int64 = {int = {'bool', {false, false, true, false, false, false}}, float = {'bool', {false, false, true, false, false, false}}, int_left = {'bool', {false, false, true, false, false, false}}, float_left = {'bool', {false, false, true, false, false, false}}}, uint8 = {int = {'bool', {true, false, false, false, false, false}}, float = {'bool', {true, false, false, false, false, false}}, int_left = {'bool', {true, false, false, false, false, false}}, float_left = {'bool', {true, false, false, false, false, false}}}},
 }
+REF.rounded_div = {
+  floor = {
+    binary = {
+      float32 = {'float32', {-2, 2, NAN, 0, -1, 9}},
+      float64 = {'float64', {-2, 2, NAN, 0, -1, 9}},
+      float16 = {'float16', {-2, 2, NAN, 0, -1, 9}},
+      bfloat16 = {'bfloat16', {-2, 2, NAN, 0, -1, 9}},
+      int64 = {'int64', {-4, 0, 0, 0, -3, 3}},
+      int32 = {'int32', {-4, 0, 0, 0, -3, 3}},
+      uint8 = {'uint8', {0, 0, 2, 0, 2, 3}},
+      bool = ERR,
+    },
+    broadcast = {float32 = {row = {'float32', {-2, 2, NAN, 0, -6, INF}}, col = {'float32', {-2, -1, 0, 0, 2, 4}}, row_left = {'float32', {-1, 0, NAN, 4, -1, 0}}}, int64 = {row = {'int64', {-4, 0, 0, 1, -2, 10}}, col = {'int64', {-4, -1, 0, 0, 1, 2}}, row_left = ERR}},
+    scalar = {float32 = {int = {'float32', {-2, -1, 0, 0, 1, 3}}, float = {'float32', {-1, -1, 0, 0, 1, 2}}, int_left = {'float32', {-1, -2, INF, 4, 0, 0}}, float_left = {'float32', {-1, -3, INF, 5, 0, 0}}}, int64 = {int = {'int64', {-4, -1, 0, 1, 2, 5}}, float = {'float32', {-3, -1, 0, 1, 2, 4}}, int_left = ERR, float_left = {'float32', {-1, -3, INF, 0, 0, 0}}}, uint8 = {int = {'uint8', {0, 0, 1, 1, 2, 5}}, float = {'float32', {0, 0, 0, 1, 2, 4}}, int_left = ERR, float_left = {'float32', {INF, 2, 1, 0, 0, 0}}}},
+  },
+  trunc = {
+    binary = {
+      float32 = {'float32', {-1, 2, NAN, 0, -1, 9}},
+      float64 = {'float64', {-1, 2, NAN, 0, -1, 9}},
+      float16 = {'float16', {-1, 2, NAN, 0, -1, 9}},
+      bfloat16 = {'bfloat16', {-1, 2, NAN, 0, -1, 9}},
+      int64 = {'int64', {-3, 0, 0, 0, -2, 3}},
+      int32 = {'int32', {-3, 0, 0, 0, -2, 3}},
+      uint8 = {'uint8', {0, 0, 2, 0, 2, 3}},
+      bool = ERR,
+    },
+    broadcast = {float32 = {row = {'float32', {-1, 2, NAN, 0, -6, INF}}, col = {'float32', {-1, -0, 0, 0, 2, 4}}, row_left = {'float32', {-0, 0, NAN, 4, -0, 0}}}, int64 = {row = {'int64', {-3, 0, 0, 1, -1, 10}}, col = {'int64', {-3, 0, 0, 0, 1, 2}}, row_left = ERR}},
+    scalar = {float32 = {int = {'float32', {-1, -0, 0, 0, 1, 3}}, float = {'float32', {-1, -0, 0, 0, 1, 2}}, int_left = {'float32', {-0, -2, INF, 4, 0, 0}}, float_left = {'float32', {-1, -2, INF, 5, 0, 0}}}, int64 = {int = {'int64', {-3, 0, 0, 1, 2, 5}}, float = {'float32', {-2, -0, 0, 1, 2, 4}}, int_left = ERR, float_left = {'float32', {-0, -2, INF, 0, 0, 0}}}, uint8 = {int = {'uint8', {0, 0, 1, 1, 2, 5}}, float = {'float32', {0, 0, 0, 1, 2, 4}}, int_left = ERR, float_left = {'float32', {INF, 2, 1, 0, 0, 0}}}},
+  },
+}
 REF.dtypes = {'float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'}
 REF.promote_dim_dim = {
   float32 = {'float32', 'float64', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32', 'float32'},
@@ -776,6 +807,9 @@ local METAMETHOD = {add = function(a, b) return a + b end, sub = function(a, b) 
                     mul = function(a, b) return a * b end, div = function(a, b) return a / b end,
                     pow = function(a, b) return a ^ b end, remainder = function(a, b) return a % b end}
 
+-- the ops of MT_BINARY_DIV_OPS: div with this rounding_mode
+local ROUNDING_MODE = {div_floor = 'floor', div_trunc = 'trunc'}
+
 local function sorted_keys(t)
   local keys = {}
   for k in pairs(t) do keys[#keys + 1] = k end
@@ -799,10 +833,14 @@ describe('the op lists', function()
       for name in body:gmatch('X%(([%w_]+),') do
         count = count + 1
         local unary = list:find('UNARY', 1, true)
-        local covered = unary and REF.unary[name] or (REF.binary[name] and REF.broadcast[name] and REF.scalar[name])
+        local mode = ROUNDING_MODE[name]     -- rounded division is reached through div
+        local covered = unary and REF.unary[name] or mode and REF.rounded_div[mode]
+                        or (REF.binary[name] and REF.broadcast[name] and REF.scalar[name])
         assert(covered, name .. ' (' .. list .. ') has no reference values')
-        assert.is_function(torch[name], 'torch.' .. name)
-        assert.is_function(torch._methods[name], 'x:' .. name)
+        if not mode then
+          assert.is_function(torch[name], 'torch.' .. name)
+          assert.is_function(torch._methods[name], 'x:' .. name)
+        end
       end
     end
     assert.is_true(count >= 56, count .. " ops found")
@@ -1095,6 +1133,194 @@ describe('in-place ops', function()
     local i = torch.tensor({250}, {dtype = 'uint8'})
     i:add_(torch.tensor({10}))
     assert.are.equal(4, i[1])
+  end)
+end)
+
+-- ---- rounded division: div's rounding_mode, floor_divide, // ----
+
+describe('div with rounding_mode, against PyTorch', function()
+  -- every way of asking for it, each a function of (a, b)
+  local function forms(mode)
+    local f = {
+      ['x:div(y, mode)'] = function(a, b) return a:div(b, mode) end,
+      ['x:div(y, {rounding_mode})'] = function(a, b) return a:div(b, {rounding_mode = mode}) end,
+      ['torch.div'] = function(a, b) return torch.div(a, b, {rounding_mode = mode}) end,
+      ['torch.divide'] = function(a, b) return torch.divide(a, b, mode) end,
+    }
+    if mode == 'floor' then
+      f['x:floor_divide(y)'] = function(a, b) return a:floor_divide(b) end
+      f['torch.floor_divide'] = function(a, b) return torch.floor_divide(a, b) end
+      f['//'] = function(a, b) return a // b end
+    end
+    return f
+  end
+
+  for _, mode in ipairs({'floor', 'trunc'}) do
+    local ref = REF.rounded_div[mode]
+    it(mode .. ': every dtype, contiguous and strided, in place', function()
+      for _, dtype in ipairs(sorted_keys(ref.binary)) do
+        local expected = ref.binary[dtype]
+        local pair = input_values(dtype, REF.binary_input)
+        local a_in, b_in = layouts(pair[1], dtype, 2, 3), layouts(pair[2], dtype, 2, 3)
+        local a, b = a_in.contiguous, b_in.contiguous
+        local what = mode .. ' on ' .. dtype
+        for name, f in pairs(forms(mode)) do
+          if expected == ERR then raises(f, what .. ', ' .. name, a, b)
+          else
+            check(f(a, b), expected, what .. ', ' .. name)
+            check(f(a_in.transposed, b_in.strided), expected, what .. ', ' .. name .. ', transposed with strided')
+          end
+        end
+        if expected ~= ERR then
+          local y = a:clone()
+          assert.is_true(rawequal(y, y:div_(b, mode)), what .. ': in place returns self')
+          check(y, expected, what .. ', in place')
+          local st = a_in.strided
+          st:div_(b_in.transposed, {rounding_mode = mode})
+          check(st, expected, what .. ', in place on a strided view')
+          if mode == 'floor' then check(a:clone():floor_divide_(b), expected, what .. ', floor_divide_') end
+        end
+      end
+    end)
+
+    it(mode .. ': broadcasting and Lua numbers on either side', function()
+      for _, dtype in ipairs(sorted_keys(ref.broadcast)) do
+        local cases = ref.broadcast[dtype]
+        local pair = input_values(dtype, REF.binary_input)
+        local a = torch.tensor(pair[1], {dtype = dtype}):view(2, 3)
+        local b = torch.tensor(pair[2], {dtype = dtype}):view(2, 3)
+        local row, col = b:select(1, 1), b:narrow(2, 1, 1)
+        local got = {row = function() return a:div(row, mode) end, col = function() return a:div(col, mode) end,
+                     row_left = function() return torch.div(row, a, mode) end}
+        for name, fn in pairs(got) do
+          if cases[name] == ERR then raises(fn, mode .. ' on ' .. dtype .. ' ' .. name)
+          else check(fn(), cases[name], mode .. ' on ' .. dtype .. ', ' .. name) end
+        end
+      end
+      for _, dtype in ipairs(sorted_keys(ref.scalar)) do
+        local cases = ref.scalar[dtype]
+        local x = torch.tensor(input_values(dtype, REF.binary_input)[1], {dtype = dtype}):view(2, 3)
+        local got = {int = function() return x:div(2, mode) end, float = function() return x:div(2.5, mode) end,
+                     int_left = function() return torch.div(2, x, mode) end,
+                     float_left = function() return torch.div(2.5, x, {rounding_mode = mode}) end}
+        if mode == 'floor' then
+          got.int_op, got.float_left_op = function() return x // 2 end, function() return 2.5 // x end
+          cases = setmetatable({int_op = cases.int, float_left_op = cases.float_left}, {__index = cases})
+        end
+        for name, fn in pairs(got) do
+          if cases[name] == ERR then raises(fn, mode .. ' on ' .. dtype .. ' ' .. name)
+          else check(fn(), cases[name], mode .. ' on ' .. dtype .. ', ' .. name) end
+        end
+      end
+    end)
+  end
+
+  it('floor rebuilds the quotient from the remainder, as Python and PyTorch', function()
+    -- 0.1 is a little above a tenth: 1 // 0.1 is 9, though 1 / 0.1 rounds to 10
+    check(torch.tensor({1.0}):div(0.1, 'floor'), {'float32', {9}}, 'float32 1 // 0.1')
+    check(torch.tensor({1.0}, {dtype = 'float64'}):div(0.1, 'floor'), {'float64', {9}}, 'float64 1 // 0.1')
+    check(torch.tensor({1.0}) / 0.1, {'float32', {10}}, 'true division')
+    -- zero quotients keep their sign; division by zero gives inf and nan
+    local function sign_of_zero(t) return 1 / t:_flat_values()[1] end
+    assert.are.equal(-math.huge, sign_of_zero(torch.tensor({-0.5}):div(2, 'trunc')))
+    assert.are.equal(-math.huge, sign_of_zero(torch.tensor({-0.0}):div(3, 'floor')))
+    check(torch.tensor({0.5}):div(-2, 'floor'), {'float32', {-1}}, '0.5 // -2')
+    for _, mode in ipairs({'floor', 'trunc'}) do
+      check(torch.tensor({5.0, -5, 0}):div(0, mode), {'float32', {INF, -INF, NAN}}, mode .. ' by zero')
+    end
+  end)
+
+  it('integer division by zero raises; by -1 wraps as PyTorch', function()
+    local x = torch.tensor({5, 7})
+    for _, mode in ipairs({'floor', 'trunc'}) do
+      local ok, err = pcall(x.div, x, torch.tensor({1, 0}), mode)
+      assert.is_false(ok)
+      assert.truthy(err:find('ZeroDivisionError', 1, true), err)
+      assert.is_false(pcall(x.div, x, 0, {rounding_mode = mode}))
+      local m = torch.tensor({-128}, {dtype = 'int8'})
+      check(m:div(torch.tensor({-1}, {dtype = 'int8'}), mode), {'int8', {-128}}, 'int8 -128 by -1, ' .. mode)
+      -- PyTorch traps (SIGFPE) on int64's most negative value over -1; here it wraps
+      check(torch.tensor({math.mininteger}):div(-1, mode), {'int64', {math.mininteger}}, 'int64 min by -1, ' .. mode)
+    end
+    assert.is_false(pcall(function() return x // 0 end))
+  end)
+
+  it('refuses unknown modes, bool tensors and results its self cannot hold', function()
+    local x = torch.tensor({7, -7})
+    local ok, err = pcall(x.div, x, 2, 'banana')
+    assert.is_false(ok)
+    assert.truthy(err:find("div: rounding_mode must be 'trunc', 'floor' or nil, got 'banana'", 1, true), err)
+    assert.is_false(pcall(x.div, x, 2, {rounding_mode = 3}))
+    local b = torch.tensor({true})
+    assert.is_false(pcall(b.div, b, b, 'floor'))
+    ok, err = pcall(x.div_, x, 2.5, 'floor')
+    assert.is_false(ok)
+    assert.truthy(err:find("can't be cast to the desired output type int64", 1, true), err)
+    check(x:div(2, {rounding_mode = nil}), {'float32', {3.5, -3.5}}, 'no mode: true division')
+  end)
+
+  it('has a zero gradient, as PyTorch', function()
+    local x = torch.tensor({1.5, -2.5, 3}, {requires_grad = true})
+    local d = torch.tensor({2.0, 2, -2}, {requires_grad = true})
+    local y = x:div(d, 'floor')
+    check(y, {'float32', {0, -2, -2}}, 'values')
+    assert.is_not_nil(y.grad_fn)
+    y:sum():backward()
+    check(x.grad, {'float32', {0, 0, 0}}, 'x.grad')
+    check(d.grad, {'float32', {0, 0, 0}}, 'd.grad')
+    local w = x * 1
+    w:div_(2, 'trunc')
+    check(w, {'float32', {0, -1, 1}}, 'in place')
+    assert.is_not_nil(w.grad_fn)
+    assert.is_true((x // 2).requires_grad)
+  end)
+end)
+
+describe('round with decimals, against PyTorch', function()
+  local input = {1.2345, -2.5551, 0.125, 1234.5678, 2.675}
+  local REF_ROUND = {   -- torch.round(x, decimals=d) in each dtype, PyTorch 2.15
+    float32 = {[2] = {1.2300000190734863, -2.559999942779541, 0.11999999731779099, 1234.5699462890625, 2.680000066757202},
+               [1] = {1.2000000476837158, -2.5999999046325684, 0.10000000149011612, 1234.5999755859375, 2.700000047683716},
+               [-2] = {0, -0.0, 0, 1200, 0}},
+    float64 = {[2] = {1.23, -2.56, 0.12, 1234.57, 2.68}, [1] = {1.2, -2.6, 0.1, 1234.6, 2.7}, [-2] = {0, -0.0, 0, 1200, 0}},
+    float16 = {[2] = {1.23046875, -2.55078125, 0.1199951171875, 1235, 2.6796875},
+               [1] = {1.2001953125, -2.599609375, 0.0999755859375, 1235, 2.69921875}, [-2] = {0, -0.0, 0, 1200, 0}},
+  }
+
+  it('rounds to decimals in every float dtype, negative decimals too', function()
+    for dtype, by_decimals in pairs(REF_ROUND) do
+      local x = torch.tensor(input, {dtype = dtype})
+      for decimals, want in pairs(by_decimals) do
+        check(x:round({decimals = decimals}), {dtype, want}, dtype .. ' decimals ' .. decimals)
+        check(torch.round(x, {decimals = decimals}), {dtype, want}, dtype .. ' torch.round decimals ' .. decimals)
+      end
+    end
+    -- ties go to even, as round itself; decimals 0 is round
+    check(torch.tensor({0.05, 0.15, 0.25, 0.35}, {dtype = 'float64'}):round({decimals = 1}),
+          {'float64', {0, 0.2, 0.2, 0.4}}, 'ties')
+    check(torch.tensor({0.5, 1.5, 2.5}):round({decimals = 0}), {'float32', {0, 2, 2}}, 'decimals 0')
+    check(torch.tensor({123.456}):round({decimals = -1}), {'float32', {120}}, 'decimals -1')
+  end)
+
+  it('works on views and in place', function()
+    local t = torch.tensor({{1.25, 2.5}, {-0.125, 3.75}}):t()
+    check(t:round({decimals = 1}), {'float32', {1.2000000476837158, -0.10000000149011612, 2.5, 3.799999952316284}}, 'transposed')
+    local y = torch.tensor(input)
+    assert.is_true(rawequal(y, y:round_({decimals = 1})))
+    check(y, {'float32', REF_ROUND.float32[1]}, 'round_')
+    assert.is_false(pcall(function() torch.tensor({1.0}):expand(3):round_({decimals = 1}) end))
+  end)
+
+  it('refuses integer tensors and fractional decimals; its gradient is zero', function()
+    local ok, err = pcall(function() return torch.tensor({123, 456}):round({decimals = -1}) end)
+    assert.is_false(ok)
+    assert.truthy(err:find('round: decimals are not supported for int64 tensors', 1, true), err)
+    assert.is_false(pcall(function() return torch.tensor({1.5}):round({decimals = 0.5}) end))
+    local w = torch.tensor({1.25, 2.5}, {requires_grad = true})
+    local r = w:round({decimals = 1})
+    assert.is_not_nil(r.grad_fn)
+    r:sum():backward()
+    check(w.grad, {'float32', {0, 0}}, 'gradient')
   end)
 end)
 

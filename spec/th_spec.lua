@@ -279,26 +279,45 @@ describe('th REPL', function()
     assert.truthy(has_line(out, 'nil'), 'Ctrl-C at the prompt drops the line:\n' .. out)
   end)
 
-  it('completes names, times code, shows help and summarizes large tensors', function()
+  it('completes names, times code, shows help and prints tables, modules and large tensors', function()
     if not pty then
       pending('script(1) from util-linux is not installed: REPL session not checked')
       return
     end
     local out, code = repl_session({
-      {'x = torch.ones(2)\n', 1.0},
-      {'x:na\t', 0.3},                              -- one candidate: narrow
-      {'(1, 1, 1)\n'},
-      {'torch.manual_se\t', 0.3},
-      {'(3)\n'},
+      {'x = torch.ones(2); nn = require "nn"\n', 1.0},
+      {'x:na\t1, 1, 1)\n', 0.15},                   -- one candidate: narrow, with its '('
+      {'torch.manual_se\t(3)\n', 0.15},
+      {'nn.Li\t\n', 0.15},
+      {'m = nn.Linear(2, 3)\n', 0.15},
+      {'m:zero_gr\t)\n', 0.15},                     -- inherited from nn.Module
+      {'x.is_le\t\n', 0.15},                         -- a tensor field
+      {'hits = 0; t = setmetatable({}, {__index = function() hits = hits + 1 end})\n', 0.15},
+      {'t.abc\t', 0.3},
+      {'\3', 0.3},                                  -- drop the line: only completion ran
+      {'hits\n', 0.15},
       {'%time x + 1\n', 1.0},
-      {'?torch.timeit\n'},
+      {'?torch.timeit\n', 0.15},
+      {'?torch.mm\n', 0.15},
+      {'?x:narrow\n', 0.15},
+      {'{1, "a", t = {1, {2}}, x = torch.ones(2), m = nn.ReLU()}\n', 0.15},
+      {'nn.Sequential(nn.Linear(2, 3), nn.ReLU())\n', 0.15},
       {'torch.arange(0, 2000):view(40, 50)\n'},
     }, home, 'NO_COLOR=1')
     assert.are.equal(0, code, out)
     assert.truthy(out:find('x:narrow(1, 1, 1)', 1, true), 'completion of x:na:\n' .. out)
     assert.truthy(out:find('torch.manual_seed(3)', 1, true), 'completion of torch.manual_se:\n' .. out)
+    assert.truthy(out:find('th> nn.Linear\nnn.Linear\n', 1, true), 'completion of nn.Li:\n' .. out)
+    assert.truthy(out:find('m:zero_grad()', 1, true), 'completion of m:zero_gr:\n' .. out)
+    assert.truthy(out:find('th> x.is_leaf\ntrue\n', 1, true), 'completion of x.is_le:\n' .. out)
+    assert.truthy(out:find('th> hits\n0\n', 1, true), 'completion ran an __index function:\n' .. out)
     assert.truthy(out:find('%d+%.%d+ [nu]s per run %(mean of %d+ runs%)'), out)
     assert.truthy(out:find('torch.timeit(fn, {repeat=n}): seconds per call', 1, true), out)
+    assert.truthy(out:find('th> ?torch.mm\ntorch.mm(a, b), a:mm(b)\n  The matrix product', 1, true), out)
+    assert.truthy(out:find('th> ?x:narrow\ntorch.narrow(x, dim, start, length), x:narrow(', 1, true), out)
+    assert.truthy(has_line(out, '{1, "a", m = nn.ReLU, t = table (2 entries), x = torch.FloatTensor of size 2}'), out)
+    assert.truthy(out:find('Sequential(\n  (1): Linear(in_features=2, out_features=3, bias=true)\n' ..
+                           '  (2): ReLU()\n)\n', 1, true), out)
     assert.truthy(out:find('    0     1     2   ...    47    48    49\n', 1, true), out)
     assert.truthy(out:find('[torch.LongTensor of size 40x50]', 1, true), out)
     assert.falsy(out:find('1000  1001', 1, true), 'a large tensor is summarized:\n' .. out)
@@ -309,13 +328,15 @@ describe('th REPL', function()
       pending('script(1) from util-linux is not installed: REPL colours not checked')
       return
     end
-    local steps = {{'torch.ones(2)\n', 1.0}, {'error("red")\n'}}
+    local steps = {{'torch.ones(2)\n', 1.0}, {'error("red")\n'}, {'6 * 7\n'}}
     local _, _, raw = repl_session(steps, home, 'TERM=xterm')
     assert.truthy(raw:find('\27[36m[torch.FloatTensor of size 2]\27[0m', 1, true), raw)
     assert.truthy(raw:find('\27[31mstdin:1: red', 1, true), raw)
+    assert.truthy(raw:find('\27[33m42\27[0m', 1, true), raw)
     local _, _, plain = repl_session(steps, home, 'TERM=xterm NO_COLOR=1')
     assert.falsy(plain:find('\27[36m', 1, true), plain)
     assert.falsy(plain:find('\27[31m', 1, true), plain)
+    assert.falsy(plain:find('\27[33m', 1, true), plain)
   end)
 
   it('keeps a history in ~/.th_history', function()
@@ -328,5 +349,40 @@ describe('th REPL', function()
     local hist = read_file(home .. '/.th_history')
     assert.truthy(hist:find('history_probe = 7', 1, true), hist)
     assert.truthy(hist:find('for i = 1, 1 do\nend', 1, true), hist)
+  end)
+end)
+
+-- ---- %time's repeat count, on a clock that only the timed function moves ----
+
+describe('torch.timeit', function()
+  local torch = require 'torch'
+
+  -- Times fn on a fake clock where each call takes `cost` seconds; returns
+  -- timeit's answer and how many calls it made in all.
+  local function timed(cost, opts)
+    local now, calls, real = 0, 0, torch.clock
+    torch.clock = function() return now end
+    local ok, per, reps = pcall(torch.timeit, function() calls = calls + 1; now = now + cost end, opts)
+    torch.clock = real
+    assert(ok, per)
+    return per, reps, calls
+  end
+
+  it('times enough calls of a fast function to take about 0.2 s', function()
+    local per, reps, calls = timed(1e-6)
+    assert.is_true(math.abs(per - 1e-6) < 1e-12, tostring(per))
+    assert.is_true(reps >= 190000 and reps <= 210000, tostring(reps))
+    assert.is_true(calls - reps < 0.25 * reps, 'calibration took ' .. calls - reps .. ' calls')
+  end)
+
+  it('calls a slow function once and honours repeat', function()
+    local per, reps, calls = timed(0.5)
+    assert.are.same({0.5, 1, 1}, {per, reps, calls})
+    per, reps, calls = timed(1e-3, {['repeat'] = 7})
+    assert.are.same({7, 8}, {reps, calls})
+    assert.is_true(math.abs(per - 1e-3) < 1e-12, tostring(per))
+    per, reps = timed(0.03)
+    assert.are.equal(7, reps)
+    assert.is_true(math.abs(per - 0.03) < 1e-12, tostring(per))
   end)
 end)

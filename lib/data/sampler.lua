@@ -13,6 +13,8 @@ local function array_iter(list)
   end
 end
 
+-- data.Sampler(): the base class of samplers; a subclass defines size() and
+-- iter() (an iterator over 1-based indices).
 local Sampler = torch.class('data.Sampler')
 Sampler.__len = function(self) return self:size() end
 -- sampler:indices(): the whole stream as a Lua array

@@ -113,29 +113,35 @@ local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- g:save(path): renders with Graphviz's dot, the format from the extension
 -- (svg, png, pdf; .dot writes the text). The file appears whole or not at all.
+-- Errors name path, never the temporary files beside it.
 function Graph:save(path)
   if type(path) ~= 'string' then error('graph:save: expected a file name', 2) end
+  local function fail(reason)
+    error(string.format("graph:save: cannot write '%s' (%s)", path, (tostring(reason):gsub('^.*: ', ''))), 3)
+  end
+  local function write(file, text)
+    local f, err = io.open(file, 'w')
+    if not f then return fail(err) end      -- a tail call: the error points past save
+    f:write(text)
+    f:close()
+  end
   local ext = path:match('%.(%w+)$') or 'svg'
   local tmp = path .. '.tmp.' .. tostring(os.time()) .. '.' .. tostring(math.random(1e9))
   local text = self:dot()
   if ext == 'dot' or ext == 'gv' then
-    local f = assert(io.open(tmp, 'w'))
-    f:write(text)
-    f:close()
+    write(tmp, text)
   else
     if not os.execute('command -v dot > /dev/null 2>&1') then
       error("graph:save: the Graphviz 'dot' program is not installed (apt-get install graphviz)", 2)
     end
     local src = tmp .. '.dot'
-    local f = assert(io.open(src, 'w'))
-    f:write(text)
-    f:close()
+    write(src, text)
     local ok = os.execute(string.format('dot -T%s -o %s %s 2>/dev/null', ext, shell_quote(tmp), shell_quote(src)))
     os.remove(src)
     if not ok then os.remove(tmp); error('graph:save: dot failed to render ' .. ext, 2) end
   end
   local ok, err = os.rename(tmp, path)
-  if not ok then os.remove(tmp); error('graph:save: ' .. tostring(err), 2) end
+  if not ok then os.remove(tmp); fail(err) end
   return path
 end
 

@@ -143,6 +143,7 @@ torch.autograd.set_grad_enabled = core.set_grad_enabled
 torch.autograd.set_detect_anomaly = core._set_detect_anomaly
 torch.autograd.is_anomaly_enabled = core._is_anomaly_enabled
 torch.autograd.detect_anomaly = core._detect_anomaly
+core._ag_library()   -- anomaly mode names the first caller outside this directory (lib/torch)
 
 -- Custom functions, as PyTorch's torch.autograd.Function:
 --   local Exp = torch.autograd.Function:extend('Exp')   (or Function('Exp'),
@@ -152,13 +153,23 @@ torch.autograd.detect_anomaly = core._detect_anomaly
 --   local y = Exp.apply(x)
 -- forward runs without recording and may return several values; backward
 -- gets one gradient per forward output (nil for outputs that are not
--- floating tensors) and returns one per forward argument (nil where none).
+-- floating tensors) and returns one per forward argument, as PyTorch: nil
+-- where none, and nil for every argument that is not a tensor (return
+-- g, nil for forward(ctx, x, scale)); fewer, or more that are not nil, raise.
 -- The engine sees one node: several tracked inputs beyond three, or several
 -- outputs, travel packed into one flat tensor (cat of the flattened values).
 local Ctx = {}
-Ctx.__index = Ctx
+-- ctx.saved_tensors: what save_for_backward kept, until a backward without
+-- retain_graph frees the node (the engine sets ctx._freed)
+Ctx.__index = function(ctx, key)
+  if key == 'saved_tensors' then
+    if rawget(ctx, '_freed') then error(core._ag_freed_message(), 2) end
+    return rawget(ctx, '_saved')
+  end
+  return Ctx[key]
+end
 function Ctx:save_for_backward(...)
-  self.saved_tensors = table.pack(...)
+  self._saved = table.pack(...)
 end
 -- ctx:mark_dirty(x, ...): forward modified these inputs in place (and returns them)
 function Ctx:mark_dirty(...)
@@ -202,10 +213,11 @@ local function apply(cls, ...)
   local args = table.pack(...)
   local ctx = setmetatable({needs_input_grad = {}}, Ctx)
   local grad_on = core.is_grad_enabled()
-  local tracked, positions = {}, {}
+  local tracked, positions, tensor_at = {}, {}, {}
   for i = 1, args.n do
     local a = args[i]
-    local t = grad_on and core.is_tensor(a) and a.requires_grad or false
+    tensor_at[i] = core.is_tensor(a)
+    local t = grad_on and tensor_at[i] and a.requires_grad or false
     ctx.needs_input_grad[i] = t
     if t then tracked[#tracked + 1] = a; positions[#positions + 1] = i end
   end
@@ -262,6 +274,18 @@ local function apply(cls, ...)
     local per_output = {}
     for k, i in ipairs(diff_at) do per_output[i] = grads[k] end
     local res = table.pack(cls.backward(c, table.unpack(per_output, 1, outs.n)))
+    local got = res.n
+    while got > args.n and res[got] == nil do got = got - 1 end    -- trailing nils are fine
+    if got ~= args.n then
+      error(string.format('function %sBackward returned an incorrect number of gradients (expected %d, got %d)',
+                          cls.__name, args.n, res.n), 0)
+    end
+    for i = 1, args.n do
+      if res[i] ~= nil and not tensor_at[i] then
+        error(string.format('function %sBackward returned a gradient different than nil at position %d, '
+                            .. 'but the corresponding forward input was not a tensor', cls.__name, i), 0)
+      end
+    end
     local picked = {}
     for k, pos in ipairs(positions) do
       local g = res[pos]
@@ -330,49 +354,47 @@ end
 function torch.is_inference_mode_enabled() return inference end
 torch.autograd.inference_mode = torch.inference_mode
 
--- torch.utils.checkpoint(fn, ...): runs fn without keeping its intermediate
--- values; backward runs fn's forward again (with the random state of the
--- first run, so dropout matches) and back-propagates through it. Gradients
--- reach the tensor arguments and the parameters fn uses.
+-- torch.utils.checkpoint(fn, ...): fn(...) runs as usual, but the nodes it
+-- records keep none of the tensors their backward needs (no intermediate
+-- values stay alive); the first backward that needs them runs fn again, with
+-- the random state of the first run (so dropout matches), and takes what
+-- that run saves. Gradients reach fn's tensor arguments and everything else
+-- fn uses that requires grad (its parameters), through backward and
+-- torch.autograd.grad alike: PyTorch's non-reentrant checkpoint
+-- (use_reentrant=False), the only one moontorch has.
+-- Options, PyTorch's keywords: a trailing plain table (no metatable, no list
+-- part) whose keys are all among use_reentrant and preserve_rng_state, e.g.
+-- checkpoint(block, x, {use_reentrant = false}); it is not passed to fn.
+-- use_reentrant is accepted and ignored; preserve_rng_state = false skips
+-- restoring the random state.
 torch.utils = torch.utils or {}
-local Checkpoint = Function:extend('Checkpoint')
-function Checkpoint.forward(ctx, fn, ...)
-  ctx.fn, ctx.rng, ctx.args = fn, core.get_rng_state(), table.pack(...)
-  return fn(...)
-end
-function Checkpoint.backward(ctx, ...)
-  local grads = table.pack(...)
-  local args, inputs = {}, {}
-  for i = 1, ctx.args.n do
-    local a = ctx.args[i]
-    if core.is_tensor(a) then
-      local d = a:detach()
-      if a.requires_grad then d:requires_grad_(); inputs[#inputs + 1] = {d, i} end
-      args[i] = d
-    else
-      args[i] = a
-    end
+local checkpoint_keys = {use_reentrant = true, preserve_rng_state = true}
+
+local function checkpoint_options(args)
+  local last = args[args.n]
+  if type(last) ~= 'table' or getmetatable(last) ~= nil or #last > 0 or next(last) == nil then return nil end
+  for k in pairs(last) do
+    if not checkpoint_keys[k] then return nil end
   end
-  local now = core.get_rng_state()
-  core.set_rng_state(ctx.rng)
-  local outs = table.pack(core.enable_grad(ctx.fn, table.unpack(args, 1, ctx.args.n)))
-  core.set_rng_state(now)
-  local roots, seeds = {}, {}
-  for i = 1, outs.n do
-    if core.is_tensor(outs[i]) and outs[i].requires_grad and grads[i] ~= nil then
-      roots[#roots + 1] = outs[i]; seeds[#seeds + 1] = grads[i]
-    end
-  end
-  if #roots > 0 then torch.autograd.backward(roots, seeds) end
-  local res = {nil}
-  for _, p in ipairs(inputs) do res[p[2] + 1] = p[1].grad end
-  return table.unpack(res, 1, ctx.args.n + 1)
+  return last
 end
+
 function torch.utils.checkpoint(fn, ...)
   if type(fn) ~= 'function' and not (getmetatable(fn) and getmetatable(fn).__call) then
     error('checkpoint: the first argument must be a function', 2)
   end
-  return Checkpoint.apply(fn, ...)
+  local args = table.pack(...)
+  local opts = args.n > 0 and checkpoint_options(args) or {}
+  if opts == args[args.n] then args.n = args.n - 1 end
+  local rng = opts.preserve_rng_state ~= false and core.get_rng_state()
+  local function recompute()
+    local now = rng and core.get_rng_state()
+    if rng then core.set_rng_state(rng) end
+    local ok, err = pcall(core.enable_grad, fn, table.unpack(args, 1, args.n))
+    if rng then core.set_rng_state(now) end
+    if not ok then error(err, 0) end
+  end
+  return core._ag_checkpoint(recompute, fn, table.unpack(args, 1, args.n))
 end
 torch.checkpoint = torch.utils.checkpoint
 
@@ -392,6 +414,34 @@ function methods.totable(x)
   return build(1)
 end
 methods.tolist = methods.totable
+
+-- x:diag(k) / torch.diag(x, k), as in Torch7 and PyTorch: a vector becomes
+-- the square matrix holding it on diagonal k (0 the main one, k > 0 above,
+-- k < 0 below), a matrix gives a copy of its diagonal k. Made of recorded
+-- ops (index_copy, view; diagonal, clone), so gradients flow through it.
+function core.diag(x, k)
+  if not core.is_tensor(x) then error('diag: expected a tensor, got ' .. type(x), 2) end
+  k = k or 0
+  if math.type(k) ~= 'integer' then error('diag: the diagonal must be an integer, got ' .. tostring(k), 2) end
+  if x:dim() == 2 then return x:diagonal(k):clone() end
+  if x:dim() ~= 1 then error('diag: expects a 1-D or 2-D tensor, got ' .. tostring(x:size()), 2) end
+  local n = x:size(1)
+  local m = n + math.abs(k)
+  local first = k >= 0 and k + 1 or -k * m + 1      -- flat 1-based position of the diagonal's start
+  local positions = core.arange(first, first + n * (m + 1), m + 1)
+  return core.zeros(m * m, {dtype = x.dtype}):index_copy(1, positions, x):view(m, m)
+end
+methods.diag = core.diag
+
+-- x:trace() / torch.trace(x): the sum of a matrix's main diagonal, a 0-dim
+-- tensor as in PyTorch (integers sum to int64).
+function core.trace(x)
+  if not core.is_tensor(x) then error('trace: expected a tensor, got ' .. type(x), 2) end
+  if x:dim() ~= 2 then error('trace: expects a 2-D tensor, got ' .. tostring(x:size()), 2) end
+  if x.dtype == 'bool' then error('trace: not supported for bool tensors', 2) end
+  return x:diagonal():sum()
+end
+methods.trace = core.trace
 
 -- x[key] = v when x or v requires grad (grad mode): called by the tensor's
 -- __newindex. For autograd it is x = x:index_copy(...) over the flat
@@ -422,5 +472,6 @@ require 'torch.gradcheck'
 require 'torch.autograd_viz'
 require 'torch.help'
 require 'torch.serialize'
+require 'torch.safetensors'
 
 return torch

@@ -5,8 +5,9 @@ local torch = require 'torch.core'
 
 -- Torch7 wrapped matrices at this many characters.
 local LINE_WIDTH = 80
--- The REPL shows at most this many entries of a plain table, this deep.
-local TABLE_ENTRIES, TABLE_DEPTH = 20, 2
+-- The REPL shows at most this many entries of a plain table (one level deep),
+-- on one line when they fit in LINE_WIDTH, else one per line.
+local TABLE_ENTRIES = 20
 
 local is_float_dtype = {float32 = true, float64 = true, float16 = true, bfloat16 = true}
 
@@ -138,40 +139,73 @@ torch._tensor_mt.__tostring = torch._tensor_tostring
 
 -- ---- the REPL's printer ----
 
+-- colour (set by th when its output is a terminal and NO_COLOR is unset)
+local COLOUR = {type = '\27[36m', string = '\27[32m', number = '\27[33m', special = '\27[35m', reset = '\27[0m'}
+local function paint(kind, s)
+  if not torch._repl_colour then return s end
+  return COLOUR[kind] .. s .. COLOUR.reset
+end
+
 local function is_identifier(k)
   return type(k) == 'string' and k:match('^[%a_][%w_]*$') ~= nil
 end
 
--- One-line summary of a value inside a table.
-local function brief(v, depth)
+-- A value inside a table, in a few words: its type more than its content.
+local function brief(v)
   if torch.is_tensor(v) then
     local size = v:size()
-    return v:type() .. (#size > 0 and ' of size ' .. size_string(size) or ' (0-dim)')
+    return paint('type', v:type() .. (#size > 0 and ' of size ' .. size_string(size) or ' (0-dim)'))
   end
-  if type(v) == 'string' then return string.format('%q', v) end
-  if type(v) ~= 'table' then return tostring(v) end
+  local t = type(v)
+  if t == 'string' then return paint('string', string.format('%q', v)) end
+  if t == 'number' then return paint('number', tostring(v)) end
+  if t == 'boolean' then return paint('special', tostring(v)) end
+  if t ~= 'table' then return tostring(v) end
+  local class = torch.typename(v)
+  if class then return paint('type', class) end
+  if next(v) == nil then return '{}' end
   local mt = getmetatable(v)
-  if mt and mt.__tostring then return tostring(v) end
-  if depth >= TABLE_DEPTH then return '{...}' end
-  local parts, count, len = {}, 0, #v
-  for i = 1, len do
-    count = count + 1
-    if count > TABLE_ENTRIES then break end
-    parts[#parts + 1] = brief(v[i], depth + 1)
-  end
+  if mt and mt.__tostring then return (tostring(v):match('^[^\n]*')) end
+  local n = 0
+  for _ in pairs(v) do n = n + 1 end
+  return paint('type', string.format('table (%d %s)', n, n == 1 and 'entry' or 'entries'))
+end
+
+local function visible_length(s) return #s:gsub('\27%[%d*m', '') end
+
+-- A plain table by its entries, one level deep: the array part in order,
+-- then the other keys sorted. One line when it fits, else the array part
+-- packed into lines and one line per key.
+local function table_string(v)
+  local items, len = {}, #v
+  for i = 1, math.min(len, TABLE_ENTRIES) do items[#items + 1] = brief(v[i]) end
   local keys = {}
   for k in pairs(v) do
     if not (math.type(k) == 'integer' and k >= 1 and k <= len) then keys[#keys + 1] = k end
   end
   table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  for _, k in ipairs(keys) do
-    count = count + 1
-    if count > TABLE_ENTRIES then break end
-    local name = is_identifier(k) and k or '[' .. brief(k, TABLE_DEPTH) .. ']'
-    parts[#parts + 1] = name .. ' = ' .. brief(v[k], depth + 1)
+  local fields = {}
+  for i = 1, math.min(#keys, TABLE_ENTRIES - #items) do
+    local k = keys[i]
+    fields[#fields + 1] = (is_identifier(k) and k or '[' .. brief(k) .. ']') .. ' = ' .. brief(v[k])
   end
-  if count > TABLE_ENTRIES then parts[#parts + 1] = '...' end
-  return '{' .. table.concat(parts, ', ') .. '}'
+  local hidden = len + #keys - #items - #fields
+  if hidden > 0 then fields[#fields + 1] = string.format('... (%d more)', hidden) end
+  local all = {table.unpack(items)}
+  table.move(fields, 1, #fields, #all + 1, all)
+  local line = '{' .. table.concat(all, ', ') .. '}'
+  if visible_length(line) <= LINE_WIDTH then return line end
+  local lines, cur = {}, nil
+  for _, item in ipairs(items) do
+    if cur and visible_length(cur) + 2 + visible_length(item) > LINE_WIDTH - 2 then
+      lines[#lines + 1] = cur
+      cur = nil
+    end
+    cur = cur and cur .. ', ' .. item or item
+  end
+  lines[#lines + 1] = cur
+  table.move(fields, 1, #fields, #lines + 1, lines)
+  return '{\n  ' .. table.concat(lines, ',\n  ') .. '\n}'
 end
 
 -- ---- the REPL: large tensors summarized, colour on terminals ----
@@ -259,13 +293,6 @@ function torch._tensor_summary(x)
   return table.concat(out, '\n')
 end
 
--- colour (set by th when its output is a terminal and NO_COLOR is unset)
-local COLOUR = {type = '\27[36m', string = '\27[32m', number = '\27[0m', special = '\27[35m', reset = '\27[0m'}
-local function paint(kind, s)
-  if not torch._repl_colour then return s end
-  return COLOUR[kind] .. s .. COLOUR.reset
-end
-
 local function repl_tensor(v)
   local text = v:numel() > SUMMARY_THRESHOLD and torch._tensor_summary(v) or tostring(v)
   if not torch._repl_colour then return text end
@@ -275,11 +302,12 @@ end
 local function repl_value(v)
   local t = type(v)
   if t == 'string' then return paint('string', v) end
+  if t == 'number' then return paint('number', tostring(v)) end
   if t == 'nil' or t == 'boolean' then return paint('special', tostring(v)) end
   if t == 'table' then
     local mt = getmetatable(v)
-    if mt and mt.__tostring then return tostring(v) end
-    return brief(v, 0)
+    if mt and mt.__tostring then return tostring(v) end     -- nn modules print as trees
+    return table_string(v)
   end
   return tostring(v)
 end
@@ -306,20 +334,36 @@ function torch._repl_print(...)
   flush()
 end
 
--- torch.timeit(fn, {repeat=n}): seconds per call of fn, repeated enough
--- times to take about 0.2 s (at most 1e6 calls) after one warm-up call;
--- returns seconds per call and the count.
+-- timeit aims at this many seconds of timed calls; a batch of calls that
+-- takes CALIBRATE_S gives the rate to get there (one call is too short to
+-- time well: the clock's overhead and a cold first call dominate it).
+local TIMEIT_TARGET_S, CALIBRATE_S, MAX_REPS = 0.2, 0.02, 100000000
+
+-- torch.timeit(fn, {repeat=n}): seconds per call of fn, and the count of
+-- calls timed. One call first (a warm-up); when it takes 0.2 s or more that
+-- is the answer. Else growing batches run until one lasts 0.02 s, and the
+-- count is scaled from that batch's rate to take about 0.2 s in all.
 function torch.timeit(fn, opts)
   if type(fn) ~= 'function' then error('timeit: expected a function, got ' .. type(fn), 2) end
   opts = opts or {}
   local clock = torch.clock
-  local t0 = clock()
-  fn()
-  local once = clock() - t0
-  local reps = opts['repeat'] or math.max(1, math.min(1000000, math.floor(0.2 / math.max(once, 1e-7))))
-  t0 = clock()
-  for _ = 1, reps do fn() end
-  return (clock() - t0) / reps, reps
+  local function run(n)
+    local t0 = clock()
+    for _ = 1, n do fn() end
+    return clock() - t0
+  end
+  local once = run(1)
+  local reps = opts['repeat']
+  if not reps then
+    if once >= TIMEIT_TARGET_S then return once, 1 end
+    local batch, took = 1, once
+    while took < CALIBRATE_S and batch < MAX_REPS do
+      batch = math.min(MAX_REPS, math.ceil(batch * math.min(100, 1.2 * CALIBRATE_S / math.max(took, 1e-9))))
+      took = run(batch)
+    end
+    reps = math.max(1, math.min(MAX_REPS, math.floor(TIMEIT_TARGET_S * batch / math.max(took, 1e-9) + 0.5)))
+  end
+  return run(reps) / reps, reps
 end
 
 local function human(seconds)

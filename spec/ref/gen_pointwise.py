@@ -133,6 +133,33 @@ for op in BINARY + BINARY_FLOAT + COMPARE:
     w('  %s = {%s},' % (op, ', '.join(parts)))
 w('}')
 
+# div with rounding_mode (the MT_BINARY_DIV_OPS list): the binary, broadcast
+# and number forms above, per mode
+w('REF.rounded_div = {')
+for mode in ['floor', 'trunc']:
+    def div(a, b, mode=mode): return torch.div(a, b, rounding_mode=mode)
+    w('  %s = {' % mode)
+    w('    binary = {')
+    for dt in FLOATS + INTS + ['bool']:
+        a, b = pair(dt)
+        w('      %s = %s,' % (dt, result(lambda: div(a, b))))
+    w('    },')
+    parts = []
+    for dt in ['float32', 'int64']:
+        a, b = pair(dt)
+        parts.append('%s = {row = %s, col = %s, row_left = %s}' % (dt,
+            result(lambda: div(a, b[0])), result(lambda: div(a, b[:, :1])), result(lambda: div(b[0], a))))
+    w('    broadcast = {%s},' % ', '.join(parts))
+    parts = []
+    for dt in ['float32', 'int64', 'uint8']:
+        a, _ = pair(dt)
+        parts.append('%s = {int = %s, float = %s, int_left = %s, float_left = %s}' % (dt,
+            result(lambda: div(a, 2)), result(lambda: div(a, 2.5)),
+            result(lambda: div(torch.tensor(2), a)), result(lambda: div(torch.tensor(2.5), a))))
+    w('    scalar = {%s},' % ', '.join(parts))
+    w('  },')
+w('}')
+
 # result types: rows = first operand dtype, columns = second, in DTYPES order
 DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool']
 def rt(a, b):

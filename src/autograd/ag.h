@@ -21,7 +21,16 @@ typedef struct { mt_node *node; } mt_edge;
 typedef struct {
   mt_tensor t;             /* a view sharing the saved tensor's storage */
   int64_t version;         /* storage version when saved */
+  int64_t ckpt_index;      /* inside a checkpoint: t is empty until backward recomputes
+                              the forward; then it is that run's ckpt_index-th save */
 } mt_saved;
+
+/* An activation checkpoint (torch.utils.checkpoint): the nodes recorded
+   while its function ran save nothing; the first backward that needs one
+   of their saved tensors runs the function again (ref: a Lua function, see
+   mt_ag_callbacks.recompute) and takes the tensors that run saves, in the
+   same order. */
+typedef struct mt_ag_ckpt mt_ag_ckpt;
 
 /* Computes the gradients of the inputs (grad_in[i] for edge i, left with a
    NULL storage when that input gets none) from grad_out. Written with
@@ -54,10 +63,18 @@ struct mt_node {
   int user_ref;                      /* the bindings' handle (a custom Function), 0 none */
   char label[48];                    /* the name of a custom Function's node */
   char *where;                       /* anomaly mode: where forward created it (malloc'd) */
+  mt_ag_ckpt *ckpt;                  /* the checkpoint its saved tensors come from, or NULL */
+  /* recording scratch, read by mt_ag_attach: the inputs' storages (an output
+     sharing one is a view) and which inputs are leaves that require grad or
+     views of one (bit i) */
+  const mt_storage *in_storage[MT_AG_MAX_EDGES];
+  unsigned leaf_inputs;
   /* engine scratch, valid during one backward walk */
   int deps;
   int visited;
   int queued;
+  int cursor;                        /* the next edge to visit when collecting */
+  int needed;                        /* autograd.grad: leads to one of the inputs */
   mt_tensor buffer;                  /* sum of incoming gradients */
 };
 
@@ -71,6 +88,8 @@ struct mt_ag_meta {
   int hook_ref;                      /* the bindings' handle to register_hook hooks, 0 none */
   int post_hook_ref;                 /* ... to post-accumulate-grad hooks of a leaf, 0 none */
   int64_t ag_version;                /* the storage's ag_version when grad_fn was set */
+  int is_view;                       /* recorded as a view of a tensor that requires grad */
+  int leaf_view;                     /* ... of a leaf that requires grad: no in-place ops */
 };
 
 /* What the engine calls back into the bindings for (Lua functions live
@@ -86,6 +105,11 @@ typedef struct {
   /* anomaly mode: a malloc'd description of where the running program
      created node n (file:line), or NULL */
   char *(*where)(void);
+  /* a checkpoint's function run again, to save its tensors (mt_ag_ckpt) */
+  int (*recompute)(int ref);
+  /* a custom Function's node lets go of its handle (its ctx's saved tensors
+     are freed) */
+  void (*release_function)(int ref);
 } mt_ag_callbacks;
 /* Backward walks call callbacks.trace for every node they run while on. */
 void mt_ag_set_trace(int on);
@@ -110,11 +134,17 @@ mt_ag_meta *mt_ag_meta_of(mt_tensor *t);            /* creates it when missing *
 void mt_ag_meta_release(mt_ag_meta *m);
 void mt_ag_node_release(mt_node *n);
 int mt_ag_set_requires_grad(mt_tensor *t, int requires_grad);
-/* t becomes a leaf with no history (detach_) */
-void mt_ag_detach_inplace(mt_tensor *t);
+/* t becomes a leaf with no history (detach_); refused for views */
+int mt_ag_detach_inplace(mt_tensor *t);
 int mt_ag_is_leaf(const mt_tensor *t);
 /* dst views src and shares its autograd metadata (same history). */
 void mt_ag_alias(mt_tensor *dst, const mt_tensor *src);
+
+/* PyTorch's error for saved tensors used after a backward freed them */
+#define MT_AG_FREED_MSG "Trying to backward through the graph a second time (or directly access saved " \
+  "tensors after they have already been freed). Saved intermediate values of the graph are freed when " \
+  "you call backward() or autograd.grad(). Specify retain_graph=true if you need to backward through " \
+  "the graph a second time or if you need to access saved tensors after calling backward."
 
 /* ---- for the derivative definitions (ag_ops.c) ---- */
 mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs);
@@ -159,6 +189,14 @@ int mt_ag_unsupported(const char *op, const mt_tensor *a, const mt_tensor *b);
 
 /* x:retain_grad(): a non-leaf keeps the gradient it receives in .grad. */
 void mt_ag_retain_grad(mt_tensor *t);
+
+/* ---- activation checkpointing ----
+   mt_ag_checkpoint_enter(ref): the nodes recorded from now until the
+   matching leave belong to a new checkpoint, whose function to run again is
+   the bindings' handle ref (owned by the checkpoint from here on, even on
+   failure: -1). Checkpoints nest. */
+int mt_ag_checkpoint_enter(int ref);
+void mt_ag_checkpoint_leave(void);
 
 /* ---- backward ---- */
 /* Runs backward from root with gradient grad (NULL: ones, root must have one

@@ -9,6 +9,21 @@ static _Thread_local int grad_disabled;
 static _Thread_local int anomaly;
 static _Thread_local int tracing;
 
+struct mt_ag_ckpt {
+  int64_t refcount;            /* its nodes, and the recording run until it leaves */
+  int ref;                     /* the bindings' handle: the function to run again */
+  mt_ag_ckpt *outer;           /* the checkpoint recording around this one */
+  int recording;               /* its function's first run is under way */
+  int recomputing;             /* running again: saves are copied into saved */
+  int recomputed;              /* saved holds the second run's tensors */
+  int failed;                  /* out of memory while copying one */
+  int64_t nsaved;              /* tensors left out by the first run */
+  int64_t nrecomputed, cap;
+  mt_saved *saved;             /* the second run's, in order; moved into the nodes */
+};
+/* the checkpoint whose nodes are being recorded (or recomputed), or NULL */
+static _Thread_local mt_ag_ckpt *ckpt_current;
+
 void mt_ag_set_trace(int on) { tracing = on; }
 int mt_ag_trace_enabled(void) { return tracing; }
 
@@ -34,6 +49,10 @@ static void unref(int ref) {
   if (ref && callbacks.unref) callbacks.unref(ref);
 }
 
+static void release_function(int ref) {
+  if (ref && callbacks.release_function) callbacks.release_function(ref);
+}
+
 int mt_ag_grad_enabled(void) { return !grad_disabled; }
 void mt_ag_set_grad_enabled(int enabled) { grad_disabled = !enabled; }
 
@@ -54,6 +73,19 @@ mt_ag_meta *mt_ag_meta_of(mt_tensor *t) {
   return t->grad_meta;
 }
 
+static void ckpt_drop_saved(mt_ag_ckpt *f) {
+  for (int64_t k = 0; k < f->nrecomputed; k++) drop_tensor(&f->saved[k].t);
+  f->nrecomputed = 0;
+}
+
+static void ckpt_release(mt_ag_ckpt *f) {
+  if (!f || --f->refcount > 0) return;
+  ckpt_drop_saved(f);
+  free(f->saved);
+  unref(f->ref);
+  free(f);
+}
+
 void mt_ag_node_release(mt_node *n) {
   if (!n || --n->refcount > 0) return;
   for (int i = 0; i < n->nedges; i++) mt_ag_node_release(n->next[i].node);
@@ -63,7 +95,8 @@ void mt_ag_node_release(mt_node *n) {
     if (n->leaf->accumulator == n) n->leaf->accumulator = NULL;
     mt_ag_meta_release(n->leaf);
   }
-  unref(n->user_ref);
+  ckpt_release(n->ckpt);
+  release_function(n->user_ref);
   free(n->where);
   free(n);
 }
@@ -92,12 +125,15 @@ int mt_ag_set_requires_grad(mt_tensor *t, int requires_grad) {
   return 0;
 }
 
-void mt_ag_detach_inplace(mt_tensor *t) {
+int mt_ag_detach_inplace(mt_tensor *t) {
   mt_ag_meta *m = t->grad_meta;
-  if (!m) return;
+  if (!m) return 0;
+  if (m->is_view) return mt_fail("detach_: Can't detach views in-place. Use detach() instead.");
+  if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
   mt_ag_node_release(m->grad_fn);
   m->grad_fn = NULL;
   m->requires_grad = 0;
+  return 0;
 }
 
 void mt_ag_alias(mt_tensor *dst, const mt_tensor *src) {
@@ -106,11 +142,24 @@ void mt_ag_alias(mt_tensor *dst, const mt_tensor *src) {
   if (dst->grad_meta) ((mt_ag_meta *)dst->grad_meta)->refcount++;
 }
 
+/* In grad mode, writing in place into a leaf that requires grad, or into a
+   view of one, would change a parameter behind autograd's back (PyTorch's
+   errors). */
+static int refuse_leaf_write(const char *op, const mt_tensor *t) {
+  const mt_ag_meta *m = t->grad_meta;
+  if (!m || !m->requires_grad) return 0;
+  if (!m->grad_fn)
+    return mt_fail("%s: a leaf Variable that requires grad is being used in an in-place operation "
+                   "(wrap it in torch.no_grad, or use the out-of-place form)", op);
+  if (m->leaf_view)
+    return mt_fail("%s: a view of a leaf Variable that requires grad is being used in an in-place "
+                   "operation (wrap it in torch.no_grad, or use the out-of-place form)", op);
+  return 0;
+}
+
 int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *other) {
   if (!mt_ag_grad_enabled()) return 0;
-  if (mt_ag_requires_grad(t) && mt_ag_is_leaf(t))
-    return mt_fail("%s: a leaf tensor that requires grad is being used in an in-place operation "
-                   "(wrap it in torch.no_grad, or use the out-of-place form)", op);
+  if (refuse_leaf_write(op, t)) return -1;
   if (mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other)))
     return mt_fail("%s: this in-place operation is not differentiable; use the out-of-place form", op);
   return 0;
@@ -118,9 +167,7 @@ int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *oth
 
 int mt_ag_inplace_needed(const char *op, const mt_tensor *t, const mt_tensor *other) {
   if (!mt_ag_grad_enabled()) return 0;
-  if (mt_ag_requires_grad(t) && mt_ag_is_leaf(t))
-    return mt_fail("%s: a leaf tensor that requires grad is being used in an in-place operation "
-                   "(wrap it in torch.no_grad, or use the out-of-place form)", op);
+  if (refuse_leaf_write(op, t)) return -1;
   return mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other));
 }
 
@@ -202,7 +249,10 @@ mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const m
   n->nedges = nedges;
   for (int i = 0; i < nedges; i++) {
     const mt_tensor *t = inputs[i];
+    const mt_ag_meta *m = t ? t->grad_meta : NULL;
     n->next[i].node = edge_of(t);
+    n->in_storage[i] = t ? t->storage : NULL;
+    if (m && m->requires_grad && (!m->grad_fn || m->leaf_view)) n->leaf_inputs |= 1u << i;
     if (t && !n->stale_input && t->storage && t->storage->ag_version &&
         t->storage->ag_version != (t->grad_meta ? ((mt_ag_meta *)t->grad_meta)->ag_version : 0))
       n->stale_input = i + 1;
@@ -215,23 +265,107 @@ mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const m
   return n;
 }
 
-void mt_ag_save(mt_node *n, const mt_tensor *t, int is_output) {
-  mt_saved *s = &n->saved[n->nsaved++];
-  /* an input keeps its history (double backward flows through it); the
-     node's own output does not, or output and node would own each other */
+/* an input keeps its history (double backward flows through it); the
+   node's own output does not, or output and node would own each other */
+static void save_into(mt_saved *s, const mt_tensor *t, int is_output) {
   if (is_output) mt_tensor_alias(&s->t, t);
   else mt_ag_alias(&s->t, t);
   s->version = t->storage->version;
 }
 
+/* A checkpoint running again keeps a copy of each tensor it saves. */
+static void ckpt_keep(mt_ag_ckpt *f, const mt_tensor *t, int is_output) {
+  if (f->nrecomputed == f->cap) {
+    int64_t cap = f->cap ? f->cap * 2 : 16;
+    mt_saved *saved = realloc(f->saved, sizeof *saved * (size_t)cap);
+    if (!saved) { f->failed = 1; return; }
+    f->saved = saved;
+    f->cap = cap;
+  }
+  mt_saved *s = &f->saved[f->nrecomputed++];
+  memset(s, 0, sizeof *s);
+  save_into(s, t, is_output);
+}
+
+void mt_ag_save(mt_node *n, const mt_tensor *t, int is_output) {
+  mt_saved *s = &n->saved[n->nsaved++];
+  mt_ag_ckpt *f = ckpt_current;
+  if (f && !f->recomputing) {                  /* left out: backward runs the function again */
+    if (!n->ckpt) { n->ckpt = f; f->refcount++; }
+    s->ckpt_index = f->nsaved++;
+    s->t.dtype = t->dtype;                     /* no storage: only the geometry, to check */
+    s->t.ndim = t->ndim;
+    memcpy(s->t.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    return;
+  }
+  save_into(s, t, is_output);
+  if (f) ckpt_keep(f, t, is_output);
+}
+
+int mt_ag_checkpoint_enter(int ref) {
+  mt_ag_ckpt *f = calloc(1, sizeof *f);
+  if (!f) { unref(ref); return mt_fail("checkpoint: out of memory"); }
+  f->refcount = 1;
+  f->ref = ref;
+  f->outer = ckpt_current;
+  f->recording = 1;
+  ckpt_current = f;
+  return 0;
+}
+
+void mt_ag_checkpoint_leave(void) {
+  mt_ag_ckpt *f = ckpt_current;
+  if (!f) return;
+  ckpt_current = f->outer;
+  f->recording = 0;
+  ckpt_release(f);
+}
+
+/* The checkpoint's function runs again (grad mode on, through the
+   bindings); what it saves, in order, stands for what the first run left out. */
+static int ckpt_recompute(mt_ag_ckpt *f) {
+  if (f->recording || f->recomputing)          /* a backward inside the function itself */
+    return mt_fail("torch.utils.checkpoint: a backward inside the checkpointed function reached the "
+                   "nodes it records, which keep no saved tensors; differentiate outside the checkpoint");
+  if (!callbacks.recompute) return mt_fail("checkpoint: nothing can run the function again");
+  mt_ag_ckpt *was = ckpt_current;
+  ckpt_current = f;
+  f->recomputing = 1;
+  int rc = callbacks.recompute(f->ref);
+  f->recomputing = 0;
+  ckpt_current = was;
+  if (rc == 0 && f->failed) rc = mt_fail("checkpoint: out of memory");
+  if (rc == 0 && f->nrecomputed != f->nsaved)
+    rc = mt_fail("torch.utils.checkpoint: a different number of tensors was saved during the original "
+                 "forward (%lld) and recomputation (%lld); the function must run the same ops each time",
+                 (long long)f->nsaved, (long long)f->nrecomputed);
+  if (rc) { ckpt_drop_saved(f); f->failed = 0; return -1; }
+  f->recomputed = 1;
+  return 0;
+}
+
+static int ckpt_fill(mt_ag_ckpt *f, mt_saved *s) {
+  if (!f->recomputed && ckpt_recompute(f)) return -1;
+  mt_saved *src = &f->saved[s->ckpt_index];
+  if (!src->t.storage) return mt_fail("checkpoint: a recomputed tensor was already used");
+  if (src->t.dtype != s->t.dtype || !mt_same_shape(&src->t, &s->t)) {
+    char b1[128], b2[128];
+    return mt_fail("torch.utils.checkpoint: recomputed tensor %lld has shape %s and dtype %s, but %s and %s "
+                   "in the original forward; the function must run the same ops each time",
+                   (long long)s->ckpt_index + 1, mt_shape_str(&src->t, b1, sizeof b1),
+                   mt_dtypes[src->t.dtype].name, mt_shape_str(&s->t, b2, sizeof b2), mt_dtypes[s->t.dtype].name);
+  }
+  s->t = src->t;
+  s->version = src->version;
+  memset(&src->t, 0, sizeof src->t);
+  return 0;
+}
+
 /* The saved tensor i, checked against in-place changes and release. */
 int mt_ag_saved(mt_node *n, int i, const mt_tensor **out) {
-  if (n->released)
-    return mt_fail("Trying to backward through the graph a second time (or directly access saved "
-                   "tensors after they have already been freed). Saved intermediate values of the "
-                   "graph are freed when you call backward(). Specify retain_graph=true if you need "
-                   "to backward through the graph a second time.");
+  if (n->released) return mt_fail("%s", MT_AG_FREED_MSG);
   mt_saved *s = &n->saved[i];
+  if (!s->t.storage && n->ckpt && ckpt_fill(n->ckpt, s)) return -1;
   if (s->t.storage->version != s->version) {
     char b[128];
     return mt_fail("one of the variables needed for gradient computation has been modified by an "
@@ -253,6 +387,13 @@ int mt_ag_attach(mt_tensor *r, mt_node *n) {
   n->owner = m;
   m->requires_grad = 1;
   m->ag_version = r->storage->ag_version;
+  m->is_view = m->leaf_view = 0;
+  for (int i = 0; i < n->nedges; i++)
+    if (n->in_storage[i] && n->in_storage[i] == r->storage) {
+      m->is_view = 1;
+      if (n->leaf_inputs >> i & 1) m->leaf_view = 1;
+    }
+  memset(n->in_storage, 0, sizeof n->in_storage);     /* no pointer outlives the recording */
   if (anomaly && !n->where && callbacks.where) n->where = callbacks.where();
   return 0;
 }
@@ -309,7 +450,8 @@ static int push(node_list *l, mt_node *n) {
   return 0;
 }
 
-/* Every node reachable from root not seen yet, each once; deps counts the
+/* Every node reachable from root not seen yet, each once, appended to all
+   after the nodes below it (depth-first post-order); deps counts the
    incoming edges (several roots share one count). */
 static int collect(mt_node *root, node_list *all) {
   if (root->visited) return 0;
@@ -317,19 +459,23 @@ static int collect(mt_node *root, node_list *all) {
   int rc = push(&stack, root);
   root->visited = 1;
   root->deps = 0;
+  root->cursor = 0;
   while (rc == 0 && stack.n > 0) {
-    mt_node *n = stack.items[--stack.n];
-    if ((rc = push(all, n))) break;
-    for (int i = 0; i < n->nedges; i++) {
-      mt_node *next = n->next[i].node;
-      if (!next) continue;
-      if (!next->visited) {
-        next->visited = 1;
-        next->deps = 0;
-        if ((rc = push(&stack, next))) break;
-      }
-      next->deps++;
+    mt_node *n = stack.items[stack.n - 1];
+    if (n->cursor == n->nedges) {
+      stack.n--;
+      rc = push(all, n);
+      continue;
     }
+    mt_node *next = n->next[n->cursor++].node;
+    if (!next) continue;
+    if (!next->visited) {
+      next->visited = 1;
+      next->deps = 0;
+      next->cursor = 0;
+      rc = push(&stack, next);
+    }
+    next->deps++;
   }
   free(stack.items);
   return rc;
@@ -351,8 +497,10 @@ static int add_to_buffer(mt_node *n, mt_tensor *g) {
 
 static void release_saved(mt_node *n) {
   for (int i = 0; i < n->nsaved; i++) drop_tensor(&n->saved[i].t);
-  unref(n->user_ref);                /* a custom Function's ctx: its saved tensors */
+  release_function(n->user_ref);     /* a custom Function's ctx: its saved tensors */
   n->user_ref = 0;
+  ckpt_release(n->ckpt);
+  n->ckpt = NULL;
   n->nsaved = 0;
   n->released = 1;
 }
@@ -387,6 +535,26 @@ static int root_grad(const char *op, const mt_tensor *root, const mt_tensor *gra
    torch.autograd.grad. */
 typedef struct { int n; mt_node **targets; mt_tensor *results; } capture;
 
+static int is_target(const capture *cap, const mt_node *n) {
+  for (int j = 0; j < cap->n; j++)
+    if (cap->targets[j] == n) return 1;
+  return 0;
+}
+
+/* autograd.grad runs only the nodes with a path to an input's node: the
+   rest of the graph (below the inputs, or beside them) is neither run nor
+   freed. all is in post-order, so a node's edges are decided before it. */
+static void mark_needed(const node_list *all, const capture *cap) {
+  for (int i = 0; i < all->n; i++) {
+    mt_node *n = all->items[i];
+    n->needed = 0;
+    for (int e = 0; e < n->nedges && !n->needed; e++) {
+      mt_node *next = n->next[e].node;
+      n->needed = next && (next->needed || is_target(cap, next));
+    }
+  }
+}
+
 /* The dependency-counted walk from the roots' nodes (a reference each,
    given up here), each starting with grads[i] (consumed). */
 static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph, int create_graph,
@@ -396,6 +564,7 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
   node_list all = {0}, ready = {0};
   int rc = 0;
   for (int i = 0; i < nroots && rc == 0; i++) rc = collect(starts[i], &all);
+  if (rc == 0 && cap) mark_needed(&all, cap);
   for (int i = 0; i < nroots && rc == 0; i++) rc = add_to_buffer(starts[i], &grads[i]);
   for (int i = 0; i < nroots && rc == 0; i++)
     if (starts[i]->deps == 0 && !starts[i]->queued) { starts[i]->queued = 1; rc = push(&ready, starts[i]); }
@@ -413,7 +582,7 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
     int run = out.storage != NULL;
     for (int j = 0; cap && j < cap->n; j++)
       if (cap->targets[j] == n && out.storage) mt_ag_alias(&cap->results[j], &out);
-    if (cap && n->leaf) run = 0;                 /* autograd.grad leaves .grad alone */
+    if (cap && !n->needed) run = 0;              /* only what leads to an input; .grad is left alone */
     if (rc == 0 && run && n->stale_input)
       rc = mt_fail("one of the variables needed for gradient computation has been modified by an "
                    "inplace operation: input %d of %s shares its storage with a tensor (a view or "
@@ -427,7 +596,7 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
                      n->name, i, i + 1, n->where ? "; its forward op was called at " : "",
                      n->where ? n->where : "");
     drop_tensor(&out);
-    if (rc == 0 && !retain_graph && n->leaf == NULL) release_saved(n);
+    if (rc == 0 && !retain_graph && n->leaf == NULL && (!cap || n->needed)) release_saved(n);
     for (int i = 0; i < n->nedges; i++) {
       mt_node *next = n->next[i].node;
       if (rc == 0 && next && grad_in[i].storage) rc = add_to_buffer(next, &grad_in[i]);
@@ -492,9 +661,12 @@ int mt_ag_grad(int nout, mt_tensor **outputs, mt_tensor **grad_outputs, int nin,
     mt_ag_meta *m = inputs[j]->grad_meta;
     if (!m || !m->requires_grad)
       return mt_fail("autograd.grad: input %d does not require grad", j + 1);
-    targets[j] = m->grad_fn ? m->grad_fn : m->accumulator;
   }
   if (seed_roots("autograd.grad", nout, outputs, grad_outputs, create_graph, starts, grads)) return -1;
+  for (int j = 0; j < nin; j++) {              /* after seeding: an output may be a leaf input */
+    mt_ag_meta *m = inputs[j]->grad_meta;
+    targets[j] = m->grad_fn ? m->grad_fn : m->accumulator;
+  }
   capture cap = {nin, targets, results};
   if (walk(nout, starts, grads, retain_graph, create_graph, &cap)) {
     for (int j = 0; j < nin; j++) drop_tensor(&results[j]);

@@ -92,11 +92,20 @@
   X(logical_or, (a != 0) || (b != 0), E)                           \
   X(logical_xor, (a != 0) != (b != 0), E)
 
+/* division rounded to a whole number (div's rounding_mode 'floor', also
+   floor_divide, and 'trunc'): the result in the promoted dtype, so integers
+   stay integers; integer division by zero raises, as in PyTorch. Their
+   derivative is zero: the bindings record them as floor or trunc of the
+   true quotient. */
+#define MT_BINARY_DIV_OPS(X, E)                                    \
+  X(div_floor, mt_div_floor(a, b), E)                              \
+  X(div_trunc, mt_div_trunc(a, b), E)
+
 typedef enum {
 #define MT_X(name, expr, E) MT_OP_##name,
   MT_UNARY_FLOAT_OPS(MT_X, _) MT_UNARY_FLOAT_ONLY_OPS(MT_X, _) MT_UNARY_ROUND_OPS(MT_X, _)
   MT_UNARY_SAME_OPS(MT_X, _) MT_UNARY_BOOL_OPS(MT_X, _) MT_BINARY_OPS(MT_X, _)
-  MT_BINARY_FLOAT_OPS(MT_X, _) MT_COMPARE_OPS(MT_X, _)
+  MT_BINARY_FLOAT_OPS(MT_X, _) MT_COMPARE_OPS(MT_X, _) MT_BINARY_DIV_OPS(MT_X, _)
 #undef MT_X
   MT_NUM_OPS
 } mt_op;

@@ -15,7 +15,7 @@
 #define MT_ALL_OPS(X)                                                           \
   MT_UNARY_FLOAT_OPS(X, _) MT_UNARY_FLOAT_ONLY_OPS(X, _) MT_UNARY_ROUND_OPS(X, _) \
   MT_UNARY_SAME_OPS(X, _) MT_UNARY_BOOL_OPS(X, _) MT_BINARY_OPS(X, _)           \
-  MT_BINARY_FLOAT_OPS(X, _) MT_COMPARE_OPS(X, _)
+  MT_BINARY_FLOAT_OPS(X, _) MT_COMPARE_OPS(X, _) MT_BINARY_DIV_OPS(X, _)
 
 const char *const mt_op_names[MT_NUM_OPS] = {
 #define MT_X(name, expr, E) #name,
@@ -32,7 +32,7 @@ static const unsigned char op_class[MT_NUM_OPS] = {
   MT_UNARY_ROUND_OPS(MT_X, C_UNARY_ROUND)
   MT_UNARY_SAME_OPS(MT_X, C_UNARY_SAME) MT_UNARY_BOOL_OPS(MT_X, C_UNARY_BOOL)
   MT_BINARY_OPS(MT_X, C_BINARY) MT_BINARY_FLOAT_OPS(MT_X, C_BINARY_FLOAT)
-  MT_COMPARE_OPS(MT_X, C_COMPARE)
+  MT_COMPARE_OPS(MT_X, C_COMPARE) MT_BINARY_DIV_OPS(MT_X, C_BINARY)
 #undef MT_X
 };
 
@@ -66,6 +66,35 @@ static inline int64_t pow_i(int64_t a, int64_t b) {
   return (int64_t)r;
 }
 #define mt_pow(a, b) _Generic((a), float: pow_f, double: pow_d, default: pow_i)(a, b)
+
+/* Floor division as Python's //: the quotient is rebuilt from the exact
+   remainder, so 1 // 0.1 is 9 (0.1 is a little above a tenth) where
+   floor(1 / 0.1) rounds up to 10; a zero quotient keeps the sign of a / b. */
+#define MT_DIV_FLOOR_FN(name, T)                                                \
+  static inline T name(T a, T b) {                                              \
+    if (b == 0) return a / b;                                                   \
+    T m = fmod(a, b), q = (a - m) / b;                                          \
+    if (m != 0 && (m < 0) != (b < 0)) q -= 1;                                   \
+    if (q == 0) return copysign((T)0, a / b);                                   \
+    T f = floor(q);                                                             \
+    return q - f > (T)0.5 ? f + 1 : f;                                          \
+  }
+MT_DIV_FLOOR_FN(div_floor_f, float)
+MT_DIV_FLOOR_FN(div_floor_d, double)
+static inline float div_trunc_f(float a, float b) { return trunc(a / b); }
+static inline double div_trunc_d(double a, double b) { return trunc(a / b); }
+/* Integers: by -1 is a negation that wraps (the most negative value stays),
+   where C's division would trap. */
+static inline int64_t div_trunc_i(int64_t a, int64_t b) {
+  if (b == 0) return int_zero_divisor();
+  return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+static inline int64_t div_floor_i(int64_t a, int64_t b) {
+  int64_t q = div_trunc_i(a, b);
+  return b != 0 && b != -1 && a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q;
+}
+#define mt_div_floor(a, b) _Generic((a), float: div_floor_f, double: div_floor_d, default: div_floor_i)(a, b)
+#define mt_div_trunc(a, b) _Generic((a), float: div_trunc_f, double: div_trunc_d, default: div_trunc_i)(a, b)
 
 typedef struct { double p1; } kernel_ctx;
 
@@ -127,6 +156,7 @@ MT_DTYPES(MT_X)
   MT_UNARY_SAME_OPS(MT_UNARY_KERNEL, E)                                         \
   MT_UNARY_BOOL_OPS(MT_UNARY_BOOL_KERNEL, E)                                    \
   MT_BINARY_OPS(MT_BINARY_KERNEL, E)                                            \
+  MT_BINARY_DIV_OPS(MT_BINARY_KERNEL, E)                                        \
   MT_COMPARE_OPS(MT_COMPARE_KERNEL, E)
 #define MT_GEN_FLOAT(E, T, N, TN, K)                                            \
   MT_UNARY_FLOAT_OPS(MT_UNARY_KERNEL, E)                                        \
@@ -139,7 +169,7 @@ MT_FLOAT_DTYPES(MT_GEN_FLOAT)
 #define MT_ENTRY(name, expr, E) [MT_OP_##name][MT_##E] = k_##name##_##E,
 #define MT_TAB_ALL(E, T, N, TN, K)                                              \
   MT_UNARY_SAME_OPS(MT_ENTRY, E) MT_UNARY_BOOL_OPS(MT_ENTRY, E)                 \
-  MT_BINARY_OPS(MT_ENTRY, E) MT_COMPARE_OPS(MT_ENTRY, E)
+  MT_BINARY_OPS(MT_ENTRY, E) MT_BINARY_DIV_OPS(MT_ENTRY, E) MT_COMPARE_OPS(MT_ENTRY, E)
 #define MT_TAB_FLOAT(E, T, N, TN, K)                                            \
   MT_UNARY_FLOAT_OPS(MT_ENTRY, E) MT_UNARY_FLOAT_ONLY_OPS(MT_ENTRY, E)          \
   MT_UNARY_ROUND_OPS(MT_ENTRY, E)                                               \
@@ -255,6 +285,11 @@ int mt_unary(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int defaul
   return rc;
 }
 
+/* Ops whose integer form divides: by zero they raise (ZeroDivisionError). */
+static int divides(mt_op op) {
+  return op == MT_OP_fmod || op == MT_OP_remainder || op == MT_OP_div_floor || op == MT_OP_div_trunc;
+}
+
 /* PyTorch's checks that depend on values rather than dtypes. */
 static int check_values(const char *name, mt_op op, int dtype, const mt_operand *b, double alpha) {
   if (mt_dtype_is_float(dtype)) return 0;
@@ -263,7 +298,7 @@ static int check_values(const char *name, mt_op op, int dtype, const mt_operand 
   if (op == MT_OP_pow && !b->t && b->is_int == 1 && b->value < 0)
     return mt_fail("pow: integers to negative integer powers are not allowed (exponent %lld)",
                    (long long)b->value);
-  if ((op == MT_OP_fmod || op == MT_OP_remainder) && !b->t && b->value == 0)
+  if (divides(op) && !b->t && b->value == 0)
     return mt_fail("%s: ZeroDivisionError (integer %s by zero)", name, name);
   return 0;
 }
@@ -307,7 +342,7 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
     return mt_fail("%s: not supported for bool tensors", name);
   if (check_values(name, op, dtype, b, alpha)) return -1;
   int out_dtype = cls == C_COMPARE ? MT_BOOL : dtype;
-  int checks_zero = (op == MT_OP_fmod || op == MT_OP_remainder) && !mt_dtype_is_float(dtype);
+  int checks_zero = divides(op) && !mt_dtype_is_float(dtype);
   kernel_ctx ctx = {alpha};
   if (!inplace && !checks_zero && is_flat_pair(a, b, dtype))
     return run_flat(r, out_dtype, a, b, kernels[op][dtype], &ctx);

@@ -121,6 +121,14 @@ int mt_stack(mt_tensor *r, const mt_tensor *const *ts, int n, int dim) {
 
 /* ---- split and chunk ---- */
 
+/* Empty parts chunk hands out for an empty dim: PyTorch gives `chunks` of
+   them however many are asked, so chunk(2^40) would allocate without end;
+   past this many (a few MiB of views) it is an error instead. */
+#define MT_CHUNK_EMPTY_MAX ((int64_t)1 << 16)
+
+/* ceil(a / b) for a >= 0, b > 0, with no overflow near INT64_MAX */
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
 static int split_dim(const char *op, const mt_tensor *t, int dim) {
   if (t->ndim == 0) return mt_fail("%s: cannot split a 0-dim tensor", op);
   return mt_wrap_dim(op, dim, t->ndim);
@@ -133,7 +141,7 @@ int64_t mt_split_sizes(const mt_tensor *t, int dim, int64_t split_size, int64_t 
   if (split_size == 0 && len != 0)
     return mt_fail("split: split size can only be 0 if the dim has size 0, but dim %d has size %lld",
                    dim + 1, (long long)len);
-  int64_t n = split_size ? (len + split_size - 1) / split_size : 1;
+  int64_t n = split_size ? ceil_div(len, split_size) : 1;
   if (n < 1) n = 1;
   for (int64_t i = 0; i < n && i < max; i++)
     sizes[i] = len - i * split_size < split_size ? len - i * split_size : split_size;
@@ -141,30 +149,35 @@ int64_t mt_split_sizes(const mt_tensor *t, int dim, int64_t split_size, int64_t 
 }
 
 /* As PyTorch: parts of ceil(len / chunks), so fewer than chunks may come
-   back; an empty dim gives chunks empty parts. */
+   back; an empty dim gives chunks empty parts (at most MT_CHUNK_EMPTY_MAX). */
 int64_t mt_chunk_sizes(const mt_tensor *t, int dim, int64_t chunks, int64_t *sizes, int64_t max) {
   if (chunks <= 0) return mt_fail("chunk: number of chunks must be positive, got %lld", (long long)chunks);
   if ((dim = split_dim("chunk", t, dim)) < 0) return -1;
   int64_t len = t->shape[dim];
   if (len == 0) {
+    if (chunks > MT_CHUNK_EMPTY_MAX)
+      return mt_fail("chunk: %lld chunks of dim %d, which is empty: at most %lld empty parts can be made",
+                     (long long)chunks, dim + 1, (long long)MT_CHUNK_EMPTY_MAX);
     for (int64_t i = 0; i < chunks && i < max; i++) sizes[i] = 0;
     return chunks;
   }
-  return mt_split_sizes(t, dim, (len + chunks - 1) / chunks, sizes, max);
+  return mt_split_sizes(t, dim, ceil_div(len, chunks), sizes, max);
 }
 
 int mt_split_with_sizes(mt_tensor *const *parts, const mt_tensor *t, int dim,
                         const int64_t *sizes, int64_t n) {
   if ((dim = split_dim("split", t, dim)) < 0) return -1;
   int64_t len = t->shape[dim], sum = 0;
+  int over = 0;                                /* the sizes pass len (summed without overflow) */
   for (int64_t i = 0; i < n; i++) {
     if (sizes[i] < 0) return mt_fail("split: part %lld has negative size %lld", (long long)i + 1, (long long)sizes[i]);
-    sum += sizes[i];
+    if (sizes[i] > len - sum) over = 1;
+    else sum += sizes[i];
   }
-  if (sum != len) {
+  if (over || sum != len) {
     char b[160];
-    return mt_fail("split: sizes %s sum to %lld, but dim %d has size %lld", list_str(sizes, n, b, sizeof b),
-                   (long long)sum, dim + 1, (long long)len);
+    return mt_fail("split: sizes %s sum to %s%lld, but dim %d has size %lld", list_str(sizes, n, b, sizeof b),
+                   over ? "more than " : "", (long long)(over ? len : sum), dim + 1, (long long)len);
   }
   int64_t start = 0;
   for (int64_t i = 0; i < n; i++) {

@@ -31,14 +31,16 @@ int mt_fail(const char *fmt, ...) {
   return -1;
 }
 
-const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n) {
+const char *mt_dims_str(const int64_t *dims, int ndim, char *buf, size_t n) {
   size_t used = 0;
   buf[0] = 0;
-  if (t->ndim == 0) { snprintf(buf, n, "[]"); return buf; }
-  for (int i = 0; i < t->ndim && used < n; i++)
-    used += (size_t)snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)t->shape[i]);
+  if (ndim == 0) { snprintf(buf, n, "[]"); return buf; }
+  for (int i = 0; i < ndim && used < n; i++)
+    used += (size_t)snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)dims[i]);
   return buf;
 }
+
+const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n) { return mt_dims_str(t->shape, t->ndim, buf, n); }
 
 /* ---- dtypes ---- */
 int mt_dtype_from_name(const char *name) {
@@ -145,22 +147,54 @@ void mt_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride) {
   for (int i = ndim - 1; i >= 0; i--) { stride[i] = s; s *= shape[i] > 0 ? shape[i] : 1; }
 }
 
-int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
-  if (ndim > MT_MAX_DIMS) return mt_fail("tensor: %d dims, at most %d supported", ndim, MT_MAX_DIMS);
+/* The element count of shape, or -1 (error set, naming op) when a size is
+   negative or the byte count would overflow. */
+static int64_t checked_numel(const char *op, int ndim, const int64_t *shape) {
+  if (ndim > MT_MAX_DIMS) return mt_fail("%s: %d dims, at most %d supported", op, ndim, MT_MAX_DIMS);
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0) return mt_fail("tensor: negative size %lld in dim %d", (long long)shape[i], i + 1);
-    if (shape[i] && n > INT64_MAX / 8 / shape[i]) return mt_fail("tensor: size too large");
+    if (shape[i] < 0) return mt_fail("%s: negative size %lld in dim %d", op, (long long)shape[i], i + 1);
+    if (shape[i] && n > INT64_MAX / 8 / shape[i]) {
+      char b[256];
+      return mt_fail("%s: size %s is too large", op, mt_dims_str(shape, ndim, b, sizeof b));
+    }
     n *= shape[i];
   }
+  return n;
+}
+
+int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
+  return mt_tensor_init_op("tensor", t, dtype, ndim, shape);
+}
+
+int mt_tensor_init_op(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
+  int64_t n = checked_numel(op, ndim, shape);
+  if (n < 0) return -1;
   size_t nbytes = (size_t)n * (size_t)mt_dtypes[dtype].size;
   mt_storage *s = mt_storage_new(nbytes);
-  if (!s) return mt_fail("tensor: out of memory allocating %zu bytes", nbytes);
+  if (!s) return mt_fail("%s: out of memory allocating %zu bytes", op, nbytes);
   t->storage = s;
   t->offset = 0;
   t->dtype = dtype;
   t->ndim = ndim;
   t->grad_meta = NULL;
+  if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  mt_contiguous_strides(ndim, shape, t->stride);
+  return 0;
+}
+
+int mt_resize(mt_tensor *t, int ndim, const int64_t *shape) {
+  int64_t n = checked_numel("resize_", ndim, shape);
+  if (n < 0) return -1;
+  size_t es = (size_t)mt_dtypes[t->dtype].size, need = (size_t)(t->offset + n) * es;
+  if (n > 0 && need > t->storage->nbytes) {
+    mt_storage *s = mt_storage_new(need);
+    if (!s) return mt_fail("resize_: out of memory allocating %zu bytes", need);
+    memcpy(s->data, t->storage->data, t->storage->nbytes);
+    mt_storage_release(t->storage);
+    t->storage = s;
+  }
+  t->ndim = ndim;
   if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
   mt_contiguous_strides(ndim, shape, t->stride);
   return 0;
@@ -240,7 +274,8 @@ int mt_check_inplace(const char *op, int result_dtype, const mt_tensor *out) {
 int mt_wrap_dim(const char *op, int dim, int ndim) {
   int n = ndim > 0 ? ndim : 1;
   if (dim < -n || dim >= n)
-    return mt_fail("%s: dimension %d out of range (tensor has %d dims)", op, dim >= 0 ? dim + 1 : dim, ndim);
+    return mt_fail("%s: dimension %d out of range (expected 1..%d, or -%d..-1 from the end)", op,
+                   dim >= 0 ? dim + 1 : dim, n, n);
   return dim < 0 ? dim + n : dim;
 }
 
@@ -501,9 +536,9 @@ static int infer_shape(const char *op, const mt_tensor *t, int ndim, const int64
   } else if (known != numel) goto bad;
   return 0;
 bad: {
-    char b[128];
+    char b[256];
     return mt_fail("%s: shape '%s' is invalid for input of size %lld", op,
-                   mt_shape_str(t, b, sizeof b), (long long)numel);
+                   mt_dims_str(in, ndim, b, sizeof b), (long long)numel);
   }
 }
 
@@ -729,13 +764,10 @@ int mt_broadcast_shapes(const char *op, int na, const int64_t *sa, int nb, const
     if (a == b || b == 1) out[i] = a;
     else if (a == 1) out[i] = b;
     else {
-      char b1[512] = "", b2[512] = "";
-      size_t u = 0;
-      for (int k = 0; k < na; k++) u += (size_t)snprintf(b1 + u, sizeof b1 - u, k ? "x%lld" : "%lld", (long long)sa[k]);
-      u = 0;
-      for (int k = 0; k < nb; k++) u += (size_t)snprintf(b2 + u, sizeof b2 - u, k ? "x%lld" : "%lld", (long long)sb[k]);
+      char b1[256], b2[256];
       return mt_fail("%s: shapes %s and %s cannot broadcast (dim %d: %lld vs %lld)", op,
-                     na ? b1 : "[]", nb ? b2 : "[]", i + 1, (long long)a, (long long)b);
+                     mt_dims_str(sa, na, b1, sizeof b1), mt_dims_str(sb, nb, b2, sizeof b2), i + 1,
+                     (long long)a, (long long)b);
     }
   }
   *nout = n;

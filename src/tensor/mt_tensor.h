@@ -39,8 +39,9 @@ typedef struct mt_tensor {
 /* ---- errors ---- */
 const char *mt_error(void);
 int mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "2x3" into buf, for messages */
+/* "2x3" into buf, for messages: a tensor's shape, or any list of sizes */
 const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n);
+const char *mt_dims_str(const int64_t *dims, int ndim, char *buf, size_t n);
 
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
@@ -54,6 +55,13 @@ void mt_storage_release(mt_storage *s);
 /* ---- lifetime ---- */
 /* t must be zeroed or released; allocates contiguous uninitialised memory. */
 int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape);
+/* The same for a creation op: its errors (negative size, too large, out of
+   memory) name op rather than "tensor". */
+int mt_tensor_init_op(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape);
+/* Torch7's resize_: t takes shape with contiguous strides from its offset;
+   it keeps its storage when that is large enough, else gets a larger one of
+   its own that starts with the old one's bytes (the rest uninitialised). */
+int mt_resize(mt_tensor *t, int ndim, const int64_t *shape);
 /* t becomes a view of src with the same geometry (shares storage). */
 void mt_tensor_alias(mt_tensor *t, const mt_tensor *src);
 void mt_tensor_release(mt_tensor *t);

@@ -21,6 +21,8 @@ extern int lt_default_dtype;
 mt_tensor *lt_test(lua_State *L, int i);         /* NULL when not a tensor */
 mt_tensor *lt_check(lua_State *L, int i, const char *op);
 mt_tensor *lt_push(lua_State *L);                /* new, empty tensor userdata */
+/* lt_push with fresh contiguous memory; its errors name op (zeros, ...). */
+mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const int64_t *shape);
 extern lua_State *lt_last_L;                     /* the state of the latest lt_push (anomaly mode) */
 int lt_error(lua_State *L);                      /* raises mt_error() */
 #define LT_TRY(L, call) do { if ((call) != 0) lt_error(L); } while (0)
@@ -34,6 +36,8 @@ void lt_push_size(lua_State *L, int n, const int64_t *v);
 int lt_is_size(lua_State *L, int i);
 /* The index of a trailing options table, or 0. */
 int lt_opts_index(lua_State *L);
+/* opts.dtype (def when absent); also checks opts.device: every op that
+   takes a dtype option takes a device one, and only 'cpu' is there. */
 int lt_opt_dtype(lua_State *L, int opts, int def, const char *op);
 int lt_opt_bool(lua_State *L, int opts, const char *key, int def);
 double lt_opt_number(lua_State *L, int opts, const char *key, double def);
@@ -60,6 +64,7 @@ void lt_open_random(lua_State *L);
 void lt_open_util(lua_State *L);
 void lt_open_optim(lua_State *L);
 void lt_open_data(lua_State *L);
+void lt_open_serialize(lua_State *L);
 void lt_open_autograd(lua_State *L);
 void lt_open_conv(lua_State *L);
 

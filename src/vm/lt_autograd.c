@@ -108,6 +108,8 @@ int lt_autograd_field(lua_State *L, mt_tensor *t, const char *k) {
   if (!strcmp(k, "requires_grad")) { lua_pushboolean(L, mt_ag_requires_grad(t)); return 1; }
   if (!strcmp(k, "is_leaf")) { lua_pushboolean(L, mt_ag_is_leaf(t)); return 1; }
   if (!strcmp(k, "grad_fn")) { push_node(L, m ? m->grad_fn : NULL); return 1; }
+  if (!strcmp(k, "retains_grad")) { lua_pushboolean(L, m && m->grad_fn && m->retains_grad); return 1; }
+  if (!strcmp(k, "_version")) { lua_pushinteger(L, t->storage ? (lua_Integer)t->storage->version : 0); return 1; }
   if (!strcmp(k, "grad")) {
     if (!m || !m->grad.storage) { lua_pushnil(L); return 1; }
     mt_tensor *r = lt_push(L);
@@ -350,19 +352,44 @@ static int cb_trace(mt_node *n, const mt_tensor *grad_out, const mt_tensor *grad
   return rc;
 }
 
-/* anomaly mode: file:line of the Lua code running the op that made a node
-   (the first Lua frame up the stack of the latest binding call) */
+/* anomaly mode: file:line of the Lua code running the op that made a node:
+   the first Lua frame up the stack of the latest binding call that is not
+   in lib/torch (registry "torch.autograd.library", the source prefix of its
+   files: a custom Function is recorded there, called from the user's code),
+   else the first Lua frame */
 static char *cb_where(void) {
   lua_State *L = lt_last_L;
-  lua_Debug ar;
-  for (int level = 0; L && lua_getstack(L, level, &ar); level++) {
+  if (!L) return NULL;
+  lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.library");
+  const char *lib = lua_tostring(L, -1);
+  size_t lib_len = lib ? strlen(lib) : 0;
+  lua_Debug ar, pick;
+  int found = 0;
+  for (int level = 0; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    size_t n = strlen(ar.short_src) + 24;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, "%s:%d", ar.short_src, ar.currentline);
-    return s;
+    int in_lib = lib && !strncmp(ar.source, lib, lib_len);
+    if (!found || !in_lib) { pick = ar; found = 1; }
+    if (!in_lib) break;
   }
-  return NULL;
+  lua_pop(L, 1);
+  if (!found) return NULL;
+  size_t n = strlen(pick.short_src) + 24;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s:%d", pick.short_src, pick.currentline);
+  return s;
+}
+
+/* torch._ag_library(): the directory of the calling Lua file is the library
+   cb_where looks past; the first call (lib/torch/init.lua) sets it for good */
+static int a_set_library(lua_State *L) {
+  lua_Debug ar;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.library") != LUA_TNIL) return 0;
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "S", &ar) || ar.source[0] != '@') return 0;
+  const char *slash = strrchr(ar.source, '/');
+  if (!slash) return 0;
+  lua_pushlstring(L, ar.source, (size_t)(slash - ar.source) + 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "torch.autograd.library");
+  return 0;
 }
 
 /* torch._set_tracer(fn or nil): fn sees every node backward runs */
@@ -416,7 +443,7 @@ static int a_detach(lua_State *L) {
 
 static int a_detach_(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "detach_");
-  mt_ag_detach_inplace(t);
+  LT_TRY(L, mt_ag_detach_inplace(t));
   lua_settop(L, 1);
   return 1;
 }
@@ -477,17 +504,24 @@ static int a_grad(lua_State *L) {
   return 1;
 }
 
-/* torch.autograd.backward(tensors, grad_tensors, {retain_graph=, create_graph=}) */
+/* torch.autograd.backward(tensors, grad_tensors, {retain_graph=, create_graph=}),
+   or (tensors, {grad_tensors=, retain_graph=, create_graph=}) */
 static int a_autograd_backward(lua_State *L) {
   mt_tensor *roots[MT_AG_MAX_ROOTS], *grads[MT_AG_MAX_ROOTS];
   int n = tensor_list(L, 1, roots, MT_AG_MAX_ROOTS, 0, "autograd.backward", "tensors");
-  int has_grads = 0, opts = 0;
+  int grads_at = 0, opts = 0;
   if (lt_test(L, 2) || (lua_istable(L, 2) && lua_rawlen(L, 2) > 0)) {
-    int m = tensor_list(L, 2, grads, MT_AG_MAX_ROOTS, 1, "autograd.backward", "grad_tensors");
-    if (m != n) luaL_error(L, "autograd.backward: %d grad_tensors for %d tensors", m, n);
-    has_grads = 1;
+    grads_at = 2;
     opts = lua_istable(L, 3) ? 3 : 0;
-  } else if (lua_istable(L, 2)) opts = 2;
+  } else if (lua_istable(L, 2)) {
+    opts = 2;
+    if (lua_getfield(L, opts, "grad_tensors") != LUA_TNIL) grads_at = lua_gettop(L);
+  }
+  if (grads_at) {
+    int m = tensor_list(L, grads_at, grads, MT_AG_MAX_ROOTS, 1, "autograd.backward", "grad_tensors");
+    if (m != n) luaL_error(L, "autograd.backward: %d grad_tensors for %d tensors", m, n);
+  }
+  int has_grads = grads_at != 0;
   int create_graph = lt_opt_bool(L, opts, "create_graph", 0);
   int retain_graph = lt_opt_bool(L, opts, "retain_graph", create_graph);
   ag_L = L;
@@ -547,11 +581,18 @@ static int cb_run_post_hooks(int ref) {
   for (lua_Integer i = 1; i <= n; i++) {
     if (lua_rawgeti(L, top + 1, i) != LUA_TFUNCTION) { lua_pop(L, 1); continue; }
     lua_pushvalue(L, tensor);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
       mt_fail("post-accumulate-grad hook: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
       lua_settop(L, top);
       return -1;
     }
+    if (!lua_isnil(L, -1)) {         /* the gradient is in x.grad already: nothing to replace */
+      mt_fail("post-accumulate-grad hook: hooks must return nothing, this one returned a %s",
+              luaL_typename(L, -1));
+      lua_settop(L, top);
+      return -1;
+    }
+    lua_pop(L, 1);
   }
   lua_settop(L, top);
   return 0;
@@ -559,6 +600,57 @@ static int cb_run_post_hooks(int ref) {
 
 static void cb_unref(int ref) {
   if (ag_L) luaL_unref(ag_L, LUA_REGISTRYINDEX, ref);
+}
+
+/* A custom Function's node frees its {backward, ctx}: ctx._freed tells
+   ctx.saved_tensors (lib/torch) to raise from now on. */
+static void cb_release_function(int ref) {
+  lua_State *L = ag_L;
+  if (!L) return;
+  int top = lua_gettop(L);
+  if (lua_rawgeti(L, LUA_REGISTRYINDEX, ref) == LUA_TTABLE && lua_rawgeti(L, -1, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "_freed");
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+  }
+  lua_settop(L, top);
+  luaL_unref(L, LUA_REGISTRYINDEX, ref);
+}
+
+/* torch._ag_freed_message(): MT_AG_FREED_MSG, for ctx.saved_tensors (lib/torch) */
+static int a_freed_message(lua_State *L) {
+  lua_pushstring(L, MT_AG_FREED_MSG);
+  return 1;
+}
+
+/* A checkpoint's function run again: the Lua function at ref (lib/torch
+   restores the random state and runs fn under enable_grad). */
+static int cb_recompute(int ref) {
+  lua_State *L = ag_L;
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  int rc = 0;
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK)
+    rc = mt_fail("checkpoint: running the function again for backward: %s",
+                 lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+  lua_settop(L, top);
+  return rc;
+}
+
+/* torch._ag_checkpoint(recompute, fn, ...) -> fn(...): the nodes fn records
+   save no tensors; a backward that needs them calls recompute(), which must
+   run fn again the same way (ag.h, activation checkpointing). */
+static int a_checkpoint(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  luaL_checkany(L, 2);
+  lua_pushvalue(L, 1);
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  ag_L = L;
+  LT_TRY(L, mt_ag_checkpoint_enter(ref));
+  int status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+  mt_ag_checkpoint_leave();
+  if (status != LUA_OK) return lua_error(L);
+  return lua_gettop(L) - 1;
 }
 
 /* h = x:register_hook(fn): fn(grad) runs when x's gradient is computed and
@@ -635,9 +727,7 @@ static int hook_handle_remove(lua_State *L) {
    tensor input. */
 static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   lua_State *L = ag_L;
-  if (!n->user_ref)
-    return mt_fail("Trying to backward through the graph a second time (%s); specify retain_graph=true "
-                   "if you need to backward through the graph a second time", n->name);
+  if (!n->user_ref) return mt_fail("%s: %s", n->name, MT_AG_FREED_MSG);
   int top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, n->user_ref);
   lua_rawgeti(L, -1, 1);                            /* backward */
@@ -645,7 +735,9 @@ static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   mt_tensor *arg = lt_push(L);
   mt_ag_alias(arg, g);
   if (lua_pcall(L, 2, n->nedges, 0) != LUA_OK) {
-    mt_fail("%s: %s", n->name, lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+    const char *msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
+    if (strstr(msg, n->name)) mt_fail("%s", msg);       /* it names the node already */
+    else mt_fail("%s: %s", n->name, msg);
     lua_settop(L, top);
     return -1;
   }
@@ -746,11 +838,13 @@ static const luaL_Reg functions[] = {
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {"_inplace_source", a_inplace_source}, {"_inplace_commit", a_inplace_commit},
-  {"_set_tracer", a_set_tracer},
+  {"_set_tracer", a_set_tracer}, {"_ag_checkpoint", a_checkpoint}, {"_ag_library", a_set_library},
+  {"_ag_freed_message", a_freed_message},
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
-  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref, cb_trace, cb_where};
+  static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref, cb_trace, cb_where,
+                                     cb_recompute, cb_release_function};
   ag_L = L;
   mt_ag_set_callbacks(&cb);
   if (luaL_newmetatable(L, "torch.autograd.HookHandle")) {

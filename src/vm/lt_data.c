@@ -4,7 +4,6 @@
    mapped by the receiver: the data is written once and never serialized). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -13,7 +12,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "lt.h"
 #include "../tensor/mt_io.h"
 
@@ -119,7 +117,7 @@ static int d_send_msg(lua_State *L) {
   const char *text = luaL_checklstring(L, 2, &text_len);
   int nt = lua_istable(L, 3) ? (int)lua_rawlen(L, 3) : 0;
   size_t packet = sizeof(msg_head) + (size_t)nt * sizeof(msg_tensor) + text_len;
-  if (packet > MSG_MAX) luaL_error(L, "DataLoader: a message of %zu bytes is too large", packet);
+  if (packet > MSG_MAX) luaL_error(L, "DataLoader: a message of %I bytes is too large", (lua_Integer)packet);
   char *buf = lua_newuserdatauv(L, packet, 0);
   msg_head *h = (msg_head *)buf;
   msg_tensor *recs = (msg_tensor *)(buf + sizeof *h);
@@ -146,7 +144,7 @@ static int d_send_msg(lua_State *L) {
     mfd = memfd_create("moontorch-batch", MFD_CLOEXEC);
     if (mfd < 0 || ftruncate(mfd, (off_t)total) != 0) {
       if (mfd >= 0) close(mfd);
-      luaL_error(L, "DataLoader: shared memory of %zu bytes: %s", total, strerror(errno));
+      luaL_error(L, "DataLoader: shared memory of %I bytes: %s", (lua_Integer)total, strerror(errno));
     }
     char *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     if (map == MAP_FAILED) { close(mfd); luaL_error(L, "DataLoader: mmap: %s", strerror(errno)); }
@@ -266,62 +264,7 @@ static int d_recv_msg(lua_State *L) {
   return 2;
 }
 
-/* torch._tensor_bytes(t): the values of t (row-major, native byte order) as a string */
-static int d_tensor_bytes(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "_tensor_bytes");
-  size_t n = (size_t)mt_numel(t) * mt_dtypes[t->dtype].size;
-  if (mt_is_contiguous(t)) { lua_pushlstring(L, mt_data(t), n); return 1; }
-  mt_tensor *c = lt_push(L);
-  LT_TRY(L, mt_clone(c, t));
-  lua_pushlstring(L, mt_data(c), n);
-  return 1;
-}
-
-/* torch._tensor_from_bytes(s, dtype, {shape}): a new tensor holding the bytes of s */
-static int d_tensor_from_bytes(lua_State *L) {
-  size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
-  int dtype = lt_check_dtype_name(L, 2, "_tensor_from_bytes");
-  int64_t shape[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 3, 3, shape, "_tensor_from_bytes");
-  int64_t count = 1;
-  for (int i = 0; i < n; i++) count *= shape[i];
-  if ((size_t)count * mt_dtypes[dtype].size != len)
-    luaL_error(L, "load: %zu bytes of data for a %s tensor of %lld values", len, mt_dtypes[dtype].name, (long long)count);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
-  if (len) memcpy(mt_data(r), s, len);
-  return 1;
-}
-
-/* torch._crc32(s): zlib's CRC-32 of a string */
-static int d_crc32(lua_State *L) {
-  size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (len > 0) {
-    uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
-    crc = crc32(crc, (const Bytef *)s, chunk);
-    s += chunk;
-    len -= chunk;
-  }
-  lua_pushinteger(L, (lua_Integer)crc);
-  return 1;
-}
-
-/* torch._fsync(path): flushes a written file (or a folder) to the disk */
-static int d_fsync(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) luaL_error(L, "fsync: cannot open %s: %s", path, strerror(errno));
-  int rc = fsync(fd);
-  close(fd);
-  if (rc != 0) luaL_error(L, "fsync: %s: %s", path, strerror(errno));
-  return 0;
-}
-
 static const luaL_Reg functions[] = {
-  {"_tensor_bytes", d_tensor_bytes}, {"_crc32", d_crc32}, {"_tensor_from_bytes", d_tensor_from_bytes}, {"_fsync", d_fsync},
   {"_read_idx", d_read_idx}, {"_map_file", d_map_file}, {"_socketpair", d_socketpair},
   {"_fork", d_fork}, {"_exit", d_exit}, {"_close", d_close}, {"_getpid", d_getpid}, {"_isatty", d_isatty},
   {"_waitpid", d_waitpid}, {"_kill", d_kill}, {"_sleep", d_sleep}, {"_send_msg", d_send_msg}, {"_recv_msg", d_recv_msg},

@@ -69,19 +69,11 @@ static int float_dtype(lua_State *L, int opts, int def, const char *op) {
   return dtype;
 }
 
-static void check_sizes(lua_State *L, int n, const int64_t *shape, const char *op) {
-  for (int i = 0; i < n; i++)
-    if (shape[i] < 0) luaL_error(L, "%s: negative size %I in dim %d", op, (lua_Integer)shape[i], i + 1);
-}
-
 /* A new tensor of the sizes at 1 .. the last positional argument. */
 static mt_tensor *push_sized(lua_State *L, int opts, int dtype, const char *op) {
   int64_t shape[MT_MAX_DIMS];
   int n = lt_read_shape(L, 1, last_positional(L, opts), shape, op);
-  check_sizes(L, n, shape, op);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
-  return r;
+  return lt_push_new(L, op, dtype, n, shape);
 }
 
 static mt_tensor *push_like(lua_State *L, const mt_tensor *x, int dtype) {
@@ -237,12 +229,10 @@ static int r_randint(lua_State *L) {
   int64_t low, high, shape[MT_MAX_DIMS];
   int_bounds(L, 1, nums, &low, &high, "randint");
   int n = lt_read_shape(L, size_at, size_at, shape, "randint");
-  check_sizes(L, n, shape, "randint");
   int opts = lua_type(L, size_at + 1) == LUA_TTABLE ? size_at + 1 : 0;
   int dtype = lt_opt_dtype(L, opts, MT_INT64, "randint");
   mt_generator *g = opt_generator(L, opts, "randint");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  mt_tensor *r = lt_push_new(L, "randint", dtype, n, shape);
   LT_TRY(L, mt_random_(r, g, low, high));
   return 1;
 }
@@ -328,10 +318,8 @@ static int r_normal(lua_State *L) {
   double mean = luaL_checknumber(L, 1), std = luaL_checknumber(L, 2);
   int64_t shape[MT_MAX_DIMS];
   int n = last >= 3 ? lt_read_shape(L, 3, last, shape, "normal") : 0;
-  check_sizes(L, n, shape, "normal");
   int dtype = last >= 3 ? float_dtype(L, opts, lt_default_dtype, "normal") : MT_FLOAT64;
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  mt_tensor *r = lt_push_new(L, "normal", dtype, n, shape);
   LT_TRY(L, mt_normal_(r, g, mean, std));
   if (last < 3) lua_pushnumber(L, *(const double *)mt_data(r));
   return 1;

@@ -246,6 +246,27 @@ static int cumulative(lua_State *L, int is_prod) {
 static int r_cumsum(lua_State *L) { return cumulative(L, 0); }
 static int r_cumprod(lua_State *L) { return cumulative(L, 1); }
 
+/* x:cumsum_(dim): the scan in x's own dtype (uint8 wraps, as in PyTorch),
+   written back into x. Under autograd the guard makes it x = x:cumsum(dim). */
+static int cumulative_(lua_State *L, int is_prod) {
+  const char *name = is_prod ? "cumprod_" : "cumsum_";
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L);
+  int dim = read_one_dim(L, 2, opts, x, name, -1);
+  int dtype = lt_opt_dtype(L, opts, x->dtype, name);
+  if (dtype != x->dtype)
+    luaL_error(L, "%s: dtype %s differs from the tensor's %s", name, mt_dtypes[dtype].name, mt_dtypes[x->dtype].name);
+  if (x->dtype == MT_BOOL) luaL_error(L, "%s: not supported for bool tensors", name);
+  LT_TRY(L, mt_check_writable(is_prod ? "cumprod" : "cumsum", x));
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_cumulative(r, x, dim, is_prod, x->dtype));
+  LT_TRY(L, mt_copy(x, r));
+  lua_settop(L, 1);
+  return 1;
+}
+static int r_cumsum_(lua_State *L) { return cumulative_(L, 0); }
+static int r_cumprod_(lua_State *L) { return cumulative_(L, 1); }
+
 /* x:softmax(dim), torch.softmax(x, dim, {dtype=}) */
 static int softmax(lua_State *L, int take_log) {
   const char *name = take_log ? "log_softmax" : "softmax";
@@ -417,4 +438,10 @@ static const luaL_Reg reduce_funcs[] = {
   {"allclose", r_allclose}, {"isclose", r_isclose},
   {NULL, NULL}};
 
-void lt_open_reduce(lua_State *L) { lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs); }
+/* In-place scans: methods only, as in PyTorch. */
+static const luaL_Reg reduce_methods[] = {{"cumsum_", r_cumsum_}, {"cumprod_", r_cumprod_}, {NULL, NULL}};
+
+void lt_open_reduce(lua_State *L) {
+  lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
+  lt_setfuncs_guarded(L, reduce_methods, NULL);
+}

@@ -147,6 +147,29 @@ static int s_chunk(lua_State *L) {
   return push_parts(L, t, dim, sizes, n);
 }
 
+/* x:unbind(dim): a Lua array of the slices along dim (default 1), each a
+   view without that dim; recorded as one split (size-1 parts) and a view per
+   part, so backward costs one pass over x rather than one per slice. */
+static int s_unbind(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "unbind");
+  if (t->ndim == 0) luaL_error(L, "unbind: a 0-dim tensor has no dim to unbind");
+  int dim = lua_isnoneornil(L, 2) ? 0 : lt_check_dim(L, 2, t->ndim, "unbind");
+  lua_settop(L, 2);
+  int64_t n = t->shape[dim], small[LT_SHAPE_SMALL];
+  int64_t *ones = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *ones);
+  for (int64_t i = 0; i < n; i++) ones[i] = 1;
+  push_parts(L, t, dim, ones, n);
+  for (int64_t i = 1; i <= n; i++) {
+    lua_geti(L, -1, i);
+    mt_tensor *part = lt_test(L, -1), *r = lt_push(L);
+    LT_TRY(L, mt_squeeze(r, part, dim));
+    if (part->grad_meta) LT_TRY(L, mt_ag_record_view(r, part));
+    lua_seti(L, -3, i);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
 /* ---- flatten, unflatten, movedim ---- */
 
 static int s_flatten(lua_State *L) {
@@ -436,7 +459,8 @@ static int s_lerp_(lua_State *L) { return lerp(L, 1); }
 
 /* Both x:name() and torch.name(x) */
 #define LT_SHAPE_COMMON                                                         \
-  {"split", s_split}, {"chunk", s_chunk}, {"flatten", s_flatten},               \
+  {"split", s_split}, {"chunk", s_chunk}, {"unbind", s_unbind},                 \
+  {"flatten", s_flatten},                                                       \
   {"unflatten", s_unflatten}, {"movedim", s_movedim}, {"moveaxis", s_movedim},  \
   {"repeatTensor", s_repeat}, {"flip", s_flip}, {"fliplr", s_fliplr},           \
   {"flipud", s_flipud}, {"roll", s_roll}, {"tril", s_tril}, {"triu", s_triu},   \

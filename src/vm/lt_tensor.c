@@ -47,8 +47,7 @@ int lt_check_dim(lua_State *L, int i, int ndim, const char *op) {
   lua_Integer d = luaL_checkinteger(L, i);
   int n = ndim > 0 ? ndim : 1;
   if (d == 0 || d < -n || d > n)
-    luaL_error(L, "%s: dimension %d out of range (tensor has %d dims; dims are 1-based, -1 is the last)",
-               op, (int)d, ndim);
+    luaL_error(L, "%s: dimension %I out of range (expected 1..%d, or -%d..-1 from the end)", op, d, n, n);
   return d > 0 ? (int)d - 1 : (int)d + n;
 }
 
@@ -106,11 +105,23 @@ int lt_check_dtype_name(lua_State *L, int i, const char *op) {
   return d;
 }
 
+/* 1 for the CPU, the one device there is; raises for a CUDA device (no GPU
+   backend is built); 0 for a name that is no device. */
+static int is_cpu_device(lua_State *L, const char *name, const char *op) {
+  if (!strcmp(name, "cpu")) return 1;
+  if (!strncmp(name, "cuda", 4)) luaL_error(L, "%s: device '%s' is not available (no GPU backend)", op, name);
+  return 0;
+}
+
 int lt_opt_dtype(lua_State *L, int opts, int def, const char *op) {
   if (!opts) return def;
   int r = def;
   if (lua_getfield(L, opts, "dtype") != LUA_TNIL) r = lt_check_dtype_name(L, -1, op);
-  lua_pop(L, 1);
+  if (lua_getfield(L, opts, "device") != LUA_TNIL) {
+    const char *dev = lua_tostring(L, -1);
+    if (!dev || !is_cpu_device(L, dev, op)) luaL_error(L, "%s: unknown device '%s'", op, luaL_tolstring(L, -1, NULL));
+  }
+  lua_pop(L, 2);
   return r;
 }
 
@@ -136,6 +147,12 @@ double lt_opt_number(lua_State *L, int opts, const char *key, double def) {
 
 void lt_push_dtype(lua_State *L, int dtype) { lua_pushstring(L, mt_dtypes[dtype].name); }
 
+mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const int64_t *shape) {
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init_op(op, r, dtype, ndim, shape));
+  return r;
+}
+
 void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions) {
   /* stack: methods torch mt */
   for (; methods && methods->name; methods++) {
@@ -160,38 +177,47 @@ static int t_gc(lua_State *L) {
 }
 
 /* ---- creation ---- */
-static int new_filled(lua_State *L, const char *op, int fill, double value, int nsize_args) {
+static void fill_value(lua_State *L, mt_tensor *t, int i, const char *op);
+
+/* torch.zeros(sizes..., opts) with the sizes from argument `from` on (1),
+   or x:new_zeros(sizes..., opts) (2, x's dtype by default) */
+static int new_filled(lua_State *L, const char *op, int from, int def_dtype, int fill, double value) {
   int opts = lt_opts_index(L);
   int last = opts ? opts - 1 : lua_gettop(L);
-  if (nsize_args >= 0) last = nsize_args;
   int64_t shape[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 1, last, shape, op);
-  int dtype = lt_opt_dtype(L, opts, lt_default_dtype, op);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  int n = lt_read_shape(L, from, last, shape, op);
+  int dtype = lt_opt_dtype(L, opts, def_dtype, op);
+  mt_tensor *r = lt_push_new(L, op, dtype, n, shape);
   if (fill) mt_fill(r, value);
   lt_opt_requires_grad(L, opts, r);
   return 1;
 }
 
-static int t_empty(lua_State *L) { return new_filled(L, "empty", 0, 0, -1); }
-static int t_zeros(lua_State *L) { return new_filled(L, "zeros", 1, 0, -1); }
-static int t_ones(lua_State *L) { return new_filled(L, "ones", 1, 1, -1); }
+static int t_empty(lua_State *L) { return new_filled(L, "empty", 1, lt_default_dtype, 0, 0); }
+static int t_zeros(lua_State *L) { return new_filled(L, "zeros", 1, lt_default_dtype, 1, 0); }
+static int t_ones(lua_State *L) { return new_filled(L, "ones", 1, lt_default_dtype, 1, 1); }
+static int t_new_empty(lua_State *L) { return new_filled(L, "new_empty", 2, lt_check(L, 1, "new_empty")->dtype, 0, 0); }
+static int t_new_zeros(lua_State *L) { return new_filled(L, "new_zeros", 2, lt_check(L, 1, "new_zeros")->dtype, 1, 0); }
+static int t_new_ones(lua_State *L) { return new_filled(L, "new_ones", 2, lt_check(L, 1, "new_ones")->dtype, 1, 1); }
 
-/* torch.full(size, value, opts): size is a table or a single number */
-static int t_full(lua_State *L) {
-  double v = luaL_checknumber(L, 2);
+/* torch.full(size, value, opts) with the size at `at` (1), or
+   x:new_full(size, value, opts) (2); size is a table or a single number */
+static int full(lua_State *L, const char *op, int at, int def_dtype) {
   int opts = lt_opts_index(L);
   int64_t shape[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 1, 1, shape, "full");
-  int def = lua_isinteger(L, 2) ? MT_INT64 : lua_isboolean(L, 2) ? MT_BOOL : lt_default_dtype;
-  int dtype = lt_opt_dtype(L, opts, def, "full");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
-  mt_fill(r, v);
+  int n = lt_read_shape(L, at, at, shape, op);
+  if (lua_isnoneornil(L, at + 1) || at + 1 == opts) luaL_error(L, "%s: expects a fill value after the size", op);
+  int dtype = lt_opt_dtype(L, opts, def_dtype, op);
+  mt_tensor *r = lt_push_new(L, op, dtype, n, shape);
+  fill_value(L, r, at + 1, op);
   lt_opt_requires_grad(L, opts, r);
   return 1;
 }
+static int t_full(lua_State *L) {
+  int def = lua_isinteger(L, 2) ? MT_INT64 : lua_isboolean(L, 2) ? MT_BOOL : lt_default_dtype;
+  return full(L, "full", 1, def);
+}
+static int t_new_full(lua_State *L) { return full(L, "new_full", 2, lt_check(L, 1, "new_full")->dtype); }
 
 /* Walks a nested Lua table: the shape (first pass) and the values. */
 typedef struct { int ndim; int64_t shape[MT_MAX_DIMS]; int has_float, has_bool, has_int; } nest_info;
@@ -270,8 +296,7 @@ static void tensor_from_value(lua_State *L, int idx, int dtype, const char *op) 
   nest_info info = {0};
   nest_shape(L, idx, 0, &info, op);
   if (dtype < 0) dtype = info.has_float ? lt_default_dtype : info.has_int ? MT_INT64 : info.has_bool ? MT_BOOL : lt_default_dtype;
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, info.ndim, info.shape));
+  mt_tensor *r = lt_push_new(L, op, dtype, info.ndim, info.shape);
   int64_t pos = 0;
   nest_fill(L, idx, r, &pos, 0);
 }
@@ -305,8 +330,7 @@ static int t_new_typed(lua_State *L) {
   }
   int64_t shape[MT_MAX_DIMS];
   int n = lt_read_shape(L, 2, top, shape, "Tensor");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, n, shape));
+  mt_tensor *r = lt_push_new(L, "Tensor", dtype, n, shape);
   if (n == 0 && top < 2) {                      /* torch.Tensor() is empty, 0 elements */
     int64_t zero = 0;
     mt_tensor_release(r);
@@ -328,8 +352,7 @@ static int like(lua_State *L, const char *op, int fill, double v) {
   mt_tensor *x = lt_check(L, 1, op);
   int opts = lua_gettop(L) >= 2 && lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
   int dtype = lt_opt_dtype(L, opts, x->dtype, op);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, x->ndim, x->shape));
+  mt_tensor *r = lt_push_new(L, op, dtype, x->ndim, x->shape);
   if (fill) mt_fill(r, v);
   return 1;
 }
@@ -389,6 +412,29 @@ static int t_set_(lua_State *L) {
   }
   lua_settop(L, 1);
   return 1;
+}
+
+/* x:resize_(sizes) / x:resizeAs_(y), Torch7's resize and resizeAs: x takes
+   the sizes, contiguous from its offset, on its storage when that is large
+   enough (mt_resize). Refused for a tensor that requires grad, as in
+   PyTorch: its gradient would no longer match it. */
+static int resize(lua_State *L, const char *op, int ndim, const int64_t *shape) {
+  mt_tensor *x = lt_test(L, 1);
+  if (mt_ag_requires_grad(x)) luaL_error(L, "%s: cannot resize a tensor that requires grad", op);
+  LT_TRY(L, mt_resize(x, ndim, shape));
+  lua_settop(L, 1);
+  return 1;
+}
+static int t_resize_(lua_State *L) {
+  lt_check(L, 1, "resize_");
+  int64_t shape[MT_MAX_DIMS];
+  int n = lt_read_shape(L, 2, lua_gettop(L), shape, "resize_");
+  return resize(L, "resize_", n, shape);
+}
+static int t_resize_as_(lua_State *L) {
+  lt_check(L, 1, "resizeAs_");
+  mt_tensor *y = lt_check(L, 2, "resizeAs_");
+  return resize(L, "resizeAs_", y->ndim, y->shape);
 }
 
 static int t_data_ptr(lua_State *L) {
@@ -507,23 +553,16 @@ static int t_to(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "to");
   mt_tensor *other = lt_test(L, 2);
   if (other) return convert(L, other->dtype);
-  if (lua_istable(L, 2)) {
-    int dtype = lt_opt_dtype(L, 2, t->dtype, "to");
-    lua_getfield(L, 2, "device");
-    const char *dev = lua_tostring(L, -1);
-    if (dev && strcmp(dev, "cpu") != 0) luaL_error(L, "to: device '%s' is not available (no GPU backend)", dev);
-    lua_pop(L, 1);
-    return convert(L, dtype);
-  }
+  if (lua_istable(L, 2)) return convert(L, lt_opt_dtype(L, 2, t->dtype, "to"));
   const char *name = luaL_checkstring(L, 2);
-  if (!strcmp(name, "cpu")) { lua_settop(L, 1); return 1; }
+  if (is_cpu_device(L, name, "to")) { lua_settop(L, 1); return 1; }
   int d = mt_dtype_from_name(name);
-  if (d < 0) {
-    if (!strncmp(name, "cuda", 4)) luaL_error(L, "to: device '%s' is not available (no GPU backend)", name);
-    luaL_error(L, "to: unknown dtype or device '%s'", name);
-  }
+  if (d < 0) luaL_error(L, "to: unknown dtype or device '%s'", name);
   return convert(L, d);
 }
+
+/* x:type_as(y) / Torch7's x:typeAs(y): x in y's dtype */
+static int t_type_as(lua_State *L) { return convert(L, lt_check(L, 2, "type_as")->dtype); }
 
 #define LT_CONVERTER(E, T, N, TN, K) \
   static int t_to_##E(lua_State *L) { return convert(L, MT_##E); }
@@ -760,6 +799,54 @@ static void drop_view(mt_tensor *v) {
   mt_tensor_release(v);
 }
 
+/* The helpers below push their error message and leave the raising to the
+   caller, which must release its views first. */
+static int raise_pushed(lua_State *L) { return luaL_error(L, "%s", lua_tostring(L, -1)); }
+
+/* A number key or slice entry at i as an integer; 1 when it is one, else
+   0 with the error message pushed. */
+static int index_integer(lua_State *L, int i, const char *op, lua_Integer *v) {
+  int ok;
+  *v = lua_tointegerx(L, i, &ok);
+  if (!ok) lua_pushfstring(L, "%s: index must be an integer, got %f", op, lua_tonumber(L, i));
+  return ok;
+}
+
+/* A Torch7 range at i over a dim of size n: {first, last}, {i} (the one
+   index), {} (all); negative bounds count from the end. The 0-based start
+   and the length go to *start, *len; 1 when valid, else 0 with the error
+   message pushed. */
+static int read_range(lua_State *L, int i, int dim, int64_t n, int64_t *start, int64_t *len) {
+  lua_Integer v[2] = {0, 0};
+  int given[2];
+  if (lua_geti(L, i, 3) != LUA_TNIL) {
+    lua_pushfstring(L, "index: a range is {first, last}, got %d entries (steps are not supported)",
+                    (int)lua_rawlen(L, i));
+    return 0;
+  }
+  lua_pop(L, 1);
+  for (int k = 0; k < 2; k++) {
+    int ok = 1;
+    given[k] = lua_geti(L, i, k + 1) != LUA_TNIL;
+    if (given[k]) v[k] = lua_tointegerx(L, -1, &ok);
+    if (!ok) {
+      lua_pushfstring(L, "index: range bounds must be integers, got %s", luaL_tolstring(L, -1, NULL));
+      return 0;
+    }
+    lua_pop(L, 1);
+  }
+  lua_Integer a = given[0] ? v[0] : 1, b = given[1] ? v[1] : (given[0] ? a : -1);
+  if (a < 0) a += n + 1;
+  if (b < 0) b += n + 1;
+  if (a < 1 || b > n || b < a - 1) {
+    lua_pushfstring(L, "index: range {%I, %I} out of bounds for dim %d of size %I", a, b, dim + 1, (lua_Integer)n);
+    return 0;
+  }
+  *start = a - 1;
+  *len = b - a + 1;
+  return 1;
+}
+
 /* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r: a select
    or narrow per entry, each recorded when t requires grad in grad mode. */
 static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r) {
@@ -776,26 +863,17 @@ static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r)
       luaL_error(L, "index: too many indices (%d) for a tensor of %d dims", n, t->ndim);
     }
     if (type == LUA_TNUMBER) {
-      lua_Integer i = lua_tointeger(L, -1);
+      lua_Integer i;
+      if (!index_integer(L, -1, "index", &i)) { drop_view(&cur); raise_pushed(L); }
       if (i == 0) { drop_view(&cur); luaL_error(L, "index: indices are 1-based, got 0"); }
       int64_t z = i > 0 ? i - 1 : i;
       rc = mt_select(&next, &cur, dim, z);
       if (rc == 0 && record) rc = mt_ag_record_select(&next, &cur, dim, z < 0 ? z + cur.shape[dim] : z);
     } else if (type == LUA_TTABLE) {
-      int64_t size = cur.shape[dim];
-      lua_geti(L, -1, 1);
-      lua_geti(L, -2, 2);
-      lua_Integer a = luaL_optinteger(L, -2, 1);
-      lua_Integer b = lua_isnil(L, -1) ? (lua_isnil(L, -2) ? -1 : a) : luaL_checkinteger(L, -1);
-      lua_pop(L, 2);
-      if (a < 0) a += size + 1;
-      if (b < 0) b += size + 1;
-      if (a < 1 || b > size || b < a - 1) {
-        drop_view(&cur);
-        luaL_error(L, "index: range {%d, %d} out of bounds for dim %d of size %d", (int)a, (int)b, dim + 1, (int)size);
-      }
-      rc = mt_narrow(&next, &cur, dim, a - 1, b - a + 1);
-      if (rc == 0 && record) rc = mt_ag_record_narrow(&next, &cur, dim, a - 1, b - a + 1);
+      int64_t start = 0, len = 0;
+      if (!read_range(L, lua_gettop(L), dim, cur.shape[dim], &start, &len)) { drop_view(&cur); raise_pushed(L); }
+      rc = mt_narrow(&next, &cur, dim, start, len);
+      if (rc == 0 && record) rc = mt_ag_record_narrow(&next, &cur, dim, start, len);
       dim++;
     } else {
       drop_view(&cur);
@@ -832,7 +910,8 @@ static int t_index(lua_State *L) {
     return 1;
   }
   if (type == LUA_TNUMBER) {
-    lua_Integer i = lua_tointeger(L, 2);
+    lua_Integer i;
+    if (!index_integer(L, 2, "index", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index: cannot index a 0-dim tensor (use item())");
     int64_t n = t->shape[0];
     if (i == 0 || i < -n || i > n) luaL_error(L, "index: index %d out of range for dim 1 of size %d", (int)i, (int)n);
@@ -893,7 +972,8 @@ static int t_newindex(lua_State *L) {
     }
   }
   if (type == LUA_TNUMBER) {
-    lua_Integer i = lua_tointeger(L, 2);
+    lua_Integer i;
+    if (!index_integer(L, 2, "index assignment", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
     int64_t n = t->shape[0];
     if (i == 0 || i < -n || i > n) luaL_error(L, "index assignment: index %d out of range for dim 1 of size %d", (int)i, (int)n);
@@ -968,7 +1048,8 @@ static const luaL_Reg methods[] = {
   {"fill", t_fill_}, {"zero_", t_zero_}, {"zero", t_zero_}, {"_flat_values", t_flat_values},
   {"view", t_view}, {"reshape", t_reshape}, {"transpose", t_transpose}, {"t", t_t},
   {"permute", t_permute}, {"narrow", t_narrow}, {"select", t_select}, {"squeeze", t_squeeze},
-  {"unsqueeze", t_unsqueeze}, {"expand", t_expand}, {"expand_as", t_expand}, {"view_as", t_view},
+  {"unsqueeze", t_unsqueeze}, {"expand", t_expand}, {"expand_as", t_expand}, {"expandAs", t_expand},
+  {"view_as", t_view}, {"type_as", t_type_as}, {"typeAs", t_type_as},
   {"unfold", t_unfold}, {"diagonal", t_diagonal}, {"as_strided", t_as_strided}, {"new", t_new},
   {"float", t_to_FLOAT32}, {"double", t_to_FLOAT64}, {"half", t_to_FLOAT16},
   {"bfloat16", t_to_BFLOAT16}, {"char", t_to_INT8}, {"byte", t_to_UINT8}, {"short", t_to_INT16},
@@ -990,9 +1071,12 @@ static const luaL_Reg functions[] = {
   {"as_strided", t_as_strided}, {"numel", t_numel},
   {NULL, NULL}};
 
-/* New tensors shaped like an argument: never part of its history. */
-/* not guarded: set_ makes its own autograd check */
-static const luaL_Reg creation_methods[] = {{"new", t_new}, {"set_", t_set_}, {"set", t_set_}, {NULL, NULL}};
+/* New tensors shaped like an argument: never part of its history. Not
+   guarded either: set_ and resize_ make their own autograd checks. */
+static const luaL_Reg creation_methods[] = {
+  {"new", t_new}, {"new_empty", t_new_empty}, {"new_zeros", t_new_zeros}, {"new_ones", t_new_ones},
+  {"new_full", t_new_full}, {"set_", t_set_}, {"set", t_set_}, {"resize_", t_resize_},
+  {"resize", t_resize_}, {"resizeAs_", t_resize_as_}, {"resizeAs", t_resize_as_}, {NULL, NULL}};
 static const luaL_Reg creation_functions[] = {
   {"zeros_like", t_zeros_like}, {"ones_like", t_ones_like}, {"empty_like", t_empty_like},
   {"full_like", t_full_like}, {NULL, NULL}};

@@ -3,6 +3,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -225,86 +226,197 @@ static char *read_line(const char *prompt, int *cancelled) {
   return line_read;
 }
 
-/* ---- the REPL: completing names ---- */
+/* ---- the REPL: completing names ----
+   Completion runs none of the user's code: values are read with raw gets,
+   going up a metatable's __index when it is a table (a class and its
+   parents) and to the metatable itself when __index is a function (the
+   class of an nn module); a tensor's methods and fields come from the
+   methods table and the list below, never from its __index. */
 
-/* Pushes the value named by a dotted path (a.b.c) from the globals, or nil;
-   lookups may run __index, so they run protected. */
-static int lookup_path(lua_State *L) {
-  const char *path = lua_tostring(L, 1);
-  lua_pushglobaltable(L);
-  while (*path) {
-    const char *end = path + strcspn(path, ".:");
-    if (!lua_istable(L, -1) && !lua_isuserdata(L, -1)) { lua_pushnil(L); return 1; }
-    lua_pushlstring(L, path, (size_t)(end - path));
-    lua_gettable(L, -2);
-    lua_remove(L, -2);
-    path = *end ? end + 1 : end;
+/* How many __index tables a lookup follows (a class hierarchy; stops cycles). */
+#define TH_MAX_CHAIN 32
+
+static const char *const lua_keywords[] = {
+  "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+  "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while", NULL};
+
+/* The fields a tensor answers besides its methods (lt_tensor.c, lt_autograd.c). */
+static const char *const tensor_fields[] = {
+  "shape", "dtype", "device", "ndim", "requires_grad", "grad", "grad_fn", "is_leaf",
+  "retains_grad", "data", NULL};
+
+typedef struct {
+  const char *text;            /* the word completed: "torch.ze", "x:na", "pri" */
+  char **out;                  /* candidates in out[1 .. n - 1]; out[0] comes last */
+  int n;
+} completion;
+
+static int is_tensor(lua_State *L, int idx) { return luaL_testudata(L, idx, "torch.Tensor.mt") != NULL; }
+
+/* Replaces the value on top by the next table up its chain: its metatable's
+   __index when that is a table; the metatable itself when __index is a
+   function (a torch.class instance with a reading function, such as an nn
+   module: the class holds the methods); else nil. */
+static void chain_next(lua_State *L) {
+  if (lua_getmetatable(L, -1)) {
+    lua_pushliteral(L, "__index");
+    int t = lua_rawget(L, -2);
+    if (t == LUA_TTABLE) lua_remove(L, -2);
+    else if (t == LUA_TFUNCTION) lua_pop(L, 1);
+    else { lua_pop(L, 2); lua_pushnil(L); }
+  } else {
+    lua_pushnil(L);
   }
+  lua_remove(L, -2);
+}
+
+/* Pushes the table of fields an nn module keeps (self._fields, read by its
+   __index) when the table on top has one; returns whether it did. */
+static int module_fields(lua_State *L) {
+  lua_pushliteral(L, "_fields");
+  if (lua_rawget(L, -2) == LUA_TTABLE) return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Pushes v[key] for the value v on top (popped), read without running code:
+   raw gets up v's chain; nil when not found that way. */
+static void raw_field(lua_State *L, const char *key, size_t len) {
+  for (int depth = 0; depth < TH_MAX_CHAIN && !lua_isnil(L, -1); depth++) {
+    if (is_tensor(L, -1)) break;               /* its fields come from C code */
+    if (lua_istable(L, -1)) {
+      lua_pushlstring(L, key, len);
+      if (lua_rawget(L, -2) != LUA_TNIL) { lua_remove(L, -2); return; }
+      lua_pop(L, 1);
+      if (module_fields(L)) {
+        lua_pushlstring(L, key, len);
+        if (lua_rawget(L, -2) != LUA_TNIL) { lua_remove(L, -2); lua_remove(L, -2); return; }
+        lua_pop(L, 2);
+      }
+    }
+    chain_next(L);
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+}
+
+static void add_candidate(completion *c, const char *head, size_t hlen, const char *name) {
+  if (c->n >= TH_MAX_COMPLETIONS - 1) return;
+  size_t len = hlen + strlen(name) + 1;
+  char *s = malloc(len);
+  if (s) { snprintf(s, len, "%.*s%s", (int)hlen, head, name); c->out[c->n++] = s; }
+}
+
+/* Names that complete prefix: private ones (_x) only when asked for. */
+static int wanted(const char *name, const char *prefix, size_t plen) {
+  return strncmp(name, prefix, plen) == 0 && (name[0] != '_' || prefix[0] == '_');
+}
+
+static int is_identifier(const char *s) {
+  if (!isalpha((unsigned char)*s) && *s != '_') return 0;
+  while (*++s) if (!isalnum((unsigned char)*s) && *s != '_') return 0;
   return 1;
 }
 
-/* Adds the string keys of the table at idx that start with prefix. */
-static void add_keys(lua_State *L, int idx, const char *head, const char *prefix, char **out, int *n) {
+/* Adds the identifier keys of the table on top that start with prefix. */
+static void add_keys(lua_State *L, completion *c, const char *head, size_t hlen, const char *prefix) {
   size_t plen = strlen(prefix);
+  int t = lua_gettop(L);
   lua_pushnil(L);
-  while (lua_next(L, idx) && *n < TH_MAX_COMPLETIONS - 1) {
-    if (lua_type(L, -2) == LUA_TSTRING) {
-      const char *k = lua_tostring(L, -2);
-      if (strncmp(k, prefix, plen) == 0 && (k[0] != '_' || prefix[0] == '_')) {
-        size_t len = strlen(head) + strlen(k) + 1;
-        char *s = malloc(len);
-        if (s) { snprintf(s, len, "%s%s", head, k); out[(*n)++] = s; }
-      }
-    }
+  while (lua_next(L, t)) {
     lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      if (wanted(k, prefix, plen) && is_identifier(k)) add_candidate(c, head, hlen, k);
+    }
   }
 }
 
-/* Candidates for text ("torch.ze", "x:ad", "pri"): keys of the table the
-   path names, of its metatable's __index table, and tensor methods. */
+static void add_names(completion *c, const char *const *names, const char *head, size_t hlen, const char *prefix) {
+  size_t plen = strlen(prefix);
+  for (; *names; names++) if (wanted(*names, prefix, plen)) add_candidate(c, head, hlen, *names);
+}
+
+/* Collects the candidates for c->text (a protected call: raw gets and
+   strings may still run out of memory). */
+static int collect_candidates(lua_State *L) {
+  completion *c = lua_touserdata(L, 1);
+  const char *text = c->text, *sep = NULL;
+  for (const char *p = text; *p; p++) if (*p == '.' || *p == ':') sep = p;
+  const char *prefix = sep ? sep + 1 : text;
+  size_t hlen = sep ? (size_t)(sep - text + 1) : 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  for (const char *p = text; sep && p < sep;) {     /* the value the path before sep names */
+    size_t len = strcspn(p, ".:");
+    if (p + len > sep) len = (size_t)(sep - p);
+    raw_field(L, p, len);
+    p += len + 1;
+  }
+  if (is_tensor(L, -1)) {
+    lua_pushliteral(L, "torch.Tensor.methods");
+    if (lua_rawget(L, LUA_REGISTRYINDEX) == LUA_TTABLE) add_keys(L, c, text, hlen, prefix);
+    lua_pop(L, 1);
+    if (*sep == '.') add_names(c, tensor_fields, text, hlen, prefix);
+    return 0;
+  }
+  for (int depth = 0; depth < TH_MAX_CHAIN && !lua_isnil(L, -1); depth++) {
+    if (lua_istable(L, -1)) {
+      add_keys(L, c, text, hlen, prefix);
+      if (module_fields(L)) { add_keys(L, c, text, hlen, prefix); lua_pop(L, 1); }
+    }
+    chain_next(L);
+  }
+  if (!sep) add_names(c, lua_keywords, text, hlen, prefix);
+  return 0;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Candidates for text ("torch.ze", "x:ad", "pri"), sorted and unique; a
+   single method candidate (after ':') gets its '('. */
 static char **complete(const char *text, int start, int end) {
   (void)start; (void)end;
   lua_State *L = global_L;
   rl_attempted_completion_over = 1;
   rl_completion_append_character = '\0';
+  completion c = {text, calloc(TH_MAX_COMPLETIONS + 1, sizeof(char *)), 1};   /* out[0]: the common prefix */
+  if (!c.out) return NULL;
   int top = lua_gettop(L);
-  const char *sep = NULL;
-  for (const char *p = text; *p; p++) if (*p == '.' || *p == ':') sep = p;
-  const char *prefix = sep ? sep + 1 : text;
-  char head[512];
-  size_t hlen = sep ? (size_t)(sep - text + 1) : 0;
-  if (hlen >= sizeof head) return NULL;
-  memcpy(head, text, hlen);
-  head[hlen] = 0;
-  lua_pushcfunction(L, lookup_path);
-  lua_pushlstring(L, text, hlen ? hlen - 1 : 0);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) { lua_settop(L, top); return NULL; }
-  char **out = calloc(TH_MAX_COMPLETIONS + 1, sizeof *out);
-  if (!out) { lua_settop(L, top); return NULL; }
-  int n = 1;                                    /* out[0]: the common prefix */
-  int v = lua_gettop(L);
-  if (lua_istable(L, v)) add_keys(L, v, head, prefix, out, &n);
-  if (lua_getmetatable(L, v)) {
-    if (lua_getfield(L, -1, "__index") == LUA_TTABLE) add_keys(L, lua_gettop(L), head, prefix, out, &n);
-    lua_pop(L, 1);
-    lua_getglobal(L, "torch");                  /* tensors: their methods */
-    if (lua_istable(L, -1) && lua_getfield(L, -1, "_tensor_mt") && lua_rawequal(L, -1, -3)) {
-      if (lua_getfield(L, -2, "_methods") == LUA_TTABLE) add_keys(L, lua_gettop(L), head, prefix, out, &n);
-    }
-  }
+  lua_pushcfunction(L, collect_candidates);
+  lua_pushlightuserdata(L, &c);
+  int status = lua_pcall(L, 1, 0, 0);
   lua_settop(L, top);
-  if (n == 1) { free(out); return NULL; }
-  if (n == 2) { out[0] = out[1]; out[1] = NULL; return out; }   /* one match */
-  /* out[0] is the longest common prefix of the candidates */
-  size_t common = strlen(out[1]);
+  if (status != LUA_OK || c.n == 1) {
+    for (int i = 1; i < c.n; i++) free(c.out[i]);
+    free(c.out);
+    return NULL;
+  }
+  qsort(c.out + 1, (size_t)(c.n - 1), sizeof(char *), compare_names);
+  int n = 2;                                  /* inherited names repeat: keep one */
+  for (int i = 2; i < c.n; i++) {
+    if (strcmp(c.out[i], c.out[n - 1]) == 0) free(c.out[i]);
+    else c.out[n++] = c.out[i];
+  }
+  c.out[n] = NULL;
+  if (n == 2) {                               /* one match */
+    const char *colon = strrchr(text, ':');
+    if (colon && !strchr(colon, '.')) {
+      size_t len = strlen(c.out[1]);
+      char *call = malloc(len + 2);
+      if (call) { memcpy(call, c.out[1], len); memcpy(call + len, "(", 2); free(c.out[1]); c.out[1] = call; }
+    }
+    c.out[0] = c.out[1];
+    c.out[1] = NULL;
+    return c.out;
+  }
+  size_t common = strlen(c.out[1]);           /* out[0]: the longest common prefix */
   for (int i = 2; i < n; i++) {
     size_t k = 0;
-    while (k < common && out[i][k] == out[1][k]) k++;
+    while (k < common && c.out[i][k] == c.out[1][k]) k++;
     common = k;
   }
-  out[0] = strndup(out[1], common);
-  out[n] = NULL;
-  return out;
+  c.out[0] = strndup(c.out[1], common);
+  return c.out;
 }
 
 /* ---- the REPL: statements ---- */
@@ -335,6 +447,29 @@ static int incomplete(lua_State *L, int status) {
   return 0;
 }
 
+/* Compiles "?what": help(what, 'what') for a name -- a method x:f read as
+   x.f, the function itself -- else help(what) for an expression. */
+static int load_help(lua_State *L, const char *what) {
+  while (isspace((unsigned char)*what)) what++;
+  size_t len = strlen(what), plain = 0;
+  while (len && isspace((unsigned char)what[len - 1])) len--;
+  while (plain < len && (isalnum((unsigned char)what[plain]) || strchr("_.:", what[plain]))) plain++;
+  if (plain == len) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "return help(");
+    for (size_t i = 0; i < len; i++) luaL_addchar(&b, what[i] == ':' ? '.' : what[i]);
+    if (len) { luaL_addstring(&b, ", '"); luaL_addlstring(&b, what, len); luaL_addchar(&b, '\''); }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+  } else {
+    lua_pushfstring(L, "return help(%s)", what);
+  }
+  int status = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
+  lua_remove(L, -2);
+  return status;
+}
+
 enum { READ_EOF = -1, READ_CANCELLED = -2 };
 
 /* Reads a whole statement (continuing incomplete ones) and compiles it;
@@ -347,7 +482,7 @@ static int load_statement(lua_State *L) {
   if (!line) return READ_EOF;
   const char *src = line[0] == '=' ? line + 1 : line;
   /* "%time code": torch._repl_time over the code (an expression or a
-     statement); "?name": help(name) */
+     statement); "?name": help (load_help) */
   if (strncmp(src, "%time", 5) == 0 && (src[5] == ' ' || src[5] == '\t')) {
     const char *code = src + 6;
     lua_pushfstring(L, "return torch._repl_time(function() return %s\n end)", code);
@@ -366,10 +501,8 @@ static int load_statement(lua_State *L) {
     free(line);
     return LUA_OK;
   }
-  if (src[0] == '?' && src[1]) {
-    lua_pushfstring(L, "return help(%s)", src + 1);
-    int st = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
-    lua_remove(L, -2);
+  if (src[0] == '?') {
+    int st = load_help(L, src + 1);
     remember(line);
     free(line);
     return st;

@@ -1,0 +1,186 @@
+-- Documentation of tensor creation, geometry, conversion and copying (the C
+-- functions of src/vm/lt_tensor.c). Format, read by lib/torch/help.lua: entries
+-- separated by blank lines; unindented lines are signatures (each torch.f(...)
+-- and x:f(...) on them gets the entry), indented lines the description.
+return [=[
+torch.tensor(data, {dtype=, requires_grad=false})
+  A new tensor holding a copy of data: a number, a boolean or a nested table (of
+  numbers or tensors). dtype is inferred as PyTorch does: all Lua integers give
+  int64, any float gives the default float dtype, booleans give bool.
+
+torch.Tensor(sizes...), torch.Tensor(table), torch.Tensor(x)
+  Torch7's constructor, in the default dtype: zeros of the given sizes (no sizes:
+  an empty tensor), a copy of a nested table, or a view of x (converted when x's
+  dtype differs). torch.FloatTensor(...) and the other typed constructors work
+  the same way.
+
+torch.FloatTensor(...), torch.DoubleTensor(...), torch.HalfTensor(...), torch.BFloat16Tensor(...)
+torch.CharTensor(...), torch.ByteTensor(...), torch.ShortTensor(...), torch.IntTensor(...)
+torch.LongTensor(...), torch.BoolTensor(...)
+  torch.Tensor(...) with a fixed dtype: float32, float64, float16, bfloat16, int8,
+  uint8, int16, int32, int64, bool. torch.LongTensor{1, 2} is int64 [1, 2].
+
+x:new(sizes...), x:new(table), x:new(y)
+  torch.Tensor(...) in x's dtype (Torch7).
+
+torch.empty(sizes..., {dtype=, requires_grad=})
+  A new tensor of the given sizes (numbers, a table or a torch.Size); values are
+  not set.
+
+torch.zeros(sizes..., {dtype=, requires_grad=})
+  A new tensor of the given sizes filled with 0; default float dtype.
+
+torch.ones(sizes..., {dtype=, requires_grad=})
+  A new tensor of the given sizes filled with 1; default float dtype.
+
+torch.full(size, value, {dtype=, requires_grad=})
+  A new tensor of size (a number or a table) filled with value; the dtype follows
+  value (integer: int64, boolean: bool, else the default float).
+
+torch.empty_like(x, {dtype=})
+  torch.empty with x's shape and dtype.
+
+torch.zeros_like(x, {dtype=})
+  torch.zeros with x's shape and dtype.
+
+torch.ones_like(x, {dtype=})
+  torch.ones with x's shape and dtype.
+
+torch.full_like(x, value, {dtype=})
+  torch.full with x's shape and dtype.
+
+torch.eye(n, m, {dtype=})
+  The n x m (m defaults to n) matrix with ones on the diagonal.
+
+torch.arange(stop), torch.arange(start, stop, step, {dtype=})
+  start, start + step, ... up to stop excluded (start 0, step 1), as PyTorch: int64
+  when every argument is an integer, else the default float dtype.
+
+torch.range(start, stop, step, {dtype=})
+  start, start + step, ... up to stop included (step 1), in the default float
+  dtype, as Torch7: torch.range(1, 5) is 1..5.
+
+torch.linspace(start, stop, steps, {dtype=})
+  steps (default 100) evenly spaced values from start to stop, both included.
+
+torch.logspace(start, stop, steps, base, {dtype=, base=})
+  base^v for steps (default 100) values v evenly spaced from start to stop; base 10.
+
+x:new_empty(sizes..., {dtype=})
+  An uninitialized tensor of the given sizes, in x's dtype unless dtype is given.
+
+x:new_zeros(sizes..., {dtype=})
+  Zeros of the given sizes, in x's dtype unless dtype is given.
+
+x:new_ones(sizes..., {dtype=})
+  Ones of the given sizes, in x's dtype unless dtype is given.
+
+x:new_full(size, value, {dtype=})
+  A tensor of size filled with value, in x's dtype unless dtype is given.
+
+torch.set_default_dtype(name), torch.get_default_dtype()
+  The dtype of new float tensors: 'float32' (the start) or 'float64', ...;
+  get_default_dtype returns its name.
+
+torch.setdefaulttensortype(name), torch.getdefaulttensortype()
+  Torch7's form of set/get_default_dtype, with type names: 'torch.DoubleTensor'.
+
+torch.is_tensor(v), torch.isTensor(v)
+  true when v is a tensor.
+
+x:size(), x:size(dim)
+  The shape as a torch.Size (an array of numbers: #s dims, tostring '2x3'), or the
+  size of one dim (1-based, -1 the last). x.shape is x:size().
+
+x:stride(), x:stride(dim)
+  The strides (in elements) as a torch.Size, or the stride of one dim.
+
+x:dim(), x:nDimension()
+  The number of dims (0 for a 0-dim tensor). x.ndim is the same.
+
+x:numel(), x:nElement(), torch.numel(x)
+  The number of elements.
+
+x:storageOffset()
+  The 1-based position of x's first element in its storage.
+
+x:is_contiguous(), x:isContiguous()
+  true when x's elements lie in row-major order without gaps.
+
+x:element_size()
+  Bytes per element of x's dtype.
+
+x:isSetTo(y)
+  true when x and y view the same storage with the same offset, sizes and strides.
+
+x:data_ptr()
+  The address of x's first element, as an integer.
+
+x:storage()
+  x's storage: #s elements, s[i] the i-th (1-based); two tensors share memory
+  when their storages are ==.
+
+x:contiguous()
+  x itself when contiguous, else a contiguous copy (recorded for autograd).
+
+torch.clone(x), x:clone()
+  A contiguous copy of x with its own storage (differentiable).
+
+x:copy_(src), x:copy(src)
+  Copies src's values into x (broadcast, converted to x's dtype); returns x.
+  As in Torch7, a contiguous src with x's element count may have another shape.
+
+x:type(), x:type(name)
+  x's type name ('torch.FloatTensor'); with a name ('torch.DoubleTensor' or
+  'float64'), x converted to that dtype (x itself when it has it).
+
+x:to(dtype), x:to('cpu'), x:to({dtype=, device=}), x:to(y)
+  x converted to a dtype name ('float64'), to y's dtype, or moved to a device;
+  x itself when nothing changes. Differentiable.
+
+x:type_as(y), x:typeAs(y)
+  x converted to y's dtype.
+
+x:float(), x:double(), x:half(), x:bfloat16(), x:char(), x:byte(), x:short(), x:int(), x:long(), x:bool()
+  x converted to float32, float64, float16, bfloat16, int8, uint8, int16, int32,
+  int64 or bool (x itself when it already has that dtype).
+
+x:item()
+  The value of a one-element tensor as a Lua number (integer for integer dtypes)
+  or boolean.
+
+x:fill_(value), x:fill(value)
+  Sets every element to value; returns x.
+
+x:zero_(), x:zero()
+  Sets every element to 0; returns x.
+
+x:set_(y), x:set(y)
+  x becomes a view of y's storage with y's geometry and dtype, keeping its own
+  identity and autograd fields (Torch7's set). Refused in grad mode for tensors
+  that require grad.
+
+x:resize_(sizes...), x:resize(sizes...)
+  x takes the sizes with contiguous strides from its offset, on a larger copy of
+  its storage when it does not fit; the values are reread in the new layout.
+  Refused for tensors that require grad.
+
+x:resizeAs_(y), x:resizeAs(y)
+  x:resize_(y:size()).
+
+torch.memory_stats()
+  The CPU allocator's counters: {allocated=, peak=, cached=, num_allocs=,
+  cache_hits=} (bytes and counts).
+
+torch.reset_peak_memory_stats()
+  Sets the peak counter of torch.memory_stats() to the bytes allocated now.
+
+torch.empty_cache()
+  Returns the allocator's cached free blocks to the system.
+
+torch.set_num_threads(n), torch.setnumthreads(n)
+  Threads used by large ops (OpenMP and OpenBLAS).
+
+torch.get_num_threads(), torch.getnumthreads()
+  The thread count set by set_num_threads (at start, OMP_NUM_THREADS or the cores).
+]=]
