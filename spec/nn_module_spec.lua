@@ -53,8 +53,9 @@ describe('nn.Module registration', function()
     local y = model(torch.randn(8, 4))
     assert.are.same({8, 2}, y:size():totable())
     assert.are.equal(1, model.running_count[1])
-    assert.are.same({'layer1.weight', 'layer1.bias', 'bn.weight', 'bn.bias', 'layer2.weight', 'layer2.bias',
-                     'running_count', 'bn.running_mean', 'bn.running_var', 'bn.num_batches_tracked'},
+    -- PyTorch's order: a module's own parameters and buffers, then its children's
+    assert.are.same({'running_count', 'layer1.weight', 'layer1.bias', 'bn.weight', 'bn.bias', 'bn.running_mean',
+                     'bn.running_var', 'bn.num_batches_tracked', 'layer2.weight', 'layer2.bias'},
                     model:state_dict_keys())
     assert.are.same({'', 'layer1', 'bn', 'dropout', 'layer2'}, names_of(model:named_modules()))
     assert.are.equal(4 * 32 + 32 + 32 + 32 + 32 * 2 + 2, model:num_parameters())
@@ -75,6 +76,94 @@ describe('nn.Module registration', function()
     assert.is_nil(m:state_dict().step)
     assert.are.equal(1, #m:children())
     assert.has_error(function() m:register_parameter('w', torch.ones(2)) end)
+  end)
+
+  it('checks every assignment, not only the first, as PyTorch', function()
+    local Late = torch.class('nn.SpecLateRegistration', 'nn.Module')
+    function Late:__init()
+      nn.Module.__init(self)
+      self.fc = false
+      self.fc = nn.Linear(2, 2)                      -- a plain field becomes a child
+      self.w = torch.zeros(2)
+      self.w = nn.Parameter(torch.ones(2))          -- a plain tensor becomes a parameter
+    end
+    local m = Late()
+    -- PyTorch: ['w', 'fc.weight', 'fc.bias']
+    assert.are.same({'w', 'fc.weight', 'fc.bias'}, names_of(m:named_parameters()))
+    assert.are.same({'fc'}, names_of(m:named_children()))
+    -- a registered parameter takes an nn.Parameter or nil, nothing else
+    local l = nn.Linear(2, 2)
+    local ok, err = pcall(function() l.bias = torch.zeros(2) end)
+    assert.is_false(ok)
+    assert.truthy(err:find("cannot assign 'torch.FloatTensor' as parameter 'bias' (nn.Parameter or nil expected)",
+                           1, true), err)
+    l.bias = nil
+    assert.are.same({'weight'}, names_of(l:named_parameters()))
+    assert.are.same({'weight'}, l:state_dict_keys())
+    assert.has_error(function() l.bias = torch.zeros(2) end)      -- the name stays a parameter's (PyTorch: None)
+    l.bias = nn.Parameter(torch.zeros(2))
+    assert.are.same({'weight', 'bias'}, names_of(l:named_parameters()))
+    -- a child takes a module or nil; a buffer a tensor or nil, and a tensor replaces it
+    m.fc = nn.Tanh()
+    assert.are.same({'w'}, names_of(m:named_parameters()))
+    ok, err = pcall(function() m.fc = 3 end)
+    assert.truthy(err:find("cannot assign 'number' as child module 'fc' (nn.Module or nil expected)", 1, true), err)
+    local bn = nn.BatchNorm1d(2)
+    bn.running_mean = torch.full({2}, 5.0)
+    assert.are.same({5, 5}, bn:state_dict().running_mean:totable())
+    ok, err = pcall(function() bn.running_mean = 3 end)
+    assert.truthy(err:find("cannot assign 'number' as buffer 'running_mean' (torch.Tensor or nil expected)", 1, true),
+                  err)
+    -- a container's seq[i] = m replaces a child
+    local seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    seq[2] = nn.Tanh()
+    assert.are.equal('nn.Tanh', torch.typename(seq[2]))
+    assert.are.equal('nn.Tanh', torch.typename(seq:children()[2]))
+    assert.has_error(function() seq[3] = nn.Tanh() end)
+  end)
+
+  it('refuses a module or parameter assigned before Module.__init, as PyTorch', function()
+    local Forgot = torch.class('nn.SpecForgotInit', 'nn.Module')
+    function Forgot:__init() self.fc = nn.Linear(2, 2) end
+    local ok, err = pcall(Forgot)
+    assert.is_false(ok)
+    assert.truthy(err:find('cannot assign module before Module.__init() call', 1, true), err)
+    local ForgotParent = torch.class('nn.SpecForgotParentInit', 'nn.Linear')
+    function ForgotParent:__init() self.weight = nn.Parameter(torch.ones(2)) end
+    ok, err = pcall(ForgotParent)
+    assert.truthy(err:find('cannot assign parameters before Module.__init() call', 1, true), err)
+  end)
+
+  it('keeps tied parameters and shared children under every name in state_dict, once in the walks', function()
+    local Tied = torch.class('nn.SpecTiedGPT', 'nn.Module')
+    function Tied:__init()
+      nn.Module.__init(self)
+      self.wte = nn.Embedding(5, 3)
+      self.head = nn.Linear(3, 5, {bias = false})
+      self.head.weight = self.wte.weight
+    end
+    local m = Tied()
+    -- PyTorch: state_dict keys ['wte.weight', 'head.weight'], named_parameters ['wte.weight']
+    assert.are.same({'wte.weight', 'head.weight'}, m:state_dict_keys())
+    assert.are.same({'wte.weight'}, names_of(m:named_parameters()))
+    assert.are.equal(1, #m:parameters())
+    local sd = m:state_dict()
+    sd['wte.weight'] = torch.ones(5, 3)
+    sd['head.weight'] = torch.ones(5, 3)
+    m:load_state_dict(sd)
+    assert.are.equal(15, m.head.weight:sum():item())
+    assert.is_true(rawequal(m.wte.weight, m.head.weight))
+    -- PyTorch: nn.Sequential(lin, nn.ReLU(), lin) has state_dict keys 0.weight 0.bias 2.weight 2.bias,
+    -- 2 parameters, 2 children, 3 modules, and prints the shared child twice
+    local lin = nn.Linear(2, 2)
+    local seq = nn.Sequential(lin, nn.ReLU(), lin)
+    assert.are.same({'1.weight', '1.bias', '3.weight', '3.bias'}, seq:state_dict_keys())
+    assert.are.equal(2, #seq:parameters())
+    assert.are.equal(2, #seq:children())
+    assert.are.equal(3, #seq:modules())
+    assert.are.same({'1', '2'}, names_of(seq:named_children()))
+    assert.truthy(tostring(seq):find('(3): Linear', 1, true))
+    seq:load_state_dict(seq:state_dict())
   end)
 end)
 
@@ -110,6 +199,26 @@ describe('nn.Linear', function()
     local x2 = torch.randn(4, 3, {dtype = 'float64'}):requires_grad_()
     assert.is_true(torch.autograd.gradcheck(function(a, c) return b(a, c) end, {x1, x2}))
     assert.are.same({4, 2}, b({x1, x2}):size():totable())
+  end)
+
+  it('Linear and Bilinear gradcheck with respect to their parameters', function()
+    local x1, x2 = torch.randn(3, 2, {dtype = 'float64'}), torch.randn(3, 3, {dtype = 'float64'})
+    local lin = nn.Linear(2, 3):double()
+    assert.is_true(torch.autograd.gradcheck(function() return lin(x1) end, lin:parameters()))
+    local b = nn.Bilinear(2, 3, 2):double()
+    assert.is_true(torch.autograd.gradcheck(function() return b(x1, x2) end, b:parameters()))
+  end)
+
+  it('Concat, ConcatTable and ParallelTable gradcheck', function()
+    local function f64(rows, cols) return torch.randn(rows, cols, {dtype = 'float64'}):requires_grad_() end
+    local concat = nn.Concat(2):add(nn.Linear(3, 2)):add(nn.Tanh()):double()
+    assert.is_true(torch.autograd.gradcheck(function(x) return concat(x) end, {f64(2, 3)}))
+    local ct = nn.ConcatTable():add(nn.Linear(3, 2)):add(nn.Sigmoid()):double()
+    assert.is_true(torch.autograd.gradcheck(function(x) return ct(x) end, {f64(2, 3)}))
+    local pt = nn.ParallelTable():add(nn.Linear(3, 1)):add(nn.Tanh()):double()
+    assert.is_true(torch.autograd.gradcheck(function(x, y) return pt({x, y}) end, {f64(2, 3), f64(2, 2)}))
+    assert.is_true(torch.autograd.gradcheck(function() return ct(torch.ones(2, 3, {dtype = 'float64'})) end,
+                                            ct:parameters()))
   end)
 end)
 
@@ -162,6 +271,47 @@ describe('hooks', function()
     assert.are.equal(1, got[2][1]:min():item())
     assert.is_true(got[1][1]:equal(x.grad))
     h:remove()
+  end)
+
+  it('full backward hooks may replace grad_input, and see nil for inputs without grad', function()
+    local lin = nn.Linear(3, 2)
+    torch.no_grad(function() lin.weight:copy_(torch.tensor({{1.0, 2.0, 3.0}, {-1.0, 0.5, 2.0}})) end)
+    lin:register_full_backward_hook(function(m, gin, gout) return {gin[1] * 2} end)
+    local x = torch.randn(4, 3, {requires_grad = true})
+    lin(x):sum():backward()
+    -- PyTorch: x.grad = 2 * ones(4, 2) @ W = [[0, 5, 10]] per row
+    for i = 1, 4 do assert.are.same({0, 5, 10}, x.grad[i]:totable()) end
+    -- no input requires grad: grad_input is {n = 1} (PyTorch's (None,)), and a hook must return nil
+    local got
+    local quiet = nn.Linear(3, 2)
+    quiet:register_full_backward_hook(function(m, gin, gout) got = {gin, gout} end)
+    quiet(torch.randn(4, 3)):sum():backward()
+    assert.are.equal(1, got[1].n)
+    assert.is_nil(got[1][1])
+    assert.are.same({4, 2}, got[2][1]:size():totable())
+    local loud = nn.Linear(3, 2)
+    loud:register_full_backward_hook(function(m, gin, gout) return {torch.ones(4, 3)} end)
+    local ok, err = pcall(function() loud(torch.randn(4, 3)):sum():backward() end)
+    assert.is_false(ok)
+    assert.truthy(err:find('must return nil', 1, true), err)
+    -- two tensor arguments, one requiring grad: the hook runs once with both (PyTorch gives both a gradient)
+    local bil = nn.Bilinear(2, 3, 2)
+    local calls = 0
+    bil:register_full_backward_hook(function(m, gin, gout) calls = calls + 1; got = gin end)
+    bil(torch.randn(4, 2), torch.randn(4, 3, {requires_grad = true})):sum():backward()
+    assert.are.equal(1, calls)
+    assert.are.equal(2, got.n)
+    assert.are.same({4, 2}, got[1]:size():totable())
+    assert.are.same({4, 3}, got[2]:size():totable())
+    -- several outputs: once per backward, with every output's gradient
+    local lstm = nn.LSTM(2, 3)
+    calls = 0
+    lstm:register_full_backward_hook(function(m, gin, gout) calls = calls + 1; got = gout end)
+    local out, hc = lstm(torch.randn(4, 1, 2, {requires_grad = true}))
+    ;(out:sum() + hc[1]:sum()):backward()
+    assert.are.equal(1, calls)
+    assert.are.equal(3, got.n)
+    assert.are.equal(0, got[3]:abs():sum():item())     -- c_n unused
   end)
 end)
 
@@ -233,6 +383,53 @@ describe('Torch7 API', function()
     local before = m[3].bias:clone()
     m:updateParameters(0.5)
     assert.is_true((m[3].bias - (before - m[3].bias.grad * 0.5)):abs():max():item() < 1e-7)
+  end)
+
+  it('gives gradWeight and gradBias, the parameters\' gradients, after backward', function()
+    local lin = nn.Linear(3, 2)
+    local x = torch.tensor({{1.0, 2.0, 3.0}, {0.5, -1.0, 4.0}})
+    lin:zeroGradParameters()
+    lin:forward(x)
+    lin:backward(x, torch.ones(2, 2))
+    -- d/dW of sum(x W^T + b): each row of gradWeight is the column sums of x; gradBias the batch size
+    assert.are.same({{1.5, 1, 7}, {1.5, 1, 7}}, lin.gradWeight:totable())
+    assert.are.same({2, 2}, lin.gradBias:totable())
+    lin.gradWeight:zero()                        -- the same tensor as weight.grad
+    assert.are.equal(0, lin.weight.grad:abs():sum():item())
+    local fresh = nn.Linear(2, 2)
+    assert.are.same({0, 0}, fresh.gradBias:totable())   -- Torch7's always exist: zeros before any backward
+    assert.is_nil(nn.Linear(2, 2, false).gradBias)
+  end)
+
+  it('getParameters keeps its flat gradient through zero_grad and loss:backward()', function()
+    local m = nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.Linear(2, 1))
+    local w, g = m:getParameters()
+    local x = torch.ones(3, 2)
+    for _ = 1, 2 do
+      m:zero_grad()                              -- zeroes g in place (set_to_none would cut it loose)
+      m(x):sum():backward()
+    end
+    assert.is_true(g:abs():sum():item() > 0)
+    local flat = torch.cat({m[1].weight.grad:reshape(-1), m[1].bias.grad, m[3].weight.grad:reshape(-1),
+                            m[3].bias.grad}, 1)
+    assert.is_true(flat:equal(g))
+    assert.are.equal(3, g[#g])                    -- the last bias: one gradient per row, not accumulated twice
+    m[1].weight.grad = nil                       -- even set aside, zero_grad puts the flat view back
+    m:zero_grad()
+    m(x):sum():backward()
+    assert.is_true(m[1].weight.grad:reshape(-1):equal(g:narrow(1, 1, 4)))
+  end)
+
+  it("ClassNLLCriterion takes Torch7's labels: whole numbers in a float tensor, or one number", function()
+    local logp = torch.tensor({{-0.5, -1.5, -2.0}, {-1.0, -0.2, -3.0}, {-2.5, -0.7, -0.4}})
+    local crit = nn.ClassNLLCriterion()
+    -- PyTorch, labels 0, 1, 2: nll_loss = (0.5 + 0.2 + 0.4) / 3
+    assert.is_true(math.abs(crit:forward(logp, torch.Tensor({1, 2, 3})):item() - 1.1 / 3) < 1e-6)
+    assert.is_true(math.abs(crit:forward(logp[2], 3):item() - 3.0) < 1e-6)
+    local g = crit:backward(logp[2], 3)
+    assert.are.same({0, 0, -1}, g:totable())
+    assert.has_error(function() crit:forward(logp, torch.Tensor({1, 2.5, 3})) end)
+    assert.has_error(function() crit:forward(logp[2], 1.5) end)
   end)
 
   it('clone copies parameters, clone("weight") and share make them the same tensors', function()
@@ -307,6 +504,29 @@ describe('modes, conversions and utils', function()
     assert.are.same({3, 4, 12}, v:totable())
     nn.utils.vector_to_parameters(torch.tensor({1.0, 2.0, 3.0}), {a, b})
     assert.are.same({1, 2}, a:detach():totable())
+  end)
+
+  it("clip_grad_norm_ and clip_grad_value_ take PyTorch's positional arguments", function()
+    local a = torch.tensor({3.0, 4.0}, {requires_grad = true})
+    local b = torch.tensor({12.0}, {requires_grad = true})
+    local function grads(ga, gb) a.grad, b.grad = torch.tensor(ga), torch.tensor(gb) end
+    local function near(t, want) for i, v in ipairs(want) do assert.is_true(math.abs(t[i] - v) < 1e-4, t[i]) end end
+    -- PyTorch: clip_grad_norm_([a, b], 1.0, 1.0) -> 19, grads [0.1579, 0.2105], [0.6316]
+    grads({3.0, 4.0}, {12.0})
+    assert.is_true(math.abs(nn.utils.clip_grad_norm_({a, b}, 1.0, 1.0):item() - 19) < 1e-5)
+    near(a.grad, {0.15789, 0.21053}); near(b.grad, {0.63158})
+    -- PyTorch: clip_grad_norm_([a, b], 6.0, 'inf') -> 12, grads [1.5, 2], [6]
+    grads({3.0, 4.0}, {12.0})
+    assert.is_true(math.abs(nn.utils.clip_grad_norm_({a, b}, 6.0, 'inf'):item() - 12) < 1e-5)
+    near(a.grad, {1.5, 2}); near(b.grad, {6})
+    grads({3.0, 4.0}, {12.0})
+    assert.is_true(math.abs(nn.utils.clip_grad_norm_({a, b}, 6.0, math.huge):item() - 12) < 1e-5)
+    grads({3.0, 0 / 0}, {12.0})
+    assert.has_error(function() nn.utils.clip_grad_norm_({a, b}, 6.0, 2.0, true) end)
+    nn.utils.clip_grad_norm_({a, b}, 6.0, 2.0, false)                 -- non-finite allowed
+    grads({3.0, 4.0}, {12.0})
+    nn.utils.clip_grad_value_({a, b}, 3.5, false)                     -- PyTorch's foreach, ignored
+    near(a.grad, {3, 3.5}); near(b.grad, {3.5})
   end)
 end)
 

@@ -14,7 +14,7 @@ end
 -- crit(input, target): the loss, recorded for autograd.
 function Criterion.__call(self, input, target, ...)
   local out = self:updateOutput(input, target, ...)
-  rawset(self, 'output', out)
+  self.output = out
   return out
 end
 
@@ -48,7 +48,7 @@ end
 
 -- crit:backward(input, target): d loss / d input of the last forward (gradInput).
 function Criterion:backward(input, target)
-  local out = rawget(self, 'output')
+  local out = self.output
   local x = rawget(self, '_t7_input') or input
   if not torch.is_tensor(out) or not out.requires_grad then
     error(torch.typename(self) .. ':backward: call forward first, with an input that can carry a gradient', 2)
@@ -57,7 +57,7 @@ function Criterion:backward(input, target)
   local gs = torch.autograd.grad({out}, xs, {retain_graph = true, allow_unused = true})
   for i, t in ipairs(xs) do if gs[i] == nil then gs[i] = torch.zeros_like(t) end end
   local gi = torch.is_tensor(x) and gs[1] or gs
-  rawset(self, 'gradInput', gi)
+  self.gradInput = gi
   return gi
 end
 Criterion.updateGradInput = Criterion.backward

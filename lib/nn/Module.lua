@@ -7,14 +7,19 @@
 -- model:backward(x, gradOutput), zeroGradParameters(), updateParameters(lr),
 -- getParameters().
 --
--- Values live in the instance table itself; Module keeps the ordered names
--- of parameters, buffers and children (_param_names, _buffer_names,
--- _module_names) and always reads the current value by name.
+-- Values live in a table behind the instance (_fields), never in the instance
+-- itself: Lua calls __newindex only for absent keys, and every assignment must
+-- be checked, as PyTorch's __setattr__ checks it. _kinds says which names are
+-- registered parameters, buffers or children; _param_names, _buffer_names and
+-- _module_names keep their order. A registered name stays registered (nil
+-- when assigned nil), as PyTorch keeps None entries.
 local torch = require 'torch'
 local nn = require 'nn'
 
 -- ---- parameters ----
 local parameter_set = setmetatable({}, {__mode = 'k'})
+-- parameter -> its view into getParameters' flat gradient (zero_grad keeps it)
+local flat_grads = setmetatable({}, {__mode = 'k'})
 
 -- nn.Parameter(t): t itself, now requiring grad and marked as a parameter, so
 -- that assigning it to a module field registers it.
@@ -30,21 +35,38 @@ end
 
 -- nn.is_parameter(t): was t made with nn.Parameter?
 function nn.is_parameter(t) return parameter_set[t] == true end
+local function is_parameter(v) return torch.is_tensor(v) and parameter_set[v] == true end
 
 local Module = torch.class('nn.Module')
 Module.__nn_module = true
 
+-- nn.is_module(v): true when v is an nn.Module (an instance of any module class).
 local function is_module(v) return type(v) == 'table' and v.__nn_module == true end
 nn.is_module = is_module
 
-local function add_name(self, list, k)
-  local names = rawget(self, list)
-  for _, n in ipairs(names) do if n == k then return end end
-  names[#names + 1] = k
+local list_of_kind = {parameter = '_param_names', buffer = '_buffer_names', module = '_module_names'}
+
+-- name becomes registered as kind (leaving the kind it had), in registration order
+local function set_kind(self, name, kind)
+  local kinds = rawget(self, '_kinds')
+  local old = kinds[name]
+  if old == kind then return end
+  if old ~= nil then
+    local names = rawget(self, list_of_kind[old])
+    for i, n in ipairs(names) do if n == name then table.remove(names, i) break end end
+    rawget(self, '_non_persistent')[name] = nil
+  end
+  kinds[name] = kind
+  if kind ~= nil then
+    local names = rawget(self, list_of_kind[kind])
+    names[#names + 1] = name
+  end
 end
 
 -- nn.Module(): subclasses call parent.__init(self) first.
 function Module:__init()
+  rawset(self, '_fields', {training = true})
+  rawset(self, '_kinds', {})
   rawset(self, '_param_names', {})
   rawset(self, '_buffer_names', {})
   rawset(self, '_module_names', {})
@@ -52,56 +74,143 @@ function Module:__init()
   rawset(self, '_forward_hooks', {})
   rawset(self, '_forward_pre_hooks', {})
   rawset(self, '_backward_hooks', {})
-  rawset(self, 'training', true)
 end
 
--- assignment registers parameters and modules (the first time a key is set)
+-- Torch7's m.gradWeight / m.gradBias ('grad' .. Name for a parameter 'name'): the
+-- parameter's .grad, made zeros when it has none, since Torch7's always exist.
+local function grad_alias(self, fields, k)
+  if type(k) ~= 'string' or not k:find('^grad%u') then return nil end
+  local name = k:sub(5, 5):lower() .. k:sub(6)
+  local p = fields[name]
+  if p == nil or rawget(self, '_kinds')[name] ~= 'parameter' then return nil end
+  if p.grad == nil then p.grad = torch.zeros_like(p) end
+  return p.grad
+end
+
+-- reads: a field, else the class (methods), else a Torch7 gradient alias. (self._fields
+-- is a raw hit once Module.__init ran; before, it comes back here and finds nothing.)
+local function read(self, k)
+  if k == '_fields' then return nil end
+  local fields = self._fields
+  if fields == nil then return getmetatable(self)[k] end
+  local v = fields[k]
+  if v ~= nil then return v end
+  v = getmetatable(self)[k]
+  if v ~= nil then return v end
+  return grad_alias(self, fields, k)
+end
+Module.__index = read
+
+-- subclasses read the same way as their parent (containers also index their children)
+function Module.__subclass(cls)
+  cls.__index = rawget(getmetatable(cls).__index, '__index')
+end
+
+local function refuse(v, k, what, expected)
+  error(string.format("cannot assign '%s' as %s '%s' (%s or nil expected)", torch.type(v), what, tostring(k),
+                      expected), 3)
+end
+
+-- every assignment, as PyTorch's __setattr__: an nn.Parameter registers a parameter, a
+-- module a child; a registered parameter or child takes only its kind or nil; a buffer
+-- takes a tensor or nil; anything else is a plain field.
 function Module.__newindex(self, k, v)
-  if type(k) == 'string' and rawget(self, '_param_names') then
-    if torch.is_tensor(v) and parameter_set[v] then add_name(self, '_param_names', k)
-    elseif is_module(v) then add_name(self, '_module_names', k) end
+  local fields = rawget(self, '_fields')
+  if fields == nil then
+    if is_module(v) then error('cannot assign module before Module.__init() call', 2) end
+    if is_parameter(v) then error('cannot assign parameters before Module.__init() call', 2) end
+    rawset(self, k, v)
+    return
   end
-  rawset(self, k, v)
+  local kind = rawget(self, '_kinds')[k]
+  if type(k) == 'string' then
+    if is_parameter(v) then set_kind(self, k, 'parameter')
+    elseif kind == 'parameter' then
+      if v ~= nil then refuse(v, k, 'parameter', 'nn.Parameter') end
+    elseif is_module(v) then set_kind(self, k, 'module')
+    elseif kind == 'module' then
+      if v ~= nil then refuse(v, k, 'child module', 'nn.Module') end
+    elseif kind == 'buffer' and v ~= nil and not torch.is_tensor(v) then
+      refuse(v, k, 'buffer', 'torch.Tensor')
+    end
+  end
+  fields[k] = v
+end
+
+local function fields_of(self, who)
+  local fields = rawget(self, '_fields')
+  if fields == nil then error(who .. ': call Module.__init(self) first', 3) end
+  return fields
 end
 
 -- module:register_parameter(name, p): p (an nn.Parameter, or nil to reserve the name).
 function Module:register_parameter(name, p)
-  if p ~= nil and not (torch.is_tensor(p) and parameter_set[p]) then
+  local fields = fields_of(self, 'register_parameter')
+  if p ~= nil and not is_parameter(p) then
     error('register_parameter: ' .. name .. ' must be an nn.Parameter or nil', 2)
   end
-  add_name(self, '_param_names', name)
-  rawset(self, name, p)
+  set_kind(self, name, 'parameter')
+  fields[name] = p
 end
 
 -- module:register_buffer(name, t, {persistent=true}): a tensor saved in state_dict
 -- (when persistent) and moved by to(), but not a parameter.
 function Module:register_buffer(name, t, opts)
+  local fields = fields_of(self, 'register_buffer')
   if t ~= nil and not torch.is_tensor(t) then error('register_buffer: ' .. name .. ' must be a tensor or nil', 2) end
-  add_name(self, '_buffer_names', name)
+  set_kind(self, name, 'buffer')
   rawget(self, '_non_persistent')[name] = opts and opts.persistent == false or nil
-  rawset(self, name, t)
+  fields[name] = t
 end
 
 -- module:add_module(name, m): registers a child module under name.
 function Module:add_module(name, m)
+  local fields = fields_of(self, 'add_module')
   if m ~= nil and not is_module(m) then error('add_module: ' .. tostring(name) .. ' is not a module', 2) end
-  add_name(self, '_module_names', tostring(name))
-  rawset(self, tostring(name), m)
+  name = tostring(name)
+  set_kind(self, name, 'module')
+  fields[name] = m
   return self
 end
 
+-- module:_set_children(list): list's modules become the children '1', '2', ... in place
+-- of the current ones (the numbered containers).
+function Module:_set_children(list)
+  local fields, kinds = rawget(self, '_fields'), rawget(self, '_kinds')
+  for _, n in ipairs(rawget(self, '_module_names')) do fields[n], kinds[n] = nil, nil end
+  local names = {}
+  for i, m in ipairs(list) do
+    names[i] = tostring(i)
+    fields[names[i]], kinds[names[i]] = m, 'module'
+  end
+  rawset(self, '_module_names', names)
+end
+
 -- ---- walking ----
+
+-- {{name, value}, ...} of the non-nil entries of a name list, shared values included
 local function each_named(self, list)
   local out = {}
+  local fields = rawget(self, '_fields')
   for _, n in ipairs(rawget(self, list) or {}) do
-    local v = rawget(self, n)
+    local v = fields[n]
     if v ~= nil then out[#out + 1] = {n, v} end
   end
   return out
 end
 
--- module:named_children(): {{name, module}, ...} of the direct children.
-function Module:named_children() return each_named(self, '_module_names') end
+-- module:named_children(): {{name, module}, ...} of the direct children, a child
+-- registered under several names once (the first), as PyTorch.
+function Module:named_children()
+  local out, seen = {}, {}
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    if not seen[c[2]] then
+      seen[c[2]] = true
+      out[#out + 1] = c
+    end
+  end
+  return out
+end
 
 -- module:children(): the direct child modules.
 function Module:children()
@@ -189,7 +298,7 @@ end
 -- module:train(mode=true): training mode for this module and its descendants; returns self.
 function Module:train(mode)
   if mode == nil then mode = true end
-  for _, m in ipairs(self:modules()) do rawset(m, 'training', mode and true or false) end
+  for _, m in ipairs(self:modules()) do m.training = mode and true or false end
   return self
 end
 
@@ -197,14 +306,22 @@ end
 function Module:eval() return self:train(false) end
 Module.evaluate = Module.eval
 
--- module:zero_grad({set_to_none=true}): forgets the parameters' gradients (or zeroes them).
+-- module:zero_grad({set_to_none=true}): forgets the parameters' gradients (or zeroes
+-- them). A gradient that getParameters flattened is zeroed in place (and put back if
+-- something set it aside), so the flat gradient tensor stays the gradient.
 function Module:zero_grad(opts)
   local to_none = not (type(opts) == 'table' and opts.set_to_none == false)
-  for _, p in ipairs(self:named_parameters()) do
-    local t = p[2]
-    if to_none then t.grad = nil
-    elseif t.grad ~= nil then torch.no_grad(function() t.grad:zero_() end) end
-  end
+  torch.no_grad(function()
+    for _, p in ipairs(self:named_parameters()) do
+      local t = p[2]
+      local flat = flat_grads[t]
+      if flat ~= nil then
+        flat:zero_()
+        t.grad = flat
+      elseif to_none then t.grad = nil
+      elseif t.grad ~= nil then t.grad:zero_() end
+    end
+  end)
 end
 
 -- module:requires_grad_(b=true): sets requires_grad of every parameter; returns self.
@@ -241,12 +358,13 @@ function Module:to(target)
         if t.dtype ~= dtype then
           local g = t.grad
           t.grad = nil
+          flat_grads[t] = nil
           t:set_(t:to(dtype))
           if g ~= nil then t.grad = g:to(dtype) end
         end
       end
       for _, b in ipairs(each_named(m, '_buffer_names')) do
-        if b[2]:is_floating_point() and b[2].dtype ~= dtype then rawset(m, b[1], b[2]:to(dtype)) end
+        if b[2]:is_floating_point() and b[2].dtype ~= dtype then m[b[1]] = b[2]:to(dtype) end
       end
     end
   end)
@@ -264,26 +382,32 @@ end
 
 -- ---- state ----
 
+-- {{key, tensor}, ...}: PyTorch's order (a module's parameters, its persistent buffers,
+-- then its children's, recursively); a tensor or child registered under several names
+-- appears under each, as PyTorch's state_dict keeps tied weights under both keys.
+local function state_entries(self, prefix, out)
+  out = out or {}
+  local np = rawget(self, '_non_persistent') or {}
+  for _, p in ipairs(each_named(self, '_param_names')) do out[#out + 1] = {prefix .. p[1], p[2]} end
+  for _, b in ipairs(each_named(self, '_buffer_names')) do
+    if not np[b[1]] then out[#out + 1] = {prefix .. b[1], b[2]} end
+  end
+  for _, c in ipairs(each_named(self, '_module_names')) do state_entries(c[2], prefix .. c[1] .. '.', out) end
+  return out
+end
+
 -- module:state_dict(): name -> tensor for every parameter and persistent buffer (dotted
 -- names; the tensors share storage with the module's, without history).
 function Module:state_dict()
   local sd = {}
-  for _, p in ipairs(self:named_parameters()) do sd[p[1]] = p[2]:detach() end
-  for _, mp in ipairs(self:named_modules()) do
-    local prefix, m = mp[1], mp[2]
-    local np = rawget(m, '_non_persistent') or {}
-    for _, b in ipairs(each_named(m, '_buffer_names')) do
-      if not np[b[1]] then sd[prefix == '' and b[1] or prefix .. '.' .. b[1]] = b[2]:detach() end
-    end
-  end
+  for _, e in ipairs(state_entries(self, '')) do sd[e[1]] = e[2]:detach() end
   return sd
 end
 
--- module:state_dict_keys(): the state_dict's names in registration order.
+-- module:state_dict_keys(): the state_dict's names in order.
 function Module:state_dict_keys()
-  local keys, sd = {}, self:state_dict()
-  for _, p in ipairs(self:named_parameters()) do keys[#keys + 1] = p[1] end
-  for _, b in ipairs(self:named_buffers()) do if sd[b[1]] then keys[#keys + 1] = b[1] end end
+  local keys = {}
+  for i, e in ipairs(state_entries(self, '')) do keys[i] = e[1] end
   return keys
 end
 
@@ -293,9 +417,10 @@ end
 function Module:load_state_dict(sd, opts)
   if type(sd) ~= 'table' then error('load_state_dict: expected a table of tensors', 2) end
   local strict = not (type(opts) == 'table' and opts.strict == false)
-  local own = self:state_dict()
+  local own, keys = {}, {}
+  for i, e in ipairs(state_entries(self, '')) do own[e[1]], keys[i] = e[2], e[1] end
   local missing, unexpected = {}, {}
-  for _, k in ipairs(self:state_dict_keys()) do
+  for _, k in ipairs(keys) do
     local v = sd[k]
     if v == nil then missing[#missing + 1] = k
     elseif not torch.is_tensor(v) then
@@ -340,15 +465,23 @@ function Module:register_forward_pre_hook(fn) return add_hook(rawget(self, '_for
 -- non-nil return replaces the output. Returns a handle with :remove().
 function Module:register_forward_hook(fn) return add_hook(rawget(self, '_forward_hooks'), fn) end
 
--- module:register_full_backward_hook(fn): fn(module, grad_input, grad_output) during
--- backward, with the gradients (Lua arrays) of the module's tensor inputs and outputs.
--- Returns a handle with :remove().
+-- module:register_full_backward_hook(fn): fn(module, grad_input, grad_output) once per
+-- backward through the module, as PyTorch's. grad_output holds the gradients of the
+-- tensors the call returned (in tables too, depth first), grad_input those of the
+-- tensor arguments; each has one entry per tensor, the count in .n (as table.pack). A
+-- grad_input entry is nil where no gradient flows (PyTorch's None); an output the loss
+-- does not use has zeros. A returned table (by position; nil entries pass nothing on)
+-- replaces grad_input. When no argument requires grad, grad_input is all nil
+-- ({n = count}) and the hook must return nil. Returns a handle with :remove().
 function Module:register_full_backward_hook(fn) return add_hook(rawget(self, '_backward_hooks'), fn) end
 
 -- ---- calling ----
 local function compute(self, ...)
-  if self.forward ~= Module.forward then return self:forward(...) end
-  return self:updateOutput(...)
+  local fields, cls = self._fields, getmetatable(self)
+  -- the class's methods unless the instance has its own
+  local forward = fields and fields.forward or cls.forward
+  if forward ~= Module.forward then return forward(self, ...) end
+  return (fields and fields.updateOutput or cls.updateOutput)(self, ...)
 end
 
 local function tensors_of(v, out)
@@ -360,40 +493,95 @@ local function tensors_of(v, out)
   return out
 end
 
--- inputs pass through a view node whose gradient the hooks see; outputs get hooks
-local function with_backward_hooks(self, args)
-  local hooks = rawget(self, '_backward_hooks')
-  local state = {grad_in = {}, grad_out = {}, pending = 0}
-  local inputs = {}
-  for i = 1, args.n do
-    local a = args[i]
-    if torch.is_tensor(a) and a.requires_grad and torch.is_grad_enabled() then
-      local v = a:view_as(a)
-      local slot = #inputs + 1
-      inputs[slot] = v
-      args[i] = v
-      v:register_hook(function(g)
-        state.grad_in[slot] = g
-        state.pending = state.pending - 1
-        if state.pending == 0 then
-          for _, h in ipairs(hooks) do h.fn(self, state.grad_in, state.grad_out) end
+-- Torch7's output and gradInput fields, unless the module registered that name
+local function keep(self, name, v)
+  local fields = self._fields
+  if fields == nil then rawset(self, name, v)
+  elseif self._kinds[name] == nil then fields[name] = v end
+end
+
+local function run_backward_hooks(state, grad_input)
+  local self = state.module
+  for _, h in ipairs(rawget(self, '_backward_hooks')) do
+    local r = h.fn(self, grad_input, state.grad_out)
+    if r ~= nil then
+      local name = torch.typename(self)
+      if type(r) ~= 'table' or torch.is_tensor(r) or (r.n or #r) > grad_input.n then
+        error(string.format('%s: a full backward hook must return nil or a table of at most %d gradients '
+                            .. '(one per tensor argument)', name, grad_input.n), 0)
+      end
+      for i = 1, grad_input.n do
+        if r[i] ~= nil and not (torch.is_tensor(r[i]) and state.inputs_tracked) then
+          error(state.inputs_tracked and string.format('%s: a full backward hook returned a %s for argument %d',
+                                                       name, type(r[i]), i)
+                or name .. ': a full backward hook of a module whose inputs do not require grad must return nil', 0)
         end
-      end)
+      end
+      grad_input = table.pack(table.unpack(r, 1, grad_input.n))
     end
   end
-  return function(outputs)
-    local outs = tensors_of(outputs)
-    state.pending = #inputs
-    for k, o in ipairs(outs) do
-      if o.requires_grad then
-        o:register_hook(function(g)
-          state.grad_out[k] = g
-          if #inputs == 0 then
-            for _, h in ipairs(hooks) do h.fn(self, {}, state.grad_out) end
-          end
-        end)
-      end
+  return grad_input
+end
+
+-- v with its tensors (in tensors_of's order) replaced by the next ones of list
+local function with_tensors(v, list, pos)
+  if torch.is_tensor(v) then
+    pos[1] = pos[1] + 1
+    return list[pos[1]]
+  elseif type(v) == 'table' and not is_module(v) then
+    local out = {}
+    for k, x in pairs(v) do out[k] = x end
+    for i, x in ipairs(v) do out[i] = with_tensors(x, list, pos) end
+    return setmetatable(out, getmetatable(v))
+  end
+  return v
+end
+
+-- identities, each over all the tensors of one side in one node (PyTorch's
+-- BackwardHookFunction): the outputs' backward sees every grad_output at once, the
+-- arguments' every grad_input, and runs the hooks
+local HookOutputs = torch.autograd.Function:extend('nn.BackwardHookOutputs')
+function HookOutputs.forward(ctx, state, ...)
+  ctx.state = state
+  return ...
+end
+function HookOutputs.backward(ctx, ...)
+  local state = ctx.state
+  state.grad_out = table.pack(...)
+  if not state.inputs_tracked then run_backward_hooks(state, {n = state.n_inputs}) end
+  return nil, ...
+end
+local HookInputs = torch.autograd.Function:extend('nn.BackwardHookInputs')
+HookInputs.forward = HookOutputs.forward
+function HookInputs.backward(ctx, ...)
+  local gi = run_backward_hooks(ctx.state, table.pack(...))
+  return nil, table.unpack(gi, 1, gi.n)
+end
+
+-- The tensor arguments pass through HookInputs when one requires grad; returns the
+-- function that passes the results' tensors through HookOutputs.
+local function with_backward_hooks(self, args)
+  local state = {module = self, grad_out = {n = 0}}
+  local slots, tensors = {}, {}
+  for i = 1, args.n do
+    local a = args[i]
+    if torch.is_tensor(a) then
+      slots[#slots + 1] = i
+      tensors[#tensors + 1] = a
+      state.inputs_tracked = state.inputs_tracked or (a.requires_grad and torch.is_grad_enabled())
     end
+  end
+  state.n_inputs = #slots
+  if state.inputs_tracked then
+    local passed = table.pack(HookInputs.apply(state, table.unpack(tensors)))
+    for k, i in ipairs(slots) do args[i] = passed[k] end
+  end
+  return function(res)
+    local outs = {}
+    for i = 1, res.n do tensors_of(res[i], outs) end
+    if #outs == 0 then return end
+    local passed, pos = table.pack(HookOutputs.apply(state, table.unpack(outs))), {0}
+    for i = 1, res.n do res[i] = with_tensors(res[i], passed, pos) end
   end
 end
 
@@ -404,7 +592,7 @@ function Module.__call(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    rawset(self, 'output', out)
+    keep(self, 'output', out)
     if extra ~= nil then return out, extra end
     return out
   end
@@ -423,8 +611,8 @@ function Module.__call(self, ...)
     local r = h.fn(self, args, res[1])
     if r ~= nil then res[1] = r end
   end
-  if finish then finish(res[1]) end
-  rawset(self, 'output', res[1])
+  if finish then finish(res) end
+  keep(self, 'output', res[1])
   return table.unpack(res, 1, res.n)
 end
 
@@ -469,8 +657,7 @@ local function clear_grads(x)
 end
 
 local function roots_and_seeds(self, gradOutput)
-  local out = rawget(self, 'output')
-  local roots, seeds = tensors_of(out), tensors_of(gradOutput)
+  local roots, seeds = tensors_of(self.output), tensors_of(gradOutput)
   if #roots == 0 or #roots ~= #seeds then
     error(string.format('%s:backward: call forward first, and give one gradOutput per output (%d outputs, %d gradients)',
                         torch.typename(self), #roots, #seeds), 3)
@@ -509,7 +696,7 @@ function Module:backward(input, gradOutput, scale)
     else for k, g in pairs(gi) do gi[k] = g / scale end end
   end
   clear_grads(x)
-  rawset(self, 'gradInput', gi)
+  keep(self, 'gradInput', gi)
   return gi
 end
 
@@ -523,7 +710,7 @@ function Module:updateGradInput(input, gradOutput)
     local gs = torch.autograd.grad(roots, xs, {grad_outputs = seeds, retain_graph = true, allow_unused = true})
     if torch.is_tensor(x) then gi = gs[1] else gi = gs end
   end
-  rawset(self, 'gradInput', gi)
+  keep(self, 'gradInput', gi)
   return gi
 end
 
@@ -561,7 +748,8 @@ end
 
 -- module:getParameters(): Torch7's flattening: one contiguous tensor holding all the
 -- parameters and one holding all their gradients; each parameter (and its .grad) becomes
--- a view into them, so an optimizer updating the flat tensor updates the model.
+-- a view into them, so an optimizer updating the flat tensor updates the model (and
+-- zero_grad zeroes the flat gradient in place rather than dropping it).
 function Module:getParameters()
   local ps = {}
   for _, p in ipairs(self:named_parameters()) do ps[#ps + 1] = p[2] end
@@ -584,6 +772,7 @@ function Module:getParameters()
       p.grad = nil
       p:set_(view)
       p.grad = gflat:narrow(1, off, n):view(p:size())
+      flat_grads[p] = p.grad
       off = off + n
     end
   end)
@@ -612,29 +801,36 @@ end
 -- module:clone(...): a deep copy (new parameters); with names ('weight', 'bias', ...)
 -- those fields are shared with the original instead, as Torch7's clone(...).
 function Module:clone(...)
-  local skip = {'output', 'gradInput', '_t7_input'}
+  -- the last call's values are not copied
   local saved = {}
   for _, m in ipairs(self:modules()) do
-    saved[m] = {}
-    for _, k in ipairs(skip) do saved[m][k] = rawget(m, k); rawset(m, k, nil) end
+    saved[m] = {m.output, m.gradInput, rawget(m, '_t7_input')}
+    keep(m, 'output', nil)
+    keep(m, 'gradInput', nil)
+    rawset(m, '_t7_input', nil)
   end
   local c = deep_copy(self, {})
-  for m, vals in pairs(saved) do for k, v in pairs(vals) do rawset(m, k, v) end end
+  for m, vals in pairs(saved) do
+    keep(m, 'output', vals[1])
+    keep(m, 'gradInput', vals[2])
+    rawset(m, '_t7_input', vals[3])
+  end
   if select('#', ...) > 0 then c:share(self, ...) end
   return c
 end
 
 -- module:share(other, 'weight', 'bias', ...): these fields of self (and of its
--- descendants, matched by position) become the same tensors as other's.
+-- descendants, matched by position) become the same tensors as other's. Sharing a
+-- parameter shares its gradient, so Torch7's 'gradWeight', 'gradBias' need nothing more.
 function Module:share(other, ...)
   local names = {...}
   local mine, theirs = self:modules(), other:modules()
   for i, m in ipairs(mine) do
     local o = theirs[i]
     if o then
+      local fields, from = rawget(m, '_fields'), rawget(o, '_fields')
       for _, n in ipairs(names) do
-        local v = rawget(o, n)
-        if v ~= nil then rawset(m, n, v) end
+        if from[n] ~= nil then fields[n] = from[n] end
       end
     end
   end
@@ -651,10 +847,11 @@ local function short_name(m)
   return (name:gsub('^nn%.', ''))
 end
 
--- a module prints as PyTorch's repr: Name(extra) or a tree of its children
+-- a module prints as PyTorch's repr: Name(extra) or a tree of its children (a child
+-- registered under several names printed under each)
 function Module.__tostring(self)
   local extra = self:extra_repr()
-  local children = self:named_children()
+  local children = each_named(self, '_module_names')
   if #children == 0 then return short_name(self) .. '(' .. extra .. ')' end
   local lines = {short_name(self) .. '(' .. (extra ~= '' and extra or '')}
   for _, c in ipairs(children) do

@@ -1,8 +1,8 @@
 -- nn containers: Sequential, ModuleList, ModuleDict, Concat, ConcatTable,
 -- ParallelTable, Identity. Children are named '1', '2', ... (1-based, where
--- PyTorch says '0', '1', ...); seq[i] and #seq work; Torch7's add/insert/
--- remove/get/size too. (Torch7's `seq.modules` field is `seq:children()` here:
--- `modules()` is PyTorch's method listing every descendant.)
+-- PyTorch says '0', '1', ...); seq[i], #seq and seq[i] = m work; Torch7's
+-- add/insert/remove/get/size too. (Torch7's `seq.modules` field is
+-- `seq:children()` here: `modules()` is PyTorch's method listing every descendant.)
 local torch = require 'torch'
 local nn = require 'nn'
 
@@ -12,27 +12,34 @@ local function check_module(m, who)
   if not nn.is_module(m) then error(who .. ': expected a module, got ' .. torch.type(m), 3) end
 end
 
--- an ordered list of children kept in self.modules and registered as '1', '2', ...
-local function renumber(self)
-  for _, n in ipairs(rawget(self, '_module_names')) do rawset(self, n, nil) end
-  local names = {}
-  for i, m in ipairs(rawget(self, '_items')) do
-    names[i] = tostring(i)
-    rawset(self, names[i], m)
-  end
-  rawset(self, '_module_names', names)
+local read, assign = Module.__index, Module.__newindex
+
+local function position(self, k, who)
+  local n = #rawget(self, '_items')
+  if k < 0 then k = n + k + 1 end
+  if k < 1 or k > n then error(string.format('%s: index %d out of range 1..%d', who, k, n), 3) end
+  return k
 end
 
+-- An ordered list of children (kept in _items) registered as '1', '2', ...: integer
+-- keys read them (negative from the end) and seq[i] = m replaces one.
 local function list_class(name)
   local cls = torch.class('nn.' .. name, 'nn.Module')
-  -- integer keys index the children
   cls.__index = function(self, k)
     if math.type(k) == 'integer' then
       local mods = rawget(self, '_items')
       if k < 0 then k = #mods + k + 1 end
       return mods[k]
     end
-    return cls[k]
+    return read(self, k)
+  end
+  cls.__newindex = function(self, k, v)
+    if math.type(k) ~= 'integer' then return assign(self, k, v) end
+    local who = 'nn.' .. name .. '[' .. k .. ']'
+    check_module(v, who)
+    local mods = rawget(self, '_items')
+    mods[position(self, k, who)] = v
+    self:_set_children(mods)
   end
   cls.__len = function(self) return #rawget(self, '_items') end
   function cls:__init(...)
@@ -44,7 +51,7 @@ local function list_class(name)
     check_module(m, 'nn.' .. name .. ':add')
     local mods = rawget(self, '_items')
     if index then table.insert(mods, index, m) else mods[#mods + 1] = m end
-    renumber(self)
+    self:_set_children(mods)
     return self
   end
   cls.append = cls.add
@@ -54,7 +61,7 @@ local function list_class(name)
   function cls:remove(index)
     local mods = rawget(self, '_items')
     local m = table.remove(mods, index or #mods)
-    renumber(self)
+    self:_set_children(mods)
     return m
   end
   -- get(i): the i-th child. size(): how many.

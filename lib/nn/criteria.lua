@@ -52,18 +52,30 @@ end)
 
 -- nn.NLLLoss({weight=, ignore_index=, reduction=}): negative log-likelihood of log-probabilities
 -- (N, C, *) at 1-based class targets. Torch7: nn.ClassNLLCriterion(weights, sizeAverage).
+-- Torch7 code passes labels of any integer type, whole numbers in a float tensor
+-- (torch.Tensor{1, 2, 3}), or one number for a 1-D input: all become int64.
+local function class_labels(target)
+  if type(target) == 'number' then
+    local label = math.tointeger(target)
+    if label == nil then error(string.format('nn.NLLLoss: class label %s is not a whole number', target), 4) end
+    return torch.tensor(label, {dtype = 'int64'})
+  end
+  if not torch.is_tensor(target) or target.dtype == 'int64' then return target end
+  if target:is_floating_point() and not target:eq(target:floor()):all():item() then
+    error('nn.NLLLoss: float class labels must be whole numbers, got a fraction in a tensor of size '
+          .. tostring(target:size()), 4)
+  end
+  return target:long()
+end
+
 criterion('NLLLoss', function(self, opts, size_average)
   if torch.is_tensor(opts) then opts = {weight = opts} end
   opts = opts or {}
   self.reduction = reduction_of(opts, size_average)
   self.weight, self.ignore_index = opts.weight, opts.ignore_index
 end, function(self, input, target)
-  -- Torch7 code passes labels of any integer type
-  if torch.is_tensor(target) and target.dtype ~= 'int64' and not target:is_floating_point() then
-    target = target:long()
-  end
-  return F.nll_loss(input, target, {weight = self.weight, ignore_index = self.ignore_index,
-                                    reduction = self.reduction})
+  return F.nll_loss(input, class_labels(target), {weight = self.weight, ignore_index = self.ignore_index,
+                                                  reduction = self.reduction})
 end)
 nn.ClassNLLCriterion = nn.NLLLoss
 
@@ -117,16 +129,18 @@ end, function(self, x, y) return F.kl_div(x, y, {reduction = self.reduction, log
 nn.DistKLDivCriterion = nn.KLDivLoss
 
 -- nn.CosineEmbeddingLoss({margin=0, reduction=}): 1 - cos(x1, x2) for y = 1,
--- max(0, cos - margin) for y = -1. crit({x1, x2}, y) as Torch7's nn.CosineEmbeddingCriterion(margin).
+-- max(0, cos - margin) for y = -1. crit(x1, x2, y) as PyTorch, or crit({x1, x2}, y) as
+-- Torch7's nn.CosineEmbeddingCriterion(margin).
 criterion('CosineEmbeddingLoss', function(self, opts)
   if type(opts) == 'number' then opts = {margin = opts} end
   self.reduction = reduction_of(opts)
   self.margin = type(opts) == 'table' and opts.margin or 0
-end, function(self, input, y)
-  if type(input) ~= 'table' or #input ~= 2 then
-    error('nn.CosineEmbeddingLoss: input must be a table {x1, x2}', 3)
-  end
-  return F.cosine_embedding_loss(input[1], input[2], y, {margin = self.margin, reduction = self.reduction})
+end, function(self, input, second, third)
+  local x1, x2, y
+  if torch.is_tensor(input) then x1, x2, y = input, second, third
+  elseif type(input) == 'table' and #input == 2 then x1, x2, y = input[1], input[2], second
+  else error('nn.CosineEmbeddingLoss: expected crit(x1, x2, y) or crit({x1, x2}, y)', 3) end
+  return F.cosine_embedding_loss(x1, x2, y, {margin = self.margin, reduction = self.reduction})
 end)
 nn.CosineEmbeddingCriterion = nn.CosineEmbeddingLoss
 

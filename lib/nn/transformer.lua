@@ -56,7 +56,8 @@ end
 -- mha(query, key, value, {key_padding_mask=, need_weights=true, attn_mask=,
 -- average_attn_weights=true, is_causal=false}): query (L, N, E) (batch_first: (N, L, E),
 -- or unbatched (L, E)), key/value (S, N, kdim/vdim). Returns the output (like query) and,
--- when need_weights, the attention weights (N, L, S) averaged over heads (or (N, heads, L, S)).
+-- when need_weights, the attention weights (N, L, S) averaged over heads (or (N, heads, L, S)),
+-- after dropout in training as PyTorch.
 -- Masks: bool true = not allowed for key_padding_mask (N, S) and for a bool attn_mask
 -- (L, S) or (N * heads, L, S), as PyTorch; a float attn_mask is added to the scores.
 function MHA:updateOutput(query, key, value, opts)
@@ -108,9 +109,9 @@ function MHA:updateOutput(query, key, value, opts)
     else scores = scores + kpm:view(N, 1, 1, S) end
   end
   local attn = scores:softmax(-1)
-  local attn_used = attn
-  if self.dropout > 0 then attn_used = F.dropout(attn, self.dropout, self.training) end
-  local out = attn_used:matmul(v)                                         -- (N, heads, L, D)
+  -- the weights returned are those used, after dropout, as PyTorch's
+  if self.dropout > 0 then attn = F.dropout(attn, self.dropout, self.training) end
+  local out = attn:matmul(v)                                              -- (N, heads, L, D)
   out = out:permute(3, 1, 2, 4):reshape(L, N, E)
   out = self.out_proj(out)
   if unbatched then out = out:squeeze(2)

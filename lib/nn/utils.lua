@@ -10,12 +10,20 @@ local function param_list(params, who)
   error(who .. ': expected a module, a tensor or a list of tensors, got ' .. type(params), 3)
 end
 
--- nn.utils.clip_grad_norm_(params, max_norm, {norm_type=2, error_if_nonfinite=false}):
--- scales the gradients so that their joint norm is at most max_norm; returns the norm
--- before clipping (a 0-dim tensor).
-function utils.clip_grad_norm_(params, max_norm, opts)
-  opts = opts or {}
-  local norm_type = opts.norm_type or 2
+-- nn.utils.clip_grad_norm_(params, max_norm, norm_type=2, error_if_nonfinite=false, foreach)
+-- as PyTorch's positional call, or clip_grad_norm_(params, max_norm, {norm_type=,
+-- error_if_nonfinite=}): scales the gradients so that their joint norm is at most
+-- max_norm; returns the norm before clipping (a 0-dim tensor). norm_type math.huge (or
+-- 'inf') is the max norm; foreach is accepted and ignored (one code path).
+function utils.clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite)
+  local opts = norm_type
+  if type(opts) ~= 'table' then opts = {norm_type = norm_type, error_if_nonfinite = error_if_nonfinite} end
+  norm_type = opts.norm_type or 2
+  if norm_type == 'inf' then norm_type = math.huge end
+  if type(norm_type) ~= 'number' or type(max_norm) ~= 'number' then
+    error(string.format('clip_grad_norm_: expected numbers for max_norm and norm_type, got %s and %s',
+                        type(max_norm), type(norm_type)), 2)
+  end
   local grads = {}
   for _, p in ipairs(param_list(params, 'clip_grad_norm_')) do
     if p.grad ~= nil then grads[#grads + 1] = p.grad end
@@ -43,8 +51,10 @@ function utils.clip_grad_norm_(params, max_norm, opts)
   end)
 end
 
--- nn.utils.clip_grad_value_(params, clip_value): clamps every gradient to [-clip, clip].
+-- nn.utils.clip_grad_value_(params, clip_value, foreach): clamps every gradient to
+-- [-clip, clip]; PyTorch's foreach (positional or {foreach=}) is accepted and ignored.
 function utils.clip_grad_value_(params, clip)
+  if type(clip) ~= 'number' then error('clip_grad_value_: expected a number for clip_value, got ' .. type(clip), 2) end
   torch.no_grad(function()
     for _, p in ipairs(param_list(params, 'clip_grad_value_')) do
       if p.grad ~= nil then p.grad:clamp_(-clip, clip) end

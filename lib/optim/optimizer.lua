@@ -83,6 +83,7 @@ local state_mt = {
     end
   end,
 }
+torch.register_metatable('optim.State', state_mt)   -- so torch.save keeps whole optimizers
 local function new_state() return setmetatable({}, state_mt) end
 
 local function deep_copy(v)

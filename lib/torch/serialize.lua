@@ -2,27 +2,82 @@
 -- torch.serialize(obj) / torch.deserialize(s): Lua values made of tables
 -- (nested, shared references and cycles kept), strings, numbers (integers
 -- and floats apart), booleans, torch.Size and tensors of every dtype; tables
--- of torch.class classes (nn modules) come back with their class.
+-- of torch.class classes (nn modules, optimizers) come back with their class.
+-- docs/serialize.md describes the format and its guarantees.
 --
 -- Format: "MOONTORCH" and a version byte, then one value. A value is a tag
 -- byte: 'n' nil, 't'/'f' booleans, 'i' integer (8 bytes), 'd' float (8),
--- 's' string (length, bytes), 'T' tensor (dtype name, dims, sizes, byte
--- count, bytes -- views are saved compacted: their values, not the storage),
--- 'S' torch.Size, 'R' reference to an earlier table or tensor (its id),
--- 'M' table (id, class name or '', pair count, key/value pairs); then the
--- CRC-32 of everything before it (4 bytes). Every length is checked against
--- what is left before anything is allocated.
+-- 's' string (length, bytes), 'T' tensor (dtype name, flags: 1 requires
+-- grad, 2 nn.Parameter; dims, sizes, byte count, bytes -- views are saved
+-- compacted: their values, not the storage), 'S' torch.Size, 'R' reference
+-- to an earlier table or tensor (its id), 'M' table (class name or '', pair
+-- count, key/value pairs); then the CRC-32 of everything before it (4
+-- bytes). Version 2 (read, not written) had no tensor flags. Every length is
+-- checked against what is left before anything is allocated, and nesting is
+-- bounded, so a bad file gives a 'torch.load:' error, never a crash.
 -- Writes are atomic: a temporary file in the same folder, flushed, fsynced
 -- and renamed over the target.
 local torch = require 'torch.core'
 
-local MAGIC = 'MOONTORCH\2'
+local MAGIC = 'MOONTORCH\3'
+local OLDEST_VERSION = 2
+-- Tables nested deeper than this are refused on save and on load: the
+-- reader recurses, and a hostile file could otherwise exhaust the stack.
+local MAX_DEPTH = 10000
+local REQUIRES_GRAD, PARAMETER = 1, 2
 local size_mt = debug.getregistry()['torch.Size']
+
+-- Packages torch.load may require to find a class a file names (an 'nn.Linear'
+-- needs nn); any other class must be defined before loading. Code runs on
+-- require, so this list stays short: add your own package when you trust its files.
+torch.load_packages = {nn = true, optim = true, data = true}
+
+-- Metatables that are not torch.class classes but may be saved (a library's
+-- helper tables), by the name the file records: torch.register_metatable.
+local named_mts, mt_names = {}, {}
+function torch.register_metatable(name, mt)
+  if type(name) ~= 'string' or type(mt) ~= 'table' then
+    error('torch.register_metatable(name, mt): expects a string and a table', 2)
+  end
+  named_mts[name], mt_names[mt] = mt, name
+end
+
+local function find_class(name)
+  return torch.getmetatable and torch.getmetatable(name) or named_mts[name]
+end
+
+-- "obj.a.b[key].c" from the keys followed so far; long paths keep their ends
+local KEY = {}
+local function path_text(trail, depth)
+  local parts = {'obj'}
+  for i = 1, depth - 1 do
+    if depth > 16 and i == 6 then parts[#parts + 1] = '...' end
+    if depth <= 16 or i < 6 or i > depth - 9 then
+      local k = trail[i]
+      parts[#parts + 1] = k == KEY and '[key]' or '.' .. tostring(k)
+    end
+  end
+  return table.concat(parts)
+end
 
 local function writer()
   local parts, ids, next_id = {}, {}, 0
+  -- for error messages only: the key followed at each depth and the table it came from
+  local trail, owners = {}, {}
   local function put(s) parts[#parts + 1] = s end
-  local function value(v, where)
+  local function fail(what, depth)
+    local msg = string.format('torch.save: %s at %s', what, path_text(trail, depth))
+    for d = depth - 1, 1, -1 do                   -- inside an object that has a state_dict: say so
+      local mt = getmetatable(owners[d])
+      if type(mt) == 'table' and mt.__typename and owners[d].state_dict then
+        msg = string.format('%s (%s, an object of class %s, cannot be saved whole: save its state_dict() instead)',
+                            msg, path_text(trail, d), mt.__typename)
+        break
+      end
+    end
+    error(msg, 0)
+  end
+  local function value(v, depth)
     local t = type(v)
     if v == nil then put('n')
     elseif t == 'boolean' then put(v and 't' or 'f')
@@ -31,11 +86,15 @@ local function writer()
     elseif t == 'string' then put('s' .. string.pack('<s4', v))
     elseif torch.is_tensor(v) or t == 'table' then
       if ids[v] then put('R' .. string.pack('<i4', ids[v])) return end
+      if depth > MAX_DEPTH then fail(string.format('tables nest deeper than %d levels', MAX_DEPTH), depth) end
       next_id = next_id + 1
       ids[v] = next_id
       if torch.is_tensor(v) then
+        local nn = package.loaded.nn
+        local flags = v.requires_grad and REQUIRES_GRAD or 0
+        if type(nn) == 'table' and nn.is_parameter and nn.is_parameter(v) then flags = flags | PARAMETER end
         local sz = v:size()
-        put('T' .. string.pack('<s1B', v.dtype, #sz))
+        put('T' .. string.pack('<s1BB', v.dtype, flags, #sz))
         for i = 1, #sz do put(string.pack('<i8', sz[i])) end
         put(string.pack('<s8', torch._tensor_bytes(v)))
         return
@@ -46,23 +105,26 @@ local function writer()
         for i = 1, #v do put(string.pack('<i8', v[i])) end
         return
       end
-      local class = mt and rawget(mt, '__typename') or ''
-      if mt and class == '' then
-        error(string.format('torch.save: cannot save a table with a metatable that is not a class at %s', where), 0)
+      local class = type(mt) == 'table' and (rawget(mt, '__typename') or mt_names[mt]) or ''
+      if mt ~= nil and (class == '' or find_class(class) ~= mt) then
+        fail('cannot save a table with a metatable that is not a registered class', depth)
       end
       local keys = {}
       for k in next, v do keys[#keys + 1] = k end
       put('M' .. string.pack('<s2i4', class, #keys))
+      owners[depth] = v
       for _, k in ipairs(keys) do
-        value(k, where .. '[key]')
-        value(rawget(v, k), where .. '.' .. tostring(k))
+        trail[depth] = KEY
+        value(k, depth + 1)
+        trail[depth] = k
+        value(rawget(v, k), depth + 1)
       end
     else
-      error(string.format('torch.save: cannot save a %s at %s', t, where), 0)
+      fail('cannot save a ' .. t, depth)
     end
   end
   return function(obj)
-    value(obj, 'obj')
+    value(obj, 1)
     local body = MAGIC .. table.concat(parts)
     return body .. string.pack('<I4', torch._crc32(body))
   end
@@ -73,12 +135,22 @@ function torch.serialize(obj)
   return writer()(obj)
 end
 
-local function class_named(name)
-  local mt = torch.getmetatable and torch.getmetatable(name)
+-- the metatable of a class a file names: one already defined, or one that a
+-- package of torch.load_packages defines
+local function class_named(name, source)
+  local mt = find_class(name)
+  local pkg = name:match('^([^.]+)%.')
+  if not mt and pkg and torch.load_packages[pkg] then
+    require(pkg)
+    mt = find_class(name)
+  end
   if not mt then
-    local pkg = name:match('^([^.]+)%.')
-    if pkg then pcall(require, pkg) end
-    mt = torch.getmetatable and torch.getmetatable(name)
+    local allowed = {}
+    for p in pairs(torch.load_packages) do allowed[#allowed + 1] = p end
+    table.sort(allowed)
+    error(string.format("torch.load: %s holds an object of class '%s', which is not defined (require the package "
+                        .. "that defines it before loading; torch.load itself requires only %s)", source, name,
+                        table.concat(allowed, ', ')), 0)
   end
   return mt
 end
@@ -89,9 +161,10 @@ function torch.deserialize(s, source)
   if type(s) ~= 'string' or #s < #MAGIC or s:sub(1, #MAGIC - 1) ~= MAGIC:sub(1, -2) then
     error('torch.load: ' .. source .. ' is not a moontorch file (wrong magic)', 2)
   end
-  if s:sub(#MAGIC, #MAGIC) ~= MAGIC:sub(-1) then
-    error(string.format('torch.load: %s is format version %d; this moontorch reads version %d', source,
-                        s:byte(#MAGIC), MAGIC:byte(-1)), 2)
+  local version = s:byte(#MAGIC)
+  if version < OLDEST_VERSION or version > MAGIC:byte(-1) then
+    error(string.format('torch.load: %s is format version %d; this moontorch reads versions %d to %d', source,
+                        version, OLDEST_VERSION, MAGIC:byte(-1)), 2)
   end
   if #s < #MAGIC + 4 then error('torch.load: ' .. source .. ' is truncated', 2) end
   local stored = string.unpack('<I4', s, #s - 3)
@@ -100,18 +173,49 @@ function torch.deserialize(s, source)
     error('torch.load: ' .. source .. ' is corrupt or truncated (checksum mismatch)', 2)
   end
   local pos, refs = #MAGIC + 1, {}
+  local function corrupt(fmt, ...)
+    error('torch.load: ' .. source .. ' is corrupt (' .. string.format(fmt, ...) .. ')', 0)
+  end
   local function need(n, what)
-    if n < 0 or pos + n - 1 > #s then
+    if n < 0 or n > #s - pos + 1 then
       error(string.format('torch.load: %s is truncated or corrupt (%s needs %d bytes at offset %d, %d left)',
                           source, what, n, pos - 1, #s - pos + 1), 0)
     end
   end
   local function unpack(fmt, size, what)
     need(size, what)
-    local a, b, c = string.unpack(fmt, s, pos)
-    return a, b, c
+    local a, b = string.unpack(fmt, s, pos)
+    return a, b
   end
-  local function value()
+  local function tensor()
+    local dlen = unpack('<B', 1, 'a dtype')
+    need(1 + dlen + 1, 'a dtype')
+    local dtype, flags
+    dtype, pos = string.unpack('<s1', s, pos)
+    if version >= 3 then flags, pos = unpack('<B', 1, 'tensor flags') else flags = 0 end
+    if flags > (REQUIRES_GRAD | PARAMETER) then corrupt('tensor flags %d', flags) end
+    local ndim
+    ndim, pos = unpack('<B', 1, 'a dim count')
+    local shape = {}
+    for i = 1, ndim do
+      shape[i], pos = unpack('<i8', 8, 'a tensor size')
+      if shape[i] < 0 then corrupt('a negative tensor size %d', shape[i]) end
+    end
+    local nbytes
+    nbytes, pos = unpack('<i8', 8, 'a byte count')
+    if nbytes < 0 then corrupt('a negative byte count %d', nbytes) end
+    need(nbytes, 'tensor data')
+    local t = torch._tensor_from_bytes(s:sub(pos, pos + nbytes - 1), dtype, shape, 'torch.load: ' .. source)
+    pos = pos + nbytes
+    if flags & PARAMETER ~= 0 then
+      class_named('nn.Module', source)            -- loads nn
+      t = package.loaded.nn.Parameter(t, flags & REQUIRES_GRAD ~= 0)
+    elseif flags & REQUIRES_GRAD ~= 0 then
+      t:requires_grad_(true)
+    end
+    return t
+  end
+  local function value(depth)
     need(1, 'a tag')
     local tag = s:sub(pos, pos)
     pos = pos + 1
@@ -127,60 +231,75 @@ function torch.deserialize(s, source)
       return v
     elseif tag == 'R' then
       local id; id, pos = unpack('<i4', 4, 'a reference')
-      if refs[id] == nil then error('torch.load: ' .. source .. ' refers to an unknown object ' .. id, 0) end
+      if refs[id] == nil then corrupt('a reference to an unknown object %d', id) end
       return refs[id]
-    elseif tag == 'S' then
+    end
+    if depth > MAX_DEPTH then corrupt('tables nest deeper than %d levels', MAX_DEPTH) end
+    if tag == 'S' then
       local n; n, pos = unpack('<B', 1, 'a size')
       local out = {}
       for i = 1, n do out[i], pos = unpack('<i8', 8, 'a size') end
       refs[#refs + 1] = out                       -- numbered like tables and tensors
       return setmetatable(out, size_mt)
     elseif tag == 'T' then
-      local dlen = unpack('<B', 1, 'a dtype')
-      need(1 + dlen + 1, 'a dtype')
-      local dtype, ndim
-      dtype, ndim, pos = string.unpack('<s1B', s, pos)
-      local shape, count = {}, 1
-      for i = 1, ndim do
-        shape[i], pos = unpack('<i8', 8, 'a tensor size')
-        if shape[i] < 0 then error('torch.load: ' .. source .. ' holds a negative tensor size', 0) end
-        count = count * shape[i]
+      local ok, t = pcall(tensor)
+      if not ok then
+        t = tostring(t):gsub('^[^\n]-:%d+: ', '', 1)     -- the position a C error carries
+        error(t:find('^torch%.load: ') and t or 'torch.load: ' .. source .. ': ' .. t, 0)
       end
-      local nbytes = unpack('<I8', 8, 'tensor data')
-      need(8 + nbytes, 'tensor data')
-      local bytes
-      bytes, pos = string.unpack('<s8', s, pos)
-      local ok, t = pcall(torch._tensor_from_bytes, bytes, dtype, shape)
-      if not ok then error('torch.load: ' .. source .. ': ' .. tostring(t), 0) end
       refs[#refs + 1] = t
       return t
     elseif tag == 'M' then
-      need(2, 'a class name')
-      local class, count
-      local clen = string.unpack('<I2', s, pos)
+      local clen = unpack('<I2', 2, 'a class name')
       need(2 + clen + 4, 'a table header')
+      local class, count
       class, count, pos = string.unpack('<s2i4', s, pos)
-      if count < 0 or count > #s then error('torch.load: ' .. source .. ' is corrupt (a table of ' .. count .. ' entries)', 0) end
+      if count < 0 or count > (#s - pos + 1) // 2 then corrupt('a table of %d entries', count) end
       local t = {}
       refs[#refs + 1] = t
       for _ = 1, count do
-        local k = value()
-        local v = value()
-        if k == nil then error('torch.load: ' .. source .. ' is corrupt (a nil key)', 0) end
+        local k = value(depth + 1)
+        local v = value(depth + 1)
+        if k == nil then corrupt('a nil key') end
+        if k ~= k then corrupt('a NaN key') end
         rawset(t, k, v)
       end
-      if class ~= '' then
-        local mt = class_named(class)
-        if not mt then error('torch.load: ' .. source .. ' holds a ' .. class .. ', a class that does not exist', 0) end
-        setmetatable(t, mt)
-      end
+      if class ~= '' then setmetatable(t, class_named(class, source)) end
       return t
     end
-    error(string.format('torch.load: %s is corrupt (unknown tag %q at offset %d)', source, tag, pos - 2), 0)
+    corrupt('unknown tag %q at offset %d', tag, pos - 2)
   end
-  local v = value()
-  if pos ~= #s + 1 then error('torch.load: ' .. source .. ' has ' .. (#s - pos + 1) .. ' bytes after its value', 0) end
+  local v = value(1)
+  if pos ~= #s + 1 then corrupt('%d bytes after its value', #s - pos + 1) end
   return v
+end
+
+-- torch._write_atomic(path, op, fill): fill(f) writes a temporary file in
+-- path's folder, which is flushed, fsynced and renamed over path; on any
+-- failure the temporary file goes and path is untouched. Errors name op.
+-- The temporary name comes from the pid, the time and a counter (not
+-- math.random: saving must not move the user's random stream).
+local temp_count = 0
+function torch._write_atomic(path, op, fill)
+  if type(path) ~= 'string' or type(op) ~= 'string' or type(fill) ~= 'function' then
+    error('torch._write_atomic(path, op, fill): expects two strings and a function', 2)
+  end
+  temp_count = temp_count + 1
+  local tmp = string.format('%s.tmp.%d.%d.%d', path, torch._getpid(), os.time(), temp_count)
+  local f, err = io.open(tmp, 'wb')
+  if not f then error(op .. ': cannot write ' .. path .. ': ' .. tostring(err), 0) end
+  local ok, ferr = pcall(fill, f)
+  if ok then ok, ferr = f:flush() end
+  f:close()
+  if ok then ok, ferr = pcall(torch._fsync, tmp) end
+  if ok then ok, ferr = os.rename(tmp, path) end
+  if not ok then
+    os.remove(tmp)
+    ferr = tostring(ferr)
+    local own = ferr:find('^' .. op:gsub('%p', '%%%0') .. ':')
+    error(own and ferr or op .. ': writing ' .. path .. ' failed: ' .. ferr, 0)
+  end
+  pcall(torch._fsync, path:match('^(.*)/[^/]*$') or '.')
 end
 
 -- torch.save(path, obj): writes obj to path atomically (a crash leaves the old file).
@@ -188,30 +307,41 @@ function torch.save(...)
   local path, obj = ...
   if type(path) ~= 'string' then error('torch.save: the first argument is the file name (Torch7 order)', 2) end
   if select('#', ...) < 2 then error('torch.save(path, obj): nothing to save', 2) end
-  local ok, bytes = pcall(torch.serialize, obj)
-  if not ok then error(bytes, 2) end
-  local dir = path:match('^(.*)/[^/]*$') or '.'
-  local tmp = string.format('%s.tmp.%d.%d', path, torch._getpid(), math.random(1, 1e9))
-  local f, err = io.open(tmp, 'wb')
-  if not f then error('torch.save: cannot write ' .. path .. ': ' .. tostring(err), 2) end
-  local wrote, werr = f:write(bytes)
-  local flushed = wrote and f:flush()
-  f:close()
-  if not (wrote and flushed) then os.remove(tmp); error('torch.save: writing ' .. path .. ' failed: ' .. tostring(werr), 2) end
-  local synced, serr = pcall(torch._fsync, tmp)
-  if not synced then os.remove(tmp); error(serr, 2) end
-  local renamed, rerr = os.rename(tmp, path)
-  if not renamed then os.remove(tmp); error('torch.save: ' .. tostring(rerr), 2) end
-  pcall(torch._fsync, dir)
+  local ok, err = pcall(function()
+    local bytes = torch.serialize(obj)
+    torch._write_atomic(path, 'torch.save', function(f) assert(f:write(bytes)) end)
+  end)
+  if not ok then error(err, 2) end
+end
+
+-- the options of torch.load: {map_location = 'cpu'}, or 'cpu' alone
+local function check_load_options(opts)
+  if type(opts) == 'string' then opts = {map_location = opts} end
+  if opts == nil then return end
+  if type(opts) ~= 'table' then
+    error("torch.load: options must be a table such as {map_location = 'cpu'}, got a " .. type(opts), 3)
+  end
+  for k, v in pairs(opts) do
+    if k == 'map_location' then
+      if type(v) ~= 'string' then
+        error("torch.load: map_location must be a device name such as 'cpu', got a " .. type(v), 3)
+      elseif v ~= 'cpu' then
+        error("torch.load: map_location '" .. v .. "' is not available (only 'cpu' here)", 3)
+      end
+    elseif k == 'mmap' then
+      error('torch.load: mmap is not supported for moontorch files (their data is checksummed as one '
+            .. 'stream); torch.load_safetensors(path, {mmap = true}) maps a safetensors file', 3)
+    else
+      error(string.format("torch.load: unknown option '%s' (options: map_location)", tostring(k)), 3)
+    end
+  end
 end
 
 -- torch.load(path, {map_location='cpu'}): the value torch.save wrote to path.
+-- Files record no device: every tensor loads on the CPU.
 function torch.load(path, opts)
   if type(path) ~= 'string' then error('torch.load: expected a file name', 2) end
-  local where = type(opts) == 'table' and opts.map_location or 'cpu'
-  if where ~= 'cpu' then
-    error("torch.load: map_location '" .. tostring(where) .. "' is not available (only 'cpu' here)", 2)
-  end
+  check_load_options(opts)
   local f, err = io.open(path, 'rb')
   if not f then error('torch.load: cannot open ' .. path .. ': ' .. tostring(err), 2) end
   local bytes = f:read('a')
