@@ -15,6 +15,10 @@
    loop of small ops rarely pays for a GC step, small enough that temporaries
    of large tensors are reclaimed while memory stays flat. */
 #define LT_GC_DEBT_STEP ((int64_t)4 << 20)
+/* Bytes allocated between two full collections at least (see pay_gc_debt
+   in lt_tensor.c): large enough that a small model's training loop runs
+   a full collection only every few steps. */
+#define LT_GC_FULL_MIN ((int64_t)128 << 20)
 
 extern int lt_default_dtype;
 

@@ -26,12 +26,35 @@ mt_tensor *lt_check(lua_State *L, int i, const char *op) {
 
 lua_State *lt_last_L;
 
-mt_tensor *lt_push(lua_State *L) {
-  lt_last_L = L;
-  if (mt_alloc_debt() > LT_GC_DEBT_STEP) {
-    int64_t debt = mt_alloc_take_debt();
+/* Bytes allocated since the last full collection, and what was live after it. */
+static int64_t since_full, live_after_full;
+
+/* Pays the allocator's debt to Lua's collector. A step alone is not enough
+   under the generational collector (th's): tensors still referenced when a
+   young collection runs (an op's operands, a step's activations) become
+   old, and old objects go only at a major collection, which Lua's own
+   accounting -- blind to tensor memory -- seldom starts. So once the bytes
+   allocated since the last full collection pass what was live after it
+   (and LT_GC_FULL_MIN), a full collection runs: memory stays within about
+   twice the live size, and the cost, proportional to the Lua heap, is paid
+   once per that many bytes. */
+static void pay_gc_debt(lua_State *L) {
+  int64_t debt = mt_alloc_take_debt();
+  since_full += debt;
+  if (since_full > (live_after_full > LT_GC_FULL_MIN ? live_after_full : LT_GC_FULL_MIN)) {
+    lua_gc(L, LUA_GCCOLLECT);
+    mt_alloc_stats st;
+    mt_alloc_get_stats(&st);
+    live_after_full = st.allocated;
+    since_full = 0;
+  } else {
     lua_gc(L, LUA_GCSTEP, (int)(debt >> 10));
   }
+}
+
+mt_tensor *lt_push(lua_State *L) {
+  lt_last_L = L;
+  if (mt_alloc_debt() > LT_GC_DEBT_STEP) pay_gc_debt(L);
   mt_tensor *t = lua_newuserdatauv(L, sizeof(mt_tensor), 1);
   t->storage = NULL;
   t->grad_meta = NULL;
