@@ -1,100 +1,16 @@
 -- examples/fashion_mnist_mlp.lua: the seeds' FashionMNIST lab in moontorch.
 -- An MLP (784-256-256-10, ReLU, Dropout 0.2) trained with Adam (lr 1e-3) and
 -- cross-entropy on batches of 64; train loss/accuracy and test loss/accuracy
--- each epoch; a checkpoint at the end.
+-- each epoch; a checkpoint at the end (the loop: examples/fashion_train.lua).
 --   th examples/fashion_mnist_mlp.lua --epochs 10 --batch-size 64 --lr 1e-3 --workers 0 --threads 1
 local nn = require 'nn'
-local optim = require 'optim'
-local data = require 'data'
+local train = dofile((arg[0]:match('(.*/)') or './') .. 'fashion_train.lua')
 
-local cmd = torch.CmdLine()
-cmd:text('Train an MLP on FashionMNIST')
-cmd:option('--epochs', 10, 'passes over the training set')
-cmd:option('--batch-size', 64, 'images per batch')
-cmd:option('--lr', 1e-3, 'Adam learning rate')
-cmd:option('--workers', 0, 'DataLoader worker processes')
-cmd:option('--threads', 1, 'threads for the tensor library')
-cmd:option('--root', '/usr/share/datasets/fashion-mnist', 'folder of the IDX files')
-cmd:option('--seed', 1, 'random seed')
-cmd:option('--checkpoint', 'fashion_mnist_mlp.t7', 'file the final checkpoint goes to ("" for none)')
-cmd:option('--limit', 0, 'use only this many training batches per epoch (0: all)')
-local opt = cmd:parse(arg)
-
-torch.setnumthreads(opt.threads)
-torch.manual_seed(opt.seed)
-
--- data: uint8 images to floats in [0, 1], normalized with FashionMNIST's mean and std
-local T = data.transforms
-local transform = T.Compose{T.ToTensor(), T.Normalize(0.2860, 0.3530)}
-local train_set = data.FashionMNIST{root = opt.root, train = true, transform = transform}
-local test_set = data.FashionMNIST{root = opt.root, train = false, transform = transform}
-local train_loader = data.DataLoader(train_set, {batch_size = opt.batch_size, shuffle = true,
-                                                 num_workers = opt.workers})
-local test_loader = data.DataLoader(test_set, {batch_size = 1000, num_workers = opt.workers})
-print(string.format('FashionMNIST: %d training and %d test images', #train_set, #test_set))
-
--- the model of the seeds' lab
-local model = nn.Sequential(
-  nn.Flatten(),
-  nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
-  nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2),
-  nn.Linear(256, 10))
-print(model)
-print(string.format('%d parameters', model:num_parameters()))
-
-local criterion = nn.CrossEntropyLoss()
-local optimizer = optim.Adam(model:parameters(), {lr = opt.lr})
-
-local function evaluate(loader)
-  model:eval()
-  local loss, correct, count = 0, 0, 0
-  torch.no_grad(function()
-    for _, batch in loader:iter() do
-      local x, y = batch[1], batch[2]
-      local logits = model(x)
-      loss = loss + criterion(logits, y):item() * y:size(1)
-      local _, pred = logits:max(2)
-      correct = correct + pred:view(-1):eq(y):sum():item()
-      count = count + y:size(1)
-    end
-  end)
-  return loss / count, correct / count
-end
-
-local start = torch.clock()
-local test_acc
-for epoch = 1, opt.epochs do
-  model:train()
-  local t0 = torch.clock()
-  local total_loss, correct, count = 0, 0, 0
-  local n = opt.limit > 0 and math.min(opt.limit, #train_loader) or #train_loader
-  for i, batch in train_loader:iter() do
-    if i > n then break end
-    local x, y = batch[1], batch[2]
-    optimizer:zero_grad()
-    local logits = model(x)
-    local loss = criterion(logits, y)
-    loss:backward()
-    optimizer:step()
-    total_loss = total_loss + loss:item() * y:size(1)
-    local _, pred = logits:max(2)
-    correct = correct + pred:view(-1):eq(y):sum():item()
-    count = count + y:size(1)
-    if i % 50 == 0 or i == n then torch.progress(i, n, {text = string.format('loss %.4f', total_loss / count)}) end
-  end
-  local test_loss, acc = evaluate(test_loader)
-  test_acc = acc
-  print(string.format('epoch %2d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  (%.1f s)', epoch,
-                      total_loss / count, 100 * correct / count, test_loss, 100 * acc, torch.clock() - t0))
-end
-print(string.format('test accuracy %.2f%% after %d epochs, %.1f s', 100 * test_acc, opt.epochs, torch.clock() - start))
-
-if opt.checkpoint ~= '' then
-  if torch.save then
-    torch.save(opt.checkpoint, {model = model:state_dict(), optimizer = optimizer:state_dict(),
-                                epochs = opt.epochs, test_accuracy = test_acc, rng = torch.get_rng_state()})
-    print('checkpoint written to ' .. opt.checkpoint)
-  else
-    print('torch.save is not available in this build: no checkpoint written')
-  end
-end
+local opt = train.options('Train an MLP on FashionMNIST', 'fashion_mnist_mlp.t7', 10)
+train.run(opt, function()
+  return nn.Sequential(
+    nn.Flatten(),
+    nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
+    nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2),
+    nn.Linear(256, 10))
+end)

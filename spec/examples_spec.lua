@@ -43,4 +43,22 @@ describe('examples', function()
     os.remove(ck)
     assert.are.same({256, 784}, loaded.model['2.weight']:size():totable())
   end)
+
+  it('fashion_mnist_cnn.lua trains the CNN a few batches and writes its checkpoint', function()
+    local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
+    if not f then
+      pending('dataset-fashion-mnist is not installed: the FashionMNIST example not run')
+      return
+    end
+    f:close()
+    local ck = os.tmpname()
+    local ok, out = run('examples/fashion_mnist_cnn.lua --epochs 1 --limit 30 --checkpoint ' .. ck)
+    assert.is_true(ok, out)
+    local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
+    assert.is_true(acc and acc > 50, out)
+    local loaded = torch.load(ck)
+    os.remove(ck)
+    assert.are.same({32, 1, 3, 3}, loaded.model['1.weight']:size():totable())
+    assert.are.same({64}, loaded.model['6.running_mean']:size():totable())
+  end)
 end)

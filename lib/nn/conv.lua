@@ -1,10 +1,10 @@
--- Convolution and pooling, composed from differentiable tensor ops (unfold
--- windows, a matrix product), so autograd and double backward come for free:
--- F.conv2d, F.conv1d, F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d,
--- F.pad (constant), and the modules Conv1d, Conv2d, MaxPool2d, AvgPool2d,
--- AdaptiveAvgPool2d, ZeroPad2d (Torch7 names: SpatialConvolution,
+-- Convolution and pooling: F.conv2d, F.conv1d, F.conv_transpose2d on the C
+-- kernels (torch._conv2d, torch._conv_transpose2d, with their derivatives in
+-- C); F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d and F.pad (constant)
+-- composed from differentiable tensor ops (unfold windows). Modules Conv1d,
+-- Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, ZeroPad2d
+-- (Torch7 names: SpatialConvolution, SpatialFullConvolution,
 -- SpatialMaxPooling, SpatialAveragePooling, SpatialZeroPadding).
--- This is the reference path; C kernels (issue 8) will replace the inner work.
 local torch = require 'torch'
 local nn = require 'nn'
 local F = nn.functional
@@ -60,51 +60,35 @@ local function batched4(x, name)
 end
 
 -- F.conv2d(x, weight, bias, {stride=1, padding=0 | 'same' | 'valid', dilation=1, groups=1}):
--- x (N, C, H, W), weight (O, C / groups, kh, kw), bias (O).
+-- x (N, C, H, W) or (C, H, W), weight (O, C / groups, kh, kw), bias (O). The C kernel
+-- (torch._conv2d); 'same' pads d * (k - 1) in all, the extra one after, as PyTorch.
 function F.conv2d(x, weight, bias, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.conv2d')
-  local N, C, H, W = input:size(1), input:size(2), input:size(3), input:size(4)
-  local O, Cg, kh, kw = weight:size(1), weight:size(2), weight:size(3), weight:size(4)
-  local groups = opts.groups or 1
-  if C ~= Cg * groups or O % groups ~= 0 then
-    error(string.format('F.conv2d: input of size %s has %d channels, weight of size %s expects %d x %d groups',
-                        tostring(input:size()), C, tostring(weight:size()), Cg, groups), 2)
+  if not torch.is_tensor(weight) or weight:dim() ~= 4 then
+    error('F.conv2d: expected a 4-D weight (O, C / groups, kh, kw)', 2)
   end
+  local kh, kw = weight:size(3), weight:size(4)
   local sh, sw = pair(opts.stride or 1, 'F.conv2d stride')
   local dh, dw = pair(opts.dilation or 1, 'F.conv2d dilation')
-  local ph, pw
+  local pt, pb, pl, pr
   if opts.padding == 'same' then
     if sh ~= 1 or sw ~= 1 then error("F.conv2d: padding='same' needs stride 1", 2) end
     local th, tw = dh * (kh - 1), dw * (kw - 1)
-    input = F.pad(input, {tw // 2, tw - tw // 2, th // 2, th - th // 2})
-    ph, pw = 0, 0
-  elseif opts.padding == 'valid' or opts.padding == nil then ph, pw = 0, 0
-  else ph, pw = pair(opts.padding, 'F.conv2d padding') end
-  if ph > 0 or pw > 0 then input = F.pad(input, {pw, pw, ph, ph}) end
-  local Hp, Wp = input:size(3), input:size(4)
-  if (kh - 1) * dh + 1 > Hp or (kw - 1) * dw + 1 > Wp then
-    error(string.format('F.conv2d: kernel %dx%d (dilation %dx%d) larger than the padded input %dx%d', kh, kw, dh, dw,
-                        Hp, Wp), 2)
+    pt, pb, pl, pr = th // 2, th - th // 2, tw // 2, tw - tw // 2
+  elseif opts.padding == 'valid' or opts.padding == nil then
+    pt, pb, pl, pr = 0, 0, 0, 0
+  else
+    local ph, pw = pair(opts.padding, 'F.conv2d padding')
+    pt, pb, pl, pr = ph, ph, pw, pw
   end
-  local u = windows(input, kh, kw, sh, sw, dh, dw)             -- N, C, Ho, Wo, kh, kw
-  local Ho, Wo = u:size(3), u:size(4)
-  local outs = {}
-  local Og = O // groups
-  for g = 1, groups do
-    local ug = groups == 1 and u or u:narrow(2, (g - 1) * Cg + 1, Cg)
-    local cols = ug:permute(1, 3, 4, 2, 5, 6):reshape(N * Ho * Wo, Cg * kh * kw)
-    local wg = groups == 1 and weight or weight:narrow(1, (g - 1) * Og + 1, Og)
-    outs[g] = cols:mm(wg:reshape(Og, Cg * kh * kw):t())      -- N*Ho*Wo, Og
-  end
-  local y = groups == 1 and outs[1] or torch.cat(outs, 2)
-  if bias ~= nil then y = y + bias end
-  y = y:view(N, Ho, Wo, O):permute(1, 4, 2, 3):contiguous()
+  local y = torch._conv2d(input, weight, bias, sh, sw, pt, pb, pl, pr, dh, dw, opts.groups or 1)
   if unbatched then y = y:squeeze(1) end
   return y
 end
 
--- F.conv1d(x, weight, bias, opts): x (N, C, L), weight (O, C / groups, k).
+-- F.conv1d(x, weight, bias, opts): x (N, C, L) or (C, L), weight (O, C / groups, k):
+-- a conv2d of height 1.
 function F.conv1d(x, weight, bias, opts)
   opts = opts or {}
   local unbatched = x:dim() == 2
@@ -116,8 +100,24 @@ function F.conv1d(x, weight, bias, opts)
   return unbatched and y:squeeze(1) or y
 end
 
--- F.max_pool2d(x, kernel, {stride=kernel, padding=0, dilation=1, return_indices=false}):
--- the maximum of each window; with return_indices also the 1-based positions in each H*W plane.
+-- F.conv_transpose2d(x, weight, bias, {stride=1, padding=0, output_padding=0, groups=1,
+-- dilation=1}): the input gradient of conv2d, as PyTorch's; weight (C, O / groups, kh, kw).
+function F.conv_transpose2d(x, weight, bias, opts)
+  opts = opts or {}
+  local input, unbatched = batched4(x, 'F.conv_transpose2d')
+  local sh, sw = pair(opts.stride or 1, 'F.conv_transpose2d stride')
+  local ph, pw = pair(opts.padding or 0, 'F.conv_transpose2d padding')
+  local oh, ow = pair(opts.output_padding or 0, 'F.conv_transpose2d output_padding')
+  local dh, dw = pair(opts.dilation or 1, 'F.conv_transpose2d dilation')
+  local y = torch._conv_transpose2d(input, weight, bias, sh, sw, ph, pw, oh, ow, dh, dw, opts.groups or 1)
+  if unbatched then y = y:squeeze(1) end
+  return y
+end
+
+-- F.max_pool2d(x, kernel, {stride=kernel, padding=0, dilation=1, ceil_mode=false,
+-- return_indices=false}): the maximum of each window (a NaN wins); with return_indices also
+-- the 1-based positions in each H*W plane. The C kernel finds the positions; the values are
+-- x gathered there, so gradients (and second derivatives) follow from gather's.
 function F.max_pool2d(x, kernel, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.max_pool2d')
@@ -125,23 +125,12 @@ function F.max_pool2d(x, kernel, opts)
   local sh, sw = pair(opts.stride or kernel, 'F.max_pool2d stride')
   local ph, pw = pair(opts.padding or 0, 'F.max_pool2d padding')
   local dh, dw = pair(opts.dilation or 1, 'F.max_pool2d dilation')
-  if ph > kh // 2 or pw > kw // 2 then error('F.max_pool2d: padding must be at most half the kernel', 2) end
-  local H, W = input:size(3), input:size(4)
-  if ph > 0 or pw > 0 then input = F.pad(input, {pw, pw, ph, ph}, {value = -math.huge}) end
-  local u = windows(input, kh, kw, sh, sw, dh, dw)
-  local N, C, Ho, Wo = u:size(1), u:size(2), u:size(3), u:size(4)
-  local v, i = u:reshape(N, C, Ho, Wo, kh * kw):max(5)
-  if unbatched then v = v:squeeze(1) end
-  if not opts.return_indices then return v end
-  -- window position (row r, col c, 0-based) -> flat index in the unpadded plane
-  local i0 = i - 1
-  local c = i0:remainder(kw)
-  local r = ((i0 - c) / kw):round():long()
-  local oy = torch.arange(0, Ho, {dtype = 'int64'}):view(1, 1, Ho, 1) * sh - ph
-  local ox = torch.arange(0, Wo, {dtype = 'int64'}):view(1, 1, 1, Wo) * sw - pw
-  local idx = (oy + r * dh) * W + (ox + c * dw) + 1
-  if unbatched then idx = idx:squeeze(1) end
-  return v, idx
+  local idx = torch._max_pool2d_indices(input, kh, kw, sh, sw, ph, pw, dh, dw, opts.ceil_mode == true)
+  local N, C, Ho, Wo = idx:size(1), idx:size(2), idx:size(3), idx:size(4)
+  local v = input:reshape(N, C, input:size(3) * input:size(4)):gather(3, idx:view(N, C, Ho * Wo)):view(N, C, Ho, Wo)
+  if unbatched then v, idx = v:squeeze(1), idx:squeeze(1) end
+  if opts.return_indices then return v, idx end
+  return v
 end
 
 -- F.avg_pool2d(x, kernel, {stride=kernel, padding=0, count_include_pad=true}): window means.
@@ -243,6 +232,50 @@ end
 conv_class('Conv2d', 2, F.conv2d)
 -- nn.Conv1d(in_channels, out_channels, kernel_size, opts): on (N, C, L).
 conv_class('Conv1d', 1, F.conv1d)
+
+-- nn.ConvTranspose2d(in_channels, out_channels, kernel_size, {stride=, padding=,
+-- output_padding=, groups=, dilation=, bias=true}); weight (in, out / groups, kh, kw).
+-- Torch7: nn.SpatialFullConvolution(nIn, nOut, kW, kH, dW, dH, padW, padH, adjW, adjH).
+local ConvT = torch.class('nn.ConvTranspose2d', 'nn.Module')
+function ConvT:__init(in_channels, out_channels, kernel, opts)
+  Module.__init(self)
+  opts = opts or {}
+  local groups = opts.groups or 1
+  if math.type(in_channels) ~= 'integer' or math.type(out_channels) ~= 'integer' or in_channels % groups ~= 0
+     or out_channels % groups ~= 0 then
+    error(string.format('nn.ConvTranspose2d: in_channels (%s) and out_channels (%s) must be integers divisible by '
+                        .. 'groups (%d)', tostring(in_channels), tostring(out_channels), groups), 2)
+  end
+  self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+  self.kernel_size = type(kernel) == 'table' and kernel or {kernel, kernel}
+  self.stride, self.padding, self.dilation = opts.stride or 1, opts.padding or 0, opts.dilation or 1
+  self.output_padding = opts.output_padding or 0
+  self.weight = nn.Parameter(torch.empty({in_channels, out_channels // groups, self.kernel_size[1],
+                                          self.kernel_size[2]}, {dtype = opts.dtype}))
+  if opts.bias ~= false then self.bias = nn.Parameter(torch.empty(out_channels, {dtype = opts.dtype})) end
+  self:reset_parameters()
+end
+-- reset_parameters(): uniform in +-1/sqrt(fan_in), fan_in = out / groups * kh * kw as PyTorch computes it.
+function ConvT:reset_parameters()
+  local bound = 1 / math.sqrt(self.weight:numel() // self.in_channels)
+  torch.no_grad(function()
+    self.weight:uniform_(-bound, bound)
+    if self.bias then self.bias:uniform_(-bound, bound) end
+  end)
+end
+function ConvT:updateOutput(x)
+  return F.conv_transpose2d(x, self.weight, self.bias, {stride = self.stride, padding = self.padding,
+                            output_padding = self.output_padding, dilation = self.dilation, groups = self.groups})
+end
+function ConvT:extra_repr()
+  local function show(v) return type(v) == 'table' and '{' .. table.concat(v, ', ') .. '}' or tostring(v) end
+  return string.format('%d, %d, kernel_size=%s, stride=%s, padding=%s', self.in_channels, self.out_channels,
+                       show(self.kernel_size), show(self.stride), show(self.padding))
+end
+function nn.SpatialFullConvolution(nin, nout, kw, kh, dw, dh, padw, padh, adjw, adjh)
+  return nn.ConvTranspose2d(nin, nout, {kh or kw, kw}, {stride = {dh or 1, dw or 1}, padding = {padh or 0, padw or 0},
+                            output_padding = {adjh or 0, adjw or 0}})
+end
 
 -- Torch7: nn.SpatialConvolution(nIn, nOut, kW, kH, dW=1, dH=1, padW=0, padH=0)
 function nn.SpatialConvolution(nin, nout, kw, kh, dw, dh, padw, padh)

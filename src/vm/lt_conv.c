@@ -1,8 +1,10 @@
-/* lt_conv.c: Lua bindings of the convolution kernels, the low-level forms
-   nn.functional builds on (it resolves 'same' padding, 1-D shapes and
-   unbatched inputs): torch._conv2d and torch._conv_transpose2d. */
+/* lt_conv.c: Lua bindings of the convolution and pooling kernels, the
+   low-level forms nn.functional builds on (it resolves 'same' padding, 1-D
+   shapes and unbatched inputs): torch._conv2d, torch._conv_transpose2d,
+   torch._max_pool2d_indices. */
 #include "lt.h"
 #include "../autograd/ag_conv.h"
+#include "../tensor/mt_pool.h"
 
 /* the integers at [from, from + n) */
 static void read_ints(lua_State *L, int from, int n, int64_t *out) {
@@ -48,7 +50,21 @@ static int l_conv_transpose2d(lua_State *L) {
   return 1;
 }
 
+/* torch._max_pool2d_indices(x, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode): int64
+   (n, c, oh, ow), the 1-based position of each window's maximum in its h * w
+   plane (no history: the values are x gathered there, which differentiates) */
+static int l_max_pool2d_indices(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "max_pool2d");
+  int64_t v[8];
+  read_ints(L, 2, 8, v);
+  const int64_t k[2] = {v[0], v[1]}, s[2] = {v[2], v[3]}, p[2] = {v[4], v[5]}, d[2] = {v[6], v[7]};
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_max_pool2d_indices(r, x, k, s, p, d, lua_toboolean(L, 10), 1));
+  return 1;
+}
+
 static const luaL_Reg functions[] = {
-  {"_conv2d", l_conv2d}, {"_conv_transpose2d", l_conv_transpose2d}, {NULL, NULL}};
+  {"_conv2d", l_conv2d}, {"_conv_transpose2d", l_conv_transpose2d}, {"_max_pool2d_indices", l_max_pool2d_indices},
+  {NULL, NULL}};
 
 void lt_open_conv(lua_State *L) { lt_setfuncs(L, NULL, functions); }
