@@ -46,6 +46,27 @@ describe('autograd basics', function()
     close(w.grad, torch.zeros(3))
   end)
 
+  it('.grad never shares memory with a tensor the caller holds', function()
+    -- the first gradient may become .grad without a copy only when nothing else sees it
+    local x = torch.ones(3, {requires_grad = true})
+    local g = torch.tensor({1.0, 2, 3})
+    x:backward(g)
+    g:fill_(100)
+    close(x.grad, torch.tensor({1.0, 2, 3}))
+    local w = torch.ones(2, 3, {requires_grad = true})
+    local y = w * 2
+    local seen
+    y:register_hook(function(grad) seen = grad end)
+    y:sum():backward()
+    seen:fill_(7)                                -- the hook's tensor is not w.grad
+    close(w.grad, torch.full({2, 3}, 2))
+    local e = torch.ones(1, {requires_grad = true})
+    e:expand(4):sum():backward()                 -- a broadcast gradient is summed first
+    close(e.grad, torch.tensor({4.0}))
+    ;(e * 1):expand(2):sum():backward()
+    close(e.grad, torch.tensor({6.0}))
+  end)
+
   it('frees the graph after backward unless retain_graph is set', function()
     local x = torch.ones(2, {requires_grad = true})
     local y = (x * x):sum()

@@ -413,11 +413,21 @@ static int accumulate_backward(mt_node *n, const mt_tensor *grad_out, mt_tensor 
   return 0;
 }
 
+/* Whether g is the only tensor on a storage it fills exactly (densely, from
+   its start): then .grad can take that storage instead of a copy, as
+   PyTorch steals an unshared gradient; later accumulation in place touches
+   nothing anyone else sees. */
+static int gradient_unshared(const mt_tensor *g) {
+  return g->storage->refcount == 1 && g->offset == 0 && mt_is_contiguous(g) &&
+         g->storage->nbytes == (size_t)mt_numel(g) * mt_dtypes[g->dtype].size;
+}
+
 static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out) {
   if (!m->grad.storage) {
     /* create_graph keeps the gradient's own graph; otherwise a private copy,
        so later in-place accumulation never writes into a shared tensor */
     if (mt_ag_grad_enabled()) { mt_ag_alias(&m->grad, grad_out); return 0; }
+    if (gradient_unshared(grad_out)) { mt_tensor_alias(&m->grad, grad_out); return 0; }
     return mt_clone(&m->grad, grad_out);
   }
   if (mt_ag_grad_enabled()) {                  /* create_graph: grad = grad + g, recorded */
