@@ -71,6 +71,9 @@ describe('help', function()
     assert.truthy(torch.help_text(optim.AdamW):match('^optim%.AdamW%(params'))
     assert.truthy(torch.help_text(data.DataLoader):match('^data%.DataLoader%(dataset'))
     assert.truthy(torch.help_text(nn.ReLU):match('^nn%.ReLU%(%)'))
+    -- classes whose every function a shared builder made: the comment in the file named after them
+    assert.truthy(torch.help_text(nn.BatchNorm2d):match('^nn%.BatchNorm2d%(num_features'))
+    assert.truthy(torch.help_text(nn.LSTM):match('^nn%.LSTM%(input_size'))
     -- an instance shows its class
     assert.are.equal(torch.help_text(nn.Linear), torch.help_text(nn.Linear(2, 3)))
   end)

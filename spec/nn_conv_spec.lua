@@ -1,4 +1,4 @@
--- Convolution and pooling (lib/nn/conv.lua): values against PyTorch 2.15
+-- Convolution and pooling (lib/nn/functional/conv.lua and the modules on it): values against PyTorch 2.15
 -- (inputs from a fixed formula both sides compute), gradients by gradcheck.
 local torch = require 'torch'
 local nn = require 'nn'

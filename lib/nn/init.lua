@@ -1,28 +1,46 @@
 -- nn: modules, criteria, initialization and the functional forms, Torch7's
 -- and PyTorch's names both. `local nn = require 'nn'` (also the global nn).
+-- One class a file, named for it (lib/nn/Linear.lua holds nn.Linear and its
+-- Torch7 alias); the builders classes share live in lib/nn/_*.lua.
 local torch = require 'torch'
 local nn = {}
 package.loaded.nn = nn
 _G.nn = nn
 
 nn.functional = require 'nn.functional'
+require 'nn.functional.conv'
 nn.F = nn.functional
 nn.init = require 'nn.initialization'
 
 require 'nn.Module'
 require 'nn.Criterion'
-require 'nn.containers'
-require 'nn.Linear'
-require 'nn.shape'
-require 'nn.activations'
-require 'nn.layers'
-require 'nn.norm'
-require 'nn.criteria'
-require 'nn.recurrent'
-require 'nn.transformer'
+
+-- the modules and criteria, by area
+local CLASSES = {
+  -- containers
+  'Sequential', 'ModuleList', 'ModuleDict', 'Concat', 'ConcatTable', 'ParallelTable', 'Identity',
+  -- layers
+  'Linear', 'Bilinear', 'Embedding', 'Dropout', 'Dropout2d',
+  -- shapes
+  'Flatten', 'Unflatten', 'Reshape', 'View',
+  -- activations
+  'ReLU', 'ReLU6', 'LeakyReLU', 'ELU', 'GELU', 'SiLU', 'Sigmoid', 'Tanh', 'LogSigmoid', 'Softmax', 'LogSoftmax',
+  'Softmin', 'Softplus', 'Hardtanh', 'PReLU',
+  -- normalization
+  'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d',
+  -- criteria
+  'CrossEntropyLoss', 'NLLLoss', 'MSELoss', 'L1Loss', 'SmoothL1Loss', 'HuberLoss', 'BCELoss', 'BCEWithLogitsLoss',
+  'KLDivLoss', 'CosineEmbeddingLoss',
+  -- recurrent
+  'RNNCell', 'LSTMCell', 'GRUCell', 'RNN', 'LSTM', 'GRU',
+  -- attention
+  'MultiheadAttention', 'TransformerEncoderLayer', 'TransformerEncoder',
+  -- convolution and pooling
+  'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'AdaptiveAvgPool2d', 'ZeroPad2d',
+}
+for _, name in ipairs(CLASSES) do require('nn.' .. name) end
+
 nn.utils = require 'nn.utils'
--- convolution and pooling modules, when their kernels are there
-if package.searchpath('nn.conv', package.path) then require 'nn.conv' end
 
 torch.nn = nn
 return nn

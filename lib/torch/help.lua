@@ -2,7 +2,7 @@
 -- are documented in lib/torch/doc/*.lua, one entry per function, by area;
 -- Lua functions and classes by the comment next to their definition: the
 -- block right above it, or the block that opens with their name (a class
--- made by a helper such as activation('ReLU', ...), or torch.class).
+-- made by a helper such as Activation.define('ReLU', ...), or torch.class).
 local torch = require 'torch.core'
 
 -- The areas of lib/torch/doc, in the order docs/reference.md lists them.
@@ -255,9 +255,14 @@ local function is_class(t)
   return type(t) == 'table' and type(rawget(t, '__typename') or rawget(t, '__name')) == 'string'
 end
 
--- The source files of a class's own functions, then of its ancestors'.
+-- The file named after a class (lib/nn/ReLU.lua for nn.ReLU), which keeps the
+-- comment of a class a helper made, then the source files of its own
+-- functions, then of its ancestors'.
 local function class_files(class)
   local files, seen = {}, {}
+  local typename = rawget(class, '__typename') or rawget(class, '__name')
+  local own = type(typename) == 'string' and package.searchpath(typename, package.path)
+  if own then seen[own] = true; files[1] = own end
   local c, depth = class, 0
   while type(c) == 'table' and depth < 16 do
     for _, v in pairs(c) do

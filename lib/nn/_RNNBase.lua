@@ -1,6 +1,7 @@
--- nn recurrent layers: RNNCell, LSTMCell, GRUCell and the multi-step, multi-layer
--- RNN, LSTM and GRU (batch_first, bidirectional, dropout between layers), with
--- PyTorch's parameter names (weight_ih_l1, bias_hh_l1_reverse, ...; layers 1-based).
+-- The builders of the recurrent layers: the cells (RNNCell, LSTMCell, GRUCell) and
+-- the multi-step, multi-layer RNN, LSTM and GRU (batch_first, bidirectional, dropout
+-- between layers), with PyTorch's parameter names (weight_ih_l1, bias_hh_l1_reverse,
+-- ...; layers 1-based).
 -- Gates are computed with one matrix product per weight, as PyTorch lays them out
 -- (LSTM: input, forget, cell, output; GRU: reset, update, new).
 local torch = require 'torch'
@@ -45,6 +46,7 @@ local function check_sizes(name, input_size, hidden_size)
   end
 end
 
+-- cell_class(kind): defines nn.<kind>Cell, one step of kind 'RNN', 'LSTM' or 'GRU'.
 local function cell_class(kind)
   local name = kind .. 'Cell'
   local cls, Module = torch.class('nn.' .. name, 'nn.Module')
@@ -105,14 +107,9 @@ local function cell_class(kind)
   return cls
 end
 
--- nn.RNNCell(input_size, hidden_size, {bias=true, nonlinearity='tanh'}): h' = tanh(W_ih x + b_ih + W_hh h + b_hh).
-cell_class('RNN')
--- nn.LSTMCell(input_size, hidden_size, {bias=true}): returns h', c'.
-cell_class('LSTM')
--- nn.GRUCell(input_size, hidden_size, {bias=true}): returns h'.
-cell_class('GRU')
-
 -- ---- multi-step, multi-layer ----
+
+-- layer_class(kind): defines nn.<kind>, kind 'RNN', 'LSTM' or 'GRU' over a sequence.
 local function layer_class(kind)
   local cls, Module = torch.class('nn.' .. kind, 'nn.Module')
   function cls:__init(input_size, hidden_size, opts)
@@ -222,12 +219,4 @@ local function layer_class(kind)
   return cls
 end
 
--- nn.RNN(input_size, hidden_size, {num_layers=1, nonlinearity='tanh', bias=true,
--- batch_first=false, dropout=0, bidirectional=false}): output, h_n = rnn(x, h0).
-layer_class('RNN')
--- nn.LSTM(input_size, hidden_size, opts): output, {h_n, c_n} = lstm(x, {h0, c0}).
-layer_class('LSTM')
--- nn.GRU(input_size, hidden_size, opts): output, h_n = gru(x, h0).
-layer_class('GRU')
-
-return nn
+return {cell = cell_class, layer = layer_class}

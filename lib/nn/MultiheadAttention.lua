@@ -1,6 +1,3 @@
--- nn attention and transformer layers: MultiheadAttention, TransformerEncoderLayer,
--- TransformerEncoder -- enough for a small GPT (causal masks, padding masks,
--- pre- or post-norm).
 local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
@@ -10,8 +7,8 @@ local init = require 'nn.initialization'
 -- kdim=, vdim=}): attention over num_heads heads of embed_dim / num_heads each, with
 -- PyTorch's parameters: in_proj_weight (3E, E) and in_proj_bias (or q/k/v_proj_weight
 -- when kdim or vdim differ), and out_proj (an nn.Linear).
-local MHA, Module = torch.class('nn.MultiheadAttention', 'nn.Module')
-function MHA:__init(embed_dim, num_heads, opts)
+local MultiheadAttention, Module = torch.class('nn.MultiheadAttention', 'nn.Module')
+function MultiheadAttention:__init(embed_dim, num_heads, opts)
   Module.__init(self)
   opts = opts or {}
   if math.type(embed_dim) ~= 'integer' or math.type(num_heads) ~= 'integer' or num_heads < 1
@@ -37,7 +34,7 @@ function MHA:__init(embed_dim, num_heads, opts)
 end
 
 -- reset_parameters(): Xavier-uniform projections, zero biases (as PyTorch).
-function MHA:reset_parameters()
+function MultiheadAttention:reset_parameters()
   if self.same_dims then init.xavier_uniform_(self.in_proj_weight)
   else
     init.xavier_uniform_(self.q_proj_weight); init.xavier_uniform_(self.k_proj_weight)
@@ -49,7 +46,7 @@ function MHA:reset_parameters()
   end)
 end
 
-function MHA:extra_repr()
+function MultiheadAttention:extra_repr()
   return string.format('embed_dim=%d, num_heads=%d', self.embed_dim, self.num_heads)
 end
 
@@ -60,7 +57,7 @@ end
 -- after dropout in training as PyTorch.
 -- Masks: bool true = not allowed for key_padding_mask (N, S) and for a bool attn_mask
 -- (L, S) or (N * heads, L, S), as PyTorch; a float attn_mask is added to the scores.
-function MHA:updateOutput(query, key, value, opts)
+function MultiheadAttention:updateOutput(query, key, value, opts)
   opts = opts or {}
   key, value = key or query, value or key or query
   local unbatched = query:dim() == 2
@@ -123,85 +120,4 @@ function MHA:updateOutput(query, key, value, opts)
   return out, weights
 end
 
--- nn.TransformerEncoderLayer(d_model, nhead, {dim_feedforward=2048, dropout=0.1,
--- activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=false, norm_first=false, bias=true}):
--- self-attention and a feed-forward block, each with a residual connection and LayerNorm
--- (after, or before with norm_first as in GPT).
-local Layer = torch.class('nn.TransformerEncoderLayer', 'nn.Module')
-function Layer:__init(d_model, nhead, opts)
-  Module.__init(self)
-  opts = opts or {}
-  local ff, p = opts.dim_feedforward or 2048, opts.dropout or 0.1
-  local dt = opts.dtype
-  self.self_attn = nn.MultiheadAttention(d_model, nhead, {dropout = p, batch_first = opts.batch_first,
-                                                          bias = opts.bias, dtype = dt})
-  self.linear1 = nn.Linear(d_model, ff, {bias = opts.bias ~= false, dtype = dt})
-  self.dropout = nn.Dropout(p)
-  self.linear2 = nn.Linear(ff, d_model, {bias = opts.bias ~= false, dtype = dt})
-  self.norm_first = opts.norm_first or false
-  self.norm1 = nn.LayerNorm(d_model, {eps = opts.layer_norm_eps or 1e-5, dtype = dt})
-  self.norm2 = nn.LayerNorm(d_model, {eps = opts.layer_norm_eps or 1e-5, dtype = dt})
-  self.dropout1 = nn.Dropout(p)
-  self.dropout2 = nn.Dropout(p)
-  local act = opts.activation or 'relu'
-  if act ~= 'relu' and act ~= 'gelu' then
-    error("nn.TransformerEncoderLayer: activation must be 'relu' or 'gelu', got '" .. tostring(act) .. "'", 3)
-  end
-  self.activation = act
-end
-
-function Layer:_sa_block(x, opts)
-  local out = self.self_attn(x, x, x, {attn_mask = opts.src_mask, key_padding_mask = opts.src_key_padding_mask,
-                                       is_causal = opts.is_causal, need_weights = false})
-  return self.dropout1(out)
-end
-
-function Layer:_ff_block(x)
-  local h = self.linear1(x)
-  h = self.activation == 'gelu' and F.gelu(h) or F.relu(h)
-  return self.dropout2(self.linear2(self.dropout(h)))
-end
-
--- layer(src, {src_mask=, src_key_padding_mask=, is_causal=}): the encoded src (same shape).
-function Layer:updateOutput(src, opts)
-  opts = opts or {}
-  local x = src
-  if self.norm_first then
-    x = x + self:_sa_block(self.norm1(x), opts)
-    x = x + self:_ff_block(self.norm2(x))
-  else
-    x = self.norm1(x + self:_sa_block(x, opts))
-    x = self.norm2(x + self:_ff_block(x))
-  end
-  return x
-end
-
--- nn.TransformerEncoder(encoder_layer, num_layers, {norm=}): num_layers copies of
--- encoder_layer (each with its own parameters), then an optional final norm module.
-local Encoder = torch.class('nn.TransformerEncoder', 'nn.Module')
-function Encoder:__init(layer, num_layers, opts)
-  Module.__init(self)
-  if math.type(num_layers) ~= 'integer' or num_layers < 1 then
-    error('nn.TransformerEncoder: num_layers must be a positive integer', 3)
-  end
-  opts = opts or {}
-  local copies = {}
-  for i = 1, num_layers do copies[i] = layer:clone() end
-  self.layers = nn.ModuleList(copies)
-  self.num_layers = num_layers
-  if opts.norm then self.norm = opts.norm end
-end
-
--- encoder(src, {mask=, src_key_padding_mask=, is_causal=}): src through every layer.
-function Encoder:updateOutput(src, opts)
-  opts = opts or {}
-  local x = src
-  for i = 1, self.num_layers do
-    x = self.layers[i](x, {src_mask = opts.mask, src_key_padding_mask = opts.src_key_padding_mask,
-                            is_causal = opts.is_causal})
-  end
-  if self.norm then x = self.norm(x) end
-  return x
-end
-
-return nn
+return MultiheadAttention

@@ -1,4 +1,3 @@
--- nn layers without a file of their own: Embedding, Dropout, Dropout1d/2d.
 local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
@@ -49,25 +48,4 @@ function Embedding:extra_repr()
 end
 nn.LookupTable = Embedding
 
--- nn.Dropout(p=0.5): in training, zeroes each element with probability p and scales
--- the rest by 1/(1-p); in evaluation (model:eval()) the identity.
-local function dropout_class(name, fn)
-  local cls = torch.class('nn.' .. name, 'nn.Module')
-  function cls:__init(p)
-    Module.__init(self)
-    p = p or 0.5
-    if type(p) ~= 'number' or p < 0 or p > 1 then
-      error(string.format('nn.%s: dropout probability has to be between 0 and 1, but got %s', name, tostring(p)), 3)
-    end
-    self.p = p
-  end
-  function cls:updateOutput(x) return fn(x, self.p, self.training) end
-  function cls:extra_repr() return string.format('p=%g', self.p) end
-  return cls
-end
-dropout_class('Dropout', F.dropout)
--- nn.Dropout2d(p=0.5): zeroes whole channels of (N, C, H, W) or (C, H, W) input.
-dropout_class('Dropout2d', F.dropout2d)
-nn.SpatialDropout = nn.Dropout2d
-
-return nn
+return Embedding

@@ -1,0 +1,18 @@
+local list_class = require 'nn._Container'
+
+-- nn.Sequential(m1, m2, ...): applies its children in order.
+local Sequential = list_class('Sequential')
+local list_init = Sequential.__init
+function Sequential:__init(...)
+  list_init(self)
+  for i = 1, select('#', ...) do self:add((select(i, ...))) end
+end
+function Sequential:updateOutput(x, ...)
+  local mods = rawget(self, '_items')
+  if #mods == 0 then return x end
+  x = mods[1](x, ...)
+  for i = 2, #mods do x = mods[i](x) end
+  return x
+end
+
+return Sequential

@@ -1,0 +1,78 @@
+-- The builder of the list containers (Sequential, ModuleList, Concat,
+-- ConcatTable, ParallelTable). Children are named '1', '2', ... (1-based, where
+-- PyTorch says '0', '1', ...); seq[i], #seq and seq[i] = m work; Torch7's
+-- add/insert/remove/get/size too. (Torch7's `seq.modules` field is
+-- `seq:children()` here: `modules()` is PyTorch's method listing every descendant.)
+local torch = require 'torch'
+local nn = require 'nn'
+
+local Module = nn.Module
+
+local function check_module(m, who)
+  if not nn.is_module(m) then error(who .. ': expected a module, got ' .. torch.type(m), 3) end
+end
+
+local read, assign = Module.__index, Module.__newindex
+
+local function position(self, k, who)
+  local n = #rawget(self, '_items')
+  if k < 0 then k = n + k + 1 end
+  if k < 1 or k > n then error(string.format('%s: index %d out of range 1..%d', who, k, n), 3) end
+  return k
+end
+
+-- An ordered list of children (kept in _items) registered as '1', '2', ...: integer
+-- keys read them (negative from the end) and seq[i] = m replaces one.
+local function list_class(name)
+  local cls = torch.class('nn.' .. name, 'nn.Module')
+  cls.__index = function(self, k)
+    if math.type(k) == 'integer' then
+      local mods = rawget(self, '_items')
+      if k < 0 then k = #mods + k + 1 end
+      return mods[k]
+    end
+    return read(self, k)
+  end
+  cls.__newindex = function(self, k, v)
+    if math.type(k) ~= 'integer' then return assign(self, k, v) end
+    local who = 'nn.' .. name .. '[' .. k .. ']'
+    check_module(v, who)
+    local mods = rawget(self, '_items')
+    mods[position(self, k, who)] = v
+    self:_set_children(mods)
+  end
+  cls.__len = function(self) return #rawget(self, '_items') end
+  function cls:__init(...)
+    Module.__init(self)
+    rawset(self, '_items', {})
+  end
+  -- add(m) (Torch7) / append(m): adds a child at the end; returns self.
+  function cls:add(m, index)
+    check_module(m, 'nn.' .. name .. ':add')
+    local mods = rawget(self, '_items')
+    if index then table.insert(mods, index, m) else mods[#mods + 1] = m end
+    self:_set_children(mods)
+    return self
+  end
+  cls.append = cls.add
+  -- insert(m, index): adds a child at index.
+  function cls:insert(m, index) return self:add(m, index or #rawget(self, '_items') + 1) end
+  -- remove(index=last): takes out a child; returns it.
+  function cls:remove(index)
+    local mods = rawget(self, '_items')
+    local m = table.remove(mods, index or #mods)
+    self:_set_children(mods)
+    return m
+  end
+  -- get(i): the i-th child. size(): how many.
+  function cls:get(i) return rawget(self, '_items')[i] end
+  function cls:size() return #rawget(self, '_items') end
+  -- extend(list): appends every module of a Lua array; returns self.
+  function cls:extend(list)
+    for _, m in ipairs(list) do self:add(m) end
+    return self
+  end
+  return cls
+end
+
+return list_class

@@ -1,0 +1,56 @@
+-- The builder of the convolution modules (Conv1d, Conv2d): weight (out, in / groups,
+-- kernel...) and bias (out), the output their nn.functional form.
+local torch = require 'torch'
+local nn = require 'nn'
+local helpers = require 'nn._helpers'
+
+-- conv_class(name, dims, fn): defines nn.<name>(in_channels, out_channels, kernel_size, opts)
+-- over dims spatial dims, whose output is fn(x, weight, bias, opts).
+local function conv_class(name, dims, fn)
+  local cls, Module = torch.class('nn.' .. name, 'nn.Module')
+  function cls:__init(in_channels, out_channels, kernel, opts)
+    Module.__init(self)
+    opts = opts or {}
+    local groups = opts.groups or 1
+    if math.type(in_channels) ~= 'integer' or math.type(out_channels) ~= 'integer' or in_channels % groups ~= 0
+       or out_channels % groups ~= 0 then
+      error(string.format('nn.%s: in_channels (%s) and out_channels (%s) must be integers divisible by groups (%d)',
+                          name, tostring(in_channels), tostring(out_channels), groups), 3)
+    end
+    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+    local k = type(kernel) == 'table' and kernel or (dims == 2 and {kernel, kernel} or {kernel})
+    self.kernel_size = k
+    self.stride, self.padding, self.dilation = opts.stride or 1, opts.padding or 0, opts.dilation or 1
+    local shape = {out_channels, in_channels // groups, table.unpack(k)}
+    self.weight = nn.Parameter(torch.empty(shape, {dtype = opts.dtype}))
+    if opts.bias ~= false then self.bias = nn.Parameter(torch.empty(out_channels, {dtype = opts.dtype})) end
+    self:reset_parameters()
+  end
+  -- reset_parameters(): weight and bias uniform in +-1/sqrt(fan_in), as PyTorch.
+  function cls:reset_parameters()
+    local fan_in = self.weight:numel() // self.out_channels
+    local bound = 1 / math.sqrt(fan_in)
+    torch.no_grad(function()
+      self.weight:uniform_(-bound, bound)
+      if self.bias then self.bias:uniform_(-bound, bound) end
+    end)
+  end
+  function cls:updateOutput(x)
+    return fn(x, self.weight, self.bias, {stride = self.stride, padding = self.padding, dilation = self.dilation,
+                                          groups = self.groups})
+  end
+  function cls:extra_repr()
+    local s = string.format('%d, %d, kernel_size={%s}', self.in_channels, self.out_channels,
+                            table.concat(self.kernel_size, ', '))
+    local show = helpers.show
+    if self.stride ~= 1 then s = s .. ', stride=' .. show(self.stride) end
+    if self.padding ~= 0 then s = s .. ', padding=' .. show(self.padding) end
+    if self.dilation ~= 1 then s = s .. ', dilation=' .. show(self.dilation) end
+    if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
+    if not self.bias then s = s .. ', bias=false' end
+    return s
+  end
+  return cls
+end
+
+return conv_class

@@ -1,0 +1,29 @@
+-- The builder of the window pooling modules (MaxPool2d, AvgPool2d): a kernel, a
+-- stride (the kernel by default) and padding, the output their nn.functional form.
+local torch = require 'torch'
+local helpers = require 'nn._helpers'
+
+-- pool_class(name, fn): defines nn.<name>(kernel_size, opts or stride) whose output is
+-- fn(x, kernel_size, opts).
+local function pool_class(name, fn)
+  local cls, Module = torch.class('nn.' .. name, 'nn.Module')
+  function cls:__init(kernel, opts)
+    Module.__init(self)
+    if type(opts) == 'number' then opts = {stride = opts} end
+    opts = opts or {}
+    self.kernel_size, self.stride, self.padding = kernel, opts.stride or kernel, opts.padding or 0
+    self.opts = opts
+  end
+  function cls:updateOutput(x)
+    return fn(x, self.kernel_size, {stride = self.stride, padding = self.padding,
+                                    count_include_pad = self.opts.count_include_pad})
+  end
+  function cls:extra_repr()
+    local show = helpers.show
+    return string.format('kernel_size=%s, stride=%s, padding=%s', show(self.kernel_size), show(self.stride),
+                         show(self.padding))
+  end
+  return cls
+end
+
+return pool_class
