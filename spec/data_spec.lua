@@ -14,6 +14,17 @@ local function write(path, bytes)
   f:close()
 end
 
+-- the th beside the torch/core.so in use (TH_BIN overrides; ./build/th as a last resort)
+local function th_bin()
+  local th = os.getenv('TH_BIN')
+  for template in package.cpath:gmatch('[^;]+') do
+    local dir = template:match('^(.*)/%?%.so$')
+    local f = not th and dir and io.open(dir .. '/th', 'rb')
+    if f then f:close(); th = dir .. '/th' end
+  end
+  return th or './build/th'
+end
+
 local function be32(n) return string.char((n >> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255) end
 
 local function batches(loader)
@@ -50,6 +61,29 @@ describe('datasets', function()
     for i = 1, 20 do assert.is_true(seen[i]) end
     assert.has_error(function() data.random_split(ds, {3, 4}) end)
     assert.has_error(function() ds:get(21) end)
+  end)
+
+  it('ds[i] is ds:get(i), in every map-style dataset, with methods and fields still read', function()
+    local item = data.TensorDataset(torch.arange(0, 5), torch.arange(1, 6))[3]
+    assert.are.same({2, 3}, item)
+    assert.are.same(ds:get(20)[1]:totable(), ds[20][1]:totable())
+    assert.is_nil(ds[21])
+    assert.is_nil(ds[0])
+    assert.are.equal(2, ds[2.0][2])
+    assert.are.equal(20, ds.n)
+    assert.are.equal('function', type(ds.get_batch))
+    assert.are.equal(5, data.Subset(ds, {5, 1})[1][2])
+    assert.are.equal(1, data.ConcatDataset({ds, data.Subset(ds, {5, 1})})[22][2])
+    local Squares = torch.class('data.SpecSquares', 'data.Dataset')
+    function Squares:__init(n) self.count = n end
+    function Squares:size() return self.count end
+    function Squares:get(i) return i * i end
+    local sq = data.SpecSquares(4)
+    assert.are.equal(9, sq[3])
+    assert.are.equal(4, sq.count)
+    local walked = {}
+    for i, v in ipairs(sq) do walked[i] = v end
+    assert.are.same({1, 4, 9, 16}, walked)
   end)
 
   it('reads IDX files, plain and gzip, and refuses truncated or corrupt ones', function()
@@ -147,6 +181,35 @@ describe('samplers', function()
     assert.are.equal(2, #data.BatchSampler(data.SequentialSampler(7), 3, true))
   end)
 
+  it('RandomSampler chains permutations past #ds without replacement, as PyTorch', function()
+    local g = torch.Generator()
+    g:manual_seed(3)
+    local s = data.RandomSampler(6, {num_samples = 8, generator = g})
+    assert.are.equal(8, #s)
+    local idx = s:indices()
+    assert.are.equal(8, #idx)
+    local first = {table.unpack(idx, 1, 6)}
+    table.sort(first)
+    assert.are.same({1, 2, 3, 4, 5, 6}, first)
+    assert.are_not.equal(idx[7], idx[8])
+    local counts = {}
+    for _, i in ipairs(data.RandomSampler(3, {num_samples = 9}):indices()) do counts[i] = (counts[i] or 0) + 1 end
+    assert.are.same({3, 3, 3}, counts)
+    assert.are.same({}, data.RandomSampler(0):indices())
+    assert.has_error(function() data.RandomSampler(0, {num_samples = 2}) end)
+  end)
+
+  it('RandomSampler reads its permutation from a tensor, building no Lua table per index', function()
+    local s = data.RandomSampler(1000000)
+    collectgarbage('collect')
+    local before = collectgarbage('count')
+    local it = s:iter()
+    local first = it()
+    local grown = collectgarbage('count') - before
+    assert.is_true(first >= 1 and first <= 1000000)
+    assert.is_true(grown < 1024, string.format('iter() grew the Lua heap by %.0f KB', grown))
+  end)
+
   it('DistributedSampler splits evenly, pads, and reshuffles per epoch identically on every rank', function()
     local a = data.DistributedSampler(10, {num_replicas = 3, rank = 1, shuffle = false}):indices()
     local b = data.DistributedSampler(10, {num_replicas = 3, rank = 2, shuffle = false}):indices()
@@ -199,6 +262,23 @@ describe('DataLoader', function()
     table.sort(sorted)
     assert.are_not.same(sorted, shuffled)
     assert.are.same(labels(batches(data.DataLoader(ds, {batch_size = 4}))), sorted)
+  end)
+
+  it('takes plain Lua arrays as sampler and batch_sampler, as PyTorch takes any iterable', function()
+    local l = data.DataLoader(ds, {sampler = {3, 1, 2}})
+    assert.are.equal(3, #l)
+    assert.are.same({3, 1, 2}, labels(batches(l)))
+    l = data.DataLoader(ds, {sampler = {3, 1, 2}, batch_size = 2})
+    assert.are.equal(2, #l)
+    assert.are.same({3, 1, 2}, labels(batches(l)))
+    l = data.DataLoader(ds, {batch_sampler = {{1, 2}, {9, 10, 3}}})
+    assert.are.equal(2, #l)
+    local bs = batches(l)
+    assert.are.same({1, 2}, bs[1][2]:totable())
+    assert.are.same({9, 10, 3}, bs[2][2]:totable())
+    assert.are.same({{4, 5}, {1, 2}}, data.BatchSampler({4, 5, 1, 2}, 2):indices())
+    assert.has_error(function() data.DataLoader(ds, {sampler = 5}) end,
+                     'DataLoader: sampler must be a sampler (with iter()) or a Lua array, got number')
   end)
 
   it('gives the same batches in the same order with 0, 1 or 2 workers', function()
@@ -433,22 +513,57 @@ describe('transforms, progress and CmdLine', function()
   end)
 
   it('the progress bar prints plain lines when output is not a terminal', function()
-    local th = os.getenv('TH_BIN')
-    for template in package.cpath:gmatch('[^;]+') do
-      local dir = template:match('^(.*)/%?%.so$')
-      local f = not th and dir and io.open(dir .. '/th', 'rb')
-      if f then f:close(); th = dir .. '/th' end
-    end
-    local p = io.popen((th or './build/th') .. [[ -e "require 'data'; for i = 1, 20 do torch.progress(i, 20, {text = 'loss 0.5'}) end" | cat]])
+    local th = th_bin()
+    local p = io.popen(th .. [[ -e "require 'data'; for i = 1, 20 do torch.progress(i, 20, {text = 'loss 0.5'}) end" | cat]])
     local out = p:read('a')
     p:close()
     assert.truthy(out:find(' 20/20 (100%)', 1, true), out)
     assert.truthy(out:find('loss 0.5', 1, true), out)
     assert.falsy(out:find('\r', 1, true))
-    p = io.popen((th or './build/th') .. [[ -e "require 'data'; local l = data.DataLoader(data.TensorDataset(torch.ones(30, 2)), {batch_size = 3}); local loss = 0; for i, b in torch.progress(l, {text = function() return 'loss ' .. loss end}) do loss = i end" | cat]])
+    p = io.popen(th .. [[ -e "require 'data'; local l = data.DataLoader(data.TensorDataset(torch.ones(30, 2)), {batch_size = 3}); local loss = 0; for i, b in torch.progress(l, {text = function() return 'loss ' .. loss end}) do loss = i end" | cat]])
     out = p:read('a')
     p:close()
     assert.truthy(out:find(' 10/10 (100%)', 1, true), out)
     assert.truthy(out:find('loss 10', 1, true), out)
+  end)
+
+  it('the progress rate counts only the steps timed (a fake clock, 0.5 s a step)', function()
+    local th = th_bin()
+    -- called every 5 steps from step 5 (as the example calls it every 50), then wrapping an iterator
+    local script = "require 'data'; local t = 0; torch.clock = function() return t end; " ..
+                   "for i = 5, 40, 5 do t = i / 2; torch.progress(i, 40) end; " ..
+                   "local k = 0; for _ in torch.progress(function() t = t + 0.5; k = k + 1; if k <= 5 then return k end end, 5) do end"
+    local p = io.popen(th .. ' -e "' .. script .. '" | cat')
+    local out = p:read('a')
+    p:close()
+    local lines = 0
+    for rate, eta in out:gmatch('([%d.]+) it/s  [%d:]+ elapsed, ([%d:?]+) left') do
+      lines = lines + 1
+      if eta ~= '?' then assert.are.equal('2.0', rate, out) end     -- (the first call: no rate yet)
+    end
+    assert.are.equal(13, lines, out)
+    assert.truthy(out:find(' 10/40 (25%)  2.0 it/s  0:03 elapsed, 0:15 left', 1, true), out)
+  end)
+
+  it('the code blocks of docs/data.md run, on a small synthetic loader', function()
+    local f = assert(io.open('docs/data.md', 'r'))
+    local text = f:read('a')
+    f:close()
+    local prelude = "local nn, data = require 'nn', require 'data'; torch.manual_seed(1); " ..
+                    "local model, criterion = nn.Linear(2, 3), nn.CrossEntropyLoss(); " ..
+                    "local loader = data.DataLoader(data.TensorDataset(torch.randn(8, 2), " ..
+                    "torch.randint(1, 4, {8}, {dtype = 'int64'})), {batch_size = 2}); " ..
+                    "local function train_step(b) return criterion(model(b[1]), b[2]):item() end\n"
+    local blocks = 0
+    for code in text:gmatch('```lua\n(.-)```') do
+      blocks = blocks + 1
+      local path = tmp .. '/doc_block' .. blocks .. '.lua'
+      write(path, prelude .. code .. "\nprint('block ran')\n")
+      local p = io.popen(th_bin() .. ' ' .. path .. ' 2>&1 | cat')
+      local out = p:read('a')
+      p:close()
+      assert.truthy(out:find('block ran', 1, true), out)
+    end
+    assert.are.equal(1, blocks)
   end)
 end)

@@ -509,6 +509,43 @@ describe('zero_grad and step', function()
     assert.are.equal(0, b.grad:abs():sum():item())
   end)
 
+  it("keeps getParameters' flat gradient: zeroes those gradients in place", function()
+    local nn = require 'nn'
+    torch.manual_seed(2)
+    local model = nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1))
+    local _, grads = model:getParameters()
+    local plain = torch.tensor({1.0, 2.0}, {requires_grad = true})
+    local opt = optim.SGD({{params = model:parameters()}, {params = {plain}}}, {lr = 0.1})
+    local x = torch.randn(4, 3)
+    for _ = 1, 2 do
+      opt:zero_grad()
+      assert.is_nil(plain.grad)                           -- a gradient of its own is dropped
+      assert.are.equal(0, grads:abs():sum():item())
+      local loss = model(x):sum() + (plain * plain):sum()
+      loss:backward()
+      local want = {}
+      for _, p in ipairs(model:parameters()) do
+        assert.are.equal(grads:storage(), p.grad:storage())
+        for _, v in ipairs(p.grad:reshape(-1):totable()) do want[#want + 1] = v end
+      end
+      assert.are.same(want, grads:totable())
+      assert.is_true(grads:abs():sum():item() > 0)
+      opt:step()
+    end
+  end)
+
+  it("keeps the flat gradient of a one-parameter model, and puts it back when set aside", function()
+    local nn = require 'nn'
+    local model = nn.Linear(3, 1, false)
+    local _, grads = model:getParameters()
+    local opt = optim.SGD(model:parameters(), {lr = 0.1})
+    model.weight.grad = nil
+    opt:zero_grad()
+    assert.are.equal(grads:storage(), model.weight.grad:storage())
+    model(torch.ones(2, 3)):sum():backward()
+    assert.are.same({2, 2, 2}, grads:totable())
+  end)
+
   it('accumulates gradients when zero_grad is not called', function()
     local p = torch.tensor({1.0}, {requires_grad = true})
     local opt = optim.SGD({p}, {lr = 0.1})
@@ -1065,5 +1102,30 @@ describe('with nn models', function()
         assert_values(flat_values(p1[k]), flat_values(p2[k]), 1e-6, 1e-7, string.format('step %d, parameter %d', step, k))
       end
     end
+  end)
+end)
+
+describe('docs/optim.md', function()
+  it('its code blocks run, on a small synthetic problem', function()
+    local f = assert(io.open('docs/optim.md', 'r'))
+    local text = f:read('a')
+    f:close()
+    local nn, data = require 'nn', require 'data'
+    local blocks = 0
+    for code in text:gmatch('```lua\n(.-)```') do
+      blocks = blocks + 1
+      torch.manual_seed(blocks)
+      local x, y = torch.randn(12, 4), torch.randint(1, 4, {12}, {dtype = 'int64'})
+      local env = setmetatable({
+        model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3)),
+        criterion = nn.CrossEntropyLoss(),
+        loader = data.DataLoader(data.TensorDataset(x, y), {batch_size = 4, shuffle = true}),
+        input = x, target = y,
+      }, {__index = _G})
+      local chunk = assert(load(code, '=docs/optim.md block ' .. blocks, 't', env))
+      local ok, err = pcall(chunk)
+      assert.is_true(ok, tostring(err))
+    end
+    assert.are.equal(3, blocks)
   end)
 end)

@@ -22,6 +22,14 @@ local OPTIONS = {batch_size = true, shuffle = true, sampler = true, batch_sample
                  collate_fn = true, num_workers = true, prefetch_factor = true, persistent_workers = true,
                  worker_init_fn = true, timeout = true, generator = true, pin_memory = true}
 
+-- a sampler or batch sampler given as an option: an object with iter() or a Lua array
+local function check_sampler(option, s)
+  if not data.is_sampler(s) then
+    error(string.format('DataLoader: %s must be a sampler (with iter()) or a Lua array, got %s', option,
+                        torch.type(s)), 4)
+  end
+end
+
 function DataLoader:__init(dataset, opts)
   opts = opts or {}
   for k in pairs(opts) do
@@ -61,9 +69,11 @@ function DataLoader:__init(dataset, opts)
     if opts.batch_size ~= nil and opts.batch_size ~= 1 or opts.shuffle or opts.sampler or opts.drop_last then
       error('DataLoader: batch_sampler excludes batch_size, shuffle, sampler and drop_last', 3)
     end
+    check_sampler('batch_sampler', opts.batch_sampler)
     self.batch_sampler = opts.batch_sampler
   else
     if opts.sampler and opts.shuffle then error('DataLoader: sampler excludes shuffle', 3) end
+    if opts.sampler then check_sampler('sampler', opts.sampler) end
     local sampler = opts.sampler
     if not sampler then
       sampler = opts.shuffle and data.RandomSampler(dataset, {generator = opts.generator})
@@ -289,8 +299,7 @@ local function worker_name(w) return string.format('DataLoader worker %d (pid %d
 
 -- a Lua iterator over the batch index lists (or single indices)
 local function index_stream(self)
-  if self.batch_sampler then return self.batch_sampler:iter() end
-  return self.sampler:iter()
+  return data.sampler_iter(self.batch_sampler or self.sampler)
 end
 
 local DONE = {}            -- a reply: this worker's share of an iterable dataset is over

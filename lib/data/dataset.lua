@@ -4,13 +4,6 @@
 local torch = require 'torch'
 local data = require 'data'
 
--- data.Dataset: the base of map-style datasets. Subclasses define
--- __len(self) (or size()) and get(self, i) for i in 1..#self; ds[i] is ds:get(i).
-local Dataset = torch.class('data.Dataset')
-Dataset.__len = function(self) return self:size() end
-function Dataset:size() error(torch.typename(self) .. ': define __len or size()', 2) end
-function Dataset:get() error(torch.typename(self) .. ': define get(i)', 2) end
-
 -- the length of any dataset: #ds, ds:size(), ds:__len()
 function data.len(ds)
   local mt = getmetatable(ds)
@@ -19,6 +12,28 @@ function data.len(ds)
   if type(ds.__len) == 'function' then return ds:__len() end
   return #ds
 end
+
+-- data.Dataset: the base of map-style datasets. Subclasses define
+-- __len(self) (or size()) and get(self, i) for i in 1..#self; ds[i] is ds:get(i)
+-- for i in 1..#ds and nil outside, as in a Lua array, so ipairs(ds) walks the items.
+local Dataset = torch.class('data.Dataset')
+Dataset.__len = function(self) return self:size() end
+function Dataset:size() error(torch.typename(self) .. ': define __len or size()', 2) end
+function Dataset:get() error(torch.typename(self) .. ': define get(i)', 2) end
+
+-- instance reads: an integer key is an item, anything else the class's methods and
+-- fields (torch.class would make __index the class table, which never calls get)
+local function read(self, k)
+  local i = type(k) == 'number' and math.tointeger(k)
+  if i then
+    if i >= 1 and i <= data.len(self) then return self:get(i) end
+    return nil
+  end
+  return getmetatable(self)[k]
+end
+Dataset.__index = read
+-- every subclass reads the same way (torch.class gives each its own __index)
+function Dataset.__subclass(cls) cls.__index = read end
 
 -- item i of any map-style dataset: ds:get(i), else ds[i]
 function data.item(ds, i)

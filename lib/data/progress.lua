@@ -16,16 +16,18 @@ local function fmt_time(s)
   return string.format('%d:%02d', s // 60, s % 60)
 end
 
--- draws step i of n (a new bar starts when i goes back to 1 or n changes)
+-- draws step i of n (a new bar starts when n changes, i goes back, or 0 or 1 comes
+-- again). The rate counts the steps done since the bar's first call over the time
+-- since then: the steps up to that call were not timed, so they are not counted.
 local function draw(i, n, opts)
   local now = torch.clock()
-  if i <= 1 or not state.start or state.n ~= n or i < (state.i or 0) then
-    state = {start = now, n = n, next_plain = 1, last_draw = -math.huge, tty = torch._isatty(1)}
+  if state.n ~= n or i < state.i or (i == state.i and i <= 1) then
+    state = {n = n, i_first = i, t_first = now, next_plain = 1, last_draw = -math.huge, tty = torch._isatty(1)}
   end
   state.i = i
-  local elapsed = now - state.start
-  local rate = elapsed > 0 and i / elapsed or 0
-  local eta = rate > 0 and (n - i) / rate or 0
+  local elapsed = now - state.t_first
+  local rate = elapsed > 0 and (i - state.i_first) / elapsed or 0
+  local eta = rate > 0 and fmt_time((n - i) / rate) or '?'
   local text = opts.text and ('  ' .. opts.text) or ''
   if state.tty then
     if i < n and now - state.last_draw < 1 / REDRAWS_PER_S then return end
@@ -33,20 +35,21 @@ local function draw(i, n, opts)
     local width = opts.width or 30
     local done = math.floor(width * i / n)
     io.write(string.format('\r [%s%s] %d/%d  %.1f it/s  %s < %s%s\27[K', string.rep('=', done),
-                           string.rep('.', width - done), i, n, rate, fmt_time(elapsed), fmt_time(eta), text))
+                           string.rep('.', width - done), i, n, rate, fmt_time(elapsed), eta, text))
     if i >= n then io.write('\n') end
     io.flush()
   else
     local tenth = math.max(1, n // 10)
     if i >= n or i >= state.next_plain * tenth then
       print(string.format(' %d/%d (%d%%)  %.1f it/s  %s elapsed, %s left%s', i, n, math.floor(100 * i / n), rate,
-                          fmt_time(elapsed), fmt_time(eta), text))
+                          fmt_time(elapsed), eta, text))
       state.next_plain = i // tenth + 1
     end
   end
 end
 
--- wraps an iterable: yields what it yields, drawing the bar as steps complete
+-- wraps an iterable: yields what it yields, drawing the bar as steps complete (step 0
+-- when the first item is asked for, which starts the clock)
 local function wrap(source, n, opts)
   local it
   if type(source) == 'function' then it = source
@@ -59,7 +62,7 @@ local function wrap(source, n, opts)
   local step = 0
   local function text() return type(opts.text) == 'function' and opts.text() or opts.text end
   return function()
-    if step > 0 then draw(math.min(step, n), n, {text = text(), width = opts.width}) end
+    draw(math.min(step, n), n, {text = step > 0 and text() or nil, width = opts.width})
     local a, b = it()
     if a == nil then return nil end
     step = step + 1

@@ -13,6 +13,19 @@ local function array_iter(list)
   end
 end
 
+-- data.is_sampler(s): can s serve as a sampler or a batch sampler? An object with
+-- iter(), or a plain Lua array (of indices, or of arrays of indices), as PyTorch takes
+-- any iterable.
+function data.is_sampler(s)
+  return type(s) == 'table' and (type(s.iter) == 'function' or getmetatable(s) == nil)
+end
+
+-- data.sampler_iter(s): an iterator over what s yields: s:iter(), or the array's items
+function data.sampler_iter(s)
+  if type(s.iter) == 'function' then return s:iter() end
+  return array_iter(s)
+end
+
 -- data.Sampler(): the base class of samplers; a subclass defines size() and
 -- iter() (an iterator over 1-based indices).
 local Sampler = torch.class('data.Sampler')
@@ -36,8 +49,10 @@ function Sequential:iter()
   end
 end
 
--- data.RandomSampler(ds, {replacement=false, num_samples=, generator=}): a random
--- permutation (or draws with replacement).
+-- data.RandomSampler(ds, {replacement=false, num_samples=#ds, generator=}): a random
+-- permutation, or num_samples draws with replacement. Without replacement, num_samples
+-- beyond #ds chains fresh permutations, as PyTorch. The indices are read from int64
+-- tensors (8 bytes an index, no Lua table however large the dataset).
 local RandomSampler = torch.class('data.RandomSampler', 'data.Sampler')
 function RandomSampler:__init(ds, opts)
   opts = opts or {}
@@ -45,24 +60,28 @@ function RandomSampler:__init(ds, opts)
   self.replacement = opts.replacement or false
   self.num_samples = opts.num_samples or self.n
   self.generator = opts.generator
-  if not self.replacement and opts.num_samples and opts.num_samples > self.n then
-    error('RandomSampler: num_samples > dataset size needs replacement=true', 3)
+  if math.type(self.num_samples) ~= 'integer' or self.num_samples < 0 then
+    error('RandomSampler: num_samples must be a non-negative integer, got ' .. tostring(self.num_samples), 3)
+  end
+  if self.n == 0 and self.num_samples > 0 then
+    error(string.format('RandomSampler: cannot draw %d samples from an empty dataset', self.num_samples), 3)
   end
 end
 function RandomSampler:size() return self.num_samples end
 function RandomSampler:iter()
-  local g = self.generator
-  if self.replacement then
-    local draws = torch.randint(1, self.n + 1, {self.num_samples}, {generator = g, dtype = 'int64'})
-    return array_iter(draws:totable())
-  end
-  local perm = {}
-  while #perm < self.num_samples do
-    for _, v in ipairs(torch.randperm(self.n, {generator = g}):totable()) do
-      if #perm < self.num_samples then perm[#perm + 1] = v end
+  local g, n, total = self.generator, self.n, self.num_samples
+  local block                    -- the int64 tensor of indices being read
+  if self.replacement then block = torch.randint(1, n + 1, {total}, {generator = g, dtype = 'int64'})
+  elseif total > 0 then block = torch.randperm(n, {generator = g}) end
+  local given, k = 0, 0
+  return function()
+    if given >= total then return nil end
+    if k == n and not self.replacement then   -- the permutation is used up: the next one
+      block, k = torch.randperm(n, {generator = g}), 0
     end
+    given, k = given + 1, k + 1
+    return block[k]
   end
-  return array_iter(perm)
 end
 
 -- data.SubsetRandomSampler(indices, {generator=}): the given indices in random order.
@@ -104,6 +123,9 @@ function BatchSampler:__init(sampler, batch_size, drop_last)
   if math.type(batch_size) ~= 'integer' or batch_size < 1 then
     error('BatchSampler: batch_size must be a positive integer, got ' .. tostring(batch_size), 3)
   end
+  if not data.is_sampler(sampler) then
+    error('BatchSampler: expected a sampler (with iter()) or a Lua array, got ' .. torch.type(sampler), 3)
+  end
   self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last or false
 end
 function BatchSampler:size()
@@ -112,7 +134,7 @@ function BatchSampler:size()
   return (n + self.batch_size - 1) // self.batch_size
 end
 function BatchSampler:iter()
-  local it = self.sampler:iter()
+  local it = data.sampler_iter(self.sampler)
   return function()
     local batch = {}
     for i in it do

@@ -306,6 +306,10 @@ end
 function Module:eval() return self:train(false) end
 Module.evaluate = Module.eval
 
+-- nn.flat_grad_of(p): the view of getParameters' flat gradient that is p's gradient,
+-- or nil when p was never flattened (optimizers' zero_grad keeps it, as Module:zero_grad).
+function nn.flat_grad_of(p) return flat_grads[p] end
+
 -- module:zero_grad({set_to_none=true}): forgets the parameters' gradients (or zeroes
 -- them). A gradient that getParameters flattened is zeroed in place (and put back if
 -- something set it aside), so the flat gradient tensor stays the gradient.

@@ -230,17 +230,28 @@ function Optimizer:step(closure)
   return torch.no_grad(impl, self, with_grad)
 end
 
+-- p's gradient as a view of model:getParameters()'s flat gradient, when nn made one
+local function flat_grad_of(p)
+  local nn = package.loaded.nn
+  return nn and nn.flat_grad_of(p)
+end
+
 -- opt:zero_grad({set_to_none = true}): clears the gradients of every
 -- parameter; set_to_none (the default, as in PyTorch) removes them, false
--- fills them with zeros in place. zero_grad(false) works too.
+-- fills them with zeros in place. zero_grad(false) works too. A gradient that
+-- model:getParameters() flattened is zeroed in place either way, as nn's
+-- Module:zero_grad does, so the flat gradient stays the gradient.
 function Optimizer:zero_grad(opts)
   local set_to_none = true
   if type(opts) == 'boolean' then set_to_none = opts
   elseif type(opts) == 'table' and opts.set_to_none ~= nil then set_to_none = opts.set_to_none end
   for _, group in ipairs(self.param_groups) do
     for _, p in ipairs(group.params) do
-      local g = p.grad
-      if g ~= nil then
+      local g, flat = p.grad, flat_grad_of(p)
+      if flat then
+        flat:zero_()
+        p.grad = flat
+      elseif g ~= nil then
         if set_to_none then
           p.grad = nil
         else
