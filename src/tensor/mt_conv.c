@@ -93,6 +93,24 @@ int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor
   return 0;
 }
 
+int mt_unfold_geom_make(mt_conv_geom *g, const char *op, const int64_t *image, const int64_t *k, const int64_t *d,
+                        const int64_t *p, const int64_t *s) {
+  if (check_params(op, s, d, 1)) return -1;
+  for (int i = 0; i < 2; i++)
+    if (k[i] < 1 || p[i] < 0)
+      return mt_fail("%s: kernel size must be positive and padding not negative, got %lld and %lld", op,
+                     (long long)k[i], (long long)p[i]);
+  *g = (mt_conv_geom){image[0], image[1], image[2], image[3], image[1], k[0], k[1], 0, 0, s[0], s[1], p[0], p[1],
+                      d[0], d[1], 1};
+  g->oh = out_size(g->h, g->kh, g->sh, p[0], p[0], g->dh);
+  g->ow = out_size(g->w, g->kw, g->sw, p[1], p[1], g->dw);
+  if (g->oh < 1 || g->ow < 1)
+    return mt_fail("%s: kernel %lldx%lld (dilation %lldx%lld) does not fit the input %lldx%lld padded by %lldx%lld", op,
+                   (long long)k[0], (long long)k[1], (long long)d[0], (long long)d[1], (long long)image[2],
+                   (long long)image[3], (long long)p[0], (long long)p[1]);
+  return 0;
+}
+
 /* Inputs as contiguous tensors of one floating dtype (aliases when they already are). */
 static int prepare(const char *op, mt_tensor *out, const mt_tensor *const *in, int n) {
   int dtype = in[0]->dtype;

@@ -48,6 +48,12 @@ int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
    input x and output gradient gy, summed over the batch. */
 int mt_conv2d_weight_grad(mt_tensor *gw, const mt_tensor *x, const mt_tensor *gy, const mt_conv_geom *g);
 
+/* The geometry of the windows (kernel k, dilation d, padding p on both
+   sides, stride s, each {h, w}) of an image batch (n, c, h, w) for im2col /
+   col2im: F.unfold and F.fold; fails naming op when no window fits. */
+int mt_unfold_geom_make(mt_conv_geom *g, const char *op, const int64_t *image, const int64_t *k, const int64_t *d,
+                        const int64_t *p, const int64_t *s);
+
 /* cols (n, c * kh * kw, oh * ow): the windows of x (n, c, h, w) as columns
    (im2col; o and groups of g unused). */
 int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g);

@@ -1,10 +1,23 @@
-/* mt_pool.h: pooling kernels over NCHW batches. max_pool2d gives the
-   position of each window's maximum; the values (and their derivatives)
-   are then a gather of x at those positions. */
+/* mt_pool.h: max pooling over NCHW batches -- fixed windows (max_pool2d)
+   and adaptive ones -- as the position of each window's maximum; the values
+   (and their derivatives) are then a gather of x at those positions. Also
+   the window arithmetic that average pooling (mt_resample.h) shares. */
 #ifndef MT_POOL_H
 #define MT_POOL_H
 
 #include "mt_tensor.h"
+
+/* Output length of a pooling window of k taps d apart, stride s, padding p
+   on both sides, PyTorch's rule: ceil_mode rounds up, but the last window
+   must start inside the input or the left padding. 0 when nothing fits. */
+int64_t mt_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode);
+
+/* Adaptive pooling's window [lo, hi) for output o of out over in: from
+   floor(o * in / out) to ceil((o + 1) * in / out), as PyTorch's. */
+static inline void mt_adaptive_window(int64_t o, int64_t in, int64_t out, int64_t *lo, int64_t *hi) {
+  *lo = o * in / out;
+  *hi = ((o + 1) * in + out - 1) / out;
+}
 
 /* idx (n, c, oh, ow), int64: for each window of x (n, c, h, w) -- kernel
    k, stride s, padding p (implicit -inf), dilation d, each {h, w} -- the
@@ -12,5 +25,9 @@
    NaN wins. ceil_mode rounds the output size up, as PyTorch's. */
 int mt_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
                           const int64_t *d, int ceil_mode, int64_t base);
+
+/* idx (n, c, out[0], out[1]), int64: the same for adaptive max pooling of
+   x (n, c, h, w) to an output plane out (mt_adaptive_window's windows). */
+int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base);
 
 #endif

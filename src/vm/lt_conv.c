@@ -1,9 +1,13 @@
-/* lt_conv.c: Lua bindings of the convolution and pooling kernels, the
+/* lt_conv.c: Lua bindings of the kernels of convolutional networks, the
    low-level forms nn.functional builds on (it resolves 'same' padding, 1-D
-   shapes and unbatched inputs): torch._conv2d, torch._conv_transpose2d,
-   torch._max_pool2d_indices. */
+   shapes, unbatched inputs and option tables): convolutions, pooling,
+   padding, interpolation, unfold / fold and the fused normalisations, all
+   recorded for autograd; max pooling gives positions (the values are a
+   gather). Each binding's comment gives its exact signature. */
 #include "lt.h"
 #include "../autograd/ag_conv.h"
+#include "../autograd/ag_norm.h"
+#include "../autograd/ag_spatial.h"
 #include "../tensor/mt_pool.h"
 
 /* the integers at [from, from + n) */
@@ -11,8 +15,8 @@ static void read_ints(lua_State *L, int from, int n, int64_t *out) {
   for (int i = 0; i < n; i++) out[i] = luaL_checkinteger(L, from + i);
 }
 
-/* the bias at index i: nil or a tensor */
-static const mt_tensor *opt_bias(lua_State *L, int i, const char *op) {
+/* the tensor at index i, or NULL for nil (an optional bias, weight, ...) */
+static mt_tensor *opt_tensor(lua_State *L, int i, const char *op) {
   return lua_isnoneornil(L, i) ? NULL : lt_check(L, i, op);
 }
 
@@ -21,7 +25,7 @@ static const mt_tensor *opt_bias(lua_State *L, int i, const char *op) {
 static int l_conv2d(lua_State *L) {
   const char *op = "conv2d";
   mt_tensor *x = lt_check(L, 1, op), *w = lt_check(L, 2, op);
-  const mt_tensor *b = opt_bias(L, 3, op);
+  const mt_tensor *b = opt_tensor(L, 3, op);
   int64_t v[9];
   read_ints(L, 4, 9, v);
   const int64_t stride[2] = {v[0], v[1]}, before[2] = {v[2], v[4]}, after[2] = {v[3], v[5]}, dil[2] = {v[6], v[7]};
@@ -38,7 +42,7 @@ static int l_conv2d(lua_State *L) {
 static int l_conv_transpose2d(lua_State *L) {
   const char *op = "conv_transpose2d";
   mt_tensor *x = lt_check(L, 1, op), *w = lt_check(L, 2, op);
-  const mt_tensor *b = opt_bias(L, 3, op);
+  const mt_tensor *b = opt_tensor(L, 3, op);
   int64_t v[9];
   read_ints(L, 4, 9, v);
   const int64_t stride[2] = {v[0], v[1]}, pad[2] = {v[2], v[3]}, out_pad[2] = {v[4], v[5]}, dil[2] = {v[6], v[7]};
@@ -63,8 +67,204 @@ static int l_max_pool2d_indices(lua_State *L) {
   return 1;
 }
 
+/* torch._adaptive_max_pool2d_indices(x, oh, ow): as torch._max_pool2d_indices, for adaptive
+   windows (from floor(i * h / oh) to ceil((i + 1) * h / oh), and the same along w) */
+static int l_adaptive_max_pool2d_indices(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "adaptive_max_pool2d");
+  int64_t out[2];
+  read_ints(L, 2, 2, out);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_adaptive_max_pool2d_indices(r, x, out, 1));
+  return 1;
+}
+
+/* ---- the resampling maps: x (*, h, w) -> (*, oh, ow), recorded ---- */
+static int push_resampled(lua_State *L, const mt_tensor *x, const mt_resample *rs) {
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_resample_apply(r, x, rs, 0, NULL));
+  LT_TRY(L, mt_ag_record_resample(r, x, rs, 0));
+  return 1;
+}
+
+/* the optional scale factor at index i: nil or 0 for none */
+static double opt_scale(lua_State *L, int i) { return luaL_optnumber(L, i, 0); }
+
+/* torch._avg_pool2d(x, kh, kw, sh, sw, ph, pw, ceil_mode, count_include_pad): window means;
+   the divisor counts the padding when count_include_pad */
+static int l_avg_pool2d(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "avg_pool2d");
+  int64_t v[6];
+  read_ints(L, 2, 6, v);
+  const int flags = (lua_toboolean(L, 8) ? MT_RS_CEIL_MODE : 0) | (lua_toboolean(L, 9) ? MT_RS_COUNT_PAD : 0);
+  const mt_resample rs = {MT_RS_AVG_POOL, flags, {v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {0, 0}};
+  return push_resampled(L, x, &rs);
+}
+
+/* torch._adaptive_avg_pool2d(x, oh, ow) */
+static int l_adaptive_avg_pool2d(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "adaptive_avg_pool2d");
+  const mt_resample rs = {MT_RS_ADAPTIVE_AVG, 0, {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0}, {0, 0}};
+  return push_resampled(L, x, &rs);
+}
+
+/* torch._reflection_pad2d(x, left, right, top, bottom) and torch._replication_pad2d(...): the
+   last two dims padded (negative: cropped); a 1-D pad is top = bottom = 0 */
+static int pad2d(lua_State *L, int kind) {
+  mt_tensor *x = lt_check(L, 1, "pad");
+  int64_t v[4];
+  read_ints(L, 2, 4, v);
+  const mt_resample rs = {kind, 0, {0, 0}, {v[2], v[0]}, {v[3], v[1]}, {0, 0}};
+  return push_resampled(L, x, &rs);
+}
+static int l_reflection_pad2d(lua_State *L) { return pad2d(L, MT_RS_REFLECT); }
+static int l_replication_pad2d(lua_State *L) { return pad2d(L, MT_RS_REPLICATE); }
+
+/* torch._upsample_nearest2d(x, oh, ow, scale_h|nil, scale_w|nil): PyTorch's 'nearest'; the
+   scale factors, when given, set the source step (1 / scale), as F.interpolate's */
+static int l_upsample_nearest2d(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "interpolate");
+  const mt_resample rs = {MT_RS_NEAREST, 0, {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0},
+                          {opt_scale(L, 4), opt_scale(L, 5)}};
+  return push_resampled(L, x, &rs);
+}
+
+/* torch._upsample_bilinear2d(x, oh, ow, align_corners, scale_h|nil, scale_w|nil) */
+static int l_upsample_bilinear2d(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "interpolate");
+  const mt_resample rs = {MT_RS_BILINEAR, lua_toboolean(L, 4) ? MT_RS_ALIGN_CORNERS : 0,
+                          {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0},
+                          {opt_scale(L, 5), opt_scale(L, 6)}};
+  return push_resampled(L, x, &rs);
+}
+
+/* ---- unfold / fold ---- */
+
+/* torch._unfold(x, kh, kw, dh, dw, ph, pw, sh, sw): x (N, C, H, W) -> (N, C * kh * kw, L), the
+   sliding windows as columns (F.unfold's argument order: kernel, dilation, padding, stride) */
+static int l_unfold(lua_State *L) {
+  const char *op = "unfold";
+  mt_tensor *x = lt_check(L, 1, op);
+  int64_t v[8];
+  read_ints(L, 2, 8, v);
+  char b[128];
+  if (x->ndim != 4) luaL_error(L, "%s: expected a 4-D input (N, C, H, W), got size %s", op, mt_shape_str(x, b, sizeof b));
+  mt_conv_geom g;
+  LT_TRY(L, mt_unfold_geom_make(&g, op, x->shape, v, v + 2, v + 4, v + 6));
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_im2col(r, x, &g));
+  LT_TRY(L, mt_ag_record_im2col(r, x, &g, 0));
+  return 1;
+}
+
+/* torch._fold(cols, oh, ow, kh, kw, dh, dw, ph, pw, sh, sw): cols (N, C * kh * kw, L) summed
+   back into (N, C, oh, ow), the adjoint of unfold */
+static int l_fold(lua_State *L) {
+  const char *op = "fold";
+  mt_tensor *x = lt_check(L, 1, op);
+  int64_t v[10];
+  read_ints(L, 2, 10, v);
+  char b[128];
+  if (x->ndim != 3) luaL_error(L, "%s: expected a 3-D input (N, C * kh * kw, L), got size %s", op, mt_shape_str(x, b, sizeof b));
+  const int64_t taps = v[2] * v[3];
+  if (taps < 1 || x->shape[1] % taps)
+    LT_TRY(L, mt_fail("%s: input of size %s: dim 2 must be divisible by the kernel's %lldx%lld", op,
+                      mt_shape_str(x, b, sizeof b), (long long)v[2], (long long)v[3]));
+  const int64_t image[4] = {x->shape[0], x->shape[1] / taps, v[0], v[1]};
+  mt_conv_geom g;
+  LT_TRY(L, mt_unfold_geom_make(&g, op, image, v + 2, v + 4, v + 6, v + 8));
+  if (x->shape[2] != g.oh * g.ow)
+    LT_TRY(L, mt_fail("%s: input of size %s: expected %lld blocks (%lldx%lld) in dim 3 for output size %lldx%lld",
+                      op, mt_shape_str(x, b, sizeof b), (long long)(g.oh * g.ow), (long long)g.oh, (long long)g.ow,
+                      (long long)v[0], (long long)v[1]));
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_col2im(r, x, &g));
+  LT_TRY(L, mt_ag_record_im2col(r, x, &g, 1));
+  return 1;
+}
+
+/* ---- normalisation ---- */
+
+/* x (N, C, *) seen as (n, c, s) */
+static mt_norm_geom channel_geom(lua_State *L, const mt_tensor *x, const char *op, int64_t groups) {
+  char b[128];
+  if (x->ndim < 2) luaL_error(L, "%s: expected an input (N, C, *), got size %s", op, mt_shape_str(x, b, sizeof b));
+  mt_norm_geom g = {op, x->shape[0], x->shape[1], 1, groups};
+  for (int d = 2; d < x->ndim; d++) g.s *= x->shape[d];
+  return g;
+}
+
+/* y = normalised x with stats, recorded */
+static int push_normalized(lua_State *L, const char *name, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                           const mt_tensor *stats, const mt_norm_geom *g, double eps, int fixed_stats) {
+  mt_tensor *y = lt_push(L);
+  LT_TRY(L, mt_norm_apply(y, x, stats, w, b, g));
+  LT_TRY(L, mt_ag_record_normalization(y, name, x, w, b, stats, g, eps, fixed_stats));
+  return 1;
+}
+
+/* torch._batch_norm(x, weight|nil, bias|nil, running_mean|nil, running_var|nil, training, momentum, eps):
+   x (N, C, *), the rest (C). Training normalises with the batch's statistics and moves the running
+   ones (when given) towards them, in place; otherwise with the running statistics. */
+static int l_batch_norm(lua_State *L) {
+  const char *op = "batch_norm";
+  mt_tensor *x = lt_check(L, 1, op), *w = opt_tensor(L, 2, op), *b = opt_tensor(L, 3, op);
+  mt_tensor *rm = opt_tensor(L, 4, op), *rv = opt_tensor(L, 5, op);
+  const int training = lua_toboolean(L, 6);
+  const double momentum = luaL_checknumber(L, 7), eps = luaL_checknumber(L, 8);
+  const mt_norm_geom g = channel_geom(L, x, op, 0);
+  mt_tensor *stats = lt_push(L);    /* on the stack, so an error frees it */
+  if (training) LT_TRY(L, mt_norm_stats(stats, x, &g, eps, rm, rv, momentum));
+  else if (!rm || !rv) luaL_error(L, "%s: running_mean and running_var are required when training is false", op);
+  else LT_TRY(L, mt_norm_running_stats(stats, rm, rv, &g, eps, x->dtype));
+  return push_normalized(L, "NativeBatchNormBackward", x, w, b, stats, &g, eps, !training);
+}
+
+/* torch._group_norm(x, groups, weight|nil, bias|nil, eps): x (N, C, *) normalised per sample
+   over each group of C / groups channels; weight and bias (C). Instance norm is groups = C. */
+static int l_group_norm(lua_State *L) {
+  const char *op = "group_norm";
+  mt_tensor *x = lt_check(L, 1, op), *w = opt_tensor(L, 3, op), *b = opt_tensor(L, 4, op);
+  const int64_t groups = luaL_checkinteger(L, 2);
+  const double eps = luaL_checknumber(L, 5);
+  const mt_norm_geom g = channel_geom(L, x, op, groups);
+  char buf[128];
+  if (groups < 1 || g.c % groups)
+    LT_TRY(L, mt_fail("%s: %lld channels (input size %s) cannot be split into %lld groups", op, (long long)g.c,
+                      mt_shape_str(x, buf, sizeof buf), (long long)groups));
+  mt_tensor *stats = lt_push(L);
+  LT_TRY(L, mt_norm_stats(stats, x, &g, eps, NULL, NULL, 0));
+  return push_normalized(L, "NativeGroupNormBackward", x, w, b, stats, &g, eps, 0);
+}
+
+/* torch._layer_norm(x, ndims, weight|nil, bias|nil, eps): x normalised over its last ndims dims;
+   weight and bias hold as many elements as those dims (a group norm of one group, with every
+   normalised element a channel). */
+static int l_layer_norm(lua_State *L) {
+  const char *op = "layer_norm";
+  mt_tensor *x = lt_check(L, 1, op), *w = opt_tensor(L, 3, op), *b = opt_tensor(L, 4, op);
+  const lua_Integer k = luaL_checkinteger(L, 2);
+  const double eps = luaL_checknumber(L, 5);
+  char buf[128];
+  if (k < 1 || k > x->ndim)
+    LT_TRY(L, mt_fail("%s: cannot normalise over the last %lld dims of an input of size %s", op, (long long)k,
+                      mt_shape_str(x, buf, sizeof buf)));
+  mt_norm_geom g = {op, 1, 1, 1, 1};
+  for (int d = 0; d < x->ndim; d++) {
+    if (d < x->ndim - k) g.n *= x->shape[d];
+    else g.c *= x->shape[d];
+  }
+  mt_tensor *stats = lt_push(L);
+  LT_TRY(L, mt_norm_stats(stats, x, &g, eps, NULL, NULL, 0));
+  return push_normalized(L, "NativeLayerNormBackward", x, w, b, stats, &g, eps, 0);
+}
+
 static const luaL_Reg functions[] = {
   {"_conv2d", l_conv2d}, {"_conv_transpose2d", l_conv_transpose2d}, {"_max_pool2d_indices", l_max_pool2d_indices},
+  {"_adaptive_max_pool2d_indices", l_adaptive_max_pool2d_indices}, {"_avg_pool2d", l_avg_pool2d},
+  {"_adaptive_avg_pool2d", l_adaptive_avg_pool2d}, {"_reflection_pad2d", l_reflection_pad2d},
+  {"_replication_pad2d", l_replication_pad2d}, {"_upsample_nearest2d", l_upsample_nearest2d},
+  {"_upsample_bilinear2d", l_upsample_bilinear2d}, {"_unfold", l_unfold}, {"_fold", l_fold},
+  {"_batch_norm", l_batch_norm}, {"_group_norm", l_group_norm}, {"_layer_norm", l_layer_norm},
   {NULL, NULL}};
 
 void lt_open_conv(lua_State *L) { lt_setfuncs(L, NULL, functions); }

@@ -1,0 +1,368 @@
+/* mt_norm.c: batch norm and group norm kernels (see mt_norm.h). A
+   statistic's elements are a few runs of contiguous elements; each pass
+   goes over the statistics, spread over threads, with double accumulators. */
+#include <math.h>
+#include <string.h>
+#include "mt_norm.h"
+#include "mt_alloc.h"
+#include "mt_iter.h"
+
+/* Statistic k's elements as runs: run i is len elements of x from
+   first + i * step, weighted by w[chan + i * chan_step]; or, per_element,
+   element j of the one run by w[chan + j] (group norm with s = 1, as layer
+   norm, so that its loops stay long). */
+typedef struct {
+  int64_t first, count, step, len;
+  int64_t chan, chan_step;
+  int per_element;
+} run_set;
+
+static run_set stat_runs(const mt_norm_geom *g, int64_t k) {
+  if (!g->groups) return (run_set){k * g->s, g->n, g->c * g->s, g->s, k, 0, 0};  /* channel k of every sample */
+  const int64_t per = g->c / g->groups, chan = k % g->groups * per, first = (k / g->groups * g->c + chan) * g->s;
+  if (g->s == 1) return (run_set){first, 1, 0, per, chan, 0, 1};
+  return (run_set){first, per, g->s, g->s, chan, 1, 0};
+}
+
+/* The weight index of element j of run i. The kernels pass per_element as a
+   constant, each calling an always-inlined body once per value, so that
+   the compiler makes a version of the loops for each: with a weight per
+   run, the weight is hoisted out of the inner loop. */
+#define INLINE static inline __attribute__((always_inline))
+INLINE int64_t weight_index(const run_set *rs, int64_t i, int64_t j, int per_element) {
+  return per_element ? rs->chan + j : rs->chan + i * rs->chan_step;
+}
+
+/* elements behind one statistic */
+static int64_t stat_size(const mt_norm_geom *g) {
+  return (g->groups ? g->c / g->groups : g->n) * g->s;
+}
+
+/* threads pay off above the grain, and only with several statistics */
+static int use_threads(const mt_norm_geom *g) {
+  return mt_get_num_threads() > 1 && mt_norm_count(g) > 1 && g->n * g->c * g->s >= MT_ITER_GRAIN;
+}
+
+#define NORM_KERNELS(T)                                                                              \
+  /* mean and biased variance of the runs rs, in two passes */                                      \
+  static void moments_##T(const T *x, run_set rs, double *mean, double *var) {                       \
+    double sum = 0, sq = 0;                                                                          \
+    if (rs.step == rs.len) rs.len *= rs.count, rs.count = 1;       /* adjacent runs: one */          \
+    for (int64_t i = 0; i < rs.count; i++) {                                                         \
+      const T *run = x + rs.first + i * rs.step;                                                     \
+      _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < rs.len; j++) sum += run[j];     \
+    }                                                                                                \
+    const double m = sum / (double)(rs.count * rs.len);                                              \
+    for (int64_t i = 0; i < rs.count; i++) {                                                         \
+      const T *run = x + rs.first + i * rs.step;                                                     \
+      _Pragma("omp simd reduction(+ : sq)")                                                          \
+      for (int64_t j = 0; j < rs.len; j++) sq += (run[j] - m) * (run[j] - m);                        \
+    }                                                                                                \
+    *mean = m;                                                                                       \
+    *var = sq / (double)(rs.count * rs.len);                                                         \
+  }                                                                                                  \
+  static void stats_##T(T *stats, const T *x, const mt_norm_geom *g, double eps, double *var) {      \
+    const int64_t count = mt_norm_count(g);                                                          \
+    _Pragma("omp parallel for schedule(static) if (use_threads(g))")                                \
+    for (int64_t k = 0; k < count; k++) {                                                            \
+      double m, v;                                                                                   \
+      moments_##T(x, stat_runs(g, k), &m, &v);                                                       \
+      stats[k] = (T)m;                                                                               \
+      stats[count + k] = (T)(1 / sqrt(v + eps));                                                     \
+      var[k] = v;                                                                                    \
+    }                                                                                                \
+  }                                                                                                  \
+  /* y = x * scale + shift over statistic k's runs */                                                \
+  INLINE void apply_stat_##T(T *y, const T *x, const T *stats, const T *w, const T *b, const run_set *rs, \
+                             int64_t k, int64_t count, int per_element) {                            \
+    const T mean = stats[k], inv = stats[count + k];                                                 \
+    for (int64_t i = 0; i < rs->count; i++) {                                                        \
+      const T *xr = x + rs->first + i * rs->step;                                                    \
+      T *yr = y + rs->first + i * rs->step;                                                          \
+      for (int64_t j = 0; j < rs->len; j++) {                                                        \
+        const int64_t e = weight_index(rs, i, j, per_element);                                      \
+        const T scale = inv * (w ? w[e] : 1), shift = (b ? b[e] : 0) - mean * scale;                \
+        yr[j] = xr[j] * scale + shift;                                                               \
+      }                                                                                              \
+    }                                                                                                \
+  }                                                                                                  \
+  static void apply_##T(T *y, const T *x, const T *stats, const T *w, const T *b, const mt_norm_geom *g) { \
+    const int64_t count = mt_norm_count(g);                                                          \
+    _Pragma("omp parallel for schedule(static) if (use_threads(g))")                                \
+    for (int64_t k = 0; k < count; k++) {                                                            \
+      const run_set rs = stat_runs(g, k);                                                            \
+      if (rs.per_element) apply_stat_##T(y, x, stats, w, b, &rs, k, count, 1);                       \
+      else apply_stat_##T(y, x, stats, w, b, &rs, k, count, 0);                                      \
+    }                                                                                                \
+  }                                                                                                  \
+  /* Per statistic: the sums of gy and gy * (x - mean) over its elements,                          \
+     weighted by w (a, b) and not (q, p). With gh = gy * w and xhat =                               \
+     (x - mean) * invstd, the input gradient is                                                     \
+       invstd * (gh - mean(gh) - xhat * mean(gh * xhat))                                            \
+     = invstd * w * gy + cx * (x - mean) - invstd * a / size,                                       \
+     cx = -invstd^3 * b / size. For batch norm q and p also give gb and gw. */                    \
+  INLINE void backward_stat_##T(T *gx, T *gw, T *gb, const T *gy, const T *x, const T *stats,        \
+                                const T *w, const run_set *rs, int64_t k, int64_t count, double size, \
+                                int fixed_stats, int per_element) {                                   \
+    const double mean = stats[k], inv = stats[count + k];                                            \
+    double a = 0, b = 0, q = 0, p = 0;                                                               \
+    for (int64_t i = 0; i < rs->count; i++) {                                                        \
+      const T *gr = gy + rs->first + i * rs->step, *xr = x + rs->first + i * rs->step;               \
+      double qr = 0, pr = 0, ar = 0, br = 0;                                                         \
+      if (per_element) {                                                                             \
+        _Pragma("omp simd reduction(+ : qr, pr, ar, br)") for (int64_t j = 0; j < rs->len; j++) {    \
+          const double wj = w ? w[rs->chan + j] : 1, gj = gr[j], pj = gj * (xr[j] - mean);          \
+          qr += gj;                                                                                  \
+          pr += pj;                                                                                  \
+          ar += wj * gj;                                                                             \
+          br += wj * pj;                                                                             \
+        }                                                                                            \
+      } else {                                                                                       \
+        _Pragma("omp simd reduction(+ : qr, pr)") for (int64_t j = 0; j < rs->len; j++) {            \
+          qr += gr[j];                                                                               \
+          pr += gr[j] * (xr[j] - mean);                                                              \
+        }                                                                                            \
+        const double wc = w ? w[weight_index(rs, i, 0, 0)] : 1;                                      \
+        ar = wc * qr;                                                                                \
+        br = wc * pr;                                                                                \
+      }                                                                                              \
+      a += ar;                                                                                       \
+      b += br;                                                                                       \
+      q += qr;                                                                                       \
+      p += pr;                                                                                       \
+    }                                                                                                \
+    if (gw) gw[k] = (T)(inv * p);                                                                    \
+    if (gb) gb[k] = (T)q;                                                                            \
+    if (!gx) return;                                                                                 \
+    const double cx = fixed_stats ? 0 : -inv * inv * inv * b / size;                                 \
+    const T tx = (T)cx, t0 = (T)(fixed_stats ? 0 : -inv * a / size - cx * mean), ti = (T)inv;        \
+    for (int64_t i = 0; i < rs->count; i++) {                                                        \
+      const T *gr = gy + rs->first + i * rs->step, *xr = x + rs->first + i * rs->step;               \
+      T *dr = gx + rs->first + i * rs->step;                                                         \
+      for (int64_t j = 0; j < rs->len; j++)                                                          \
+        dr[j] = ti * (w ? w[weight_index(rs, i, j, per_element)] : 1) * gr[j] + tx * xr[j] + t0;    \
+    }                                                                                                \
+  }                                                                                                  \
+  /* gw and gb only for batch norm, whose statistics are per channel */                            \
+  static void backward_groups_##T(T *gx, T *gw, T *gb, const T *gy, const T *x, const T *stats,      \
+                                  const T *w, const mt_norm_geom *g, int fixed_stats) {               \
+    const int64_t count = mt_norm_count(g);                                                          \
+    const double size = (double)stat_size(g);                                                        \
+    if (g->groups) gw = gb = NULL;                                                                   \
+    _Pragma("omp parallel for schedule(static) if (use_threads(g))")                                \
+    for (int64_t k = 0; k < count; k++) {                                                            \
+      const run_set rs = stat_runs(g, k);                                                            \
+      if (rs.per_element) backward_stat_##T(gx, gw, gb, gy, x, stats, w, &rs, k, count, size, fixed_stats, 1); \
+      else backward_stat_##T(gx, gw, gb, gy, x, stats, w, &rs, k, count, size, fixed_stats, 0);      \
+    }                                                                                                \
+  }                                                                                                  \
+  /* group norm's gw and gb: a channel's elements belong to different                              \
+     statistics. Thread t sums samples [n * t / nt, n * (t + 1) / nt) into its                      \
+     part of partial (nt, 2, c), in memory order; the parts are added up after. */                 \
+  static void backward_channels_##T(T *gw, T *gb, const T *gy, const T *x, const T *stats,           \
+                                    const mt_norm_geom *g, double *partial, int nt) {                 \
+    const int64_t count = mt_norm_count(g);                                                          \
+    memset(partial, 0, sizeof(double) * (size_t)(nt * 2 * g->c));                                   \
+    _Pragma("omp parallel for num_threads(nt) schedule(static) if (nt > 1)")                        \
+    for (int t = 0; t < nt; t++) {                                                                   \
+      double *q = partial + t * 2 * g->c, *p = q + g->c;                                             \
+      for (int64_t k = g->n * t / nt * g->groups; k < g->n * (t + 1) / nt * g->groups; k++) {        \
+        const run_set rs = stat_runs(g, k);                                                          \
+        const double mean = stats[k], inv = stats[count + k];                                        \
+        for (int64_t i = 0; i < rs.count; i++) {                                                     \
+          const T *gr = gy + rs.first + i * rs.step, *xr = x + rs.first + i * rs.step;               \
+          if (rs.per_element) {                            /* a column of sums per element */        \
+            for (int64_t j = 0; j < rs.len; j++) {                                                   \
+              q[rs.chan + j] += gr[j];                                                               \
+              p[rs.chan + j] += inv * gr[j] * (xr[j] - mean);                                        \
+            }                                                                                        \
+            continue;                                                                                \
+          }                                                                                          \
+          double qr = 0, pr = 0;                                                                     \
+          _Pragma("omp simd reduction(+ : qr, pr)") for (int64_t j = 0; j < rs.len; j++) {           \
+            qr += gr[j];                                                                             \
+            pr += gr[j] * (xr[j] - mean);                                                            \
+          }                                                                                          \
+          q[weight_index(&rs, i, 0, 0)] += qr;                                                       \
+          p[weight_index(&rs, i, 0, 0)] += inv * pr;                                                 \
+        }                                                                                            \
+      }                                                                                              \
+    }                                                                                                \
+    for (int64_t c = 0; c < g->c; c++) {                                                             \
+      double q = 0, p = 0;                                                                           \
+      for (int t = 0; t < nt; t++) {                                                                 \
+        q += partial[t * 2 * g->c + c];                                                              \
+        p += partial[(t * 2 + 1) * g->c + c];                                                        \
+      }                                                                                              \
+      if (gw) gw[c] = (T)p;                                                                          \
+      if (gb) gb[c] = (T)q;                                                                          \
+    }                                                                                                \
+  }
+NORM_KERNELS(float)
+NORM_KERNELS(double)
+
+/* ---- checks ---- */
+static int check_input(const mt_tensor *x, const mt_norm_geom *g) {
+  char b[128];
+  if (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)
+    return mt_fail("%s: expected a float32 or float64 input, got %s", g->op, mt_dtypes[x->dtype].name);
+  if (mt_numel(x) != g->n * g->c * g->s || (g->groups && g->c % g->groups))
+    return mt_fail("%s: input of size %s does not split into %lld x %lld x %lld (groups %lld)", g->op,
+                   mt_shape_str(x, b, sizeof b), (long long)g->n, (long long)g->c, (long long)g->s,
+                   (long long)g->groups);
+  return 0;
+}
+
+/* a per-channel operand (weight, bias, running stats): c elements of x's dtype */
+static int check_channels(const mt_tensor *t, const char *what, int dtype, const mt_norm_geom *g) {
+  char b[128];
+  if (!t) return 0;
+  if (mt_numel(t) != g->c)
+    return mt_fail("%s: %s must have %lld elements, got size %s", g->op, what, (long long)g->c,
+                   mt_shape_str(t, b, sizeof b));
+  if (t->dtype != dtype)
+    return mt_fail("%s: %s is %s but the input is %s", g->op, what, mt_dtypes[t->dtype].name, mt_dtypes[dtype].name);
+  return 0;
+}
+
+static int check_stats(const mt_tensor *stats, const mt_norm_geom *g, int dtype) {
+  if (stats->dtype != dtype || stats->ndim != 2 || stats->shape[0] != 2 || stats->shape[1] != mt_norm_count(g))
+    return mt_fail("%s: statistics of the wrong size or dtype", g->op);
+  return 0;
+}
+
+/* the operands as contiguous tensors (aliases when they already are); NULL stays empty */
+static int contiguous_all(mt_tensor *out, const mt_tensor *const *in, int n) {
+  for (int i = 0; i < n; i++)
+    if (in[i] && mt_contiguous_as(&out[i], in[i], in[i]->dtype)) {
+      for (int k = 0; k < i; k++) mt_tensor_release(&out[k]);
+      return -1;
+    }
+  return 0;
+}
+
+static void release_all(mt_tensor *t, int n) {
+  for (int i = 0; i < n; i++) mt_tensor_release(&t[i]);
+}
+
+static const void *data_or_null(const mt_tensor *t) { return t->storage ? mt_data(t) : NULL; }
+
+/* where element c of a 1-D per-channel tensor lies */
+static char *channel_ptr(const mt_tensor *t, int64_t c) {
+  return mt_data(t) + c * t->stride[0] * mt_dtypes[t->dtype].size;
+}
+
+/* ---- entry points ---- */
+int mt_norm_stats(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, double eps,
+                  mt_tensor *running_mean, mt_tensor *running_var, double momentum) {
+  char b[128];
+  if (check_input(x, g) || check_channels(running_mean, "running_mean", x->dtype, g) ||
+      check_channels(running_var, "running_var", x->dtype, g))
+    return -1;
+  mt_tensor *running[2] = {running_mean, running_var};
+  for (int i = 0; i < 2; i++) {
+    if (running[i] && running[i]->ndim != 1) return mt_fail("%s: running statistics must be 1-D", g->op);
+    if (running[i] && mt_check_writable(g->op, running[i])) return -1;
+  }
+  const int64_t size = stat_size(g), count = mt_norm_count(g);
+  if (!g->groups && size <= 1)
+    return mt_fail("%s: expected more than 1 value per channel when training, got input size %s", g->op,
+                   mt_shape_str(x, b, sizeof b));
+  mt_tensor xc = {0};
+  if (mt_contiguous_as(&xc, x, x->dtype)) return -1;
+  const int64_t shape[2] = {2, count};
+  double *var = mt_alloc(sizeof(double) * (size_t)(count ? count : 1));
+  int rc = var ? mt_tensor_init(stats, x->dtype, 2, shape) : mt_fail("%s: out of memory", g->op);
+  if (rc == 0) {
+    if (x->dtype == MT_FLOAT32) stats_float((float *)mt_data(stats), (const float *)mt_data(&xc), g, eps, var);
+    else stats_double((double *)mt_data(stats), (const double *)mt_data(&xc), g, eps, var);
+    for (int64_t k = 0; k < count && (running_mean || running_var); k++) {
+      if (running_mean) {
+        char *p = channel_ptr(running_mean, k);
+        const double mean = mt_get_f64(x->dtype, mt_data(stats) + k * mt_dtypes[x->dtype].size);
+        mt_set_f64(x->dtype, p, (1 - momentum) * mt_get_f64(x->dtype, p) + momentum * mean);
+      }
+      if (running_var) {
+        char *p = channel_ptr(running_var, k);
+        mt_set_f64(x->dtype, p, (1 - momentum) * mt_get_f64(x->dtype, p) + momentum * var[k] * size / (size - 1));
+      }
+    }
+    if (running_mean) running_mean->storage->version++;
+    if (running_var) running_var->storage->version++;
+  }
+  if (var) mt_free(var, sizeof(double) * (size_t)(count ? count : 1));
+  mt_tensor_release(&xc);
+  return rc;
+}
+
+int mt_norm_running_stats(mt_tensor *stats, const mt_tensor *running_mean, const mt_tensor *running_var,
+                          const mt_norm_geom *g, double eps, int dtype) {
+  if (check_channels(running_mean, "running_mean", dtype, g) || check_channels(running_var, "running_var", dtype, g))
+    return -1;
+  if (running_mean->ndim != 1 || running_var->ndim != 1)
+    return mt_fail("%s: running statistics must be 1-D", g->op);
+  const int64_t shape[2] = {2, g->c};
+  if (mt_tensor_init(stats, dtype, 2, shape)) return -1;
+  const size_t es = mt_dtypes[dtype].size;
+  for (int64_t c = 0; c < g->c; c++) {
+    mt_set_f64(dtype, mt_data(stats) + c * es, mt_get_f64(dtype, channel_ptr(running_mean, c)));
+    mt_set_f64(dtype, mt_data(stats) + (g->c + c) * es, 1 / sqrt(mt_get_f64(dtype, channel_ptr(running_var, c)) + eps));
+  }
+  return 0;
+}
+
+int mt_norm_apply(mt_tensor *y, const mt_tensor *x, const mt_tensor *stats, const mt_tensor *w,
+                  const mt_tensor *b, const mt_norm_geom *g) {
+  if (check_input(x, g) || check_stats(stats, g, x->dtype) || check_channels(w, "weight", x->dtype, g) ||
+      check_channels(b, "bias", x->dtype, g))
+    return -1;
+  const mt_tensor *in[4] = {x, stats, w, b};
+  mt_tensor c[4] = {{0}};
+  if (contiguous_all(c, in, 4)) return -1;
+  int rc = mt_tensor_init(y, x->dtype, x->ndim, x->shape);
+  if (rc == 0 && x->dtype == MT_FLOAT32)
+    apply_float((float *)mt_data(y), (const float *)mt_data(&c[0]), (const float *)mt_data(&c[1]),
+                data_or_null(&c[2]), data_or_null(&c[3]), g);
+  else if (rc == 0)
+    apply_double((double *)mt_data(y), (const double *)mt_data(&c[0]), (const double *)mt_data(&c[1]),
+                 data_or_null(&c[2]), data_or_null(&c[3]), g);
+  release_all(c, 4);
+  return rc;
+}
+
+int mt_norm_backward(mt_tensor *gx, mt_tensor *gw, mt_tensor *gb, const mt_tensor *gy, const mt_tensor *x,
+                     const mt_tensor *stats, const mt_tensor *w, const mt_norm_geom *g, int fixed_stats) {
+  char bx[128], bg[128];
+  if (check_input(x, g) || check_stats(stats, g, x->dtype) || check_channels(w, "weight", x->dtype, g)) return -1;
+  if (!mt_same_shape(gy, x) || gy->dtype != x->dtype)
+    return mt_fail("%s backward: gradient %s %s for input %s %s", g->op, mt_dtypes[gy->dtype].name,
+                   mt_shape_str(gy, bg, sizeof bg), mt_dtypes[x->dtype].name, mt_shape_str(x, bx, sizeof bx));
+  const mt_tensor *in[4] = {gy, x, stats, w};
+  mt_tensor c[4] = {{0}};
+  if (contiguous_all(c, in, 4)) return -1;
+  const int64_t cshape[1] = {g->c};
+  const int nt = use_threads(g) ? mt_get_num_threads() : 1;
+  const size_t partial_bytes = sizeof(double) * (size_t)(nt * 2 * g->c);
+  double *partial = g->groups && (gw || gb) ? mt_alloc(partial_bytes) : NULL;
+  int rc = g->groups && (gw || gb) && !partial ? mt_fail("%s backward: out of memory", g->op) : 0;
+  if (gx) rc = mt_tensor_init(gx, x->dtype, x->ndim, x->shape);
+  if (rc == 0 && gw) rc = mt_tensor_init(gw, x->dtype, 1, cshape);
+  if (rc == 0 && gb) rc = mt_tensor_init(gb, x->dtype, 1, cshape);
+  if (rc == 0) {
+#define NORM_BACKWARD(T)                                                                            \
+  do {                                                                                              \
+    T *dx = gx ? (T *)mt_data(gx) : NULL, *dw = gw ? (T *)mt_data(gw) : NULL;                       \
+    T *db = gb ? (T *)mt_data(gb) : NULL;                                                           \
+    const T *dy = (const T *)mt_data(&c[0]), *xd = (const T *)mt_data(&c[1]);                      \
+    const T *st = (const T *)mt_data(&c[2]), *wd = data_or_null(&c[3]);                            \
+    if (dx || !g->groups) backward_groups_##T(dx, dw, db, dy, xd, st, wd, g, fixed_stats);         \
+    if (partial) backward_channels_##T(dw, db, dy, xd, st, g, partial, nt);                         \
+  } while (0)
+    if (x->dtype == MT_FLOAT32) NORM_BACKWARD(float);
+    else NORM_BACKWARD(double);
+#undef NORM_BACKWARD
+  }
+  if (partial) mt_free(partial, partial_bytes);
+  release_all(c, 4);
+  return rc;
+}

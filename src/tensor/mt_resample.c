@@ -1,0 +1,258 @@
+/* mt_resample.c: separable linear maps of the last two dims (see
+   mt_resample.h). Each dim's map is a sparse matrix of taps (output i reads
+   input index[k] with weight[k], k in [start[i], start[i + 1])); a plane
+   goes through the w taps into a scratch plane, then through the h taps.
+   The adjoint runs the same taps backwards, scattering. Planes are spread
+   over threads. */
+#include <math.h>
+#include <string.h>
+#include "mt_resample.h"
+#include "mt_pool.h"
+#include "mt_alloc.h"
+#include "mt_iter.h"
+
+static const char *const op_names[] = {
+  [MT_RS_AVG_POOL] = "avg_pool2d", [MT_RS_ADAPTIVE_AVG] = "adaptive_avg_pool2d", [MT_RS_REFLECT] = "pad",
+  [MT_RS_REPLICATE] = "pad", [MT_RS_NEAREST] = "interpolate", [MT_RS_BILINEAR] = "interpolate",
+};
+
+static const char *dim_names[2] = {"height", "width"};
+
+/* ---- sizes ---- */
+static int dim_size(const mt_resample *rs, int d, int64_t in, int64_t *out) {
+  const char *op = op_names[rs->kind];
+  const int64_t a = rs->a[d], b = rs->b[d], c = rs->c[d];
+  switch (rs->kind) {
+  case MT_RS_AVG_POOL:
+    if (a < 1 || b < 1) return mt_fail("%s: kernel and stride must be positive, got %lld and %lld", op, (long long)a, (long long)b);
+    if (c < 0 || 2 * c > a)
+      return mt_fail("%s: padding %lld must be between 0 and half the kernel size %lld", op, (long long)c, (long long)a);
+    *out = mt_pool_out_size(in, a, b, c, 1, rs->flags & MT_RS_CEIL_MODE);
+    break;
+  case MT_RS_REFLECT:
+    if (b >= in || c >= in)
+      return mt_fail("%s: reflect padding (%lld, %lld) must be less than the input %s %lld", op, (long long)b,
+                     (long long)c, dim_names[d], (long long)in);
+    *out = in + b + c;
+    break;
+  case MT_RS_REPLICATE:
+    *out = in + b + c;
+    break;
+  default:                                       /* the output size is given */
+    *out = a;
+    if (rs->scale_factor[d] < 0) return mt_fail("%s: scale_factor must be positive, got %g", op, rs->scale_factor[d]);
+  }
+  if (*out < 1 || in < 1)
+    return mt_fail("%s: the output %s would be %lld for an input %s of %lld", op, dim_names[d], (long long)*out,
+                   dim_names[d], (long long)in);
+  return 0;
+}
+
+int mt_resample_size(const mt_resample *rs, const int64_t *in, int64_t *out) {
+  return dim_size(rs, 0, in[0], &out[0]) || dim_size(rs, 1, in[1], &out[1]) ? -1 : 0;
+}
+
+/* ---- taps ---- */
+typedef struct {
+  int64_t *start;          /* out + 1 */
+  int64_t *index;
+  double *weight;
+  int64_t out, cap;
+  size_t bytes;
+} taps;
+
+/* the most taps one dim can have */
+static int64_t tap_bound(const mt_resample *rs, int d, int64_t in, int64_t out) {
+  if (rs->kind == MT_RS_AVG_POOL) return out * rs->a[d];
+  if (rs->kind == MT_RS_ADAPTIVE_AVG) return out * (in / out + 2);
+  return 2 * out;
+}
+
+/* PyTorch's source coordinate of output o for linear interpolation */
+static double linear_source(const mt_resample *rs, int d, int64_t in, int64_t out, int64_t o) {
+  if (rs->flags & MT_RS_ALIGN_CORNERS) return out > 1 ? (double)o * (double)(in - 1) / (double)(out - 1) : 0;
+  const double step = rs->scale_factor[d] > 0 ? 1 / rs->scale_factor[d] : (double)in / (double)out;
+  const double src = step * ((double)o + 0.5) - 0.5;
+  return src < 0 ? 0 : src;
+}
+
+/* PyTorch's 'nearest' source index, computed in float as PyTorch does */
+static int64_t nearest_source(const mt_resample *rs, int d, int64_t in, int64_t out, int64_t o) {
+  if (out == in) return o;
+  if (out == 2 * in) return o >> 1;
+  const float step = rs->scale_factor[d] > 0 ? (float)(1 / rs->scale_factor[d]) : (float)in / (float)out;
+  const int64_t src = (int64_t)floorf((float)o * step);
+  return src < in - 1 ? src : in - 1;
+}
+
+/* appends a tap to output t->out */
+static void add_tap(taps *t, int64_t index, double weight) {
+  int64_t *end = &t->start[t->out + 1];
+  t->index[*end] = index;
+  t->weight[(*end)++] = weight;
+}
+
+/* the taps of output o of dim d (appended after the previous outputs') */
+static void dim_taps(taps *t, const mt_resample *rs, int d, int64_t in, int64_t out, int64_t o) {
+  switch (rs->kind) {
+  case MT_RS_AVG_POOL: {
+    const int64_t k = rs->a[d], s = rs->b[d], p = rs->c[d];
+    int64_t lo = o * s - p, hi = lo + k < in + p ? lo + k : in + p;
+    const int64_t padded = hi - lo;
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > in ? in : hi;
+    const double w = 1.0 / (double)(rs->flags & MT_RS_COUNT_PAD ? padded : hi - lo);
+    for (int64_t i = lo; i < hi; i++) add_tap(t, i, w);
+    break;
+  }
+  case MT_RS_ADAPTIVE_AVG: {
+    int64_t lo, hi;
+    mt_adaptive_window(o, in, out, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) add_tap(t, i, 1.0 / (double)(hi - lo));
+    break;
+  }
+  case MT_RS_REFLECT: {
+    int64_t i = o - rs->b[d];
+    i = i < 0 ? -i : i;
+    add_tap(t, i < in ? i : 2 * (in - 1) - i, 1);
+    break;
+  }
+  case MT_RS_REPLICATE: {
+    const int64_t i = o - rs->b[d];
+    add_tap(t, i < 0 ? 0 : (i >= in ? in - 1 : i), 1);
+    break;
+  }
+  case MT_RS_NEAREST:
+    add_tap(t, nearest_source(rs, d, in, out, o), 1);
+    break;
+  default: {
+    const double src = linear_source(rs, d, in, out, o);
+    const int64_t i0 = (int64_t)src < in - 1 ? (int64_t)src : in - 1;
+    const double l1 = src - (double)i0;
+    if (i0 == in - 1) {
+      add_tap(t, i0, 1);
+    } else {
+      add_tap(t, i0, 1 - l1);
+      add_tap(t, i0 + 1, l1);
+    }
+  }
+  }
+}
+
+static void taps_free(taps *t) {
+  if (t->start) mt_free(t->start, t->bytes);
+}
+
+static int taps_build(taps *t, const mt_resample *rs, int d, int64_t in, int64_t out) {
+  const int64_t cap = tap_bound(rs, d, in, out);
+  t->bytes = sizeof(int64_t) * (size_t)(out + 1 + cap) + sizeof(double) * (size_t)cap;
+  if (!(t->start = mt_alloc(t->bytes))) return mt_fail("%s: out of memory", op_names[rs->kind]);
+  t->index = t->start + out + 1;
+  t->weight = (double *)(t->index + cap);
+  t->start[0] = 0;
+  for (int64_t o = 0; o < out; o++) {
+    t->out = o;
+    t->start[o + 1] = t->start[o];
+    dim_taps(t, rs, d, in, out, o);
+  }
+  t->out = out;
+  return 0;
+}
+
+/* ---- the planes ---- */
+#define RESAMPLE_KERNELS(T)                                                                         \
+  /* y (oh, ow) from x (h, w); tmp holds (h, ow) */                                                \
+  static void forward_plane_##T(T *y, const T *x, T *tmp, const taps *th, const taps *tw, int64_t h, \
+                                int64_t w) {                                                        \
+    const int64_t oh = th->out, ow = tw->out;                                                       \
+    for (int64_t r = 0; r < h; r++)                                                                 \
+      for (int64_t j = 0; j < ow; j++) {                                                            \
+        T sum = 0;                                                                                  \
+        for (int64_t k = tw->start[j]; k < tw->start[j + 1]; k++)                                   \
+          sum += (T)tw->weight[k] * x[r * w + tw->index[k]];                                        \
+        tmp[r * ow + j] = sum;                                                                      \
+      }                                                                                             \
+    for (int64_t i = 0; i < oh; i++) {                                                              \
+      T *yi = y + i * ow;                                                                           \
+      for (int64_t j = 0; j < ow; j++) yi[j] = 0;                                                   \
+      for (int64_t k = th->start[i]; k < th->start[i + 1]; k++) {                                   \
+        const T a = (T)th->weight[k], *tr = tmp + th->index[k] * ow;                                \
+        for (int64_t j = 0; j < ow; j++) yi[j] += a * tr[j];                                        \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+  /* x (h, w) from y (oh, ow), the transpose; tmp holds (oh, w) */                                 \
+  static void adjoint_plane_##T(T *x, const T *y, T *tmp, const taps *th, const taps *tw, int64_t h, \
+                                int64_t w) {                                                        \
+    const int64_t oh = th->out, ow = tw->out;                                                       \
+    memset(tmp, 0, sizeof(T) * (size_t)(oh * w));                                                  \
+    memset(x, 0, sizeof(T) * (size_t)(h * w));                                                      \
+    for (int64_t i = 0; i < oh; i++)                                                                \
+      for (int64_t j = 0; j < ow; j++)                                                              \
+        for (int64_t k = tw->start[j]; k < tw->start[j + 1]; k++)                                   \
+          tmp[i * w + tw->index[k]] += (T)tw->weight[k] * y[i * ow + j];                            \
+    for (int64_t i = 0; i < oh; i++)                                                                \
+      for (int64_t k = th->start[i]; k < th->start[i + 1]; k++) {                                   \
+        const T a = (T)th->weight[k], *ti = tmp + i * w;                                            \
+        T *xr = x + th->index[k] * w;                                                               \
+        for (int64_t c = 0; c < w; c++) xr[c] += a * ti[c];                                         \
+      }                                                                                             \
+  }
+RESAMPLE_KERNELS(float)
+RESAMPLE_KERNELS(double)
+
+int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, int adjoint, const int64_t *in) {
+  const char *op = op_names[rs->kind];
+  char b[128];
+  if (x->ndim < 2) return mt_fail("%s: expected an input of at least 2 dims, got size %s", op, mt_shape_str(x, b, sizeof b));
+  if (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)
+    return mt_fail("%s: expected float32 or float64, got %s", op, mt_dtypes[x->dtype].name);
+  const int64_t *plane = x->shape + x->ndim - 2;
+  int64_t src[2] = {plane[0], plane[1]}, dst[2];
+  if (adjoint) src[0] = in[0], src[1] = in[1];
+  if (mt_resample_size(rs, src, dst)) return -1;
+  if (adjoint && (dst[0] != plane[0] || dst[1] != plane[1]))
+    return mt_fail("%s backward: gradient of size %s for an output plane of %lldx%lld", op,
+                   mt_shape_str(x, b, sizeof b), (long long)dst[0], (long long)dst[1]);
+  int64_t shape[MT_MAX_DIMS];
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  shape[x->ndim - 2] = adjoint ? src[0] : dst[0];
+  shape[x->ndim - 1] = adjoint ? src[1] : dst[1];
+  taps th = {0}, tw = {0};
+  mt_tensor xc = {0};
+  if (mt_contiguous_as(&xc, x, x->dtype)) return -1;
+  int rc = mt_tensor_init(r, x->dtype, x->ndim, shape);
+  if (rc == 0) rc = taps_build(&th, rs, 0, src[0], dst[0]);
+  if (rc == 0) rc = taps_build(&tw, rs, 1, src[1], dst[1]);
+  const int64_t h = src[0], w = src[1], oh = dst[0], ow = dst[1];
+  const int64_t planes = plane[0] * plane[1] > 0 ? mt_numel(x) / (plane[0] * plane[1]) : 0;
+  const int nt = mt_get_num_threads() > 1 && planes > 1 && planes * (h * w + oh * ow) >= MT_ITER_GRAIN
+                     ? (planes < mt_get_num_threads() ? (int)planes : mt_get_num_threads()) : 1;
+  const int64_t tmp_size = adjoint ? oh * w : h * ow;
+  const size_t es = mt_dtypes[x->dtype].size, scratch_bytes = es * (size_t)(tmp_size * nt);
+  char *scratch = rc == 0 && mt_numel(x) ? mt_alloc(scratch_bytes) : NULL;
+  if (rc == 0 && mt_numel(x) && !scratch) rc = mt_fail("%s: out of memory", op);
+  if (rc == 0 && scratch) {
+    const char *xd = mt_data(&xc);
+    char *rd = mt_data(r);
+    const int64_t in_plane = adjoint ? oh * ow : h * w, out_plane = adjoint ? h * w : oh * ow;
+    /* chunk t of the planes, with scratch plane t */
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int t = 0; t < nt; t++) {
+      char *tmp = scratch + es * (size_t)(tmp_size * t);
+      for (int64_t q = planes * t / nt; q < planes * (t + 1) / nt; q++) {
+        const char *xq = xd + es * (size_t)(q * in_plane);
+        char *rq = rd + es * (size_t)(q * out_plane);
+        if (x->dtype == MT_FLOAT32 && !adjoint) forward_plane_float((float *)rq, (const float *)xq, (float *)tmp, &th, &tw, h, w);
+        else if (x->dtype == MT_FLOAT32) adjoint_plane_float((float *)rq, (const float *)xq, (float *)tmp, &th, &tw, h, w);
+        else if (!adjoint) forward_plane_double((double *)rq, (const double *)xq, (double *)tmp, &th, &tw, h, w);
+        else adjoint_plane_double((double *)rq, (const double *)xq, (double *)tmp, &th, &tw, h, w);
+      }
+    }
+  }
+  if (scratch) mt_free(scratch, scratch_bytes);
+  taps_free(&th);
+  taps_free(&tw);
+  mt_tensor_release(&xc);
+  return rc;
+}
