@@ -1,5 +1,6 @@
 -- nn.functional (nn.F): the stateless forms of the layers, activations and losses, as
--- PyTorch's torch.nn.functional, composed from differentiable tensor ops (double backward too).
+-- PyTorch's torch.nn.functional, composed from differentiable tensor ops (double backward too);
+-- the normalizations run fused C kernels (torch._layer_norm, _group_norm, _batch_norm).
 local torch = require 'torch'
 
 local F = {}
@@ -330,16 +331,21 @@ end
 
 -- ---- normalization ----
 
--- the affine step shared by the norms: y * weight + bias, both viewed as shape when given
-local function affine(y, weight, bias, shape)
-  if weight ~= nil then y = y * (shape and weight:view(shape) or weight) end
-  if bias ~= nil then y = y + (shape and bias:view(shape) or bias) end
+-- The fused kernels (torch._layer_norm, _group_norm, _batch_norm) take float32 and float64: a
+-- half-precision tensor goes through them as float32 and the result comes back in its dtype.
+local half = {float16 = true, bfloat16 = true}
+local function widened(t)
+  if t ~= nil and half[t.dtype] then return t:float() end
+  return t
+end
+local function narrowed(y, x)
+  if half[x.dtype] then return y:to(x.dtype) end
   return y
 end
 
 -- F.layer_norm(x, normalized_shape, weight, bias, eps=1e-5): normalizes over the trailing
 -- dims given by normalized_shape (a number, table or torch.Size) with the biased variance,
--- then scales by weight and shifts by bias (both of normalized_shape).
+-- then scales by weight and shifts by bias (both of normalized_shape). The fused C kernel.
 function F.layer_norm(x, normalized_shape, weight, bias, eps)
   check_float('layer_norm', 'input', x)
   local shape = type(normalized_shape) == 'number' and {normalized_shape} or normalized_shape
@@ -354,35 +360,27 @@ function F.layer_norm(x, normalized_shape, weight, bias, eps)
     for i = 1, k do parts[i] = tostring(shape[i]) end
     fail('layer_norm', 'input of size %s does not end with normalized_shape %s', tostring(x:size()), table.concat(parts, 'x'))
   end
-  local dims = {}
-  for i = 1, k do dims[i] = x:dim() - k + i end
-  local mean = x:mean(dims, true)
-  local var = x:var(dims, {correction = 0, keepdim = true})
-  local y = (x - mean) * (var + (eps or 1e-5)):rsqrt()
-  return affine(y, weight, bias)
+  return narrowed(torch._layer_norm(widened(x), k, widened(weight), widened(bias), eps or 1e-5), x)
 end
 
 -- F.group_norm(x, num_groups, weight, bias, eps=1e-5): x (N, C, *) normalized within each of
--- num_groups groups of C/num_groups channels, then a per-channel affine transform.
+-- num_groups groups of C/num_groups channels, then a per-channel affine transform (fused kernel).
 function F.group_norm(x, num_groups, weight, bias, eps)
   check_float('group_norm', 'input', x)
   if x:dim() < 2 then fail('group_norm', 'expected input (N, C, *), got size %s', tostring(x:size())) end
-  local n, channels = x:size(1), x:size(2)
-  if type(num_groups) ~= 'number' or num_groups < 1 or channels % num_groups ~= 0 then
+  local channels = x:size(2)
+  if math.type(num_groups) ~= 'integer' or num_groups < 1 or channels % num_groups ~= 0 then
     fail('group_norm', '%d channels (input size %s) cannot be split into %s groups', channels,
          tostring(x:size()), tostring(num_groups))
   end
-  local grouped = x:reshape(n, num_groups, -1)
-  local mean = grouped:mean(3, true)
-  local var = grouped:var(3, false, true)
-  local y = ((grouped - mean) * (var + (eps or 1e-5)):rsqrt()):view(x:size())
-  return affine(y, weight, bias, channel_shape(x:dim(), channels))
+  return narrowed(torch._group_norm(widened(x), num_groups, widened(weight), widened(bias), eps or 1e-5), x)
 end
 
 -- F.batch_norm(x, running_mean, running_var, weight, bias, training=false, momentum=0.1,
 -- eps=1e-5): x (N, C, *) normalized per channel. Training uses the batch statistics (biased
 -- variance) and, given running_mean/var, updates them in place with the unbiased variance:
 -- running = (1 - momentum) * running + momentum * batch. Otherwise uses the running statistics.
+-- The fused C kernel (torch._batch_norm).
 function F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
   check_float('batch_norm', 'input', x)
   if x:dim() < 2 then fail('batch_norm', 'expected input (N, C, *), got size %s', tostring(x:size())) end
@@ -394,36 +392,50 @@ function F.batch_norm(x, running_mean, running_var, weight, bias, training, mome
            tostring(x:size()), is_tensor(stat[1]) and tostring(stat[1]:size()) or type(stat[1]))
     end
   end
-  local shape = channel_shape(x:dim(), channels)
-  local mean, var
-  if training then
-    local count = x:numel() // channels
-    if count <= 1 then
-      fail('batch_norm', 'expected more than 1 value per channel when training, got input size %s', tostring(x:size()))
-    end
-    local dims = {1}
-    for i = 3, x:dim() do dims[#dims + 1] = i end
-    mean = x:mean(dims, true)
-    var = x:var(dims, {correction = 0, keepdim = true})
-    if running_mean ~= nil or running_var ~= nil then
-      local m = momentum or 0.1
-      torch.no_grad(function()
-        if running_mean ~= nil then
-          running_mean:mul_(1 - m):add_(mean:detach():view(channels) * m)
-        end
-        if running_var ~= nil then
-          running_var:mul_(1 - m):add_(var:detach():view(channels) * (m * count / (count - 1)))
-        end
-      end)
-    end
-  else
-    if running_mean == nil or running_var == nil then
-      fail('batch_norm', 'running_mean and running_var are required when training is false')
-    end
-    mean, var = running_mean:view(shape), running_var:view(shape)
+  if training and x:numel() // channels <= 1 then
+    fail('batch_norm', 'expected more than 1 value per channel when training, got input size %s', tostring(x:size()))
   end
-  local y = (x - mean) * (var + (eps or 1e-5)):rsqrt()
-  return affine(y, weight, bias, shape)
+  if not training and (running_mean == nil or running_var == nil) then
+    fail('batch_norm', 'running_mean and running_var are required when training is false')
+  end
+  local mean, var = widened(running_mean), widened(running_var)
+  local y = torch._batch_norm(widened(x), widened(weight), widened(bias), mean, var, training == true,
+                              momentum or 0.1, eps or 1e-5)
+  if training then   -- half-precision running stats were updated as float32 copies
+    torch.no_grad(function()
+      if not rawequal(mean, running_mean) then running_mean:copy_(mean) end
+      if not rawequal(var, running_var) then running_var:copy_(var) end
+    end)
+  end
+  return narrowed(y, x)
+end
+
+-- F.instance_norm(x, running_mean, running_var, weight, bias, use_input_stats=true,
+-- momentum=0.1, eps=1e-5): x (N, C, *) normalized per sample and channel, then a per-channel
+-- affine transform. With running stats, use_input_stats also moves them towards the mean over
+-- samples of each instance's statistics (PyTorch's rule); use_input_stats=false normalizes
+-- with the running statistics, as batch_norm in eval.
+function F.instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+  check_float('instance_norm', 'input', x)
+  if x:dim() < 3 then fail('instance_norm', 'expected input (N, C, *), got size %s', tostring(x:size())) end
+  if use_input_stats == false then
+    return F.batch_norm(x, running_mean, running_var, weight, bias, false, momentum, eps)
+  end
+  local n, channels = x:size(1), x:size(2)
+  if running_mean == nil and running_var == nil then
+    return narrowed(torch._group_norm(widened(x), channels, widened(weight), widened(bias), eps or 1e-5), x)
+  end
+  -- each (sample, channel) a channel of one batch: the per-instance running stats it updates,
+  -- averaged over the samples, are the new running stats
+  local function per_instance(t) return t ~= nil and t:repeatTensor(n) or nil end
+  local mean, var = per_instance(running_mean), per_instance(running_var)
+  local y = F.batch_norm(x:reshape(1, n * channels, -1), mean, var, per_instance(weight), per_instance(bias), true,
+                         momentum, eps)
+  torch.no_grad(function()
+    if mean ~= nil then running_mean:copy_(mean:view(n, channels):mean(1)) end
+    if var ~= nil then running_var:copy_(var:view(n, channels):mean(1)) end
+  end)
+  return y:reshape(x:size())
 end
 
 -- F.normalize(x, {p=2, dim=2, eps=1e-12}) or F.normalize(x, p, dim, eps): x divided by its

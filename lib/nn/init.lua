@@ -27,7 +27,7 @@ local CLASSES = {
   'ReLU', 'ReLU6', 'LeakyReLU', 'ELU', 'GELU', 'SiLU', 'Sigmoid', 'Tanh', 'LogSigmoid', 'Softmax', 'LogSoftmax',
   'Softmin', 'Softplus', 'Hardtanh', 'PReLU',
   -- normalization
-  'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d',
+  'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d', 'InstanceNorm2d',
   -- criteria
   'CrossEntropyLoss', 'NLLLoss', 'MSELoss', 'L1Loss', 'SmoothL1Loss', 'HuberLoss', 'BCELoss', 'BCEWithLogitsLoss',
   'KLDivLoss', 'CosineEmbeddingLoss',
@@ -36,7 +36,8 @@ local CLASSES = {
   -- attention
   'MultiheadAttention', 'TransformerEncoderLayer', 'TransformerEncoder',
   -- convolution and pooling
-  'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'AdaptiveAvgPool2d', 'ZeroPad2d',
+  'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
+  'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'Upsample', 'Unfold', 'Fold',
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 

@@ -1,7 +1,7 @@
--- nn.functional's convolution, pooling and padding: F.conv2d, F.conv1d,
--- F.conv_transpose2d on the C kernels (torch._conv2d, torch._conv_transpose2d,
--- with their derivatives in C); F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d
--- and F.pad (constant) composed from differentiable tensor ops (unfold windows).
+-- nn.functional's convolutional-network functions on the C kernels (each recorded for
+-- autograd in C): F.conv2d, F.conv1d, F.conv_transpose2d; F.max_pool2d, F.avg_pool2d and the
+-- adaptive pools; F.pad (constant composed here, reflect and replicate in C); F.interpolate;
+-- F.unfold and F.fold.
 local torch = require 'torch'
 local F = require 'nn.functional'
 
@@ -11,12 +11,24 @@ local function pair(v, name)
   error(string.format('%s: expected a number or a pair, got %s', name, tostring(v)), 3)
 end
 
--- F.pad(x, {left, right, top, bottom, ...}, {value=0}): constant padding of the last
--- dims, PyTorch's order (last dim first).
+-- the two non-constant modes of F.pad: the C kernels of the last two dims
+local PAD_KERNELS = {reflect = torch._reflection_pad2d, replicate = torch._replication_pad2d}
+
+-- F.pad(x, {left, right, top, bottom, ...}, {mode='constant', value=0}): padding of the last
+-- dims, PyTorch's order (last dim first). mode='reflect' or 'replicate' pads the last one or two
+-- dims ({left, right} of (N, C, L) or (C, L); four pads of (N, C, H, W) or (C, H, W)).
 function F.pad(x, pads, opts)
   local value = type(opts) == 'table' and opts.value or (type(opts) == 'number' and opts) or 0
-  if type(opts) == 'table' and opts.mode and opts.mode ~= 'constant' then
-    error("F.pad: only mode='constant' is available", 2)
+  local mode = type(opts) == 'table' and opts.mode or 'constant'
+  if mode ~= 'constant' then
+    local kernel = PAD_KERNELS[mode]
+    if not kernel then error(string.format("F.pad: mode must be 'constant', 'reflect' or 'replicate', got '%s'", tostring(mode)), 2) end
+    local k = #pads // 2
+    if (#pads ~= 2 and #pads ~= 4) or (x:dim() ~= k + 1 and x:dim() ~= k + 2) then
+      error(string.format("F.pad: mode '%s' pads the last 1 or 2 dims of a 2-D to 4-D input; got %d pads for size %s",
+                          mode, #pads, tostring(x:size())), 2)
+    end
+    return kernel(x, pads[1], pads[2], pads[3] or 0, pads[4] or 0)
   end
   if #pads % 2 ~= 0 or #pads // 2 > x:dim() then
     error(string.format('F.pad: %d pads for a %d-D input', #pads, x:dim()), 2)
@@ -37,15 +49,6 @@ function F.pad(x, pads, opts)
     if #parts > 1 then y = torch.cat(parts, d) end
   end
   return y
-end
-
--- windows of x (N, C, H, W): (N, C, Ho, Wo, kh, kw) views through unfold
-local function windows(x, kh, kw, sh, sw, dh, dw)
-  local eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-  local u = x:unfold(3, eh, sh):unfold(4, ew, sw)
-  if dh > 1 then u = u:index_select(5, torch.arange(1, eh + 1, dh, {dtype = 'int64'})) end
-  if dw > 1 then u = u:index_select(6, torch.arange(1, ew + 1, dw, {dtype = 'int64'})) end
-  return u
 end
 
 local function batched4(x, name)
@@ -110,10 +113,23 @@ function F.conv_transpose2d(x, weight, bias, opts)
   return y
 end
 
+-- the values of x (N, C, H, W) at the 1-based positions idx (N, C, Ho, Wo) of each H*W plane:
+-- a gather, so max pooling's gradients (and second derivatives) are gather's
+local function gather_planes(x, idx)
+  local N, C, Ho, Wo = idx:size(1), idx:size(2), idx:size(3), idx:size(4)
+  return x:reshape(N, C, x:size(3) * x:size(4)):gather(3, idx:view(N, C, Ho * Wo)):view(N, C, Ho, Wo)
+end
+
+-- the values, and with return_indices the positions too, of a max pooling, unbatched as x was
+local function max_pool_result(v, idx, unbatched, return_indices)
+  if unbatched then v, idx = v:squeeze(1), idx:squeeze(1) end
+  if return_indices then return v, idx end
+  return v
+end
+
 -- F.max_pool2d(x, kernel, {stride=kernel, padding=0, dilation=1, ceil_mode=false,
 -- return_indices=false}): the maximum of each window (a NaN wins); with return_indices also
--- the 1-based positions in each H*W plane. The C kernel finds the positions; the values are
--- x gathered there, so gradients (and second derivatives) follow from gather's.
+-- the 1-based positions in each H*W plane. The C kernel finds the positions.
 function F.max_pool2d(x, kernel, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.max_pool2d')
@@ -122,55 +138,116 @@ function F.max_pool2d(x, kernel, opts)
   local ph, pw = pair(opts.padding or 0, 'F.max_pool2d padding')
   local dh, dw = pair(opts.dilation or 1, 'F.max_pool2d dilation')
   local idx = torch._max_pool2d_indices(input, kh, kw, sh, sw, ph, pw, dh, dw, opts.ceil_mode == true)
-  local N, C, Ho, Wo = idx:size(1), idx:size(2), idx:size(3), idx:size(4)
-  local v = input:reshape(N, C, input:size(3) * input:size(4)):gather(3, idx:view(N, C, Ho * Wo)):view(N, C, Ho, Wo)
-  if unbatched then v, idx = v:squeeze(1), idx:squeeze(1) end
-  if opts.return_indices then return v, idx end
-  return v
+  return max_pool_result(gather_planes(input, idx), idx, unbatched, opts.return_indices)
 end
 
--- F.avg_pool2d(x, kernel, {stride=kernel, padding=0, count_include_pad=true}): window means.
+-- F.adaptive_max_pool2d(x, output_size, {return_indices=false}) (or return_indices as the third
+-- argument, as PyTorch): the maximum over PyTorch's adaptive windows, the positions as max_pool2d's.
+function F.adaptive_max_pool2d(x, size, opts)
+  local return_indices = opts == true or (type(opts) == 'table' and opts.return_indices)
+  local input, unbatched = batched4(x, 'F.adaptive_max_pool2d')
+  local oh, ow = pair(size, 'F.adaptive_max_pool2d output_size')
+  local idx = torch._adaptive_max_pool2d_indices(input, oh, ow)
+  return max_pool_result(gather_planes(input, idx), idx, unbatched, return_indices)
+end
+
+-- F.avg_pool2d(x, kernel, {stride=kernel, padding=0, ceil_mode=false, count_include_pad=true}):
+-- window means (the C kernel).
 function F.avg_pool2d(x, kernel, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.avg_pool2d')
   local kh, kw = pair(kernel, 'F.avg_pool2d kernel')
   local sh, sw = pair(opts.stride or kernel, 'F.avg_pool2d stride')
   local ph, pw = pair(opts.padding or 0, 'F.avg_pool2d padding')
-  local padded = (ph > 0 or pw > 0) and F.pad(input, {pw, pw, ph, ph}) or input
-  local u = windows(padded, kh, kw, sh, sw, 1, 1)
-  local y
-  if (ph > 0 or pw > 0) and opts.count_include_pad == false then
-    local ones = F.pad(torch.ones(1, 1, input:size(3), input:size(4), {dtype = input.dtype}), {pw, pw, ph, ph})
-    local counts = windows(ones, kh, kw, sh, sw, 1, 1):sum({5, 6})
-    y = u:sum({5, 6}) / counts
-  else
-    y = u:mean({5, 6})
-  end
+  local y = torch._avg_pool2d(input, kh, kw, sh, sw, ph, pw, opts.ceil_mode == true, opts.count_include_pad ~= false)
   return unbatched and y:squeeze(1) or y
 end
 
 -- F.adaptive_avg_pool2d(x, output_size): averages over PyTorch's adaptive windows
--- (start floor(i H / out), end ceil((i + 1) H / out)).
+-- (start floor(i H / out), end ceil((i + 1) H / out)); the C kernel, which takes (*, H, W).
 function F.adaptive_avg_pool2d(x, size)
-  local input, unbatched = batched4(x, 'F.adaptive_avg_pool2d')
   local oh, ow = pair(size, 'F.adaptive_avg_pool2d output_size')
-  local H, W = input:size(3), input:size(4)
-  local y
-  if H % oh == 0 and W % ow == 0 then
-    y = F.avg_pool2d(input, {H // oh, W // ow})
-  else
-    local rows = {}
-    for i = 0, oh - 1 do
-      local h0, h1 = (i * H) // oh, -((-(i + 1) * H) // oh)
-      local cols = {}
-      for j = 0, ow - 1 do
-        local w0, w1 = (j * W) // ow, -((-(j + 1) * W) // ow)
-        cols[j + 1] = input:narrow(3, h0 + 1, h1 - h0):narrow(4, w0 + 1, w1 - w0):mean({3, 4}, true)
-      end
-      rows[i + 1] = torch.cat(cols, 4)
-    end
-    y = torch.cat(rows, 3)
+  batched4(x, 'F.adaptive_avg_pool2d')
+  return torch._adaptive_avg_pool2d(x, oh, ow)
+end
+
+-- ---- interpolation ----
+
+local INTERPOLATE_MODES = {nearest = true, bilinear = true}
+
+-- the output size and the scales to pass to the kernels (none when size was given or
+-- recompute_scale_factor) of F.interpolate over the last two dims of input (N, C, H, W)
+local function interpolate_size(input, opts)
+  if (opts.size == nil) == (opts.scale_factor == nil) then
+    error('F.interpolate: give exactly one of size and scale_factor', 3)
   end
+  if opts.size ~= nil then
+    local oh, ow = pair(opts.size, 'F.interpolate size')
+    return oh, ow
+  end
+  local fh, fw = pair(opts.scale_factor, 'F.interpolate scale_factor')
+  local oh, ow = math.floor(input:size(3) * fh), math.floor(input:size(4) * fw)
+  if opts.recompute_scale_factor then return oh, ow end
+  return oh, ow, fh, fw
+end
+
+-- F.interpolate(x, {size=, scale_factor=, mode='nearest', align_corners=, recompute_scale_factor=}):
+-- resamples (N, C, H, W) to size (a number or {h, w}) or to floor(H * scale_factor) x
+-- floor(W * scale_factor), as PyTorch; mode 'nearest' or 'bilinear' (align_corners=false by
+-- default), also 'nearest' of (N, C, L). The C kernels.
+function F.interpolate(x, opts)
+  opts = opts or {}
+  local mode = opts.mode or 'nearest'
+  if not INTERPOLATE_MODES[mode] then
+    error(string.format("F.interpolate: mode must be 'nearest' or 'bilinear', got '%s'", tostring(mode)), 2)
+  end
+  if mode == 'nearest' and opts.align_corners ~= nil then
+    error("F.interpolate: align_corners can only be set with mode 'bilinear'", 2)
+  end
+  if not torch.is_tensor(x) then error('F.interpolate: expected a tensor input', 2) end
+  if mode == 'nearest' and x:dim() == 3 then   -- (N, C, L): a 1 x L image
+    local o = {mode = mode, recompute_scale_factor = opts.recompute_scale_factor}
+    if opts.size ~= nil then o.size = {1, type(opts.size) == 'table' and opts.size[1] or opts.size} end
+    if opts.scale_factor ~= nil then o.scale_factor = {1, type(opts.scale_factor) == 'table' and opts.scale_factor[1] or opts.scale_factor} end
+    return F.interpolate(x:unsqueeze(3), o):squeeze(3)
+  end
+  if x:dim() ~= 4 then
+    error(string.format("F.interpolate: mode '%s' expects (N, C, H, W) input, got size %s", mode, tostring(x:size())), 2)
+  end
+  local oh, ow, fh, fw = interpolate_size(x, opts)
+  if mode == 'nearest' then return torch._upsample_nearest2d(x, oh, ow, fh, fw) end
+  return torch._upsample_bilinear2d(x, oh, ow, opts.align_corners == true, fh, fw)
+end
+
+-- ---- unfold / fold ----
+
+-- kernel, dilation, padding and stride of F.unfold / F.fold, as the kernels take them
+local function block_args(name, kernel, opts)
+  opts = opts or {}
+  local kh, kw = pair(kernel, name .. ' kernel_size')
+  local dh, dw = pair(opts.dilation or 1, name .. ' dilation')
+  local ph, pw = pair(opts.padding or 0, name .. ' padding')
+  local sh, sw = pair(opts.stride or 1, name .. ' stride')
+  return kh, kw, dh, dw, ph, pw, sh, sw
+end
+
+-- F.unfold(x, kernel_size, {dilation=1, padding=0, stride=1}): the sliding blocks of
+-- x (N, C, H, W) or (C, H, W) as columns, (N, C * kh * kw, L) (im2col).
+function F.unfold(x, kernel, opts)
+  local input, unbatched = batched4(x, 'F.unfold')
+  local y = torch._unfold(input, block_args('F.unfold', kernel, opts))
+  return unbatched and y:squeeze(1) or y
+end
+
+-- F.fold(x, output_size, kernel_size, {dilation=1, padding=0, stride=1}): the columns
+-- x (N, C * kh * kw, L) or (C * kh * kw, L) summed back into (N, C, oh, ow) (col2im, unfold's adjoint).
+function F.fold(x, size, kernel, opts)
+  if not torch.is_tensor(x) or (x:dim() ~= 2 and x:dim() ~= 3) then
+    error('F.fold: expected (N, C * kh * kw, L) or (C * kh * kw, L) input', 2)
+  end
+  local oh, ow = pair(size, 'F.fold output_size')
+  local unbatched = x:dim() == 2
+  local y = torch._fold(unbatched and x:unsqueeze(1) or x, oh, ow, block_args('F.fold', kernel, opts))
   return unbatched and y:squeeze(1) or y
 end
 
