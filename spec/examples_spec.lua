@@ -27,6 +27,13 @@ describe('examples', function()
     assert.truthy(out:find('Torch7 style,  epoch 200', 1, true), out)
   end)
 
+  it('resnet_block.lua trains a step and checks the block gradients', function()
+    local ok, out = run('examples/resnet_block.lua')
+    assert.is_true(ok, out)
+    assert.truthy(out:find('gradcheck of a ResidualBlock (input):\ttrue', 1, true), out)
+    assert.truthy(out:find('conv1 weight gradient: autograd', 1, true), out)
+  end)
+
   it('fashion_mnist_mlp.lua trains, evaluates and writes its checkpoint', function()
     local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
     if not f then
