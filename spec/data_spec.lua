@@ -14,16 +14,7 @@ local function write(path, bytes)
   f:close()
 end
 
--- the th beside the torch/core.so in use (TH_BIN overrides; ./build/th as a last resort)
-local function th_bin()
-  local th = os.getenv('TH_BIN')
-  for template in package.cpath:gmatch('[^;]+') do
-    local dir = template:match('^(.*)/%?%.so$')
-    local f = not th and dir and io.open(dir .. '/th', 'rb')
-    if f then f:close(); th = dir .. '/th' end
-  end
-  return th or './build/th'
-end
+local th_bin = dofile('spec/support/th.lua').path
 
 local function be32(n) return string.char((n >> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255) end
 

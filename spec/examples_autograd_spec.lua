@@ -3,24 +3,7 @@
 -- Expected numbers were computed with PyTorch (x^3 at 3, micrograd's README
 -- expression) or by hand (the traced gradients).
 
--- the th beside the torch/core.so in use (TH_BIN overrides)
-local function find_th()
-  local th = os.getenv('TH_BIN')
-  for template in package.cpath:gmatch('[^;]+') do
-    local dir = template:match('^(.*)/%?%.so$')
-    local f = not th and dir and io.open(dir .. '/th', 'rb')
-    if f then f:close(); th = dir .. '/th' end
-  end
-  return th or './build/th'
-end
-local TH = find_th()
-
-local function run(script)
-  local p = io.popen(TH .. ' ' .. script .. ' 2>&1')
-  local out = p:read('a')
-  local ok = p:close()
-  return ok, out
-end
+local run = dofile('spec/support/th.lua').run
 
 -- asserts that out contains each of the given lines or fragments, verbatim
 local function has(out, ...)

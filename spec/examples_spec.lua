@@ -1,21 +1,24 @@
 -- The examples run: they are documentation that must not rot.
 local torch = require 'torch'
-local function find_th()
-  local th = os.getenv('TH_BIN')
-  for template in package.cpath:gmatch('[^;]+') do
-    local dir = template:match('^(.*)/%?%.so$')
-    local f = not th and dir and io.open(dir .. '/th', 'rb')
-    if f then f:close(); th = dir .. '/th' end
-  end
-  return th or './build/th'
-end
-local TH = find_th()
+local run = dofile('spec/support/th.lua').run
 
-local function run(args)
-  local p = io.popen(TH .. ' ' .. args .. ' 2>&1')
-  local out = p:read('a')
-  local ok = p:close()
-  return ok, out
+-- runs a FashionMNIST example for a few batches with a checkpoint; returns its
+-- test accuracy and the checkpoint (nil, pending, when the dataset is missing)
+local function train_briefly(script, batches)
+  local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
+  if not f then
+    pending('dataset-fashion-mnist is not installed: the FashionMNIST example not run')
+    return nil
+  end
+  f:close()
+  local ck = os.tmpname()
+  local ok, out = run(script .. ' --epochs 1 --limit ' .. batches .. ' --checkpoint ' .. ck)
+  assert.is_true(ok, out)
+  local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
+  assert.is_truthy(acc, out)
+  local loaded = torch.load(ck)
+  os.remove(ck)
+  return acc, loaded
 end
 
 describe('examples', function()
@@ -35,36 +38,16 @@ describe('examples', function()
   end)
 
   it('fashion_mnist_mlp.lua trains, evaluates and writes its checkpoint', function()
-    local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
-    if not f then
-      pending('dataset-fashion-mnist is not installed: the FashionMNIST example not run')
-      return
-    end
-    f:close()
-    local ck = os.tmpname()
-    local ok, out = run('examples/fashion_mnist_mlp.lua --epochs 1 --limit 60 --workers 1 --checkpoint ' .. ck)
-    assert.is_true(ok, out)
-    local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
-    assert.is_true(acc and acc > 60, out)
-    local loaded = torch.load(ck)
-    os.remove(ck)
+    local acc, loaded = train_briefly('examples/fashion_mnist_mlp.lua --workers 1', 60)
+    if not acc then return end
+    assert.is_true(acc > 60, 'test accuracy ' .. acc)
     assert.are.same({256, 784}, loaded.model['2.weight']:size():totable())
   end)
 
   it('fashion_mnist_cnn.lua trains the CNN a few batches and writes its checkpoint', function()
-    local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
-    if not f then
-      pending('dataset-fashion-mnist is not installed: the FashionMNIST example not run')
-      return
-    end
-    f:close()
-    local ck = os.tmpname()
-    local ok, out = run('examples/fashion_mnist_cnn.lua --epochs 1 --limit 30 --checkpoint ' .. ck)
-    assert.is_true(ok, out)
-    local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
-    assert.is_true(acc and acc > 50, out)
-    local loaded = torch.load(ck)
-    os.remove(ck)
+    local acc, loaded = train_briefly('examples/fashion_mnist_cnn.lua', 30)
+    if not acc then return end
+    assert.is_true(acc > 50, 'test accuracy ' .. acc)
     assert.are.same({32, 1, 3, 3}, loaded.model['1.weight']:size():totable())
     assert.are.same({64}, loaded.model['6.running_mean']:size():totable())
   end)

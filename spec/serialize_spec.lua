@@ -58,13 +58,7 @@ describe('torch.save and torch.load', function()
   end)
 
   it('leave the old file whole when the writer is killed mid-save', function()
-    local th = os.getenv('TH_BIN')
-    for template in package.cpath:gmatch('[^;]+') do
-      local dir = template:match('^(.*)/%?%.so$')
-      local f = not th and dir and io.open(dir .. '/th', 'rb')
-      if f then f:close(); th = dir .. '/th' end
-    end
-    th = th or './build/th'
+    local th = dofile('spec/support/th.lua').path()
     local path = tmp .. '/crash.t7'
     torch.save(path, {generation = 1})
     -- a child saving 200 MB, killed at once with SIGKILL: before, during or after its write

@@ -3,22 +3,7 @@
 -- through a pseudo-terminal (expression printing, multi-line input, errors
 -- and Ctrl-C that leave the session running, history).
 
--- The th beside the torch/core.so busted loads (--cpath='./build-X/?.so'),
--- unless TH_BIN names one; ./build/th as a last resort.
-local function find_th()
-  local env = os.getenv('TH_BIN')
-  if env then return env end
-  for template in package.cpath:gmatch('[^;]+') do
-    local dir = template:match('^(.*)/%?%.so$')
-    if dir then
-      local f = io.open(dir .. '/th', 'rb')
-      if f then f:close() return dir .. '/th' end
-    end
-  end
-  return './build/th'
-end
-
-local TH = find_th()
+local TH = dofile('spec/support/th.lua').path()
 
 local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
