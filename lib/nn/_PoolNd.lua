@@ -14,9 +14,13 @@ local function pool_class(name, fn)
     self.kernel_size, self.stride, self.padding = kernel, opts.stride or kernel, opts.padding or 0
     self.opts = opts
   end
+  -- the module's options go to fn whole: dilation, ceil_mode, return_indices (MaxPool2d),
+  -- count_include_pad (AvgPool2d)
   function cls:updateOutput(x)
-    return fn(x, self.kernel_size, {stride = self.stride, padding = self.padding,
-                                    count_include_pad = self.opts.count_include_pad})
+    local o = self.opts
+    return fn(x, self.kernel_size, {stride = self.stride, padding = self.padding, dilation = o.dilation,
+                                    ceil_mode = o.ceil_mode, return_indices = o.return_indices,
+                                    count_include_pad = o.count_include_pad})
   end
   function cls:extra_repr()
     local show = helpers.show
