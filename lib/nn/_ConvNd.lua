@@ -1,12 +1,14 @@
--- The builder of the convolution modules (Conv1d, Conv2d): weight (out, in / groups,
--- kernel...) and bias (out), the output their nn.functional form.
+-- The builder of the convolution modules (Conv1d, Conv2d, ConvTranspose2d): weight
+-- (out, in / groups, kernel...), or (in, out / groups, kernel...) when transposed, and
+-- bias (out), the output their nn.functional form.
 local torch = require 'torch'
 local nn = require 'nn'
 local helpers = require 'nn._helpers'
 
--- conv_class(name, dims, fn): defines nn.<name>(in_channels, out_channels, kernel_size, opts)
--- over dims spatial dims, whose output is fn(x, weight, bias, opts).
-local function conv_class(name, dims, fn)
+-- conv_class(name, dims, fn, transposed): defines nn.<name>(in_channels, out_channels,
+-- kernel_size, opts) over dims spatial dims, whose output is fn(x, weight, bias, opts);
+-- a transposed one also takes opts.output_padding.
+local function conv_class(name, dims, fn, transposed)
   local cls, Module = torch.class('nn.' .. name, 'nn.Module')
   function cls:__init(in_channels, out_channels, kernel, opts)
     Module.__init(self)
@@ -21,14 +23,17 @@ local function conv_class(name, dims, fn)
     local k = type(kernel) == 'table' and kernel or (dims == 2 and {kernel, kernel} or {kernel})
     self.kernel_size = k
     self.stride, self.padding, self.dilation = opts.stride or 1, opts.padding or 0, opts.dilation or 1
-    local shape = {out_channels, in_channels // groups, table.unpack(k)}
+    if transposed then self.output_padding = opts.output_padding or 0 end
+    local shape = transposed and {in_channels, out_channels // groups, table.unpack(k)}
+                  or {out_channels, in_channels // groups, table.unpack(k)}
     self.weight = nn.Parameter(torch.empty(shape, {dtype = opts.dtype}))
     if opts.bias ~= false then self.bias = nn.Parameter(torch.empty(out_channels, {dtype = opts.dtype})) end
     self:reset_parameters()
   end
-  -- reset_parameters(): weight and bias uniform in +-1/sqrt(fan_in), as PyTorch.
+  -- reset_parameters(): weight and bias uniform in +-1/sqrt(fan_in), as PyTorch (fan_in:
+  -- the weight's size over its first dim, out / groups * kernel when transposed).
   function cls:reset_parameters()
-    local fan_in = self.weight:numel() // self.out_channels
+    local fan_in = self.weight:numel() // self.weight:size(1)
     local bound = 1 / math.sqrt(fan_in)
     torch.no_grad(function()
       self.weight:uniform_(-bound, bound)
@@ -37,7 +42,7 @@ local function conv_class(name, dims, fn)
   end
   function cls:updateOutput(x)
     return fn(x, self.weight, self.bias, {stride = self.stride, padding = self.padding, dilation = self.dilation,
-                                          groups = self.groups})
+                                          groups = self.groups, output_padding = self.output_padding})
   end
   function cls:extra_repr()
     local s = string.format('%d, %d, kernel_size={%s}', self.in_channels, self.out_channels,
@@ -45,6 +50,7 @@ local function conv_class(name, dims, fn)
     local show = helpers.show
     if self.stride ~= 1 then s = s .. ', stride=' .. show(self.stride) end
     if self.padding ~= 0 then s = s .. ', padding=' .. show(self.padding) end
+    if transposed and self.output_padding ~= 0 then s = s .. ', output_padding=' .. show(self.output_padding) end
     if self.dilation ~= 1 then s = s .. ', dilation=' .. show(self.dilation) end
     if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
     if not self.bias then s = s .. ', bias=false' end

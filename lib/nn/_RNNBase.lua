@@ -15,6 +15,13 @@ local function uniform_(t, bound)
   return t
 end
 
+-- reset_parameters(): every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)),
+-- for the cells and the layers alike.
+local function reset_parameters(self)
+  local bound = 1 / math.sqrt(self.hidden_size)
+  for _, p in ipairs(self:parameters()) do uniform_(p, bound) end
+end
+
 -- one step of a cell: x (B, in), state h (B, H) or {h, c}; returns the new state
 local function rnn_step(x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity)
   local a = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
@@ -68,11 +75,7 @@ local function cell_class(kind)
     end
     self:reset_parameters()
   end
-  -- reset_parameters(): every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
-  function cls:reset_parameters()
-    local bound = 1 / math.sqrt(self.hidden_size)
-    for _, p in ipairs(self:parameters()) do uniform_(p, bound) end
-  end
+  cls.reset_parameters = reset_parameters
   function cls:extra_repr()
     local s = self.input_size .. ', ' .. self.hidden_size
     if not self.bias_flag then s = s .. ', bias=false' end
@@ -145,10 +148,7 @@ local function layer_class(kind)
     end
     self:reset_parameters()
   end
-  function cls:reset_parameters()
-    local bound = 1 / math.sqrt(self.hidden_size)
-    for _, p in ipairs(self:parameters()) do uniform_(p, bound) end
-  end
+  cls.reset_parameters = reset_parameters
   function cls:extra_repr()
     local s = self.input_size .. ', ' .. self.hidden_size
     if self.num_layers ~= 1 then s = s .. ', num_layers=' .. self.num_layers end
