@@ -25,7 +25,7 @@ static const char *const conv_names[] = {
 static int conv_run(mt_tensor *r, mt_ag_conv_kind kind, const mt_tensor *a, const mt_tensor *b, const mt_conv_geom *g) {
   if (kind == MT_AG_CONV) return mt_conv2d(r, a, b, NULL, g);
   if (kind == MT_AG_CONV_INPUT_GRAD) return mt_conv2d_input_grad(r, a, b, NULL, g);
-  return mt_conv2d_weight_grad(r, a, b, g);
+  return mt_conv2d_weight_grad(r, NULL, a, b, g);
 }
 
 /* the geometry from x (n, c, h, w), w (o, c / groups, kh, kw), y (n, o, oh, ow) */
@@ -64,7 +64,14 @@ static int conv_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
     if (n->op == MT_AG_CONV) {                    /* a = x, b = w, g like y */
       geo = geom_of(n, a->shape, b->shape, g.shape);
       if (n->next[0].node) da = ag_conv(MT_AG_CONV_INPUT_GRAD, &g, b, &geo);
-      if (n->next[1].node) db = ag_conv(MT_AG_CONV_WEIGHT_GRAD, a, &g, &geo);
+      const int want_bias = n->nedges > 2 && n->next[2].node;
+      if (n->next[1].node && want_bias && !ag_failed &&
+          !(mt_ag_grad_enabled() && (mt_ag_requires_grad(a) || mt_ag_requires_grad(&g)))) {
+        /* nothing to record: the weight and bias gradients in one pass over g */
+        if (mt_conv2d_weight_grad(&db, &dbias, a, &g, &geo)) ag_failed = 1;
+      } else if (n->next[1].node) {
+        db = ag_conv(MT_AG_CONV_WEIGHT_GRAD, a, &g, &geo);
+      }
     } else if (n->op == MT_AG_CONV_INPUT_GRAD) {  /* a = u (like y), b = w, g like x */
       geo = geom_of(n, g.shape, b->shape, a->shape);
       if (n->next[0].node) da = ag_conv(MT_AG_CONV, &g, b, &geo);
@@ -74,7 +81,7 @@ static int conv_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
       if (n->next[0].node) da = ag_conv(MT_AG_CONV_INPUT_GRAD, b, &g, &geo);
       if (n->next[1].node) db = ag_conv(MT_AG_CONV, a, &g, &geo);
     }
-    if (n->nedges > 2 && n->next[2].node) dbias = ag_sum(&g, 1u << 0 | 1u << 2 | 1u << 3, 0);
+    if (n->nedges > 2 && n->next[2].node && !dbias.storage && !ag_failed) dbias = ag_sum(&g, 1u << 0 | 1u << 2 | 1u << 3, 0);
   }
   ag_drop(&g);
   if (ag_failed) {

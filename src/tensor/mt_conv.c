@@ -11,6 +11,9 @@
 #endif
 #include "mt_conv.h"
 #include "mt_alloc.h"
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 /* ---- geometry ---- */
 
@@ -337,14 +340,14 @@ static void tap_offsets(int64_t *off, const mt_conv_geom *g, const plane_geom *p
       }
 }
 
-/* out[i][q .. q + NV * VL) (rows ldo apart) = sum_k wp[k][i] * src[off[k] + q ...]
-   for MR output channels; wp holds the weights packed [k][MR]. */
+/* out[i][q .. q + NV * VL) (rows ldo apart) = bias[i] + sum_k wp[k][i] * src[off[k] + q ...]
+   for MR output channels (bias NULL: none); wp holds the weights packed [k][MR]. */
 #define FWD_TILE(MR, NV)                                                                              \
   static void fwd_tile_##MR##_##NV(int64_t nk, const int64_t *off, const float *src, const float *wp, \
-                                   float *out, int64_t ldo) {                                         \
+                                   const float *bias, float *out, int64_t ldo) {                      \
     vfloat acc[MR][NV];                                                                               \
     for (int i = 0; i < MR; i++)                                                                      \
-      for (int j = 0; j < NV; j++) acc[i][j] = (vfloat){0};                                           \
+      for (int j = 0; j < NV; j++) acc[i][j] = (vfloat){0} + (bias ? bias[i] : 0.0f);                 \
     for (int64_t k = 0; k < nk; k++) {                                                                \
       const float *s = src + off[k], *wk = wp + k * MR;                                               \
       vfloat xv[NV];                                                                                  \
@@ -357,7 +360,7 @@ static void tap_offsets(int64_t *off, const mt_conv_geom *g, const plane_geom *p
     for (int i = 0; i < MR; i++)                                                                      \
       for (int j = 0; j < NV; j++) *(vfloat *)(out + i * ldo + j * VL) = acc[i][j];                   \
   }
-typedef void (*fwd_tile_fn)(int64_t, const int64_t *, const float *, const float *, float *, int64_t);
+typedef void (*fwd_tile_fn)(int64_t, const int64_t *, const float *, const float *, const float *, float *, int64_t);
 
 #if FWD_NV == 3
 #define FWD_TILES(MR) FWD_TILE(MR, 1) FWD_TILE(MR, 2) FWD_TILE(MR, 3)
@@ -449,6 +452,7 @@ typedef struct {
   const mt_conv_geom *g;
   float *y;
   const float *x, *wp, *bias;
+  const float *biasp;      /* the bias per group padded to ogp (NULL: none), for the column planes */
   int64_t mr, ogp, kg;     /* tile height, channels per group padded to it, taps per group */
 } fwd_job;
 
@@ -470,7 +474,7 @@ static void fwd_chunk(const void *job, int t, int64_t first, int64_t count, floa
       float *out = grid + (gi * f->ogp + ob) * p.qt;
       for (int64_t q = 0; q < p.qt; q += FWD_NR) {
         const int64_t nv = (p.qt - q) / VL;
-        tiles[(nv < FWD_NV ? nv : FWD_NV) - 1](f->kg, off, src + q, w, out + q, p.qt);
+        tiles[(nv < FWD_NV ? nv : FWD_NV) - 1](f->kg, off, src + q, w, NULL, out + q, p.qt);
       }
     }
   for (int64_t m = 0; m < count; m++)
@@ -484,18 +488,145 @@ static void fwd_chunk(const void *job, int t, int64_t first, int64_t count, floa
       }
 }
 
+/* ---- column planes: the stride-1 kernel ----
+   For stride 1 the phase planes' padding columns cost most on small images
+   (14x14 under a 3x3 kernel computes 16x16 positions). Column planes drop
+   them: for channel c and kernel column b, the plane holds
+   [r][j] = x[c][r - ph][j + b * dw - pw] (zero outside x) in rows of ow
+   floats, rows oh + dh * (kh - 1) of them, then VL zeros. The tap (a, b)
+   of output q = i * ow + j is then plane (c, b) at q + a * dh * ow, so the
+   positions run over the output's own layout: tiles write y in place and
+   the weight gradient reads gy as it is. Only the last partial tile of each
+   image is wasted. The planes take kw times the room of the input, so
+   this path is for images whose planes fit the L2 cache. */
+#define COL_PLANES_MAX_BYTES ((int64_t)1 << 20)
+
+typedef struct {
+  int64_t len;             /* oh * ow: the positions of one image */
+  int64_t rows;            /* oh + dh * (kh - 1) */
+  int64_t cp;              /* floats per (channel, kernel column) plane: rows * ow, then VL zeros */
+  int64_t img;             /* floats per image: c * kw planes, then one more (the weight gradient's ones) */
+} col_geom;
+
+static void col_geom_of(col_geom *p, const mt_conv_geom *g) {
+  p->len = g->oh * g->ow;
+  p->rows = g->oh + g->dh * (g->kh - 1);
+  p->cp = p->rows * g->ow + VL;
+  p->img = (g->c * g->kw + 1) * p->cp;
+}
+
+static int use_col_planes(const mt_conv_geom *g) {
+  if (g->sh != 1 || g->sw != 1) return 0;
+  col_geom p;
+  col_geom_of(&p, g);
+  return p.img * (int64_t)sizeof(float) <= COL_PLANES_MAX_BYTES;
+}
+
+/* images per chunk: planes of about target bytes, and a chunk for every thread */
+static int64_t col_chunk_images(const mt_conv_geom *g, const col_geom *p, int nt, int64_t target) {
+  int64_t b = target / ((int64_t)sizeof(float) * p->img), per_thread = (g->n + nt - 1) / nt;
+  if (b > per_thread) b = per_thread;
+  return b < 1 ? 1 : b;
+}
+
+/* the column planes of the images x (nimg, c, h, w), each followed by its
+   ones plane (1 for the len positions, 0 after) */
+static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p, int64_t nimg) {
+  for (int64_t m = 0; m < nimg; m++) {
+    float *img = dst + m * p->img;
+    for (int64_t c = 0; c < g->c; c++)
+      for (int64_t b = 0; b < g->kw; b++) {
+        float *row = img + (c * g->kw + b) * p->cp;
+        const int64_t cstart = b * g->dw - g->pw;
+        int64_t j0, j1;
+        valid_cols(g->ow, 1, cstart, g->w, &j0, &j1);
+        for (int64_t i = 0; i < p->rows; i++, row += g->ow) {
+          const int64_t r = i - g->ph;
+          if (r < 0 || r >= g->h) { memset(row, 0, sizeof(float) * (size_t)g->ow); continue; }
+          const float *src = x + ((m * g->c + c) * g->h + r) * g->w;
+          memset(row, 0, sizeof(float) * (size_t)j0);
+          memcpy(row + j0, src + cstart + j0, sizeof(float) * (size_t)(j1 - j0));
+          memset(row + j1, 0, sizeof(float) * (size_t)(g->ow - j1));
+        }
+        memset(row, 0, sizeof(float) * VL);
+      }
+    float *ones = img + g->c * g->kw * p->cp;
+    for (int64_t q = 0; q < p->len; q++) ones[q] = 1.0f;
+    memset(ones + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
+  }
+}
+
+/* off[k] for the taps k = (c, a, b) of one group, from its first channel's planes */
+static void col_tap_offsets(int64_t *off, const mt_conv_geom *g, const col_geom *p) {
+  const int64_t cg = g->c / g->groups;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t a = 0; a < g->kh; a++)
+      for (int64_t b = 0; b < g->kw; b++) *off++ = (c * g->kw + b) * p->cp + a * g->dh * g->ow;
+}
+
+/* y of the images first .. first + count - 1, the tiles writing y in place
+   but for each image's last partial tile and partial channel block */
+static void col_fwd_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
+  const fwd_job *f = job;
+  const mt_conv_geom *g = f->g;
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups, mr = f->mr;
+  const fwd_tile_fn *tiles = fwd_tiles[mr == FWD_MR ? 0 : 1];
+  col_geom p;
+  (void)t;
+  col_geom_of(&p, g);
+  float *planes = scratch, *tmp = scratch + count * p.img;
+  col_tap_offsets(off, g, &p);
+  build_col_planes(planes, f->x + first * g->c * g->h * g->w, g, &p, count);
+  for (int64_t m = 0; m < count; m++)
+    for (int64_t gi = 0; gi < g->groups; gi++)
+      for (int64_t ob = 0; ob < og; ob += mr) {
+        const float *src = planes + m * p.img + gi * cg * g->kw * p.cp, *w = f->wp + (gi * f->ogp + ob) * f->kg;
+        const float *bias = f->biasp ? f->biasp + gi * f->ogp + ob : NULL;
+        const int64_t nrows = og - ob < mr ? og - ob : mr;
+        float *y = f->y + ((first + m) * g->o + gi * og + ob) * p.len;
+        for (int64_t q = 0; q < p.len; q += FWD_NR) {
+          const int64_t rem = p.len - q, nv = rem >= FWD_NR ? FWD_NV : (rem + VL - 1) / VL;
+          if (nrows == mr && rem >= nv * VL) {
+            tiles[nv - 1](f->kg, off, src + q, w, bias, y + q, p.len);
+            continue;
+          }
+          tiles[nv - 1](f->kg, off, src + q, w, bias, tmp, FWD_NR);
+          const int64_t ncols = rem < nv * VL ? rem : nv * VL;
+          for (int64_t i = 0; i < nrows; i++) memcpy(y + i * p.len + q, tmp + i * FWD_NR, sizeof(float) * (size_t)ncols);
+        }
+      }
+}
+
 /* y (n, o, oh, ow) from contiguous float32 x and w (o, cg, kh, kw) */
 static int direct_forward(float *y, const float *x, const float *w, const float *bias, const mt_conv_geom *g) {
-  fwd_job f = {g, y, x, NULL, bias, fwd_mr(g->o / g->groups), 0, g->c / g->groups * g->kh * g->kw};
+  const int cols = use_col_planes(g);
+  fwd_job f = {g, y, x, NULL, bias, NULL, fwd_mr(g->o / g->groups), 0, g->c / g->groups * g->kh * g->kw};
   f.ogp = (g->o / g->groups + f.mr - 1) / f.mr * f.mr;
-  const size_t wp_bytes = sizeof(float) * (size_t)(g->groups * f.ogp * f.kg);
+  const size_t wp_bytes = sizeof(float) * (size_t)(g->groups * f.ogp * (f.kg + 1));
   float *wp = mt_alloc(wp_bytes);
   if (!wp) return mt_fail("conv2d: out of memory");
   pack_weight(wp, w, g, f.mr);
   f.wp = wp;
   chunk_plan c;
-  chunk_plan_of(&c, g, g->groups * f.ogp, f.kg);
-  int rc = run_chunks("conv2d", g->n, &c, fwd_chunk, &f);
+  if (cols) {
+    if (bias) {                            /* after the packed weights */
+      float *bp = wp + g->groups * f.ogp * f.kg;
+      const int64_t og = g->o / g->groups;
+      for (int64_t gi = 0; gi < g->groups; gi++)
+        for (int64_t o = 0; o < f.ogp; o++) bp[gi * f.ogp + o] = o < og ? bias[gi * og + o] : 0.0f;
+      f.biasp = bp;
+    }
+    col_geom p;
+    col_geom_of(&p, g);
+    c.nt = image_threads(g->n);
+    c.chunk = col_chunk_images(g, &p, c.nt, PLANES_TARGET_BYTES);
+    c.nchunks = (g->n + c.chunk - 1) / c.chunk;
+    c.floats = c.chunk * p.img + FWD_MR * FWD_NR;
+    c.taps = f.kg;
+  } else {
+    chunk_plan_of(&c, g, g->groups * f.ogp, f.kg);
+  }
+  int rc = run_chunks("conv2d", g->n, &c, cols ? col_fwd_chunk : fwd_chunk, &f);
   mt_free(wp, wp_bytes);
   return rc;
 }
@@ -558,7 +689,136 @@ static void wg_chunk(const void *job, int t, int64_t first, int64_t count, float
                 acc + (gi * f->ogp + ob) * f->kgp + kb, f->kgp);
 }
 
-static int direct_weight_grad(float *gw, const float *x, const float *gy, const mt_conv_geom *g) {
+/* p[0 .. n) in the first n lanes, zeros after (0 <= n < VL); reads nothing past p + n */
+static inline vfloat load_head(const float *p, int64_t n) {
+#if defined(__AVX512F__)
+  return (vfloat)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+#else
+  float t[VL] = {0};
+  memcpy(t, p, sizeof(float) * (size_t)n);
+  return *(const vfloat *)t;
+#endif
+}
+
+/* acc[i][j] (vectors, rows lda apart) += the sum over the count images m and
+   the len positions q of gy[m * gstep + rowoff[i] + q] * src[m * sstep + off[j] + q],
+   for WG_MO rows of gy and WG_MK taps */
+static void col_wg_tile(int64_t count, int64_t len, const float *gy, const int64_t *rowoff, int64_t gstep,
+                        const float *src, int64_t sstep, const int64_t *off, vfloat *acc, int64_t lda) {
+  vfloat a[WG_MO][WG_MK];
+  for (int i = 0; i < WG_MO; i++)
+    for (int j = 0; j < WG_MK; j++) a[i][j] = acc[i * lda + j];
+  const int64_t tail = len % VL, body = len - tail;
+  for (int64_t m = 0; m < count; m++) {
+    const float *gr[WG_MO], *s[WG_MK];
+    for (int i = 0; i < WG_MO; i++) gr[i] = gy + m * gstep + rowoff[i];
+    for (int j = 0; j < WG_MK; j++) s[j] = src + m * sstep + off[j];
+    for (int64_t q = 0; q < body; q += VL) {
+      vfloat gv[WG_MO];
+      for (int i = 0; i < WG_MO; i++) gv[i] = *(const vfloat *)(gr[i] + q);
+      for (int j = 0; j < WG_MK; j++) {
+        const vfloat xv = *(const vfloat *)(s[j] + q);
+        for (int i = 0; i < WG_MO; i++) a[i][j] += gv[i] * xv;
+      }
+    }
+    if (tail) {
+      vfloat gv[WG_MO];
+      for (int i = 0; i < WG_MO; i++) gv[i] = load_head(gr[i] + body, tail);
+      for (int j = 0; j < WG_MK; j++) {
+        const vfloat xv = load_head(s[j] + body, tail);
+        for (int i = 0; i < WG_MO; i++) a[i][j] += gv[i] * xv;
+      }
+    }
+  }
+  for (int i = 0; i < WG_MO; i++)
+    for (int j = 0; j < WG_MK; j++) acc[i * lda + j] = a[i][j];
+}
+
+typedef struct {
+  const mt_conv_geom *g;
+  vfloat *acc;             /* per thread: (groups * ogp, kgp) vector partial sums */
+  const float *x, *gy;
+  int64_t ogp, kg, kgp;    /* channels per group padded to whole tiles; taps; taps with the ones tap, padded */
+  int bias;                /* the ones tap (tap kg) sums gy: the bias gradient */
+} col_wg_job;
+
+/* adds the weight (and bias) gradient of the images first .. first + count - 1 to thread t's sums */
+static void col_wg_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
+  const col_wg_job *f = job;
+  const mt_conv_geom *g = f->g;
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups;
+  col_geom p;
+  col_geom_of(&p, g);
+  vfloat *acc = f->acc + t * g->groups * f->ogp * f->kgp;
+  col_tap_offsets(off, g, &p);
+  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count);
+  const float *gy = f->gy + first * g->o * p.len;
+  for (int64_t gi = 0; gi < g->groups; gi++) {
+    const float *src = scratch + gi * cg * g->kw * p.cp;
+    for (int64_t k = f->kg; k < f->kgp; k++)     /* the ones plane; padding taps read anything, dropped */
+      off[k] = k == f->kg && f->bias ? (g->c - gi * cg) * g->kw * p.cp : 0;
+    for (int64_t kb = 0; kb < f->kgp; kb += WG_MK)
+      for (int64_t ob = 0; ob < f->ogp; ob += WG_MO) {
+        int64_t rowoff[WG_MO];               /* rows past the group's channels repeat its last: dropped */
+        for (int i = 0; i < WG_MO; i++) rowoff[i] = (gi * og + (ob + i < og ? ob + i : og - 1)) * p.len;
+        col_wg_tile(count, p.len, gy, rowoff, g->o * p.len, src, p.img, off + kb,
+                    acc + (gi * f->ogp + ob) * f->kgp + kb, f->kgp);
+      }
+  }
+}
+
+/* gw (o, cg * kh * kw) and, when gb is not NULL, gb (o) = gy summed over images and positions */
+static int col_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
+  const int64_t og = g->o / g->groups;
+  col_wg_job f = {g, NULL, x, gy, (og + WG_MO - 1) / WG_MO * WG_MO, g->c / g->groups * g->kh * g->kw, 0, gb != NULL};
+  f.kgp = (f.kg + f.bias + WG_MK - 1) / WG_MK * WG_MK;
+  col_geom p;
+  col_geom_of(&p, g);
+  chunk_plan c;
+  c.nt = image_threads(g->n);
+  c.chunk = col_chunk_images(g, &p, c.nt, 2 * PLANES_TARGET_BYTES);
+  c.nchunks = (g->n + c.chunk - 1) / c.chunk;
+  c.floats = c.chunk * p.img;
+  c.taps = f.kgp;
+  const int64_t acc_size = g->groups * f.ogp * f.kgp;
+  const size_t acc_bytes = sizeof(vfloat) * (size_t)(acc_size * c.nt);
+  if (!(f.acc = mt_alloc(acc_bytes))) return mt_fail("conv2d backward: out of memory");
+  memset(f.acc, 0, acc_bytes);
+  int rc = run_chunks("conv2d backward", g->n, &c, col_wg_chunk, &f);
+  for (int64_t gi = 0; rc == 0 && gi < g->groups; gi++)
+    for (int64_t o = 0; o < og; o++)
+      for (int64_t k = 0; k < f.kg + f.bias; k++) {
+        double sum = 0;
+        for (int t = 0; t < c.nt; t++) {
+          const vfloat v = f.acc[t * acc_size + (gi * f.ogp + o) * f.kgp + k];
+          for (int l = 0; l < VL; l++) sum += v[l];
+        }
+        if (k < f.kg) gw[(gi * og + o) * f.kg + k] = (float)sum;
+        else gb[gi * og + o] = (float)sum;
+      }
+  mt_free(f.acc, acc_bytes);
+  return rc;
+}
+
+/* gb (o) = gy (n, o, len) summed over images and positions */
+static void channel_sums(float *gb, const float *gy, const mt_conv_geom *g) {
+  const int64_t len = g->oh * g->ow;
+  for (int64_t o = 0; o < g->o; o++) {
+    double sum = 0;
+    for (int64_t m = 0; m < g->n; m++) {
+      const float *row = gy + (m * g->o + o) * len;
+      float part = 0;
+      for (int64_t q = 0; q < len; q++) part += row[q];
+      sum += part;
+    }
+    gb[o] = (float)sum;
+  }
+}
+
+/* gw (o, cg, kh, kw) and, when gb is not NULL, the bias gradient gb (o) */
+static int direct_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
+  if (use_col_planes(g)) return col_weight_grad(gw, gb, x, gy, g);
+  if (gb) channel_sums(gb, gy, g);
   const int64_t og = g->o / g->groups;
   wg_job f = {g, NULL, x, gy, (og + WG_MO - 1) / WG_MO * WG_MO, g->c / g->groups * g->kh * g->kw, 0};
   f.kgp = (f.kg + WG_MK - 1) / WG_MK * WG_MK;
@@ -707,17 +967,40 @@ int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
   return rc;
 }
 
-int mt_conv2d_weight_grad(mt_tensor *gw, const mt_tensor *x, const mt_tensor *gy, const mt_conv_geom *g) {
+int mt_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                          const mt_conv_geom *g) {
   const mt_tensor *in[2] = {x, gy};
   mt_tensor c[2] = {{0}};
   if (prepare("conv2d backward", c, in, 2)) return -1;
-  const int64_t shape[4] = {g->o, g->c / g->groups, g->kh, g->kw};
+  const int64_t shape[4] = {g->o, g->c / g->groups, g->kh, g->kw}, bshape[1] = {g->o};
   int rc = mt_tensor_init(gw, x->dtype, 4, shape);
-  if (rc == 0 && g->n == 0) rc = mt_fill(gw, 0);
-  else if (rc == 0 && x->dtype == MT_FLOAT32)
-    rc = direct_weight_grad((float *)mt_data(gw), (const float *)mt_data(&c[0]), (const float *)mt_data(&c[1]), g);
-  else if (rc == 0)
+  if (rc == 0 && gb && mt_tensor_init(gb, x->dtype, 1, bshape)) {
+    mt_tensor_release(gw);
+    rc = -1;
+  }
+  if (rc == 0 && g->n == 0) {
+    rc = mt_fill(gw, 0);
+    if (rc == 0 && gb) rc = mt_fill(gb, 0);
+  } else if (rc == 0 && x->dtype == MT_FLOAT32) {
+    rc = direct_weight_grad((float *)mt_data(gw), gb ? (float *)mt_data(gb) : NULL, (const float *)mt_data(&c[0]),
+                            (const float *)mt_data(&c[1]), g);
+  } else if (rc == 0) {
     rc = gemm_run(PATH_WEIGHT_GRAD, x->dtype, mt_data(gw), mt_data(&c[0]), mt_data(&c[1]), NULL, g);
+    if (gb) {                              /* float64: gy summed per channel */
+      const double *d = (const double *)mt_data(&c[1]);
+      const int64_t len = g->oh * g->ow;
+      for (int64_t o = 0; o < g->o; o++) {
+        double sum = 0;
+        for (int64_t m = 0; m < g->n; m++)
+          for (int64_t q = 0; q < len; q++) sum += d[(m * g->o + o) * len + q];
+        ((double *)mt_data(gb))[o] = sum;
+      }
+    }
+  }
+  if (rc) {
+    mt_tensor_release(gw);
+    if (gb) mt_tensor_release(gb);
+  }
   release_all(c, 2);
   return rc;
 }

@@ -45,8 +45,11 @@ int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
                          const mt_conv_geom *g);
 
 /* gw (o, c / groups, kh, kw): the adjoint of conv2d in its weight, for
-   input x and output gradient gy, summed over the batch. */
-int mt_conv2d_weight_grad(mt_tensor *gw, const mt_tensor *x, const mt_tensor *gy, const mt_conv_geom *g);
+   input x and output gradient gy, summed over the batch; and when gb is not
+   NULL, the bias gradient gb (o): gy summed over batch and space, in the
+   same pass over gy where the kernel allows. On failure both are released. */
+int mt_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                          const mt_conv_geom *g);
 
 /* The geometry of the windows (kernel k, dilation d, padding p on both
    sides, stride s, each {h, w}) of an image batch (n, c, h, w) for im2col /
