@@ -101,6 +101,48 @@ describe('torch._conv2d', function()
     end
   end)
 
+  -- The float32 kernels take different roads by shape (column planes with outer-product or
+  -- lane-sum weight gradients, phase planes, im2col for strides; the bias gradient fused
+  -- into the weight gradient's pass): each must give float64's gradients.
+  it('gives float32 gradients (input, weight, fused bias) equal to float64 on every kernel path', function()
+    local PATHS = {
+      {{4, 3, 14, 14}, {24, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},   -- 'same': rows as wide as the image
+      {{3, 2, 9, 11}, {80, 2, 3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},    -- 'valid'; channels past 64
+      {{2, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8},      -- depthwise: lane sums
+      {{2, 4, 8, 8}, {6, 2, 5, 5}, {1, 1}, {1, 3, 2, 0}, {1, 2}, 2},      -- asymmetric pads, dilation
+      {{2, 3, 6, 6}, {16, 3, 3, 3}, {1, 1}, {3, 3, 3, 3}, {1, 1}, 1},     -- input gradient crops
+      {{2, 48, 48, 48}, {16, 48, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1}, -- planes past the cache: phase planes
+      {{2, 3, 9, 9}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},     -- strided
+      {{37, 16, 28, 28}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1}, -- many chunks, two threads
+    }
+    local threads = torch.getnumthreads()
+    torch.setnumthreads(2)
+    torch.manual_seed(17)
+    for i, cs in ipairs(PATHS) do
+      local x64 = torch.randn(cs[1][1], cs[1][2], cs[1][3], cs[1][4], {dtype = 'float64'})
+      local w64 = torch.randn(cs[2][1], cs[2][2], cs[2][3], cs[2][4], {dtype = 'float64'}) * 0.3
+      local b64 = torch.randn(cs[2][1], {dtype = 'float64'})
+      local grads = {}
+      for _, dtype in ipairs({'float64', 'float32'}) do
+        local x, w, b = x64:detach():to(dtype):requires_grad_(), w64:detach():to(dtype):requires_grad_(),
+                        b64:detach():to(dtype):requires_grad_()
+        local y = conv(x, w, b, cs)
+        local r = torch.arange(0, y:numel(), {dtype = 'float64'}):view(y:size()):mul(0.37):sin():to(dtype)
+        local loss = (y * r):sum()
+        loss:backward()
+        grads[dtype] = {x.grad, w.grad, b.grad}
+      end
+      for k, name in ipairs({'input', 'weight', 'bias'}) do
+        local want, got = grads.float64[k], grads.float32[k]
+        local diff = (want - got:double()):abs():max():item()
+        local scale = want:abs():max():item()
+        assert.is_true(diff <= 2e-5 * (1 + scale),
+          string.format('case %d, %s gradient: max difference %g at scale %g', i, name, diff, scale))
+      end
+    end
+    torch.setnumthreads(threads)
+  end)
+
   it('raises on bad shapes and parameters, naming the op', function()
     local x, w = torch.randn(1, 3, 5, 5), torch.randn(4, 3, 3, 3)
     local function raises(pattern, ...)

@@ -529,6 +529,24 @@ static int64_t col_chunk_images(const mt_conv_geom *g, const col_geom *p, int nt
   return b < 1 ? 1 : b;
 }
 
+/* row[j] = src[j] for j0 <= j < j1, 0 for the other j < n (src is read
+   only there). Rows are short (a 14x14 image's are 14 floats): with AVX-512
+   a masked load and store per 16 floats rather than three library calls. */
+static inline void window_row(float *row, const float *src, int64_t n, int64_t j0, int64_t j1) {
+#if defined(__AVX512F__)
+  for (int64_t j = 0; j < n; j += 16) {
+    const int64_t lanes = n - j < 16 ? n - j : 16, lo = j0 - j > 0 ? j0 - j : 0, hi = j1 - j < lanes ? j1 - j : lanes;
+    const __mmask16 in = hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0;
+    const __m512 v = in ? _mm512_maskz_loadu_ps(in, src + j) : _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(row + j, (__mmask16)((1u << lanes) - 1u), v);
+  }
+#else
+  for (int64_t j = 0; j < j0; j++) row[j] = 0.0f;
+  for (int64_t j = j0; j < j1; j++) row[j] = src[j];
+  for (int64_t j = j1 > j0 ? j1 : j0; j < n; j++) row[j] = 0.0f;
+#endif
+}
+
 /* the column planes of the images x (nimg, c, h, w), each followed by its
    ones plane (1 for the len positions, 0 after) */
 static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p, int64_t nimg) {
@@ -540,15 +558,31 @@ static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, 
         const int64_t cstart = b * g->dw - g->pw;
         int64_t j0, j1;
         valid_cols(g->ow, 1, cstart, g->w, &j0, &j1);
-        for (int64_t i = 0; i < p->rows; i++, row += g->ow) {
-          const int64_t r = i - g->ph;
-          if (r < 0 || r >= g->h) { memset(row, 0, sizeof(float) * (size_t)g->ow); continue; }
-          const float *src = x + ((m * g->c + c) * g->h + r) * g->w;
-          memset(row, 0, sizeof(float) * (size_t)j0);
-          memcpy(row + j0, src + cstart + j0, sizeof(float) * (size_t)(j1 - j0));
-          memset(row + j1, 0, sizeof(float) * (size_t)(g->ow - j1));
+        const float *xc = x + (m * g->c + c) * g->h * g->w;
+        if (g->ow == g->w) {
+          /* rows as wide as the image's: the rows that meet it are one shifted
+             run of the channel, and only the columns outside [j0, j1) differ */
+          int64_t i0 = g->ph < 0 ? 0 : g->ph, i1 = g->h + g->ph < p->rows ? g->h + g->ph : p->rows;
+          if (i1 < i0) i1 = i0;
+          memset(row, 0, sizeof(float) * (size_t)(i0 * g->ow));
+          if (i1 > i0) {
+            const int64_t lo = i0 * g->ow + (cstart < 0 ? -cstart : 0), hi = i1 * g->ow - (cstart > 0 ? cstart : 0);
+            if (hi > lo) memcpy(row + lo, xc + lo - g->ph * g->w + cstart, sizeof(float) * (size_t)(hi - lo));
+            for (int64_t i = i0; i < i1; i++) {
+              for (int64_t j = 0; j < j0; j++) row[i * g->ow + j] = 0.0f;
+              for (int64_t j = j1; j < g->ow; j++) row[i * g->ow + j] = 0.0f;
+            }
+          }
+          memset(row + i1 * g->ow, 0, sizeof(float) * (size_t)((p->rows - i1) * g->ow));
+          row += p->rows * g->ow;
+        } else {
+          for (int64_t i = 0; i < p->rows; i++, row += g->ow) {
+            const int64_t r = i - g->ph;
+            if (r < 0 || r >= g->h) window_row(row, NULL, g->ow, 0, 0);
+            else window_row(row, xc + r * g->w + cstart, g->ow, j0, j1);
+          }
         }
-        memset(row, 0, sizeof(float) * VL);
+        for (int j = 0; j < VL; j++) row[j] = 0.0f;
       }
     float *ones = img + g->c * g->kw * p->cp;
     for (int64_t q = 0; q < p->len; q++) ones[q] = 1.0f;
@@ -800,6 +834,140 @@ static int col_weight_grad(float *gw, float *gb, const float *x, const float *gy
   return rc;
 }
 
+/* The weight gradient as outer products, when a group has at least half a
+   vector of output channels: gy of one image and group is transposed to
+   gyt [q][o] (o padded to whole vectors with zeros), and
+   acc[k][o] += src[off[k] + q] * gyt[q][o] broadcasts the plane value, so
+   each plane is read one float at a time along q (a cache line per VL
+   steps) and no lane sums are needed. Positions go in blocks of WGT_QB so
+   that a block of gyt stays in the L1 cache across the taps. */
+#define WGT_QB 64
+#if VL == 16
+#define WGT_NV 4               /* channel vectors per tile, at most */
+#else
+#define WGT_NV 2
+#endif
+
+/* acc[i][o .. o + NV * VL) (rows lda apart) += sum over q < nq of
+   src[off[i] + q] * gyt[q][o ...] (rows ldt apart), for MK taps */
+#define WGT_TILE(MK, NV)                                                                            \
+  static void wgt_tile_##MK##_##NV(int64_t nq, const float *src, const int64_t *off, const float *gyt, \
+                                   int64_t ldt, float *acc, int64_t lda) {                          \
+    vfloat a[MK][NV];                                                                               \
+    const float *s[MK];                                                                             \
+    for (int i = 0; i < MK; i++) {                                                                  \
+      s[i] = src + off[i];                                                                          \
+      for (int j = 0; j < NV; j++) a[i][j] = *(const vfloat *)(acc + i * lda + j * VL);             \
+    }                                                                                               \
+    for (int64_t q = 0; q < nq; q++) {                                                              \
+      vfloat gv[NV];                                                                                \
+      for (int j = 0; j < NV; j++) gv[j] = *(const vfloat *)(gyt + q * ldt + j * VL);               \
+      for (int i = 0; i < MK; i++) {                                                                \
+        const float xv = s[i][q];                                                                   \
+        for (int j = 0; j < NV; j++) a[i][j] += xv * gv[j];                                         \
+      }                                                                                             \
+    }                                                                                               \
+    for (int i = 0; i < MK; i++)                                                                    \
+      for (int j = 0; j < NV; j++) *(vfloat *)(acc + i * lda + j * VL) = a[i][j];                   \
+  }
+typedef void (*wgt_tile_fn)(int64_t, const float *, const int64_t *, const float *, int64_t, float *, int64_t);
+/* taps per tile for a tile of NV vectors: about 24 accumulators */
+#if WGT_NV == 4
+#define WGT_MK_OF(nv) ((nv) == 4 ? 6 : (nv) == 3 ? 8 : 12)
+WGT_TILE(6, 4) WGT_TILE(6, 3) WGT_TILE(6, 2) WGT_TILE(6, 1)
+WGT_TILE(8, 3) WGT_TILE(8, 2) WGT_TILE(8, 1)
+WGT_TILE(12, 2) WGT_TILE(12, 1)
+/* [tile's taps: 6, 8, 12][vectors - 1] */
+static const wgt_tile_fn wgt_tiles[3][4] = {
+  {wgt_tile_6_1, wgt_tile_6_2, wgt_tile_6_3, wgt_tile_6_4},
+  {wgt_tile_8_1, wgt_tile_8_2, wgt_tile_8_3, NULL},
+  {wgt_tile_12_1, wgt_tile_12_2, NULL, NULL},
+};
+#define WGT_MK_INDEX(mk) ((mk) == 6 ? 0 : (mk) == 8 ? 1 : 2)
+#else
+#define WGT_MK_OF(nv) ((nv) == 2 ? 3 : 6)
+WGT_TILE(3, 2) WGT_TILE(3, 1)
+WGT_TILE(6, 1)
+static const wgt_tile_fn wgt_tiles[2][2] = {
+  {wgt_tile_3_1, wgt_tile_3_2},
+  {wgt_tile_6_1, NULL},
+};
+#define WGT_MK_INDEX(mk) ((mk) == 3 ? 0 : 1)
+#endif
+
+typedef struct {
+  const mt_conv_geom *g;
+  float *acc;              /* per thread: (groups, kgp, ogv) partial sums */
+  const float *x, *gy;
+  int64_t ogv, nv, mk;     /* channels per group padded to whole vectors; vectors and taps per tile */
+  int64_t kg, kgp;         /* taps; taps with the ones tap, padded to whole tiles */
+  int bias;
+} wgt_job;
+
+static void wgt_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
+  const wgt_job *f = job;
+  const mt_conv_geom *g = f->g;
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups;
+  col_geom p;
+  col_geom_of(&p, g);
+  float *acc = f->acc + t * g->groups * f->kgp * f->ogv, *gyt = scratch + count * p.img;
+  const wgt_tile_fn *tiles = wgt_tiles[WGT_MK_INDEX(f->mk)];
+  col_tap_offsets(off, g, &p);
+  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count);
+  for (int64_t m = 0; m < count; m++)
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+      const float *gy = f->gy + ((first + m) * g->o + gi * og) * p.len;
+      for (int64_t q = 0; q < p.len; q++) {
+        float *row = gyt + q * f->ogv;
+        for (int64_t o = 0; o < og; o++) row[o] = gy[o * p.len + q];
+        for (int64_t o = og; o < f->ogv; o++) row[o] = 0.0f;
+      }
+      const float *src = scratch + m * p.img + gi * cg * g->kw * p.cp;
+      for (int64_t k = f->kg; k < f->kgp; k++)
+        off[k] = k == f->kg && f->bias ? (g->c - gi * cg) * g->kw * p.cp : 0;
+      float *ga = acc + gi * f->kgp * f->ogv;
+      for (int64_t q0 = 0; q0 < p.len; q0 += WGT_QB) {
+        const int64_t nq = p.len - q0 < WGT_QB ? p.len - q0 : WGT_QB;
+        for (int64_t kb = 0; kb < f->kgp; kb += f->mk)
+          for (int64_t ob = 0; ob < f->ogv; ob += f->nv * VL) {
+            const int64_t nv = (f->ogv - ob) / VL < f->nv ? (f->ogv - ob) / VL : f->nv;
+            tiles[nv - 1](nq, src + q0, off + kb, gyt + q0 * f->ogv + ob, f->ogv, ga + kb * f->ogv + ob, f->ogv);
+          }
+      }
+    }
+}
+
+static int wgt_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
+  const int64_t og = g->o / g->groups;
+  wgt_job f = {g, NULL, x, gy, (og + VL - 1) / VL * VL, 0, 0, g->c / g->groups * g->kh * g->kw, 0, gb != NULL};
+  f.nv = f.ogv / VL < WGT_NV ? f.ogv / VL : WGT_NV;
+  f.mk = WGT_MK_OF(f.nv);
+  f.kgp = (f.kg + f.bias + f.mk - 1) / f.mk * f.mk;
+  col_geom p;
+  col_geom_of(&p, g);
+  chunk_plan c;
+  c.nt = image_threads(g->n);
+  c.chunk = col_chunk_images(g, &p, c.nt, PLANES_TARGET_BYTES);
+  c.nchunks = (g->n + c.chunk - 1) / c.chunk;
+  c.floats = c.chunk * p.img + p.len * f.ogv;
+  c.taps = f.kgp;
+  const int64_t acc_size = g->groups * f.kgp * f.ogv;
+  const size_t acc_bytes = sizeof(float) * (size_t)(acc_size * c.nt);
+  if (!(f.acc = mt_alloc(acc_bytes))) return mt_fail("conv2d backward: out of memory");
+  memset(f.acc, 0, acc_bytes);
+  int rc = run_chunks("conv2d backward", g->n, &c, wgt_chunk, &f);
+  for (int64_t gi = 0; rc == 0 && gi < g->groups; gi++)
+    for (int64_t k = 0; k < f.kg + f.bias; k++)
+      for (int64_t o = 0; o < og; o++) {
+        float sum = 0;
+        for (int t = 0; t < c.nt; t++) sum += f.acc[t * acc_size + (gi * f.kgp + k) * f.ogv + o];
+        if (k < f.kg) gw[(gi * og + o) * f.kg + k] = sum;
+        else gb[gi * og + o] = sum;
+      }
+  mt_free(f.acc, acc_bytes);
+  return rc;
+}
+
 /* gb (o) = gy (n, o, len) summed over images and positions */
 static void channel_sums(float *gb, const float *gy, const mt_conv_geom *g) {
   const int64_t len = g->oh * g->ow;
@@ -817,7 +985,8 @@ static void channel_sums(float *gb, const float *gy, const mt_conv_geom *g) {
 
 /* gw (o, cg, kh, kw) and, when gb is not NULL, the bias gradient gb (o) */
 static int direct_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
-  if (use_col_planes(g)) return col_weight_grad(gw, gb, x, gy, g);
+  if (use_col_planes(g))
+    return (g->o / g->groups) * 2 >= VL ? wgt_weight_grad(gw, gb, x, gy, g) : col_weight_grad(gw, gb, x, gy, g);
   if (gb) channel_sums(gb, gy, g);
   const int64_t og = g->o / g->groups;
   wg_job f = {g, NULL, x, gy, (og + WG_MO - 1) / WG_MO * WG_MO, g->c / g->groups * g->kh * g->kw, 0};
