@@ -341,13 +341,15 @@ static void tap_offsets(int64_t *off, const mt_conv_geom *g, const plane_geom *p
 }
 
 /* out[i][q .. q + NV * VL) (rows ldo apart) = bias[i] + sum_k wp[k][i] * src[off[k] + q ...]
-   for MR output channels (bias NULL: none); wp holds the weights packed [k][MR]. */
+   for MR output channels (bias NULL: none; add: out's values in place of the
+   bias); wp holds the weights packed [k][MR]. */
 #define FWD_TILE(MR, NV)                                                                              \
   static void fwd_tile_##MR##_##NV(int64_t nk, const int64_t *off, const float *src, const float *wp, \
-                                   const float *bias, float *out, int64_t ldo) {                      \
+                                   const float *bias, int add, float *out, int64_t ldo) {             \
     vfloat acc[MR][NV];                                                                               \
     for (int i = 0; i < MR; i++)                                                                      \
-      for (int j = 0; j < NV; j++) acc[i][j] = (vfloat){0} + (bias ? bias[i] : 0.0f);                 \
+      for (int j = 0; j < NV; j++)                                                                    \
+        acc[i][j] = add ? *(const vfloat *)(out + i * ldo + j * VL) : (vfloat){0} + (bias ? bias[i] : 0.0f); \
     for (int64_t k = 0; k < nk; k++) {                                                                \
       const float *s = src + off[k], *wk = wp + k * MR;                                               \
       vfloat xv[NV];                                                                                  \
@@ -360,7 +362,8 @@ static void tap_offsets(int64_t *off, const mt_conv_geom *g, const plane_geom *p
     for (int i = 0; i < MR; i++)                                                                      \
       for (int j = 0; j < NV; j++) *(vfloat *)(out + i * ldo + j * VL) = acc[i][j];                   \
   }
-typedef void (*fwd_tile_fn)(int64_t, const int64_t *, const float *, const float *, const float *, float *, int64_t);
+typedef void (*fwd_tile_fn)(int64_t, const int64_t *, const float *, const float *, const float *, int, float *,
+                            int64_t);
 
 #if FWD_NV == 3
 #define FWD_TILES(MR) FWD_TILE(MR, 1) FWD_TILE(MR, 2) FWD_TILE(MR, 3)
@@ -474,7 +477,7 @@ static void fwd_chunk(const void *job, int t, int64_t first, int64_t count, floa
       float *out = grid + (gi * f->ogp + ob) * p.qt;
       for (int64_t q = 0; q < p.qt; q += FWD_NR) {
         const int64_t nv = (p.qt - q) / VL;
-        tiles[(nv < FWD_NV ? nv : FWD_NV) - 1](f->kg, off, src + q, w, NULL, out + q, p.qt);
+        tiles[(nv < FWD_NV ? nv : FWD_NV) - 1](f->kg, off, src + q, w, NULL, 0, out + q, p.qt);
       }
     }
   for (int64_t m = 0; m < count; m++)
@@ -547,9 +550,13 @@ static inline void window_row(float *row, const float *src, int64_t n, int64_t j
 #endif
 }
 
-/* the column planes of the images x (nimg, c, h, w), each followed by its
-   ones plane (1 for the len positions, 0 after) */
-static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p, int64_t nimg) {
+/* the column planes of the images x (nimg, c, h, w), each followed, when
+   ones is set, by its ones plane (1 for the len positions, 0 after). The
+   short zeroing loops stay loops: as memset calls they cost more than the
+   copies. */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p, int64_t nimg,
+                             int ones) {
   for (int64_t m = 0; m < nimg; m++) {
     float *img = dst + m * p->img;
     for (int64_t c = 0; c < g->c; c++)
@@ -584,9 +591,11 @@ static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, 
         }
         for (int j = 0; j < VL; j++) row[j] = 0.0f;
       }
-    float *ones = img + g->c * g->kw * p->cp;
-    for (int64_t q = 0; q < p->len; q++) ones[q] = 1.0f;
-    memset(ones + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
+    if (ones) {
+      float *row = img + g->c * g->kw * p->cp;
+      for (int64_t q = 0; q < p->len; q++) row[q] = 1.0f;
+      memset(row + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
+    }
   }
 }
 
@@ -598,37 +607,57 @@ static void col_tap_offsets(int64_t *off, const mt_conv_geom *g, const col_geom 
       for (int64_t b = 0; b < g->kw; b++) *off++ = (c * g->kw + b) * p->cp + a * g->dh * g->ow;
 }
 
-/* y of the images first .. first + count - 1, the tiles writing y in place
-   but for each image's last partial tile and partial channel block */
+/* Channels per block of taps: for one tile of positions, the planes it
+   reads for a block should stay in the L1 cache while every block of output
+   channels runs over them. */
+#define COL_WINDOW_BYTES ((int64_t)24 << 10)
+static int64_t col_channel_block(const mt_conv_geom *g) {
+  const int64_t per_channel = (int64_t)sizeof(float) * g->kw * (FWD_NR + g->dh * (g->kh - 1) * g->ow + VL);
+  const int64_t b = COL_WINDOW_BYTES / per_channel;
+  return b < 1 ? 1 : b;
+}
+
+/* y of the images first .. first + count - 1. For each tile of positions,
+   the taps go in channel blocks and every block of output channels runs
+   over a block before the next; tiles write y in place (adding from the
+   second block on) but for each image's last partial tile and partial
+   channel block, which sum in tmp and are copied. */
 static void col_fwd_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
   const fwd_job *f = job;
   const mt_conv_geom *g = f->g;
   const int64_t og = g->o / g->groups, cg = g->c / g->groups, mr = f->mr;
+  const int64_t tb = col_channel_block(g) * g->kh * g->kw;
   const fwd_tile_fn *tiles = fwd_tiles[mr == FWD_MR ? 0 : 1];
   col_geom p;
   (void)t;
   col_geom_of(&p, g);
   float *planes = scratch, *tmp = scratch + count * p.img;
   col_tap_offsets(off, g, &p);
-  build_col_planes(planes, f->x + first * g->c * g->h * g->w, g, &p, count);
+  build_col_planes(planes, f->x + first * g->c * g->h * g->w, g, &p, count, 0);
   for (int64_t m = 0; m < count; m++)
-    for (int64_t gi = 0; gi < g->groups; gi++)
-      for (int64_t ob = 0; ob < og; ob += mr) {
-        const float *src = planes + m * p.img + gi * cg * g->kw * p.cp, *w = f->wp + (gi * f->ogp + ob) * f->kg;
-        const float *bias = f->biasp ? f->biasp + gi * f->ogp + ob : NULL;
-        const int64_t nrows = og - ob < mr ? og - ob : mr;
-        float *y = f->y + ((first + m) * g->o + gi * og + ob) * p.len;
-        for (int64_t q = 0; q < p.len; q += FWD_NR) {
-          const int64_t rem = p.len - q, nv = rem >= FWD_NR ? FWD_NV : (rem + VL - 1) / VL;
-          if (nrows == mr && rem >= nv * VL) {
-            tiles[nv - 1](f->kg, off, src + q, w, bias, y + q, p.len);
-            continue;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+      const float *src = planes + m * p.img + gi * cg * g->kw * p.cp;
+      float *y = f->y + ((first + m) * g->o + gi * og) * p.len;
+      for (int64_t q = 0; q < p.len; q += FWD_NR) {
+        const int64_t rem = p.len - q, nv = rem >= FWD_NR ? FWD_NV : (rem + VL - 1) / VL;
+        const int in_place = rem >= nv * VL;
+        for (int64_t kb = 0; kb < f->kg; kb += tb) {
+          const int64_t nk = f->kg - kb < tb ? f->kg - kb : tb;
+          for (int64_t ob = 0; ob < og; ob += mr) {
+            const float *w = f->wp + (gi * f->ogp + ob) * f->kg + kb * mr;
+            const float *bias = f->biasp ? f->biasp + gi * f->ogp + ob : NULL;
+            if (og - ob >= mr && in_place) tiles[nv - 1](nk, off + kb, src + q, w, bias, kb > 0, y + ob * p.len + q, p.len);
+            else tiles[nv - 1](nk, off + kb, src + q, w, bias, kb > 0, tmp + ob * FWD_NR, FWD_NR);
           }
-          tiles[nv - 1](f->kg, off, src + q, w, bias, tmp, FWD_NR);
-          const int64_t ncols = rem < nv * VL ? rem : nv * VL;
-          for (int64_t i = 0; i < nrows; i++) memcpy(y + i * p.len + q, tmp + i * FWD_NR, sizeof(float) * (size_t)ncols);
+        }
+        const int64_t ncols = rem < nv * VL ? rem : nv * VL;
+        for (int64_t ob = 0; ob < og; ob += mr) {
+          if (og - ob >= mr && in_place) continue;
+          for (int64_t i = 0; i < mr && ob + i < og; i++)
+            memcpy(y + (ob + i) * p.len + q, tmp + (ob + i) * FWD_NR, sizeof(float) * (size_t)ncols);
         }
       }
+    }
 }
 
 /* y (n, o, oh, ow) from contiguous float32 x and w (o, cg, kh, kw) */
@@ -655,7 +684,7 @@ static int direct_forward(float *y, const float *x, const float *w, const float 
     c.nt = image_threads(g->n);
     c.chunk = col_chunk_images(g, &p, c.nt, PLANES_TARGET_BYTES);
     c.nchunks = (g->n + c.chunk - 1) / c.chunk;
-    c.floats = c.chunk * p.img + FWD_MR * FWD_NR;
+    c.floats = c.chunk * p.img + f.ogp * FWD_NR;
     c.taps = f.kg;
   } else {
     chunk_plan_of(&c, g, g->groups * f.ogp, f.kg);
@@ -785,7 +814,7 @@ static void col_wg_chunk(const void *job, int t, int64_t first, int64_t count, f
   col_geom_of(&p, g);
   vfloat *acc = f->acc + t * g->groups * f->ogp * f->kgp;
   col_tap_offsets(off, g, &p);
-  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count);
+  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count, f->bias);
   const float *gy = f->gy + first * g->o * p.len;
   for (int64_t gi = 0; gi < g->groups; gi++) {
     const float *src = scratch + gi * cg * g->kw * p.cp;
@@ -913,7 +942,7 @@ static void wgt_chunk(const void *job, int t, int64_t first, int64_t count, floa
   float *acc = f->acc + t * g->groups * f->kgp * f->ogv, *gyt = scratch + count * p.img;
   const wgt_tile_fn *tiles = wgt_tiles[WGT_MK_INDEX(f->mk)];
   col_tap_offsets(off, g, &p);
-  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count);
+  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count, f->bias);
   for (int64_t m = 0; m < count; m++)
     for (int64_t gi = 0; gi < g->groups; gi++) {
       const float *gy = f->gy + ((first + m) * g->o + gi * og) * p.len;
