@@ -221,6 +221,39 @@ describe('pooling, padding, interpolation, unfold and fold', function()
     end)
   end
 
+  -- 2x2 windows at stride 2 take a vectorised road (16 windows at a time, masked at the end
+  -- of a row): positions as a plain row-major scan, first maximum wins, a NaN beats a number
+  it('gives 2x2 stride-2 max pooling positions as a row-major scan, over every row width', function()
+    torch.manual_seed(21)
+    for _, dtype in ipairs({'float32', 'float64'}) do
+      for w = 2, 41 do
+        local h = 4 + w % 3
+        local x = torch.randint(0, 4, {2, 1, h, w}):to(dtype)         -- few values: many ties
+        local flat = x:view(-1)
+        for _ = 1, 3 do flat[torch.randint(1, flat:numel() + 1, {1})[1]] = 0 / 0 end
+        local idx = torch._max_pool2d_indices(x, 2, 2, 2, 2, 0, 0, 1, 1, false)
+        local oh, ow = h // 2, w // 2
+        assert.are.same({2, 1, oh, ow}, idx:size():totable())
+        local xv, got = x:totable(), idx:totable()
+        for n = 1, 2 do
+          for i = 1, oh do
+            for j = 1, ow do
+              local best, at
+              for a = 0, 1 do
+                for b = 0, 1 do
+                  local r, c = 2 * i - 1 + a, 2 * j - 1 + b
+                  local v = xv[n][1][r][c]
+                  if best == nil or v > best or (v ~= v and best == best) then best, at = v, (r - 1) * w + c end
+                end
+              end
+              assert.are.equal(at, got[n][1][i][j], string.format('%s w=%d window (%d, %d)', dtype, w, i, j))
+            end
+          end
+        end
+      end
+    end
+  end)
+
   it('gives adaptive max pooling positions as PyTorch (1-based)', function()
     local idx = torch._adaptive_max_pool2d_indices(ramp({2, 3, 5, 7}), 3, 4)
     assert.are.equal('int64', idx.dtype)

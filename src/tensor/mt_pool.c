@@ -51,6 +51,102 @@ static void fixed_window(windows *wd, int64_t o, int64_t in, int64_t k, int64_t 
 POOL_MAX(float)
 POOL_MAX(double)
 
+/* The common 2x2 window at stride 2, every window inside the plane (oh =
+   h / 2, ow = w / 2, floored): a straight pass over each pair of rows that
+   the compiler vectorises, with max_plane's order and NaN rule (the first
+   maximum in row-major order wins; a NaN beats a number, the first NaN
+   stays). */
+#define POOL_MAX_2X2(T)                                                                               \
+  static void max_plane_2x2_##T(const T *restrict x, int64_t *restrict out, int64_t w, int64_t oh,    \
+                                int64_t ow, int64_t base) {                                           \
+    for (int64_t i = 0; i < oh; i++) {                                                                \
+      const T *r0 = x + 2 * i * w, *r1 = r0 + w;                                                      \
+      int64_t *o = out + i * ow;                                                                      \
+      const int64_t row = 2 * i * w + base;                                                           \
+      for (int64_t j = 0; j < ow; j++) {                                                              \
+        const T a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];                   \
+        T best = a;                                                                                   \
+        int64_t at = 0;                                                                               \
+        int tb = (b > best) | ((b != b) & (best == best));                                            \
+        best = tb ? b : best;                                                                         \
+        at = tb ? 1 : at;                                                                             \
+        int tc = (c > best) | ((c != c) & (best == best));                                            \
+        best = tc ? c : best;                                                                         \
+        at = tc ? w : at;                                                                             \
+        int td = (d > best) | ((d != d) & (best == best));                                            \
+        at = td ? w + 1 : at;                                                                         \
+        o[j] = row + 2 * j + at;                                                                      \
+      }                                                                                               \
+    }                                                                                                 \
+  }
+POOL_MAX_2X2(float)
+POOL_MAX_2X2(double)
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+/* max_plane_2x2_float, 16 windows at a time: the even and odd columns of
+   both rows pulled apart by permutes, the same compares as masks */
+static void max_plane_2x2_f32x16(const float *restrict x, int64_t *restrict out, int64_t w, int64_t oh, int64_t ow,
+                                 int64_t base) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i one = _mm512_set1_epi32(1), down = _mm512_set1_epi32((int)w), diag = _mm512_set1_epi32((int)w + 1);
+  for (int64_t i = 0; i < oh; i++) {
+    const float *r0 = x + 2 * i * w, *r1 = r0 + w;
+    int64_t *o = out + i * ow;
+    const __m512i row = _mm512_set1_epi64(2 * i * w + base);
+    for (int64_t j = 0; j < ow; j += 16) {
+      /* the last windows of a row: masked loads of the 2n columns left, masked stores of n */
+      const int64_t n = ow - j < 16 ? ow - j : 16;
+      const __mmask16 ml = (__mmask16)(n >= 8 ? 0xffffu : (1u << (2 * n)) - 1u);
+      const __mmask16 mh = (__mmask16)(n >= 16 ? 0xffffu : n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
+      const __m512 l0 = _mm512_maskz_loadu_ps(ml, r0 + 2 * j), h0 = _mm512_maskz_loadu_ps(mh, r0 + 2 * j + 16);
+      const __m512 l1 = _mm512_maskz_loadu_ps(ml, r1 + 2 * j), h1 = _mm512_maskz_loadu_ps(mh, r1 + 2 * j + 16);
+      const __m512 a = _mm512_permutex2var_ps(l0, even, h0), b = _mm512_permutex2var_ps(l0, odd, h0);
+      const __m512 c = _mm512_permutex2var_ps(l1, even, h1), d = _mm512_permutex2var_ps(l1, odd, h1);
+      __m512 best = a;
+      __m512i at = _mm512_setzero_si512();
+      __mmask16 t = _mm512_cmp_ps_mask(b, best, _CMP_GT_OQ) |
+                    (_mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+      best = _mm512_mask_blend_ps(t, best, b);
+      at = _mm512_mask_blend_epi32(t, at, one);
+      t = _mm512_cmp_ps_mask(c, best, _CMP_GT_OQ) |
+          (_mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+      best = _mm512_mask_blend_ps(t, best, c);
+      at = _mm512_mask_blend_epi32(t, at, down);
+      t = _mm512_cmp_ps_mask(d, best, _CMP_GT_OQ) |
+          (_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+      at = _mm512_mask_blend_epi32(t, at, diag);
+      at = _mm512_add_epi32(at, _mm512_add_epi32(even, _mm512_set1_epi32((int)(2 * j))));
+      const __m512i lo = _mm512_add_epi64(row, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(at)));
+      const __m512i hi = _mm512_add_epi64(row, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(at, 1)));
+      if (n == 16) {
+        _mm512_storeu_si512(o + j, lo);
+        _mm512_storeu_si512(o + j + 8, hi);
+      } else {
+        _mm512_mask_storeu_epi64(o + j, (__mmask8)(n >= 8 ? 0xffu : (1u << n) - 1u), lo);
+        if (n > 8) _mm512_mask_storeu_epi64(o + j + 8, (__mmask8)((1u << (n - 8)) - 1u), hi);
+      }
+    }
+  }
+}
+#endif
+
+/* one plane of the 2x2 stride-2 pooling */
+static void max_plane_2x2(const char *plane, int dtype, int64_t *out, int64_t w, int64_t oh, int64_t ow, int64_t base) {
+  if (dtype == MT_FLOAT64) {
+    max_plane_2x2_double((const double *)plane, out, w, oh, ow, base);
+    return;
+  }
+#if defined(__AVX512F__)
+  if (w < ((int64_t)1 << 29)) {
+    max_plane_2x2_f32x16((const float *)plane, out, w, oh, ow, base);
+    return;
+  }
+#endif
+  max_plane_2x2_float((const float *)plane, out, w, oh, ow, base);
+}
+
 static int check_input(const mt_tensor *x, const char *op) {
   char bx[128];
   if (x->ndim != 4) return mt_fail("%s: expected a 4-D input (n, c, h, w), got %s", op, mt_shape_str(x, bx, sizeof bx));
@@ -88,10 +184,15 @@ static int pool_indices(mt_tensor *idx, const mt_tensor *x, windows *wh, windows
     int64_t *out = (int64_t *)mt_data(idx);
     const int64_t planes = n * c, es = (int64_t)mt_dtypes[x->dtype].size, len = wh->out * ww->out;
     const int par = mt_get_num_threads() > 1 && planes > 1 && planes * h * w >= MT_ITER_GRAIN;
+    int two = wh->step == 1 && ww->step == 1 && 2 * wh->out <= h && 2 * ww->out <= w;
+    for (int64_t o = 0; two && o < wh->out; o++) two = wh->first[o] == 2 * o && wh->count[o] == 2;
+    for (int64_t o = 0; two && o < ww->out; o++) two = ww->first[o] == 2 * o && ww->count[o] == 2;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t q = 0; q < planes; q++) {
-      if (x->dtype == MT_FLOAT32) max_plane_float((const float *)(xd + q * h * w * es), out + q * len, w, wh, ww, base);
-      else max_plane_double((const double *)(xd + q * h * w * es), out + q * len, w, wh, ww, base);
+      const char *plane = xd + q * h * w * es;
+      if (two) max_plane_2x2(plane, x->dtype, out + q * len, w, wh->out, ww->out, base);
+      else if (x->dtype == MT_FLOAT32) max_plane_float((const float *)plane, out + q * len, w, wh, ww, base);
+      else max_plane_double((const double *)plane, out + q * len, w, wh, ww, base);
     }
   }
   windows_free(wh, ww);
