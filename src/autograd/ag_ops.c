@@ -210,7 +210,10 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_frac: mt_ag_alias(&d, g); break;
   case MT_OP_neg: d = ag_un(MT_OP_neg, g); break;
   case MT_OP_abs: t1 = ag_un(MT_OP_sign, x); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_relu: t1 = ag_bins(MT_OP_gt, x, 0); d = ag_bin(MT_OP_mul, g, &t1); break;
+  case MT_OP_relu: {                             /* g where x > 0: one pass over g, no float mask */
+    const mt_operand go = {g, 0, 0}, zero = {NULL, 0, 0};
+    t1 = ag_bins(MT_OP_gt, x, 0); d = ag_where_ops(&t1, &go, &zero); break;
+  }
   case MT_OP_square: t1 = ag_bins(MT_OP_mul, x, 2); d = ag_bin(MT_OP_mul, g, &t1); break;
   default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
   }

@@ -2,6 +2,7 @@
    (out[p] = src[p + index[p] * step]) and scatter (dst[p + index[p] * step]
    = or += src[p]), over views whose indexed dim has stride 0; masks first
    become lists of element offsets. Also nonzero and where. */
+#include <stdint.h>
 #include "mt_index.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
@@ -49,10 +50,33 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
       *(T *)(o + wrap_index(ic, *(const int64_t *)ix) * ic->step) = *(const T *)x; \
   }
 /* operands: out, mask (bool or uint8), a, b */
+/* Contiguous runs (a or b may be a scalar, stride 0) take branch-free
+   indexed loops the compiler vectorises: the mask is data, and a branch on
+   it mispredicts half the time. */
 #define WHERE_KERNEL(S, T)                                                      \
   static void where_##S(char **d, const int64_t *s, int64_t n, void *c) {       \
     (void)c;                                                                    \
     char *o = d[0]; const char *m = d[1], *a = d[2], *b = d[3];                 \
+    const int64_t e = (int64_t)sizeof(T);                                       \
+    if (s[0] == e && s[1] == 1 && (s[2] == e || s[2] == 0) && (s[3] == e || s[3] == 0)) { \
+      T *restrict ov = (T *)o;                                                  \
+      const uint8_t *restrict mv = (const uint8_t *)m;                          \
+      const T *restrict av = (const T *)a, *restrict bv = (const T *)b;         \
+      if (s[2] == e && s[3] == e) {                                             \
+        for (int64_t i = 0; i < n; i++) { const T x = av[i], y = bv[i]; ov[i] = mv[i] ? x : y; } \
+        return;                                                                 \
+      }                                                                         \
+      if (s[2] == 0 && s[3] == e) {                                             \
+        const T x = *av;                                                        \
+        for (int64_t i = 0; i < n; i++) { const T y = bv[i]; ov[i] = mv[i] ? x : y; } \
+        return;                                                                 \
+      }                                                                         \
+      if (s[2] == e && s[3] == 0) {                                             \
+        const T y = *bv;                                                        \
+        for (int64_t i = 0; i < n; i++) { const T x = av[i]; ov[i] = mv[i] ? x : y; } \
+        return;                                                                 \
+      }                                                                         \
+    }                                                                           \
     for (int64_t i = 0; i < n; i++, o += s[0], m += s[1], a += s[2], b += s[3]) \
       *(T *)o = *(const uint8_t *)m ? *(const T *)a : *(const T *)b;            \
   }
@@ -62,6 +86,12 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
     T v;                                                                        \
     memcpy(&v, c, sizeof v);                                                    \
     char *o = d[0]; const char *m = d[1];                                       \
+    if (s[0] == (int64_t)sizeof(T) && s[1] == 1) {     /* branch-free, vectorised */ \
+      T *restrict ov = (T *)o;                                                  \
+      const uint8_t *restrict mv = (const uint8_t *)m;                          \
+      for (int64_t i = 0; i < n; i++) { const T x = ov[i]; ov[i] = mv[i] ? v : x; } \
+      return;                                                                   \
+    }                                                                           \
     for (int64_t i = 0; i < n; i++, o += s[0], m += s[1])                       \
       if (*(const uint8_t *)m) *(T *)o = v;                                     \
   }
@@ -160,6 +190,16 @@ static void range_kernel(char **d, const int64_t *s, int64_t n, void *c) {
   range_ctx *k = c;
   if (k->found) return;
   const char *p = d[0];
+  if (s[0] == (int64_t)sizeof(int64_t)) {      /* a contiguous run: one branch-free test first */
+    const int64_t *v = (const int64_t *)p;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, in_gap = 0;
+    for (int64_t i = 0; i < n; i++) {
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
+      in_gap |= (v[i] >= 0) & (v[i] < k->base);
+    }
+    if (n == 0 || (lo >= -k->size && hi - k->base < k->size && !in_gap)) return;
+  }
   for (int64_t i = 0; i < n; i++, p += s[0]) {
     int64_t v = *(const int64_t *)p;
     if (v < -k->size || (v >= 0 && v < k->base) || v - k->base >= k->size) {
