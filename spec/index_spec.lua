@@ -332,6 +332,27 @@ describe('where', function()
       {2, 2}, {1.5, 2.5, -1, -2}, 'float64')
   end)
 
+  -- contiguous runs take branch-free loops (tensor/tensor, scalar/tensor, tensor/scalar);
+  -- strided and broadcast operands the general walk: all must agree with arithmetic
+  it('selects elementwise on contiguous, scalar, strided and broadcast operands of every size', function()
+    torch.manual_seed(4)
+    for _, dtype in ipairs({'float32', 'float64', 'int64', 'int16', 'uint8'}) do
+      local m = torch.rand(37, 41):gt(0.5)
+      local a = torch.randint(0, 100, {37, 41}):to(dtype)
+      local b = torch.randint(0, 100, {41, 37}):to(dtype):t()           -- strided
+      local mf = m:to(dtype)
+      local function same(want, got) assert.are.same(want:totable(), got:totable()) end
+      same(a * mf + b * (1 - mf), torch.where(m, a, b))
+      same(a * mf + b:contiguous() * (1 - mf), torch.where(m, a, b:contiguous()))
+      same(mf * 7 + b * (1 - mf), torch.where(m, 7, b:contiguous()))
+      same(a * mf + (1 - mf) * 3, torch.where(m, a, 3))
+      same(a * mf + (1 - mf) * b[1], torch.where(m, a, b[1]))         -- broadcast row
+      local f = a:clone()
+      f:masked_fill_(m, 9)
+      same(mf * 9 + a * (1 - mf), f)
+    end
+  end)
+
   it('x:where(cond, y) is torch.where(cond, x, y)', function()
     check(torch.tensor({1.0, 2, 3}):where(torch.tensor({true, false, true}), torch.tensor(0.0)), {3}, {1, 0, 3})
   end)
