@@ -933,6 +933,28 @@ typedef struct {
   int bias;
 } wgt_job;
 
+/* dst[q][o] = src[o][q] for o < rows, q < len (src rows len apart, dst rows
+   ldd apart), and dst[q][o] = 0 for rows <= o < ldd. With AVX-512 a gather
+   fetches 16 rows' values at once. */
+static void transpose_rows(float *dst, int64_t ldd, const float *src, int64_t rows, int64_t len) {
+  int64_t o0 = 0;
+#if defined(__AVX512F__)
+  if (len * 16 < ((int64_t)1 << 31)) {
+    const __m512i step = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32((int)len));
+    for (; o0 + 16 <= rows; o0 += 16) {
+      const float *base = src + o0 * len;
+      for (int64_t q = 0; q < len; q++) _mm512_storeu_ps(dst + q * ldd + o0, _mm512_i32gather_ps(step, base + q, 4));
+    }
+  }
+#endif
+  for (int64_t q = 0; q < len; q++) {
+    float *row = dst + q * ldd;
+    for (int64_t o = o0; o < rows; o++) row[o] = src[o * len + q];
+    for (int64_t o = rows; o < ldd; o++) row[o] = 0.0f;
+  }
+}
+
 static void wgt_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
   const wgt_job *f = job;
   const mt_conv_geom *g = f->g;
@@ -946,11 +968,7 @@ static void wgt_chunk(const void *job, int t, int64_t first, int64_t count, floa
   for (int64_t m = 0; m < count; m++)
     for (int64_t gi = 0; gi < g->groups; gi++) {
       const float *gy = f->gy + ((first + m) * g->o + gi * og) * p.len;
-      for (int64_t q = 0; q < p.len; q++) {
-        float *row = gyt + q * f->ogv;
-        for (int64_t o = 0; o < og; o++) row[o] = gy[o * p.len + q];
-        for (int64_t o = og; o < f->ogv; o++) row[o] = 0.0f;
-      }
+      transpose_rows(gyt, f->ogv, gy, og, p.len);
       const float *src = scratch + m * p.img + gi * cg * g->kw * p.cp;
       for (int64_t k = f->kg; k < f->kgp; k++)
         off[k] = k == f->kg && f->bias ? (g->c - gi * cg) * g->kw * p.cp : 0;
