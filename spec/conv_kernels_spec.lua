@@ -101,9 +101,10 @@ describe('torch._conv2d', function()
     end
   end)
 
-  -- The float32 kernels take different roads by shape (column planes with outer-product or
-  -- lane-sum weight gradients, phase planes, im2col for strides; the bias gradient fused
-  -- into the weight gradient's pass): each must give float64's gradients.
+  -- The float32 kernels take different roads by shape (column planes, the last positions of
+  -- several images packed in one vector, outer-product or lane-sum weight gradients, phase
+  -- planes, im2col for strides; the bias gradient fused into the weight gradient's pass):
+  -- each must give float64's gradients.
   it('gives float32 gradients (input, weight, fused bias) equal to float64 on every kernel path', function()
     local PATHS = {
       {{4, 3, 14, 14}, {24, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},   -- 'same': rows as wide as the image
@@ -114,6 +115,7 @@ describe('torch._conv2d', function()
       {{2, 48, 48, 48}, {16, 48, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1}, -- planes past the cache: phase planes
       {{2, 3, 9, 9}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},     -- strided
       {{37, 16, 28, 28}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1}, -- many chunks, two threads
+      {{13, 20, 14, 14}, {40, 20, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1}, -- packed row ends, partial packs
     }
     local threads = torch.getnumthreads()
     torch.setnumthreads(2)

@@ -607,6 +607,13 @@ static void col_tap_offsets(int64_t *off, const mt_conv_geom *g, const col_geom 
       for (int64_t b = 0; b < g->kw; b++) *off++ = (c * g->kw + b) * p->cp + a * g->dh * g->ow;
 }
 
+/* Images whose last len % VL positions share one vector in the forward
+   tiles (1: each image computes its own partial vector) */
+static int64_t col_tail_pack(int64_t len) {
+  const int64_t tail = len % VL;
+  return tail && 2 * tail <= VL ? VL / tail : 1;
+}
+
 /* Channels per block of taps: for one tile of positions, the planes it
    reads for a block should stay in the L1 cache while every block of output
    channels runs over them. */
@@ -631,6 +638,7 @@ static void col_fwd_chunk(const void *job, int t, int64_t first, int64_t count, 
   col_geom p;
   (void)t;
   col_geom_of(&p, g);
+  const int64_t tail = p.len % VL, pack = col_tail_pack(p.len), body = pack > 1 ? p.len - tail : p.len;
   float *planes = scratch, *tmp = scratch + count * p.img;
   col_tap_offsets(off, g, &p);
   build_col_planes(planes, f->x + first * g->c * g->h * g->w, g, &p, count, 0);
@@ -638,8 +646,8 @@ static void col_fwd_chunk(const void *job, int t, int64_t first, int64_t count, 
     for (int64_t gi = 0; gi < g->groups; gi++) {
       const float *src = planes + m * p.img + gi * cg * g->kw * p.cp;
       float *y = f->y + ((first + m) * g->o + gi * og) * p.len;
-      for (int64_t q = 0; q < p.len; q += FWD_NR) {
-        const int64_t rem = p.len - q, nv = rem >= FWD_NR ? FWD_NV : (rem + VL - 1) / VL;
+      for (int64_t q = 0; q < body; q += FWD_NR) {
+        const int64_t rem = body - q, nv = rem >= FWD_NR ? FWD_NV : (rem + VL - 1) / VL;
         const int in_place = rem >= nv * VL;
         for (int64_t kb = 0; kb < f->kg; kb += tb) {
           const int64_t nk = f->kg - kb < tb ? f->kg - kb : tb;
@@ -658,6 +666,35 @@ static void col_fwd_chunk(const void *job, int t, int64_t first, int64_t count, 
         }
       }
     }
+  if (pack < 2) return;
+  /* The last `tail` positions of `pack` images share one vector: their taps
+     gathered into packed[k][lane] (lane = image * tail + position), one
+     tile per block of output channels, the lanes put back. */
+  float *packed = tmp + f->ogp * FWD_NR;
+  int64_t *poff = off + f->kg;
+  for (int64_t k = 0; k < f->kg; k++) poff[k] = k * VL;
+  for (int64_t m0 = 0; m0 < count; m0 += pack) {
+    const int64_t nimg = count - m0 < pack ? count - m0 : pack;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+      for (int64_t k = 0; k < f->kg; k++) {
+        float *lane = packed + k * VL;
+        for (int64_t mi = 0; mi < nimg; mi++) {
+          const float *src = planes + (m0 + mi) * p.img + gi * cg * g->kw * p.cp + off[k] + body;
+          for (int64_t r = 0; r < tail; r++) lane[mi * tail + r] = src[r];
+        }
+        for (int64_t l = nimg * tail; l < VL; l++) lane[l] = 0.0f;
+      }
+      for (int64_t ob = 0; ob < og; ob += mr) {
+        const float *w = f->wp + (gi * f->ogp + ob) * f->kg;
+        const float *bias = f->biasp ? f->biasp + gi * f->ogp + ob : NULL;
+        tiles[0](f->kg, poff, packed, w, bias, 0, tmp, VL);
+        for (int64_t i = 0; i < mr && ob + i < og; i++)
+          for (int64_t mi = 0; mi < nimg; mi++)
+            memcpy(f->y + ((first + m0 + mi) * g->o + gi * og + ob + i) * p.len + body, tmp + i * VL + mi * tail,
+                   sizeof(float) * (size_t)tail);
+      }
+    }
+  }
 }
 
 /* y (n, o, oh, ow) from contiguous float32 x and w (o, cg, kh, kw) */
@@ -684,8 +721,8 @@ static int direct_forward(float *y, const float *x, const float *w, const float 
     c.nt = image_threads(g->n);
     c.chunk = col_chunk_images(g, &p, c.nt, PLANES_TARGET_BYTES);
     c.nchunks = (g->n + c.chunk - 1) / c.chunk;
-    c.floats = c.chunk * p.img + f.ogp * FWD_NR;
-    c.taps = f.kg;
+    c.floats = c.chunk * p.img + f.ogp * FWD_NR + f.kg * VL;   /* planes, partial tiles, packed tails */
+    c.taps = 2 * f.kg;
   } else {
     chunk_plan_of(&c, g, g->groups * f.ogp, f.kg);
   }
