@@ -914,29 +914,35 @@ static int col_weight_grad(float *gw, float *gb, const float *x, const float *gy
 #define WGT_NV 2
 #endif
 
-/* acc[i][o .. o + NV * VL) (rows lda apart) += sum over q < nq of
-   src[off[i] + q] * gyt[q][o ...] (rows ldt apart), for MK taps */
+/* acc[i][o .. o + NV * VL) (rows lda apart) += the sum over the positions
+   (r, j), r < nrows, j < ow, of src[off[i] + r * wq + j] * gyt[r * ow + j][o ...]
+   (gyt rows ldt apart), for MK taps */
 #define WGT_TILE(MK, NV)                                                                            \
-  static void wgt_tile_##MK##_##NV(int64_t nq, const float *src, const int64_t *off, const float *gyt, \
-                                   int64_t ldt, float *acc, int64_t lda) {                          \
+  static void wgt_tile_##MK##_##NV(int64_t nrows, int64_t ow, int64_t wq, const float *src,         \
+                                   const int64_t *off, const float *gyt, int64_t ldt, float *acc,   \
+                                   int64_t lda) {                                                   \
     vfloat a[MK][NV];                                                                               \
     const float *s[MK];                                                                             \
     for (int i = 0; i < MK; i++) {                                                                  \
       s[i] = src + off[i];                                                                          \
       for (int j = 0; j < NV; j++) a[i][j] = *(const vfloat *)(acc + i * lda + j * VL);             \
     }                                                                                               \
-    for (int64_t q = 0; q < nq; q++) {                                                              \
-      vfloat gv[NV];                                                                                \
-      for (int j = 0; j < NV; j++) gv[j] = *(const vfloat *)(gyt + q * ldt + j * VL);               \
-      for (int i = 0; i < MK; i++) {                                                                \
-        const float xv = s[i][q];                                                                   \
-        for (int j = 0; j < NV; j++) a[i][j] += xv * gv[j];                                         \
+    for (int64_t r = 0; r < nrows; r++, gyt += ow * ldt) {                                          \
+      for (int64_t q = 0; q < ow; q++) {                                                            \
+        vfloat gv[NV];                                                                              \
+        for (int j = 0; j < NV; j++) gv[j] = *(const vfloat *)(gyt + q * ldt + j * VL);             \
+        for (int i = 0; i < MK; i++) {                                                              \
+          const float xv = s[i][q];                                                                 \
+          for (int j = 0; j < NV; j++) a[i][j] += xv * gv[j];                                       \
+        }                                                                                           \
       }                                                                                             \
+      for (int i = 0; i < MK; i++) s[i] += wq;                                                      \
     }                                                                                               \
     for (int i = 0; i < MK; i++)                                                                    \
       for (int j = 0; j < NV; j++) *(vfloat *)(acc + i * lda + j * VL) = a[i][j];                   \
   }
-typedef void (*wgt_tile_fn)(int64_t, const float *, const int64_t *, const float *, int64_t, float *, int64_t);
+typedef void (*wgt_tile_fn)(int64_t, int64_t, int64_t, const float *, const int64_t *, const float *, int64_t, float *,
+                            int64_t);
 /* taps per tile for a tile of NV vectors: about 24 accumulators */
 #if WGT_NV == 4
 #define WGT_MK_OF(nv) ((nv) == 4 ? 6 : (nv) == 3 ? 8 : 12)
@@ -995,45 +1001,46 @@ static void transpose_rows(float *dst, int64_t ldd, const float *src, int64_t ro
 static void wgt_chunk(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off) {
   const wgt_job *f = job;
   const mt_conv_geom *g = f->g;
-  const int64_t og = g->o / g->groups, cg = g->c / g->groups;
-  col_geom p;
-  col_geom_of(&p, g);
-  float *acc = f->acc + t * g->groups * f->kgp * f->ogv, *gyt = scratch + count * p.img;
+  const int64_t og = g->o / g->groups, cg = g->c / g->groups, len = g->oh * g->ow;
+  plane_geom p;
+  plane_geom_of(&p, g, count);
+  float *ones = scratch + p.size, *gyt = ones + g->oh * p.wq, *acc = f->acc + t * g->groups * f->kgp * f->ogv;
   const wgt_tile_fn *tiles = wgt_tiles[WGT_MK_INDEX(f->mk)];
-  col_tap_offsets(off, g, &p);
-  build_col_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p, count, f->bias);
+  const int64_t rb = WGT_QB / g->ow > 1 ? WGT_QB / g->ow : 1;      /* output rows per block */
+  tap_offsets(off, g, &p);
+  build_planes(scratch, f->x + first * g->c * g->h * g->w, g, &p);
+  for (int64_t q = 0; q < g->oh * p.wq; q++) ones[q] = 1.0f;
   for (int64_t m = 0; m < count; m++)
     for (int64_t gi = 0; gi < g->groups; gi++) {
-      const float *gy = f->gy + ((first + m) * g->o + gi * og) * p.len;
-      transpose_rows(gyt, f->ogv, gy, og, p.len);
-      const float *src = scratch + m * p.img + gi * cg * g->kw * p.cp;
-      for (int64_t k = f->kg; k < f->kgp; k++)
-        off[k] = k == f->kg && f->bias ? (g->c - gi * cg) * g->kw * p.cp : 0;
+      transpose_rows(gyt, f->ogv, f->gy + ((first + m) * g->o + gi * og) * len, og, len);
+      const float *src = scratch + gi * cg * p.chan + m * p.img;
+      for (int64_t k = f->kg; k < f->kgp; k++)     /* the ones; padding taps read anything, dropped */
+        off[k] = k == f->kg && f->bias ? (int64_t)(ones - src) : 0;
       float *ga = acc + gi * f->kgp * f->ogv;
-      for (int64_t q0 = 0; q0 < p.len; q0 += WGT_QB) {
-        const int64_t nq = p.len - q0 < WGT_QB ? p.len - q0 : WGT_QB;
+      for (int64_t r0 = 0; r0 < g->oh; r0 += rb) {
+        const int64_t nr = g->oh - r0 < rb ? g->oh - r0 : rb;
         for (int64_t kb = 0; kb < f->kgp; kb += f->mk)
           for (int64_t ob = 0; ob < f->ogv; ob += f->nv * VL) {
             const int64_t nv = (f->ogv - ob) / VL < f->nv ? (f->ogv - ob) / VL : f->nv;
-            tiles[nv - 1](nq, src + q0, off + kb, gyt + q0 * f->ogv + ob, f->ogv, ga + kb * f->ogv + ob, f->ogv);
+            tiles[nv - 1](nr, g->ow, p.wq, src + r0 * p.wq, off + kb, gyt + r0 * g->ow * f->ogv + ob, f->ogv,
+                          ga + kb * f->ogv + ob, f->ogv);
           }
       }
     }
 }
-
 static int wgt_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
   const int64_t og = g->o / g->groups;
   wgt_job f = {g, NULL, x, gy, (og + VL - 1) / VL * VL, 0, 0, g->c / g->groups * g->kh * g->kw, 0, gb != NULL};
   f.nv = f.ogv / VL < WGT_NV ? f.ogv / VL : WGT_NV;
   f.mk = WGT_MK_OF(f.nv);
   f.kgp = (f.kg + f.bias + f.mk - 1) / f.mk * f.mk;
-  col_geom p;
-  col_geom_of(&p, g);
   chunk_plan c;
   c.nt = image_threads(g->n);
-  c.chunk = col_chunk_images(g, &p, c.nt, PLANES_TARGET_BYTES);
+  c.chunk = chunk_images(g, c.nt);
   c.nchunks = (g->n + c.chunk - 1) / c.chunk;
-  c.floats = c.chunk * p.img + p.len * f.ogv;
+  plane_geom p;
+  plane_geom_of(&p, g, c.chunk);
+  c.floats = p.size + g->oh * p.wq + g->oh * g->ow * f.ogv;     /* planes, ones, gy transposed */
   c.taps = f.kgp;
   const int64_t acc_size = g->groups * f.kgp * f.ogv;
   const size_t acc_bytes = sizeof(float) * (size_t)(acc_size * c.nt);
