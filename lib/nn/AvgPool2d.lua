@@ -2,7 +2,8 @@ local nn = require 'nn'
 local F = require 'nn.functional'
 local pool_class = require 'nn._PoolNd'
 
--- nn.AvgPool2d(kernel_size, {stride=kernel_size, padding=0, count_include_pad=true}).
+-- nn.AvgPool2d(kernel_size, {stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true,
+-- divisor_override=nil}).
 local AvgPool2d = pool_class('AvgPool2d', F.avg_pool2d)
 
 -- Torch7: nn.SpatialAveragePooling(kW, kH, dW, dH)

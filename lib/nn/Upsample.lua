@@ -25,4 +25,29 @@ function Upsample:extra_repr()
 end
 function nn.SpatialUpSamplingNearest(scale) return nn.Upsample({scale_factor = scale}) end
 
+-- Torch7's nn.SpatialUpSamplingBilinear(scale) or ({oheight=, owidth=}): bilinear with the corners
+-- aligned, the output (H - 1) * scale + 1 by (W - 1) * scale + 1 for an integer scale, or the
+-- size given.
+local SpatialUpSamplingBilinear = torch.class('nn.SpatialUpSamplingBilinear', 'nn.Upsample')
+function SpatialUpSamplingBilinear:__init(params)
+  if type(params) == 'table' then
+    if math.type(params.oheight) ~= 'integer' or math.type(params.owidth) ~= 'integer' then
+      error('nn.SpatialUpSamplingBilinear: expected an integer scale or {oheight=, owidth=}', 3)
+    end
+    Upsample.__init(self, {size = {params.oheight, params.owidth}, mode = 'bilinear', align_corners = true})
+  else
+    if math.type(params) ~= 'integer' or params < 1 then
+      error(string.format('nn.SpatialUpSamplingBilinear: scale must be a positive integer, got %s', tostring(params)), 3)
+    end
+    Upsample.__init(self, {scale_factor = params, mode = 'bilinear', align_corners = true})
+    self.scale = params
+  end
+end
+function SpatialUpSamplingBilinear:updateOutput(x)
+  if not self.scale then return Upsample.updateOutput(self, x) end
+  local h, w = x:size(x:dim() - 1), x:size(x:dim())
+  return F.interpolate(x, {size = {(h - 1) * self.scale + 1, (w - 1) * self.scale + 1}, mode = 'bilinear',
+                           align_corners = true})
+end
+
 return Upsample

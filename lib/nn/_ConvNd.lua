@@ -4,10 +4,12 @@
 local torch = require 'torch'
 local nn = require 'nn'
 local helpers = require 'nn._helpers'
+local F = require 'nn.functional'
 
 -- conv_class(name, dims, fn, transposed): defines nn.<name>(in_channels, out_channels,
 -- kernel_size, opts) over dims spatial dims, whose output is fn(x, weight, bias, opts);
--- a transposed one also takes opts.output_padding.
+-- a transposed one also takes opts.output_padding, a direct one opts.padding_mode ('zeros',
+-- 'reflect', 'replicate' or 'circular': the input padded by F.pad in that mode first).
 local function conv_class(name, dims, fn, transposed)
   local cls, Module = torch.class('nn.' .. name, 'nn.Module')
   function cls:__init(in_channels, out_channels, kernel, opts)
@@ -24,6 +26,13 @@ local function conv_class(name, dims, fn, transposed)
     self.kernel_size = k
     self.stride, self.padding, self.dilation = opts.stride or 1, opts.padding or 0, opts.dilation or 1
     if transposed then self.output_padding = opts.output_padding or 0 end
+    self.padding_mode = opts.padding_mode or 'zeros'
+    local modes = {zeros = true, reflect = true, replicate = true, circular = true}
+    if not modes[self.padding_mode] or (transposed and self.padding_mode ~= 'zeros') then
+      error(string.format("nn.%s: padding_mode must be %s, got '%s'", name,
+                          transposed and "'zeros'" or "'zeros', 'reflect', 'replicate' or 'circular'",
+                          tostring(self.padding_mode)), 3)
+    end
     local shape = transposed and {in_channels, out_channels // groups, table.unpack(k)}
                   or {out_channels, in_channels // groups, table.unpack(k)}
     self.weight = nn.Parameter(torch.empty(shape, {dtype = opts.dtype}))
@@ -40,7 +49,32 @@ local function conv_class(name, dims, fn, transposed)
       if self.bias then self.bias:uniform_(-bound, bound) end
     end)
   end
+  -- the F.pad list {left, right[, top, bottom]} of padding in padding_mode ('same' as conv2d's:
+  -- d * (k - 1) in all, the extra one after)
+  function cls:_mode_pads()
+    local pads, k = {}, self.kernel_size
+    for i = dims, 1, -1 do
+      local p = self.padding
+      if p == 'valid' then p = 0 end
+      local before, after
+      if p == 'same' then
+        local d = type(self.dilation) == 'table' and self.dilation[i] or self.dilation
+        local total = d * (k[i] - 1)
+        before, after = total // 2, total - total // 2
+      else
+        before = type(p) == 'table' and p[i] or p
+        after = before
+      end
+      pads[#pads + 1], pads[#pads + 2] = before, after
+    end
+    return pads
+  end
   function cls:updateOutput(x)
+    if self.padding_mode ~= 'zeros' then
+      x = F.pad(x, self:_mode_pads(), {mode = self.padding_mode})
+      return fn(x, self.weight, self.bias, {stride = self.stride, padding = 0, dilation = self.dilation,
+                                            groups = self.groups})
+    end
     return fn(x, self.weight, self.bias, {stride = self.stride, padding = self.padding, dilation = self.dilation,
                                           groups = self.groups, output_padding = self.output_padding})
   end
@@ -53,6 +87,7 @@ local function conv_class(name, dims, fn, transposed)
     if transposed and self.output_padding ~= 0 then s = s .. ', output_padding=' .. show(self.output_padding) end
     if self.dilation ~= 1 then s = s .. ', dilation=' .. show(self.dilation) end
     if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
+    if self.padding_mode ~= 'zeros' then s = s .. ", padding_mode='" .. self.padding_mode .. "'" end
     if not self.bias then s = s .. ', bias=false' end
     return s
   end

@@ -1,11 +1,12 @@
--- The builder of the 2-D padding modules (ZeroPad2d, ReflectionPad2d, ReplicationPad2d):
+-- The builder of the 2-D padding modules (ZeroPad2d, ReflectionPad2d, ReplicationPad2d,
+-- CircularPad2d):
 -- pads {left, right, top, bottom} (or one number for all four) through F.pad.
 local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
 
 -- pad_class(name, mode, torch7_name): defines nn.<name>(p or {left, right, top, bottom}), whose
--- output is F.pad(x, pads, {mode=mode}), and Torch7's nn.<torch7_name>(l, r, t, b).
+-- output is F.pad(x, pads, {mode=mode}), and Torch7's nn.<torch7_name>(l, r, t, b) when it has one.
 local function pad_class(name, mode, torch7_name)
   local cls, Module = torch.class('nn.' .. name, 'nn.Module')
   function cls:__init(p)
@@ -19,7 +20,7 @@ local function pad_class(name, mode, torch7_name)
   function cls:extra_repr() return '{' .. table.concat(self.pads, ', ') .. '}' end
   -- Torch7's name, nn.SpatialZeroPadding(l, r, t, b) and the like: nn.<name>({l, r, t, b}), with
   -- r, t and b l when left out
-  nn[torch7_name] = function(l, r, t, b) return nn[name]({l, r or l, t or l, b or l}) end
+  if torch7_name then nn[torch7_name] = function(l, r, t, b) return nn[name]({l, r or l, t or l, b or l}) end end
   return cls
 end
 

@@ -15,12 +15,12 @@ local function pool_class(name, fn)
     self.opts = opts
   end
   -- the module's options go to fn whole: dilation, ceil_mode, return_indices (MaxPool2d),
-  -- count_include_pad (AvgPool2d)
+  -- count_include_pad and divisor_override (AvgPool2d)
   function cls:updateOutput(x)
     local o = self.opts
     return fn(x, self.kernel_size, {stride = self.stride, padding = self.padding, dilation = o.dilation,
                                     ceil_mode = o.ceil_mode, return_indices = o.return_indices,
-                                    count_include_pad = o.count_include_pad})
+                                    count_include_pad = o.count_include_pad, divisor_override = o.divisor_override})
   end
   function cls:extra_repr()
     local show = helpers.show

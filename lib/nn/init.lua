@@ -37,7 +37,7 @@ local CLASSES = {
   'MultiheadAttention', 'TransformerEncoderLayer', 'TransformerEncoder',
   -- convolution and pooling
   'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
-  'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'Upsample', 'Unfold', 'Fold',
+  'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 

@@ -42,6 +42,7 @@ int mt_ag_record_resample(mt_tensor *r, const mt_tensor *x, const mt_resample *r
     [MT_RS_AVG_POOL] = "AvgPool2DBackward", [MT_RS_ADAPTIVE_AVG] = "AdaptiveAvgPool2DBackward",
     [MT_RS_REFLECT] = "ReflectionPad2DBackward", [MT_RS_REPLICATE] = "ReplicationPad2DBackward",
     [MT_RS_NEAREST] = "UpsampleNearest2DBackward", [MT_RS_BILINEAR] = "UpsampleBilinear2DBackward",
+    [MT_RS_CIRCULAR] = "CircularPad2DBackward",
   };
   if (ag_record_one(r, x, adjoint ? "ResampleAdjointBackward" : names[rs->kind], resample_backward)) return -1;
   mt_ag_meta *m = r->grad_meta;

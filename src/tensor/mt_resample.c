@@ -14,6 +14,7 @@
 static const char *const op_names[] = {
   [MT_RS_AVG_POOL] = "avg_pool2d", [MT_RS_ADAPTIVE_AVG] = "adaptive_avg_pool2d", [MT_RS_REFLECT] = "pad",
   [MT_RS_REPLICATE] = "pad", [MT_RS_NEAREST] = "interpolate", [MT_RS_BILINEAR] = "interpolate",
+  [MT_RS_CIRCULAR] = "pad",
 };
 
 static const char *dim_names[2] = {"height", "width"};
@@ -36,6 +37,12 @@ static int dim_size(const mt_resample *rs, int d, int64_t in, int64_t *out) {
     *out = in + b + c;
     break;
   case MT_RS_REPLICATE:
+    *out = in + b + c;
+    break;
+  case MT_RS_CIRCULAR:
+    if (b > in || c > in)
+      return mt_fail("%s: circular padding (%lld, %lld) must be at most the input %s %lld", op, (long long)b,
+                     (long long)c, dim_names[d], (long long)in);
     *out = in + b + c;
     break;
   default:                                       /* the output size is given */
@@ -101,7 +108,7 @@ static void dim_taps(taps *t, const mt_resample *rs, int d, int64_t in, int64_t 
     const int64_t padded = hi - lo;
     lo = lo < 0 ? 0 : lo;
     hi = hi > in ? in : hi;
-    const double w = 1.0 / (double)(rs->flags & MT_RS_COUNT_PAD ? padded : hi - lo);
+    const double w = rs->flags & MT_RS_SUM ? 1.0 : 1.0 / (double)(rs->flags & MT_RS_COUNT_PAD ? padded : hi - lo);
     for (int64_t i = lo; i < hi; i++) add_tap(t, i, w);
     break;
   }
@@ -122,6 +129,9 @@ static void dim_taps(taps *t, const mt_resample *rs, int d, int64_t in, int64_t 
     add_tap(t, i < 0 ? 0 : (i >= in ? in - 1 : i), 1);
     break;
   }
+  case MT_RS_CIRCULAR:
+    add_tap(t, ((o - rs->b[d]) % in + in) % in, 1);
+    break;
   case MT_RS_NEAREST:
     add_tap(t, nearest_source(rs, d, in, out, o), 1);
     break;

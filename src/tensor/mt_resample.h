@@ -1,6 +1,6 @@
 /* mt_resample.h: the linear maps of a tensor's last two dims (h, w) that
    act on each dim separately -- average pooling, adaptive average pooling,
-   reflect and replicate padding, nearest and bilinear interpolation -- and
+   reflect, replicate and circular padding, nearest and bilinear interpolation -- and
    their adjoints, which are their backward passes. */
 #ifndef MT_RESAMPLE_H
 #define MT_RESAMPLE_H
@@ -14,9 +14,11 @@ typedef enum {
   MT_RS_REPLICATE,         /* b, c: as reflect */
   MT_RS_NEAREST,           /* a: output size; scale_factor */
   MT_RS_BILINEAR,          /* a: output size; scale_factor; flag ALIGN_CORNERS */
+  MT_RS_CIRCULAR,          /* b, c: as reflect, the input wrapping around */
 } mt_resample_kind;
 
-enum { MT_RS_CEIL_MODE = 1, MT_RS_COUNT_PAD = 2, MT_RS_ALIGN_CORNERS = 4 };
+/* SUM: average pooling's window sums, weight 1 per tap (a divisor_override divides after) */
+enum { MT_RS_CEIL_MODE = 1, MT_RS_COUNT_PAD = 2, MT_RS_ALIGN_CORNERS = 4, MT_RS_SUM = 8 };
 
 /* One map; a, b, c and scale_factor hold one value for h and one for w. */
 typedef struct {

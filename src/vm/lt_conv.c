@@ -89,13 +89,14 @@ static int push_resampled(lua_State *L, const mt_tensor *x, const mt_resample *r
 /* the optional scale factor at index i: nil or 0 for none */
 static double opt_scale(lua_State *L, int i) { return luaL_optnumber(L, i, 0); }
 
-/* torch._avg_pool2d(x, kh, kw, sh, sw, ph, pw, ceil_mode, count_include_pad): window means;
-   the divisor counts the padding when count_include_pad */
+/* torch._avg_pool2d(x, kh, kw, sh, sw, ph, pw, ceil_mode, count_include_pad, sum): window means
+   (the divisor counts the padding when count_include_pad), or with sum the window sums */
 static int l_avg_pool2d(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "avg_pool2d");
   int64_t v[6];
   read_ints(L, 2, 6, v);
-  const int flags = (lua_toboolean(L, 8) ? MT_RS_CEIL_MODE : 0) | (lua_toboolean(L, 9) ? MT_RS_COUNT_PAD : 0);
+  const int flags = (lua_toboolean(L, 8) ? MT_RS_CEIL_MODE : 0) | (lua_toboolean(L, 9) ? MT_RS_COUNT_PAD : 0) |
+                    (lua_toboolean(L, 10) ? MT_RS_SUM : 0);
   const mt_resample rs = {MT_RS_AVG_POOL, flags, {v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {0, 0}};
   return push_resampled(L, x, &rs);
 }
@@ -107,7 +108,8 @@ static int l_adaptive_avg_pool2d(lua_State *L) {
   return push_resampled(L, x, &rs);
 }
 
-/* torch._reflection_pad2d(x, left, right, top, bottom) and torch._replication_pad2d(...): the
+/* torch._reflection_pad2d(x, left, right, top, bottom), torch._replication_pad2d(...) and
+   torch._circular_pad2d(...): the
    last two dims padded (negative: cropped); a 1-D pad is top = bottom = 0 */
 static int pad2d(lua_State *L, int kind) {
   mt_tensor *x = lt_check(L, 1, "pad");
@@ -118,6 +120,7 @@ static int pad2d(lua_State *L, int kind) {
 }
 static int l_reflection_pad2d(lua_State *L) { return pad2d(L, MT_RS_REFLECT); }
 static int l_replication_pad2d(lua_State *L) { return pad2d(L, MT_RS_REPLICATE); }
+static int l_circular_pad2d(lua_State *L) { return pad2d(L, MT_RS_CIRCULAR); }
 
 /* torch._upsample_nearest2d(x, oh, ow, scale_h|nil, scale_w|nil): PyTorch's 'nearest'; the
    scale factors, when given, set the source step (1 / scale), as F.interpolate's */
@@ -262,6 +265,7 @@ static const luaL_Reg functions[] = {
   {"_conv2d", l_conv2d}, {"_conv_transpose2d", l_conv_transpose2d}, {"_max_pool2d_indices", l_max_pool2d_indices},
   {"_adaptive_max_pool2d_indices", l_adaptive_max_pool2d_indices}, {"_avg_pool2d", l_avg_pool2d},
   {"_adaptive_avg_pool2d", l_adaptive_avg_pool2d}, {"_reflection_pad2d", l_reflection_pad2d},
+  {"_circular_pad2d", l_circular_pad2d},
   {"_replication_pad2d", l_replication_pad2d}, {"_upsample_nearest2d", l_upsample_nearest2d},
   {"_upsample_bilinear2d", l_upsample_bilinear2d}, {"_unfold", l_unfold}, {"_fold", l_fold},
   {"_batch_norm", l_batch_norm}, {"_group_norm", l_group_norm}, {"_layer_norm", l_layer_norm},

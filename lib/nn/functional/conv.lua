@@ -1,6 +1,7 @@
 -- nn.functional's convolutional-network functions on the C kernels (each recorded for
 -- autograd in C): F.conv2d, F.conv1d, F.conv_transpose2d; F.max_pool2d, F.avg_pool2d and the
--- adaptive pools; F.pad (constant composed here, reflect and replicate in C); F.interpolate;
+-- adaptive pools; F.pad (constant composed here, reflect, replicate and circular in C);
+-- F.interpolate;
 -- F.unfold and F.fold.
 local torch = require 'torch'
 local F = require 'nn.functional'
@@ -12,17 +13,20 @@ local function pair(v, name)
 end
 
 -- the two non-constant modes of F.pad: the C kernels of the last two dims
-local PAD_KERNELS = {reflect = torch._reflection_pad2d, replicate = torch._replication_pad2d}
+local PAD_KERNELS = {reflect = torch._reflection_pad2d, replicate = torch._replication_pad2d,
+                     circular = torch._circular_pad2d}
 
 -- F.pad(x, {left, right, top, bottom, ...}, {mode='constant', value=0}): padding of the last
--- dims, PyTorch's order (last dim first). mode='reflect' or 'replicate' pads the last one or two
--- dims ({left, right} of (N, C, L) or (C, L); four pads of (N, C, H, W) or (C, H, W)).
+-- dims, PyTorch's order (last dim first). mode='reflect', 'replicate' or 'circular' (the input
+-- wrapping around, each pad at most that dim) pads the last one or two dims ({left, right} of
+-- (N, C, L) or (C, L); four pads of (N, C, H, W) or (C, H, W)).
 function F.pad(x, pads, opts)
   local value = type(opts) == 'table' and opts.value or (type(opts) == 'number' and opts) or 0
   local mode = type(opts) == 'table' and opts.mode or 'constant'
   if mode ~= 'constant' then
     local kernel = PAD_KERNELS[mode]
-    if not kernel then error(string.format("F.pad: mode must be 'constant', 'reflect' or 'replicate', got '%s'", tostring(mode)), 2) end
+    if not kernel then error(string.format("F.pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got '%s'",
+                                 tostring(mode)), 2) end
     local k = #pads // 2
     if (#pads ~= 2 and #pads ~= 4) or (x:dim() ~= k + 1 and x:dim() ~= k + 2) then
       error(string.format("F.pad: mode '%s' pads the last 1 or 2 dims of a 2-D to 4-D input; got %d pads for size %s",
@@ -151,15 +155,22 @@ function F.adaptive_max_pool2d(x, size, opts)
   return max_pool_result(gather_planes(input, idx), idx, unbatched, return_indices)
 end
 
--- F.avg_pool2d(x, kernel, {stride=kernel, padding=0, ceil_mode=false, count_include_pad=true}):
--- window means (the C kernel).
+-- F.avg_pool2d(x, kernel, {stride=kernel, padding=0, ceil_mode=false, count_include_pad=true,
+-- divisor_override=nil}): window means (the C kernel); with divisor_override, each window's sum
+-- divided by it instead.
 function F.avg_pool2d(x, kernel, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.avg_pool2d')
   local kh, kw = pair(kernel, 'F.avg_pool2d kernel')
   local sh, sw = pair(opts.stride or kernel, 'F.avg_pool2d stride')
   local ph, pw = pair(opts.padding or 0, 'F.avg_pool2d padding')
-  local y = torch._avg_pool2d(input, kh, kw, sh, sw, ph, pw, opts.ceil_mode == true, opts.count_include_pad ~= false)
+  local d = opts.divisor_override
+  if d ~= nil and (type(d) ~= 'number' or d == 0) then
+    error(string.format('F.avg_pool2d: divisor_override must be a non-zero number, got %s', tostring(d)), 2)
+  end
+  local y = torch._avg_pool2d(input, kh, kw, sh, sw, ph, pw, opts.ceil_mode == true, opts.count_include_pad ~= false,
+                              d ~= nil)
+  if d then y = y / d end
   return unbatched and y:squeeze(1) or y
 end
 
