@@ -507,14 +507,14 @@ static void fwd_chunk(const void *job, int t, int64_t first, int64_t count, floa
 typedef struct {
   int64_t len;             /* oh * ow: the positions of one image */
   int64_t rows;            /* oh + dh * (kh - 1) */
-  int64_t cp;              /* floats per (channel, kernel column) plane: rows * ow, then VL zeros */
+  int64_t cp;              /* floats per (channel, kernel column) plane: rows * ow (to whole 16s), then VL zeros */
   int64_t img;             /* floats per image: c * kw planes, then one more (the weight gradient's ones) */
 } col_geom;
 
 static void col_geom_of(col_geom *p, const mt_conv_geom *g) {
   p->len = g->oh * g->ow;
   p->rows = g->oh + g->dh * (g->kh - 1);
-  p->cp = p->rows * g->ow + VL;
+  p->cp = (p->rows * g->ow + 15) / 16 * 16 + VL;   /* whole 16-float blocks: the AVX-512 build writes them */
   p->img = (g->c * g->kw + 1) * p->cp;
 }
 
@@ -557,6 +557,46 @@ static inline void window_row(float *row, const float *src, int64_t n, int64_t j
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p, int64_t nimg,
                              int ones) {
+#if defined(__AVX512F__)
+  /* Rows as wide as the image's, with AVX-512: each plane is the channel
+     read at a shift, through a mask per 16 floats that drops the rows and
+     columns outside the image -- one masked load and store per 16 floats,
+     the masks the same for every channel and image. */
+  const int64_t nvp = (p->rows * g->ow + 15) / 16, i0 = g->ph < 0 ? 0 : g->ph;
+  const int64_t i1 = g->h + g->ph < p->rows ? (g->h + g->ph > i0 ? g->h + g->ph : i0) : p->rows;
+  __mmask16 tab[1024];
+  if (g->ow == g->w && nvp * g->kw <= 1024) {
+    for (int64_t b = 0; b < g->kw; b++)
+      for (int64_t v = 0; v < nvp; v++) {
+        unsigned bits = 0;
+        for (int l = 0; l < 16; l++) {
+          const int64_t at = v * 16 + l, j = at % g->ow + b * g->dw - g->pw;
+          if (at >= i0 * g->ow && at < i1 * g->ow && j >= 0 && j < g->w) bits |= 1u << l;
+        }
+        tab[b * nvp + v] = (__mmask16)bits;
+      }
+    for (int64_t m = 0; m < nimg; m++) {
+      float *img = dst + m * p->img;
+      for (int64_t c = 0; c < g->c; c++) {
+        const float *xc = x + (m * g->c + c) * g->h * g->w - g->ph * g->w;
+        for (int64_t b = 0; b < g->kw; b++) {
+          float *row = img + (c * g->kw + b) * p->cp;
+          const float *src = xc + b * g->dw - g->pw;
+          const __mmask16 *mk = tab + b * nvp;
+          for (int64_t v = 0; v < nvp; v++)          /* src + 16 v is only read where mk[v] says */
+            _mm512_storeu_ps(row + 16 * v, _mm512_maskz_loadu_ps(mk[v], src + 16 * v));
+          _mm512_storeu_ps(row + 16 * nvp, _mm512_setzero_ps());   /* the VL zeros after the rows */
+        }
+      }
+      if (ones) {
+        float *row = img + g->c * g->kw * p->cp;
+        for (int64_t q = 0; q < p->len; q++) row[q] = 1.0f;
+        memset(row + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t m = 0; m < nimg; m++) {
     float *img = dst + m * p->img;
     for (int64_t c = 0; c < g->c; c++)
@@ -589,7 +629,7 @@ static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, 
             else window_row(row, xc + r * g->w + cstart, g->ow, j0, j1);
           }
         }
-        for (int j = 0; j < VL; j++) row[j] = 0.0f;
+        for (int64_t j = 0; j < p->cp - p->rows * g->ow; j++) row[j] = 0.0f;   /* the zeros after the rows */
       }
     if (ones) {
       float *row = img + g->c * g->kw * p->cp;
