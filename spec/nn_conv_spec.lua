@@ -132,3 +132,33 @@ describe('conv modules', function()
     assert.are.same({1, 2, 6, 6}, nn.ZeroPad2d(1)(torch.ones(1, 2, 4, 4)):size():totable())
   end)
 end)
+
+-- reference values from PyTorch 2.15 (positions there 0-based)
+describe('1-D pooling', function()
+  local x = torch.tensor({{{1, 5, 2, 8, 3, 3, 9}, {0, -1, 4, 4, 2, 7, 1}}}, {dtype = 'float64'})
+  local function same(want, got) assert.are.same(want, got:totable()) end
+
+  it('max_pool1d gives values and 1-based positions, with padding, dilation and ceil_mode', function()
+    local v, i = nn.functional.max_pool1d(x, 3, {stride = 2, padding = 1, return_indices = true})
+    same({{{5, 8, 8, 9}, {0, 4, 7, 7}}}, v)
+    same({{{2, 4, 4, 7}, {1, 3, 6, 6}}}, i)
+    same({{{2, 3, 9}, {4, 4, 2}}}, nn.functional.max_pool1d(x, 2, {ceil_mode = true, dilation = 2}))
+    same({{5, 8, 3}, {0, 4, 7}}, nn.MaxPool1d(2)(x[1]))
+    same({{5, 0}, {8, 4}, {3, 7}}, nn.TemporalMaxPooling(2)(x[1]:t()))
+    local xg = torch.randn(2, 3, 9, {dtype = 'float64', requires_grad = true})
+    assert.is_true(torch.autograd.gradcheck(function(a) return nn.functional.max_pool1d(a, 3, {stride = 2, padding = 1}) end, {xg}))
+    assert.has_error(function() nn.functional.max_pool1d(torch.randn(2, 3, 4, 5), 2) end,
+      'F.max_pool1d: expected a 2-D or 3-D input ((N,) C, L), got size 2x3x4x5')
+  end)
+
+  it('avg_pool1d counts the padding unless count_include_pad is false', function()
+    local function near(want, got)
+      assert.is_true((torch.tensor(want, {dtype = 'float64'}) - got):abs():max():item() < 1e-4)
+    end
+    near({{{2, 5, 4.666667, 4}, {-0.333333, 2.333333, 4.333333, 2.666667}}},
+         nn.functional.avg_pool1d(x, 3, {stride = 2, padding = 1}))
+    near({{{3, 5, 4.666667, 6}, {-0.5, 2.333333, 4.333333, 4}}},
+         nn.functional.avg_pool1d(x, 3, {stride = 2, padding = 1, count_include_pad = false}))
+    near({{{3, 3.5, 5, 5.5, 3, 6}, {-0.5, 1.5, 4, 3, 4.5, 4}}}, nn.AvgPool1d(2, {stride = 1})(x))
+  end)
+end)

@@ -1,4 +1,4 @@
--- The builder of the window pooling modules (MaxPool2d, AvgPool2d): a kernel, a
+-- The builder of the window pooling modules (MaxPool1d/2d, AvgPool1d/2d): a kernel, a
 -- stride (the kernel by default) and padding, the output their nn.functional form.
 local torch = require 'torch'
 local helpers = require 'nn._helpers'

@@ -36,7 +36,7 @@ local CLASSES = {
   -- attention
   'MultiheadAttention', 'TransformerEncoderLayer', 'TransformerEncoder',
   -- convolution and pooling
-  'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
+  'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'MaxPool1d', 'AvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
   'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end

@@ -1,5 +1,6 @@
 -- nn.functional's convolutional-network functions on the C kernels (each recorded for
--- autograd in C): F.conv2d, F.conv1d, F.conv_transpose2d; F.max_pool2d, F.avg_pool2d and the
+-- autograd in C): F.conv2d, F.conv1d, F.conv_transpose2d; F.max_pool2d, F.avg_pool2d (and their
+-- 1-D forms) and the
 -- adaptive pools; F.pad (constant composed here, reflect, replicate and circular in C);
 -- F.interpolate;
 -- F.unfold and F.fold.
@@ -143,6 +144,48 @@ function F.max_pool2d(x, kernel, opts)
   local dh, dw = pair(opts.dilation or 1, 'F.max_pool2d dilation')
   local idx = torch._max_pool2d_indices(input, kh, kw, sh, sw, ph, pw, dh, dw, opts.ceil_mode == true)
   return max_pool_result(gather_planes(input, idx), idx, unbatched, opts.return_indices)
+end
+
+-- one number of a 1-D pooling's options (a number or a table of one)
+local function single(v, name)
+  if type(v) == 'table' and #v == 1 then v = v[1] end
+  if math.type(v) ~= 'integer' then error(string.format('%s: expected an integer, got %s', name, tostring(v)), 3) end
+  return v
+end
+
+-- the (N, C, 1, L) view of a 1-D pooling's input (N, C, L) or (C, L)
+local function as_plane(x, op)
+  if type(x) ~= 'userdata' or (x:dim() ~= 2 and x:dim() ~= 3) then
+    error(string.format('%s: expected a 2-D or 3-D input ((N,) C, L), got %s', op,
+                        type(x) == 'userdata' and 'size ' .. tostring(x:size()) or type(x)), 3)
+  end
+  return x:unsqueeze(-2)
+end
+
+-- F.max_pool1d(x, kernel, {stride=kernel, padding=0, dilation=1, ceil_mode=false,
+-- return_indices=false}) of (N, C, L) or (C, L): max_pool2d over a 1 x L plane, the positions
+-- 1-based in L.
+function F.max_pool1d(x, kernel, opts)
+  opts = opts or {}
+  local plane = as_plane(x, 'F.max_pool1d')
+  local k = single(kernel, 'F.max_pool1d kernel')
+  local v, idx = F.max_pool2d(plane, {1, k}, {stride = {1, single(opts.stride or k, 'F.max_pool1d stride')},
+    padding = {0, single(opts.padding or 0, 'F.max_pool1d padding')},
+    dilation = {1, single(opts.dilation or 1, 'F.max_pool1d dilation')}, ceil_mode = opts.ceil_mode,
+    return_indices = true})
+  if opts.return_indices then return v:squeeze(-2), idx:squeeze(-2) end
+  return v:squeeze(-2)
+end
+
+-- F.avg_pool1d(x, kernel, {stride=kernel, padding=0, ceil_mode=false, count_include_pad=true})
+-- of (N, C, L) or (C, L): avg_pool2d over a 1 x L plane.
+function F.avg_pool1d(x, kernel, opts)
+  opts = opts or {}
+  local plane = as_plane(x, 'F.avg_pool1d')
+  local k = single(kernel, 'F.avg_pool1d kernel')
+  return F.avg_pool2d(plane, {1, k}, {stride = {1, single(opts.stride or k, 'F.avg_pool1d stride')},
+    padding = {0, single(opts.padding or 0, 'F.avg_pool1d padding')}, ceil_mode = opts.ceil_mode,
+    count_include_pad = opts.count_include_pad}):squeeze(-2)
 end
 
 -- F.adaptive_max_pool2d(x, output_size, {return_indices=false}) (or return_indices as the third
