@@ -1120,8 +1120,10 @@ static void channel_sums(float *gb, const float *gy, const mt_conv_geom *g) {
 
 /* gw (o, cg, kh, kw) and, when gb is not NULL, the bias gradient gb (o) */
 static int direct_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
-  if (use_col_planes(g))
-    return (g->o / g->groups) * 2 >= VL ? wgt_weight_grad(gw, gb, x, gy, g) : col_weight_grad(gw, gb, x, gy, g);
+  /* stride 1: outer products whenever a group has half a vector of output
+     channels (their planes are per chunk, any image size), else lane sums */
+  if (g->sh == 1 && g->sw == 1 && (g->o / g->groups) * 2 >= VL) return wgt_weight_grad(gw, gb, x, gy, g);
+  if (use_col_planes(g)) return col_weight_grad(gw, gb, x, gy, g);
   if (gb) channel_sums(gb, gy, g);
   const int64_t og = g->o / g->groups;
   wg_job f = {g, NULL, x, gy, (og + WG_MO - 1) / WG_MO * WG_MO, g->c / g->groups * g->kh * g->kw, 0};
