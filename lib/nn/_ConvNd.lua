@@ -49,25 +49,18 @@ local function conv_class(name, dims, fn, transposed)
       if self.bias then self.bias:uniform_(-bound, bound) end
     end)
   end
-  -- the F.pad list {left, right[, top, bottom]} of padding in padding_mode ('same' as conv2d's:
-  -- d * (k - 1) in all, the extra one after)
+  -- the F.pad list {left, right[, top, bottom]} of the padding that padding_mode applies
+  -- (F._conv_padding's; a 1-D convolution is a 2-D one of height 1, as F.conv1d)
   function cls:_mode_pads()
-    local pads, k = {}, self.kernel_size
-    for i = dims, 1, -1 do
+    local op = 'nn.' .. name
+    if dims == 1 then
       local p = self.padding
-      if p == 'valid' then p = 0 end
-      local before, after
-      if p == 'same' then
-        local d = type(self.dilation) == 'table' and self.dilation[i] or self.dilation
-        local total = d * (k[i] - 1)
-        before, after = total // 2, total - total // 2
-      else
-        before = type(p) == 'table' and p[i] or p
-        after = before
-      end
-      pads[#pads + 1], pads[#pads + 2] = before, after
+      if p ~= 'same' and p ~= 'valid' then p = {0, type(p) == 'table' and p[1] or p} end
+      local _, _, pl, pr = F._conv_padding(p, {1, self.kernel_size[1]}, {1, self.dilation}, {1, self.stride}, op)
+      return {pl, pr}
     end
-    return pads
+    local pt, pb, pl, pr = F._conv_padding(self.padding, self.kernel_size, self.dilation, self.stride, op)
+    return {pl, pr, pt, pb}
   end
   function cls:updateOutput(x)
     if self.padding_mode ~= 'zeros' then

@@ -63,29 +63,37 @@ local function batched4(x, name)
   return x, false
 end
 
+-- F._conv_padding(padding, {kh, kw}, dilation, stride, name): conv2d's padding (a number, a
+-- pair, 'same' or 'valid') as top, bottom, left, right; 'same' pads d * (k - 1) in all, the
+-- extra one after, as PyTorch, and needs stride 1. The convolution modules' padding_mode uses
+-- it too.
+function F._conv_padding(padding, kernel, dilation, stride, name)
+  local sh, sw = pair(stride or 1, name .. ' stride')
+  local dh, dw = pair(dilation or 1, name .. ' dilation')
+  if padding == 'same' then
+    if sh ~= 1 or sw ~= 1 then error(string.format("%s: padding='same' needs stride 1", name), 3) end
+    local th, tw = dh * (kernel[1] - 1), dw * (kernel[2] - 1)
+    return th // 2, th - th // 2, tw // 2, tw - tw // 2
+  elseif padding == 'valid' or padding == nil then
+    return 0, 0, 0, 0
+  end
+  local ph, pw = pair(padding, name .. ' padding')
+  return ph, ph, pw, pw
+end
+
 -- F.conv2d(x, weight, bias, {stride=1, padding=0 | 'same' | 'valid', dilation=1, groups=1}):
 -- x (N, C, H, W) or (C, H, W), weight (O, C / groups, kh, kw), bias (O). The C kernel
--- (torch._conv2d); 'same' pads d * (k - 1) in all, the extra one after, as PyTorch.
+-- (torch._conv2d); padding as F._conv_padding.
 function F.conv2d(x, weight, bias, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.conv2d')
   if not torch.is_tensor(weight) or weight:dim() ~= 4 then
     error('F.conv2d: expected a 4-D weight (O, C / groups, kh, kw)', 2)
   end
-  local kh, kw = weight:size(3), weight:size(4)
   local sh, sw = pair(opts.stride or 1, 'F.conv2d stride')
   local dh, dw = pair(opts.dilation or 1, 'F.conv2d dilation')
-  local pt, pb, pl, pr
-  if opts.padding == 'same' then
-    if sh ~= 1 or sw ~= 1 then error("F.conv2d: padding='same' needs stride 1", 2) end
-    local th, tw = dh * (kh - 1), dw * (kw - 1)
-    pt, pb, pl, pr = th // 2, th - th // 2, tw // 2, tw - tw // 2
-  elseif opts.padding == 'valid' or opts.padding == nil then
-    pt, pb, pl, pr = 0, 0, 0, 0
-  else
-    local ph, pw = pair(opts.padding, 'F.conv2d padding')
-    pt, pb, pl, pr = ph, ph, pw, pw
-  end
+  local pt, pb, pl, pr = F._conv_padding(opts.padding, {weight:size(3), weight:size(4)}, opts.dilation, opts.stride,
+                                         'F.conv2d')
   local y = torch._conv2d(input, weight, bias, sh, sw, pt, pb, pl, pr, dh, dw, opts.groups or 1)
   if unbatched then y = y:squeeze(1) end
   return y
@@ -162,31 +170,29 @@ local function as_plane(x, op)
   return x:unsqueeze(-2)
 end
 
--- F.max_pool1d(x, kernel, {stride=kernel, padding=0, dilation=1, ceil_mode=false,
--- return_indices=false}) of (N, C, L) or (C, L): max_pool2d over a 1 x L plane, the positions
--- 1-based in L.
-function F.max_pool1d(x, kernel, opts)
+-- x (N, C, L) or (C, L) pooled by pool2d over a 1 x L plane: kernel {1, k}, and stride,
+-- padding and dilation (one number each) made 2-D; the other options go through as they are.
+-- Called in tail position, so its errors (level 3) point at the caller of F.*_pool1d.
+local function pool1d(pool2d, x, kernel, opts, op)
   opts = opts or {}
-  local plane = as_plane(x, 'F.max_pool1d')
-  local k = single(kernel, 'F.max_pool1d kernel')
-  local v, idx = F.max_pool2d(plane, {1, k}, {stride = {1, single(opts.stride or k, 'F.max_pool1d stride')},
-    padding = {0, single(opts.padding or 0, 'F.max_pool1d padding')},
-    dilation = {1, single(opts.dilation or 1, 'F.max_pool1d dilation')}, ceil_mode = opts.ceil_mode,
-    return_indices = true})
-  if opts.return_indices then return v:squeeze(-2), idx:squeeze(-2) end
+  local plane = as_plane(x, op)
+  local k = single(kernel, op .. ' kernel')
+  local v, idx = pool2d(plane, {1, k}, {stride = {1, single(opts.stride or k, op .. ' stride')},
+    padding = {0, single(opts.padding or 0, op .. ' padding')},
+    dilation = {1, single(opts.dilation or 1, op .. ' dilation')}, ceil_mode = opts.ceil_mode,
+    count_include_pad = opts.count_include_pad, return_indices = opts.return_indices})
+  if idx then return v:squeeze(-2), idx:squeeze(-2) end
   return v:squeeze(-2)
 end
 
+-- F.max_pool1d(x, kernel, {stride=kernel, padding=0, dilation=1, ceil_mode=false,
+-- return_indices=false}) of (N, C, L) or (C, L): max_pool2d over a 1 x L plane, the positions
+-- 1-based in L.
+function F.max_pool1d(x, kernel, opts) return pool1d(F.max_pool2d, x, kernel, opts, 'F.max_pool1d') end
+
 -- F.avg_pool1d(x, kernel, {stride=kernel, padding=0, ceil_mode=false, count_include_pad=true})
 -- of (N, C, L) or (C, L): avg_pool2d over a 1 x L plane.
-function F.avg_pool1d(x, kernel, opts)
-  opts = opts or {}
-  local plane = as_plane(x, 'F.avg_pool1d')
-  local k = single(kernel, 'F.avg_pool1d kernel')
-  return F.avg_pool2d(plane, {1, k}, {stride = {1, single(opts.stride or k, 'F.avg_pool1d stride')},
-    padding = {0, single(opts.padding or 0, 'F.avg_pool1d padding')}, ceil_mode = opts.ceil_mode,
-    count_include_pad = opts.count_include_pad}):squeeze(-2)
-end
+function F.avg_pool1d(x, kernel, opts) return pool1d(F.avg_pool2d, x, kernel, opts, 'F.avg_pool1d') end
 
 -- F.adaptive_max_pool2d(x, output_size, {return_indices=false}) (or return_indices as the third
 -- argument, as PyTorch): the maximum over PyTorch's adaptive windows, the positions as max_pool2d's.
