@@ -11,6 +11,7 @@
 #endif
 #include "mt_conv.h"
 #include "mt_alloc.h"
+#include "mt_reduce.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -554,92 +555,72 @@ static int64_t col_chunk_images(const mt_conv_geom *g, const col_geom *p, int nt
 }
 
 
+#if defined(__AVX512F__)
+/* The column planes of rows as wide as the image's (ow == w), with AVX-512:
+   each plane is the channel read at a shift, through a mask per 16 floats
+   that drops the rows and columns outside the image -- one masked load and
+   store per 16 floats, the masks the same for every channel and image.
+   Returns 0, building nothing, where it does not apply. */
+static int build_col_planes_masked(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p,
+                                   int64_t nimg) {
+  if (g->ow != g->w) return 0;
+  const int64_t nvp = (p->rows * g->ow + 15) / 16, i0 = g->ph < 0 ? 0 : g->ph;
+  const int64_t i1 = g->h + g->ph < p->rows ? (g->h + g->ph > i0 ? g->h + g->ph : i0) : p->rows;
+  const size_t tab_bytes = sizeof(__mmask16) * (size_t)(nvp * g->kw);
+  __mmask16 *tab = mt_alloc(tab_bytes);
+  if (!tab) return 0;
+  for (int64_t b = 0; b < g->kw; b++)
+    for (int64_t v = 0; v < nvp; v++) {
+      unsigned bits = 0;
+      for (int l = 0; l < 16; l++) {
+        const int64_t at = v * 16 + l, j = at % g->ow + b * g->dw - g->pw;
+        if (at >= i0 * g->ow && at < i1 * g->ow && j >= 0 && j < g->w) bits |= 1u << l;
+      }
+      tab[b * nvp + v] = (__mmask16)bits;
+    }
+  for (int64_t m = 0; m < nimg; m++)
+    for (int64_t c = 0; c < g->c; c++) {
+      const float *xc = x + (m * g->c + c) * g->h * g->w - g->ph * g->w;
+      for (int64_t b = 0; b < g->kw; b++) {
+        float *row = dst + m * p->img + (c * g->kw + b) * p->cp;
+        const float *src = xc + b * g->dw - g->pw;
+        const __mmask16 *mk = tab + b * nvp;
+        for (int64_t v = 0; v < nvp; v++)          /* src + 16 v is only read where mk[v] says */
+          _mm512_storeu_ps(row + 16 * v, _mm512_maskz_loadu_ps(mk[v], src + 16 * v));
+        _mm512_storeu_ps(row + 16 * nvp, _mm512_setzero_ps());   /* the VL zeros after the rows */
+      }
+    }
+  mt_free(tab, tab_bytes);
+  return 1;
+}
+#endif
+
 /* the column planes of the images x (nimg, c, h, w), each followed, when
-   ones is set, by its ones plane (1 for the len positions, 0 after). The
-   short zeroing loops stay loops: as memset calls they cost more than the
-   copies. */
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
+   ones is set, by its ones plane (1 for the len positions, 0 after) */
 static void build_col_planes(float *dst, const float *x, const mt_conv_geom *g, const col_geom *p, int64_t nimg,
                              int ones) {
 #if defined(__AVX512F__)
-  /* Rows as wide as the image's, with AVX-512: each plane is the channel
-     read at a shift, through a mask per 16 floats that drops the rows and
-     columns outside the image -- one masked load and store per 16 floats,
-     the masks the same for every channel and image. */
-  const int64_t nvp = (p->rows * g->ow + 15) / 16, i0 = g->ph < 0 ? 0 : g->ph;
-  const int64_t i1 = g->h + g->ph < p->rows ? (g->h + g->ph > i0 ? g->h + g->ph : i0) : p->rows;
-  __mmask16 tab[1024];
-  if (g->ow == g->w && nvp * g->kw <= 1024) {
-    for (int64_t b = 0; b < g->kw; b++)
-      for (int64_t v = 0; v < nvp; v++) {
-        unsigned bits = 0;
-        for (int l = 0; l < 16; l++) {
-          const int64_t at = v * 16 + l, j = at % g->ow + b * g->dw - g->pw;
-          if (at >= i0 * g->ow && at < i1 * g->ow && j >= 0 && j < g->w) bits |= 1u << l;
-        }
-        tab[b * nvp + v] = (__mmask16)bits;
-      }
-    for (int64_t m = 0; m < nimg; m++) {
-      float *img = dst + m * p->img;
-      for (int64_t c = 0; c < g->c; c++) {
-        const float *xc = x + (m * g->c + c) * g->h * g->w - g->ph * g->w;
-        for (int64_t b = 0; b < g->kw; b++) {
-          float *row = img + (c * g->kw + b) * p->cp;
-          const float *src = xc + b * g->dw - g->pw;
-          const __mmask16 *mk = tab + b * nvp;
-          for (int64_t v = 0; v < nvp; v++)          /* src + 16 v is only read where mk[v] says */
-            _mm512_storeu_ps(row + 16 * v, _mm512_maskz_loadu_ps(mk[v], src + 16 * v));
-          _mm512_storeu_ps(row + 16 * nvp, _mm512_setzero_ps());   /* the VL zeros after the rows */
-        }
-      }
-      if (ones) {
-        float *row = img + g->c * g->kw * p->cp;
-        for (int64_t q = 0; q < p->len; q++) row[q] = 1.0f;
-        memset(row + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
-      }
-    }
-    return;
-  }
+  if (!build_col_planes_masked(dst, x, g, p, nimg))
 #endif
-  for (int64_t m = 0; m < nimg; m++) {
-    float *img = dst + m * p->img;
-    for (int64_t c = 0; c < g->c; c++)
-      for (int64_t b = 0; b < g->kw; b++) {
-        float *row = img + (c * g->kw + b) * p->cp;
-        const int64_t cstart = b * g->dw - g->pw;
-        int64_t j0, j1;
-        valid_cols(g->ow, 1, cstart, g->w, &j0, &j1);
-        const float *xc = x + (m * g->c + c) * g->h * g->w;
-        if (g->ow == g->w) {
-          /* rows as wide as the image's: the rows that meet it are one shifted
-             run of the channel, and only the columns outside [j0, j1) differ */
-          int64_t i0 = g->ph < 0 ? 0 : g->ph, i1 = g->h + g->ph < p->rows ? g->h + g->ph : p->rows;
-          if (i1 < i0) i1 = i0;
-          memset(row, 0, sizeof(float) * (size_t)(i0 * g->ow));
-          if (i1 > i0) {
-            const int64_t lo = i0 * g->ow + (cstart < 0 ? -cstart : 0), hi = i1 * g->ow - (cstart > 0 ? cstart : 0);
-            if (hi > lo) memcpy(row + lo, xc + lo - g->ph * g->w + cstart, sizeof(float) * (size_t)(hi - lo));
-            for (int64_t i = i0; i < i1; i++) {
-              for (int64_t j = 0; j < j0; j++) row[i * g->ow + j] = 0.0f;
-              for (int64_t j = j1; j < g->ow; j++) row[i * g->ow + j] = 0.0f;
-            }
-          }
-          memset(row + i1 * g->ow, 0, sizeof(float) * (size_t)((p->rows - i1) * g->ow));
-          row += p->rows * g->ow;
-        } else {
+    for (int64_t m = 0; m < nimg; m++)
+      for (int64_t c = 0; c < g->c; c++)
+        for (int64_t b = 0; b < g->kw; b++) {
+          float *row = dst + m * p->img + (c * g->kw + b) * p->cp;
+          const int64_t cstart = b * g->dw - g->pw;
+          int64_t j0, j1;
+          valid_cols(g->ow, 1, cstart, g->w, &j0, &j1);
+          const float *xc = x + (m * g->c + c) * g->h * g->w;
           for (int64_t i = 0; i < p->rows; i++, row += g->ow) {
             const int64_t r = i - g->ph;
             if (r < 0 || r >= g->h) window_row(row, NULL, g->ow, 0, 0);
             else window_row(row, xc + r * g->w + cstart, g->ow, j0, j1);
           }
+          memset(row, 0, sizeof(float) * (size_t)(p->cp - p->rows * g->ow));   /* the zeros after the rows */
         }
-        for (int64_t j = 0; j < p->cp - p->rows * g->ow; j++) row[j] = 0.0f;   /* the zeros after the rows */
-      }
-    if (ones) {
-      float *row = img + g->c * g->kw * p->cp;
-      for (int64_t q = 0; q < p->len; q++) row[q] = 1.0f;
-      memset(row + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
-    }
+  for (int64_t m = 0; ones && m < nimg; m++) {
+    float *row = dst + m * p->img + g->c * g->kw * p->cp;
+    for (int64_t q = 0; q < p->len; q++) row[q] = 1.0f;
+    memset(row + p->len, 0, sizeof(float) * (size_t)(p->cp - p->len));
   }
 }
 
@@ -1103,28 +1084,19 @@ static int wgt_weight_grad(float *gw, float *gb, const float *x, const float *gy
   return rc;
 }
 
-/* gb (o) = gy (n, o, len) summed over images and positions */
-static void channel_sums(float *gb, const float *gy, const mt_conv_geom *g) {
-  const int64_t len = g->oh * g->ow;
-  for (int64_t o = 0; o < g->o; o++) {
-    double sum = 0;
-    for (int64_t m = 0; m < g->n; m++) {
-      const float *row = gy + (m * g->o + o) * len;
-      float part = 0;
-      for (int64_t q = 0; q < len; q++) part += row[q];
-      sum += part;
-    }
-    gb[o] = (float)sum;
-  }
+/* stride 1: outer products whenever a group has half a vector of output
+   channels (their planes are per chunk, any image size), else lane sums */
+static int use_outer_products(const mt_conv_geom *g) {
+  return g->sh == 1 && g->sw == 1 && (g->o / g->groups) * 2 >= VL;
 }
 
-/* gw (o, cg, kh, kw) and, when gb is not NULL, the bias gradient gb (o) */
+/* whether direct_weight_grad also gives the bias gradient (the kernels with a ones tap) */
+static int fuses_bias(const mt_conv_geom *g) { return use_outer_products(g) || use_col_planes(g); }
+
+/* gw (o, cg, kh, kw) and, when gb is not NULL (only where fuses_bias), the bias gradient gb (o) */
 static int direct_weight_grad(float *gw, float *gb, const float *x, const float *gy, const mt_conv_geom *g) {
-  /* stride 1: outer products whenever a group has half a vector of output
-     channels (their planes are per chunk, any image size), else lane sums */
-  if (g->sh == 1 && g->sw == 1 && (g->o / g->groups) * 2 >= VL) return wgt_weight_grad(gw, gb, x, gy, g);
+  if (use_outer_products(g)) return wgt_weight_grad(gw, gb, x, gy, g);
   if (use_col_planes(g)) return col_weight_grad(gw, gb, x, gy, g);
-  if (gb) channel_sums(gb, gy, g);
   const int64_t og = g->o / g->groups;
   wg_job f = {g, NULL, x, gy, (og + WG_MO - 1) / WG_MO * WG_MO, g->c / g->groups * g->kh * g->kw, 0};
   f.kgp = (f.kg + WG_MK - 1) / WG_MK * WG_MK;
@@ -1279,30 +1251,19 @@ int mt_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, cons
   mt_tensor c[2] = {{0}};
   if (prepare("conv2d backward", c, in, 2)) return -1;
   const int64_t shape[4] = {g->o, g->c / g->groups, g->kh, g->kw}, bshape[1] = {g->o};
+  /* the bias gradient from the weight gradient's pass where the kernel has one, else a sum */
+  const int fused = gb && x->dtype == MT_FLOAT32 && g->n > 0 && fuses_bias(g);
   int rc = mt_tensor_init(gw, x->dtype, 4, shape);
-  if (rc == 0 && gb && mt_tensor_init(gb, x->dtype, 1, bshape)) {
-    mt_tensor_release(gw);
-    rc = -1;
-  }
-  if (rc == 0 && g->n == 0) {
+  if (rc == 0 && gb)
+    rc = fused ? mt_tensor_init(gb, x->dtype, 1, bshape)
+               : mt_reduce(gb, &c[1], MT_RED_SUM, 1u << 0 | 1u << 2 | 1u << 3, 0, -1);
+  if (rc == 0 && g->n == 0)
     rc = mt_fill(gw, 0);
-    if (rc == 0 && gb) rc = mt_fill(gb, 0);
-  } else if (rc == 0 && x->dtype == MT_FLOAT32) {
-    rc = direct_weight_grad((float *)mt_data(gw), gb ? (float *)mt_data(gb) : NULL, (const float *)mt_data(&c[0]),
+  else if (rc == 0 && x->dtype == MT_FLOAT32)
+    rc = direct_weight_grad((float *)mt_data(gw), fused ? (float *)mt_data(gb) : NULL, (const float *)mt_data(&c[0]),
                             (const float *)mt_data(&c[1]), g);
-  } else if (rc == 0) {
+  else if (rc == 0)
     rc = gemm_run(PATH_WEIGHT_GRAD, x->dtype, mt_data(gw), mt_data(&c[0]), mt_data(&c[1]), NULL, g);
-    if (gb) {                              /* float64: gy summed per channel */
-      const double *d = (const double *)mt_data(&c[1]);
-      const int64_t len = g->oh * g->ow;
-      for (int64_t o = 0; o < g->o; o++) {
-        double sum = 0;
-        for (int64_t m = 0; m < g->n; m++)
-          for (int64_t q = 0; q < len; q++) sum += d[(m * g->o + o) * len + q];
-        ((double *)mt_data(gb))[o] = sum;
-      }
-    }
-  }
   if (rc) {
     mt_tensor_release(gw);
     if (gb) mt_tensor_release(gb);
