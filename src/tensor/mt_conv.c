@@ -297,14 +297,19 @@ static void plane_geom_of(plane_geom *p, const mt_conv_geom *g, int64_t nimg) {
   p->size = g->c * p->chan + p->wq + 2 * FWD_NR;
 }
 
-/* Images per chunk: planes of about PLANES_TARGET_BYTES, and a chunk for
-   every thread. */
+/* Images per chunk, of n over nt threads: planes (image_floats each) of
+   about target bytes, and a chunk for every thread. */
+static int64_t images_per_chunk(int64_t n, int nt, int64_t image_floats, int64_t target) {
+  int64_t b = target / ((int64_t)sizeof(float) * image_floats), per_thread = (n + nt - 1) / nt;
+  if (b > per_thread) b = per_thread;
+  return b < 1 ? 1 : b;
+}
+
+/* images per chunk for the phase planes */
 static int64_t chunk_images(const mt_conv_geom *g, int nt) {
   plane_geom p;
   plane_geom_of(&p, g, 1);
-  int64_t b = PLANES_TARGET_BYTES / ((int64_t)sizeof(float) * g->c * p.chan), per_thread = (g->n + nt - 1) / nt;
-  if (b > per_thread) b = per_thread;
-  return b < 1 ? 1 : b;
+  return images_per_chunk(g->n, nt, g->c * p.chan, PLANES_TARGET_BYTES);
 }
 
 /* row[j] = src[j] for j0 <= j < j1, 0 for the other j < n (src is read
@@ -407,7 +412,6 @@ static const fwd_tile_fn fwd_tiles[2][FWD_NV] = {FWD_TILE_ROW(4), FWD_TILE_ROW(1
 /* How the images are cut into chunks, and each thread's scratch. */
 typedef struct {
   int64_t chunk;           /* images per chunk (the last may hold fewer) */
-  int64_t nchunks;
   int nt;                  /* threads */
   int64_t floats;          /* scratch floats per thread: planes, then grid_rows rows of the grid */
   int64_t taps;            /* tap offsets per thread */
@@ -416,7 +420,6 @@ typedef struct {
 static void chunk_plan_of(chunk_plan *c, const mt_conv_geom *g, int64_t grid_rows, int64_t taps) {
   c->nt = image_threads(g->n);
   c->chunk = chunk_images(g, c->nt);
-  c->nchunks = (g->n + c->chunk - 1) / c->chunk;
   plane_geom p;
   plane_geom_of(&p, g, c->chunk);
   c->floats = p.size + grid_rows * p.qt;
@@ -437,15 +440,16 @@ static int run_chunks(const char *op, int64_t n, const chunk_plan *c, chunk_fn b
     mt_free(off, obytes);
     return mt_fail("%s: out of memory for %zu bytes of scratch", op, fbytes);
   }
+  const int64_t nchunks = (n + c->chunk - 1) / c->chunk;
   if (c->nt > 1) {
 #pragma omp parallel for num_threads(c->nt) schedule(static)
-    for (int64_t i = 0; i < c->nchunks; i++) {
+    for (int64_t i = 0; i < nchunks; i++) {
       const int t = thread_id();
       const int64_t first = i * c->chunk, count = n - first < c->chunk ? n - first : c->chunk;
       body(job, t, first, count, scratch + t * c->floats, off + t * c->taps);
     }
   } else {
-    for (int64_t i = 0; i < c->nchunks; i++) {
+    for (int64_t i = 0; i < nchunks; i++) {
       const int64_t first = i * c->chunk, count = n - first < c->chunk ? n - first : c->chunk;
       body(job, 0, first, count, scratch, off);
     }
@@ -547,12 +551,6 @@ static int use_col_planes(const mt_conv_geom *g) {
   return p.img * (int64_t)sizeof(float) <= COL_PLANES_MAX_BYTES;
 }
 
-/* images per chunk: planes of about target bytes, and a chunk for every thread */
-static int64_t col_chunk_images(const mt_conv_geom *g, const col_geom *p, int nt, int64_t target) {
-  int64_t b = target / ((int64_t)sizeof(float) * p->img), per_thread = (g->n + nt - 1) / nt;
-  if (b > per_thread) b = per_thread;
-  return b < 1 ? 1 : b;
-}
 
 
 #if defined(__AVX512F__)
@@ -744,8 +742,7 @@ static int direct_forward(float *y, const float *x, const float *w, const float 
     col_geom p;
     col_geom_of(&p, g);
     c.nt = image_threads(g->n);
-    c.chunk = col_chunk_images(g, &p, c.nt, PLANES_TARGET_BYTES);
-    c.nchunks = (g->n + c.chunk - 1) / c.chunk;
+    c.chunk = images_per_chunk(g->n, c.nt, p.img, PLANES_TARGET_BYTES);
     c.floats = c.chunk * p.img + f.ogp * FWD_NR + f.kg * VL;   /* planes, partial tiles, packed tails */
     c.taps = 2 * f.kg;
   } else {
@@ -901,8 +898,7 @@ static int col_weight_grad(float *gw, float *gb, const float *x, const float *gy
   col_geom_of(&p, g);
   chunk_plan c;
   c.nt = image_threads(g->n);
-  c.chunk = col_chunk_images(g, &p, c.nt, 2 * PLANES_TARGET_BYTES);
-  c.nchunks = (g->n + c.chunk - 1) / c.chunk;
+  c.chunk = images_per_chunk(g->n, c.nt, p.img, 2 * PLANES_TARGET_BYTES);
   c.floats = c.chunk * p.img;
   c.taps = f.kgp;
   const int64_t acc_size = g->groups * f.ogp * f.kgp;
@@ -1062,7 +1058,6 @@ static int wgt_weight_grad(float *gw, float *gb, const float *x, const float *gy
   chunk_plan c;
   c.nt = image_threads(g->n);
   c.chunk = chunk_images(g, c.nt);
-  c.nchunks = (g->n + c.chunk - 1) / c.chunk;
   plane_geom p;
   plane_geom_of(&p, g, c.chunk);
   c.floats = p.size + g->oh * p.wq + g->oh * g->ow * f.ogv;     /* planes, ones, gy transposed */
