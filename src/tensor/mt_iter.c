@@ -1,9 +1,7 @@
 /* mt_iter.c: dimension collapsing and the (optionally parallel) walk over
    an mt_iter, one contiguous-in-the-inner-dim run at a time. */
 #include "mt_iter.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "mt_parallel.h"
 
 void mt_iter_init(mt_iter *it, int n, const mt_tensor *const *ops) {
   const mt_tensor *out = ops[0];
@@ -68,24 +66,25 @@ static void run_range(const mt_iter *it, mt_loop_fn fn, void *ctx, int64_t begin
   }
 }
 
+typedef struct {
+  const mt_iter *it;
+  mt_loop_fn fn;
+  void *ctx;
+} iter_job;
+
+static void run_chunk(void *job, int64_t begin, int64_t end) {
+  const iter_job *j = job;
+  run_range(j->it, j->fn, j->ctx, begin, end);
+}
+
 void mt_iter_run(const mt_iter *it, mt_loop_fn fn, void *ctx, int serial) {
-  int64_t numel = it->numel;
-  if (numel == 0) return;
-#ifdef _OPENMP
-  int nthreads = mt_get_num_threads();
-  if (!serial && nthreads > 1 && numel >= MT_ITER_GRAIN && !omp_in_parallel()) {
-    int64_t chunks = numel / (MT_ITER_GRAIN / 2);
-    if (chunks > nthreads) chunks = nthreads;
-#pragma omp parallel for num_threads((int)chunks) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) {
-      int64_t b = numel * c / chunks, e = numel * (c + 1) / chunks;
-      run_range(it, fn, ctx, b, e);
-    }
+  if (it->numel == 0) return;
+  if (serial) {
+    run_range(it, fn, ctx, 0, it->numel);
     return;
   }
-#endif
-  (void)serial;
-  run_range(it, fn, ctx, 0, numel);
+  iter_job job = {it, fn, ctx};
+  mt_parallel_for(it->numel, MT_ITER_GRAIN / 2, run_chunk, &job);
 }
 
 /* Square tiles of the two innermost dims: within a tile, every cache line
@@ -93,21 +92,22 @@ void mt_iter_run(const mt_iter *it, mt_loop_fn fn, void *ctx, int serial) {
    64 elements keep a tile of 4-byte values (16 KiB per operand) in L1. */
 #define MT_ITER_TILE 64
 
-void mt_iter_run_tiled(const mt_iter *it, mt_loop_fn fn, void *ctx) {
+typedef struct {
+  const mt_iter *it;
+  mt_loop_fn fn;
+  void *ctx;
+  int64_t row_tiles;
+} tiled_job;
+
+/* Row tiles [begin, end) of every plane, numbered plane-major. */
+static void run_tiles(void *job, int64_t begin, int64_t end) {
+  const tiled_job *j = job;
+  const mt_iter *it = j->it;
   int n = it->noperands;
   int64_t cols = it->shape[0], rows = it->shape[1];
-  if (it->numel == 0) return;
-  int64_t planes = it->numel / (rows * cols);
-  int64_t row_tiles = (rows + MT_ITER_TILE - 1) / MT_ITER_TILE;
-  int64_t work = planes * row_tiles;
-  int64_t inner[MT_ITER_MAX_OPERANDS];
-  for (int k = 0; k < n; k++) inner[k] = it->strides[0][k];
-#ifdef _OPENMP
-  int parallel = mt_get_num_threads() > 1 && it->numel >= MT_ITER_GRAIN && !omp_in_parallel();
-#pragma omp parallel for if (parallel) schedule(static)
-#endif
-  for (int64_t w = 0; w < work; w++) {
-    int64_t plane = w / row_tiles, r0 = (w % row_tiles) * MT_ITER_TILE;
+  const int64_t *inner = it->strides[0];
+  for (int64_t w = begin; w < end; w++) {
+    int64_t plane = w / j->row_tiles, r0 = (w % j->row_tiles) * MT_ITER_TILE;
     int64_t r1 = r0 + MT_ITER_TILE < rows ? r0 + MT_ITER_TILE : rows;
     char *base[MT_ITER_MAX_OPERANDS];
     for (int k = 0; k < n; k++) base[k] = it->base[k];
@@ -121,8 +121,17 @@ void mt_iter_run_tiled(const mt_iter *it, mt_loop_fn fn, void *ctx) {
       for (int64_t r = r0; r < r1; r++) {
         char *ptr[MT_ITER_MAX_OPERANDS];
         for (int k = 0; k < n; k++) ptr[k] = base[k] + r * it->strides[1][k] + c0 * inner[k];
-        fn(ptr, inner, len, ctx);
+        j->fn(ptr, inner, len, j->ctx);
       }
     }
   }
+}
+
+void mt_iter_run_tiled(const mt_iter *it, mt_loop_fn fn, void *ctx) {
+  if (it->numel == 0) return;
+  int64_t cols = it->shape[0], rows = it->shape[1];
+  int64_t planes = it->numel / (rows * cols);
+  tiled_job job = {it, fn, ctx, (rows + MT_ITER_TILE - 1) / MT_ITER_TILE};
+  int64_t per_tile = MT_ITER_TILE * cols, grain = MT_ITER_GRAIN / 2 / per_tile;
+  mt_parallel_for(planes * job.row_tiles, grain > 0 ? grain : 1, run_tiles, &job);
 }

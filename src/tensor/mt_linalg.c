@@ -7,14 +7,18 @@
 #include "mt_linalg.h"
 #include "mt_kernel.h"
 #include "mt_ops.h"
+#include "mt_parallel.h"
 
-/* OpenBLAS runs a gemm on a single thread below 65536 * 4 multiply-adds
-   (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD); a batch of products
-   that small is spread over OpenMP threads instead, each BLAS call staying
-   single-threaded, so the numbers do not depend on the thread count. */
-#define MT_LINALG_SMALL_GEMM 262144
-/* Total multiply-adds below which waking an OpenMP team costs more than
-   it saves (batched small products, the integer loop). */
+/* OpenBLAS always runs on one thread (mt_parallel.c); the pool spreads the
+   work instead. A product of at least 2 * MT_LINALG_BLOCK_GRAIN multiply-adds
+   is cut into blocks of columns (or rows, when it has more rows), one BLAS
+   call per block and thread: below that a block loses more to the call and
+   to packing its shared operand again than the second thread gains. Blocks
+   are whole multiples of MT_LINALG_BLOCK_ALIGN, a vector register's worth. */
+#define MT_LINALG_BLOCK_GRAIN 524288
+#define MT_LINALG_BLOCK_ALIGN 16
+/* Smaller products of a batch go one per chunk, chunks of at least this
+   many multiply-adds (batched small products, the integer loop). */
 #define MT_LINALG_GRAIN 1000000
 
 /* One product of a batch: c (m x n) = beta * c + alpha * a (m x k) @ b (k x n),
@@ -94,6 +98,21 @@ MT_BLAS_DTYPES(BLAS_KERNEL)
 #define KIND_2(...)
 #define IF_INT(K, ...) KIND_##K(__VA_ARGS__)
 
+/* Multiply-adds of an a x b x c product, saturating: only compared with
+   grain sizes. */
+static int64_t macs(int64_t a, int64_t b, int64_t c) {
+  int64_t ab, abc;
+  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc)) return INT64_MAX;
+  return abc;
+}
+
+typedef struct {
+  const gemm_geom *g;
+  char *c;
+  const char *a, *b;
+  double beta;
+} naive_job;
+
 /* Sums wrap modulo 2^64, then the store truncates: the same result as
    wrapping in the dtype at every step, with no signed overflow. */
 #define NAIVE_KERNEL(E, T, NAME, TN, K)                                             \
@@ -113,14 +132,15 @@ MT_BLAS_DTYPES(BLAS_KERNEL)
       MT_STORE_##E(pc, (int64_t)v);                                                \
     }                                                                              \
   }                                                                                \
+  static void naive_rows_##E(void *job, int64_t begin, int64_t end) {              \
+    const naive_job *j = job;                                                      \
+    for (int64_t i = begin; i < end; i++) naive_row_##E(j->g, j->c, j->a, j->b, j->beta, i); \
+  }                                                                                \
   static void naive_##E(const gemm_geom *g, char *c, const char *a, const char *b, \
                         double beta) {                                             \
-    if (g->m * g->n * g->k > MT_LINALG_GRAIN) {                                    \
-      _Pragma("omp parallel for")                                                  \
-      for (int64_t i = 0; i < g->m; i++) naive_row_##E(g, c, a, b, beta, i);       \
-    } else {                                                                       \
-      for (int64_t i = 0; i < g->m; i++) naive_row_##E(g, c, a, b, beta, i);       \
-    }                                                                              \
+    naive_job job = {g, c, a, b, beta};                                            \
+    int64_t per_row = macs(g->n, g->k, 1) > 0 ? macs(g->n, g->k, 1) : 1;          \
+    mt_parallel_for(g->m, MT_LINALG_GRAIN / per_row + 1, naive_rows_##E, &job);    \
   })
 MT_DTYPES(NAIVE_KERNEL)
 
@@ -202,6 +222,58 @@ static void run_product(const batch_plan *p, int64_t i) {
             p->b + batch_offset(i, p->nbatch_dims, p->shape, p->b_stride) * p->elem_size, beta);
 }
 
+static void run_products(void *plan, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; i++) run_product(plan, i);
+}
+
+typedef struct {
+  const batch_plan *plan;
+  int64_t product;     /* which product of the batch */
+  int by_columns;      /* blocks of columns of c, else of rows */
+  int64_t units, parts;
+} block_job;
+
+/* Blocks [begin, end) of one product: each a product of its own, a block of
+   c from a block of b's columns (or of a's rows) and all of the other. */
+static void run_block_range(void *job, int64_t begin, int64_t end) {
+  const block_job *j = job;
+  for (int64_t part = begin; part < end; part++) {
+    batch_plan sub = *j->plan;
+    int64_t first = j->units * part / j->parts * MT_LINALG_BLOCK_ALIGN;
+    int64_t last = j->units * (part + 1) / j->parts * MT_LINALG_BLOCK_ALIGN;
+    if (j->by_columns) {
+      if (last > sub.g.n) last = sub.g.n;
+      sub.g.n = last - first;
+      sub.b += first * sub.g.b_cs * sub.elem_size;
+      sub.c += first * sub.g.c_cs * sub.elem_size;
+    } else {
+      if (last > sub.g.m) last = sub.g.m;
+      sub.g.m = last - first;
+      sub.a += first * sub.g.a_rs * sub.elem_size;
+      sub.c += first * sub.g.c_rs * sub.elem_size;
+    }
+    run_product(&sub, j->product);
+  }
+}
+
+/* Product i of the plan, cut into one block per thread when it is large
+   enough to pay for it (BLAS matrix-matrix products only). */
+static void run_blocks(const batch_plan *p, int64_t i, int blas) {
+  const gemm_geom *g = &p->g;
+  int by_columns = g->n >= g->m;
+  int64_t dim = by_columns ? g->n : g->m;
+  int64_t units = (dim + MT_LINALG_BLOCK_ALIGN - 1) / MT_LINALG_BLOCK_ALIGN;
+  int64_t parts = g->m > 1 && g->n > 1 && blas ? macs(g->m, g->n, g->k) / MT_LINALG_BLOCK_GRAIN : 1;
+  if (parts > mt_parallel_width()) parts = mt_parallel_width();
+  if (parts > units) parts = units;
+  if (parts < 2) {
+    run_product(p, i);
+    return;
+  }
+  block_job job = {p, i, by_columns, units, parts};
+  mt_parallel_for(parts, 1, run_block_range, &job);
+}
+
 /* The batched product every op ends in: c = beta * c + alpha * a @ b, with
    a (..., M, K), b (..., K, N) of one batch shape and c (..., M, N) of the
    same, or, with sum_batches, c (M, N) accumulating the whole batch. c is
@@ -240,13 +312,10 @@ static int bgemm(const char *op, mt_tensor *c, const mt_tensor *a, const mt_tens
      c->stride[c->ndim - 2], c->stride[c->ndim - 1], alpha},
     kernels[dtype], mt_data(&pa), mt_data(&pb), mt_data(c), mt_dtype_size(dtype), nbd,
     a->shape, pa.stride, pb.stride, sum_batches ? NULL : c->stride, beta};
-  /* Two loops: an OpenMP region costs a microsecond even when its if() is false. */
-  if (blas && !sum_batches && nbatch > 1 && m > 1 && n > 1 && m * n * k <= MT_LINALG_SMALL_GEMM &&
-      nbatch * m * n * k > MT_LINALG_GRAIN) {
-#pragma omp parallel for
-    for (int64_t i = 0; i < nbatch; i++) run_product(&plan, i);
+  if (blas && !sum_batches && nbatch > 1 && macs(m, n, k) < 2 * MT_LINALG_BLOCK_GRAIN) {
+    mt_parallel_for(nbatch, MT_LINALG_GRAIN / macs(m, n, k) + 1, run_products, (void *)&plan);
   } else {
-    for (int64_t i = 0; i < nbatch; i++) run_product(&plan, i);
+    for (int64_t i = 0; i < nbatch; i++) run_blocks(&plan, i, blas);
   }
   c->storage->version++;
   mt_tensor_release(&pa);

@@ -8,9 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 const mt_dtype_info mt_dtypes[MT_NDTYPES] = {
 #define MT_X(E, T, N, TN, K) {N, TN, (int)sizeof(T), K},
@@ -774,17 +771,3 @@ int mt_broadcast_shapes(const char *op, int na, const int64_t *sa, int nb, const
   return 0;
 }
 
-/* ---- threads ---- */
-extern void openblas_set_num_threads(int);
-static int num_threads = 1;
-
-void mt_set_num_threads(int n) {
-  if (n < 1) n = 1;
-  num_threads = n;
-#ifdef _OPENMP
-  omp_set_num_threads(n);
-#endif
-  openblas_set_num_threads(n);
-}
-
-int mt_get_num_threads(void) { return num_threads; }

@@ -1,0 +1,27 @@
+/* mt_parallel.h: the one pool of worker threads every parallel loop of the
+   engine runs on, and the thread count that sizes it and OpenBLAS. */
+#ifndef MT_PARALLEL_H
+#define MT_PARALLEL_H
+
+#include <stdint.h>
+
+/* A chunk of a parallel loop: items [begin, end) of the loop's range. */
+typedef void (*mt_chunk_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Runs fn over [0, n) in chunks of at least grain items, spread over up to
+   mt_get_num_threads() threads. The calling thread works too and never
+   waits for a worker that has not started a chunk: chunks are claimed one
+   at a time, so on a busy machine the caller simply does more of them.
+   Runs fn(ctx, 0, n) inline when n < 2 * grain, with one thread, or when
+   called from inside a chunk. Chunks must not depend on which thread runs
+   them, except through mt_parallel_slot(). */
+void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx);
+
+/* The number of threads mt_parallel_for may use right now (1 inside a
+   chunk): the size of a scratch array indexed by mt_parallel_slot(). */
+int mt_parallel_width(void);
+/* The running thread's slot, 0 .. mt_parallel_width() - 1: stable for the
+   length of a chunk, 0 outside any parallel loop. */
+int mt_parallel_slot(void);
+
+#endif
