@@ -3,14 +3,14 @@
    tap reads a contiguous run, so the convolution becomes a matrix product
    whose right operand is never materialised (no im2col). float64, and the
    float32 input gradient of strided convolutions, use im2col + GEMM per
-   image. Images go to OpenMP threads when there are several. */
+   image. Images go to the thread pool when there are several, in one
+   fixed share per thread, so results do not depend on which thread runs
+   which share. */
 #include <string.h>
 #include <cblas.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "mt_conv.h"
 #include "mt_alloc.h"
+#include "mt_parallel.h"
 #include "mt_reduce.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -142,13 +142,6 @@ static int image_threads(int64_t n) {
   return t < 1 ? 1 : (n < t ? (int)(n < 1 ? 1 : n) : t);
 }
 
-static int thread_id(void) {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
 
 /* ---- im2col / col2im and the GEMM path, for float and double ----
    cols[(c * kh + a) * kw + b][i * ow + j] = x[c][i * sh - ph + a * dh][j * sw - pw + b * dw]
@@ -426,9 +419,30 @@ static void chunk_plan_of(chunk_plan *c, const mt_conv_geom *g, int64_t grid_row
   c->taps = taps;
 }
 
-/* body(job, thread, first image, image count, thread's scratch, thread's
+/* body(job, share, first image, image count, thread's scratch, thread's
    tap offsets) for every chunk of the n images, on the plan's threads */
 typedef void (*chunk_fn)(const void *job, int t, int64_t first, int64_t count, float *scratch, int64_t *off);
+
+typedef struct {
+  const chunk_plan *c;
+  chunk_fn body;
+  const void *job;
+  int64_t n, nchunks;
+  float *scratch;
+  int64_t *off;
+} share_job;
+
+/* Shares [begin, end): share t is a contiguous block of the chunks, with
+   share t's scratch (what a static schedule gives thread t). */
+static void run_shares(void *ctx, int64_t begin, int64_t end) {
+  const share_job *s = ctx;
+  const chunk_plan *c = s->c;
+  for (int64_t t = begin; t < end; t++)
+    for (int64_t i = s->nchunks * t / c->nt; i < s->nchunks * (t + 1) / c->nt; i++) {
+      const int64_t first = i * c->chunk, count = s->n - first < c->chunk ? s->n - first : c->chunk;
+      s->body(s->job, (int)t, first, count, s->scratch + t * c->floats, s->off + t * c->taps);
+    }
+}
 
 static int run_chunks(const char *op, int64_t n, const chunk_plan *c, chunk_fn body, const void *job) {
   const size_t fbytes = sizeof(float) * (size_t)c->floats * (size_t)c->nt;
@@ -440,20 +454,8 @@ static int run_chunks(const char *op, int64_t n, const chunk_plan *c, chunk_fn b
     mt_free(off, obytes);
     return mt_fail("%s: out of memory for %zu bytes of scratch", op, fbytes);
   }
-  const int64_t nchunks = (n + c->chunk - 1) / c->chunk;
-  if (c->nt > 1) {
-#pragma omp parallel for num_threads(c->nt) schedule(static)
-    for (int64_t i = 0; i < nchunks; i++) {
-      const int t = thread_id();
-      const int64_t first = i * c->chunk, count = n - first < c->chunk ? n - first : c->chunk;
-      body(job, t, first, count, scratch + t * c->floats, off + t * c->taps);
-    }
-  } else {
-    for (int64_t i = 0; i < nchunks; i++) {
-      const int64_t first = i * c->chunk, count = n - first < c->chunk ? n - first : c->chunk;
-      body(job, 0, first, count, scratch, off);
-    }
-  }
+  share_job s = {c, body, job, n, (n + c->chunk - 1) / c->chunk, scratch, off};
+  mt_parallel_for(c->nt, 1, run_shares, &s);
   mt_free(scratch, fbytes);
   mt_free(off, obytes);
   return 0;
@@ -1138,6 +1140,37 @@ typedef enum { PATH_FORWARD, PATH_INPUT_GRAD, PATH_WEIGHT_GRAD } gemm_path;
 
 /* out = forward (a = x, b = w), input grad (a = gy, b = w) or weight grad
    (a = x, b = gy); contiguous operands of dtype. */
+typedef struct {
+  gemm_path path;
+  int dtype, nt;
+  char *out, *scratch;     /* scratch: per share, im2col columns then (weight grad) an accumulator */
+  const char *a, *b, *bias;
+  const mt_conv_geom *g;
+  int64_t cols_size, xs, ys, per_share;
+} gemm_job;
+
+/* Shares [begin, end) of the images, each with its own scratch. */
+static void gemm_shares(void *ctx, int64_t begin, int64_t end) {
+  const gemm_job *j = ctx;
+  const mt_conv_geom *g = j->g;
+  const int64_t xs = j->xs, ys = j->ys;
+#define GEMM_IMAGE(T)                                                                                       \
+  do {                                                                                                      \
+    T *cols = (T *)j->scratch + t * j->per_share;                                                          \
+    if (j->path == PATH_FORWARD)                                                                            \
+      gemm_forward_##T((T *)j->out + n * ys, (const T *)j->a + n * xs, (const T *)j->b, (const T *)j->bias, cols, g); \
+    else if (j->path == PATH_INPUT_GRAD)                                                                    \
+      gemm_input_grad_##T((T *)j->out + n * xs, (const T *)j->a + n * ys, (const T *)j->b, cols, g);        \
+    else                                                                                                    \
+      gemm_weight_grad_##T(cols + j->cols_size, (const T *)j->a + n * xs, (const T *)j->b + n * ys, cols, g); \
+  } while (0)
+  for (int64_t t = begin; t < end; t++)
+    for (int64_t n = g->n * t / j->nt; n < g->n * (t + 1) / j->nt; n++) {
+      if (j->dtype == MT_FLOAT32) GEMM_IMAGE(float); else GEMM_IMAGE(double);
+    }
+#undef GEMM_IMAGE
+}
+
 static int gemm_run(gemm_path path, int dtype, char *out, const char *a, const char *b, const char *bias,
                     const mt_conv_geom *g) {
   const int64_t cols_size = g->c * g->kh * g->kw * g->oh * g->ow, wsize = g->o * (g->c / g->groups) * g->kh * g->kw;
@@ -1150,27 +1183,8 @@ static int gemm_run(gemm_path path, int dtype, char *out, const char *a, const c
   if (!scratch) return mt_fail("conv2d: out of memory for %zu bytes of scratch", bytes);
   if (path == PATH_WEIGHT_GRAD)
     for (int t = 0; t < nt; t++) memset(scratch + es * (size_t)(t * per_thread + cols_size), 0, es * (size_t)wsize);
-#define GEMM_IMAGE(T)                                                                                   \
-  do {                                                                                                  \
-    T *cols = (T *)scratch + (int64_t)thread_id() * per_thread;                                        \
-    if (path == PATH_FORWARD)                                                                           \
-      gemm_forward_##T((T *)out + n * ys, (const T *)a + n * xs, (const T *)b, (const T *)bias, cols, g); \
-    else if (path == PATH_INPUT_GRAD)                                                                   \
-      gemm_input_grad_##T((T *)out + n * xs, (const T *)a + n * ys, (const T *)b, cols, g);             \
-    else                                                                                                \
-      gemm_weight_grad_##T(cols + cols_size, (const T *)a + n * xs, (const T *)b + n * ys, cols, g);     \
-  } while (0)
-  if (nt > 1) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t n = 0; n < g->n; n++) {
-      if (dtype == MT_FLOAT32) GEMM_IMAGE(float); else GEMM_IMAGE(double);
-    }
-  } else {
-    for (int64_t n = 0; n < g->n; n++) {
-      if (dtype == MT_FLOAT32) GEMM_IMAGE(float); else GEMM_IMAGE(double);
-    }
-  }
-#undef GEMM_IMAGE
+  gemm_job job = {path, dtype, nt, out, scratch, a, b, bias, g, cols_size, xs, ys, per_thread};
+  mt_parallel_for(nt, 1, gemm_shares, &job);
   if (path == PATH_WEIGHT_GRAD) {
     for (int64_t i = 0; i < wsize; i++) {
       double sum = 0;

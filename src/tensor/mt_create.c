@@ -5,6 +5,7 @@
 #include "mt_create.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
+#include "mt_parallel.h"
 
 /* Arithmetic sequences: start + step * i (floating dtypes compute in double;
    integer dtypes in int64 from the truncated start and step, as PyTorch).
@@ -57,19 +58,22 @@ MT_DTYPES(MT_SEQ_KERNEL)
 #define MT_SEQ_ENTRY(E, T, N, TN, K) [MT_##E] = seq_##E,
 static const seq_fn seq_kernels[MT_NDTYPES] = {MT_DTYPES(MT_SEQ_ENTRY)};
 
+typedef struct {
+  seq_fn fn;
+  char *out;
+  const seq *s;
+} seq_job;
+
+static void seq_chunk(void *job, int64_t begin, int64_t end) {
+  const seq_job *j = job;
+  j->fn(j->out, j->s, begin, end);
+}
+
 /* r = the n values of s in dtype. */
 static int sequence(mt_tensor *r, const seq *s, int64_t n, int dtype) {
   if (mt_tensor_init(r, dtype, 1, &n)) return -1;
-  char *out = mt_data(r);
-  seq_fn fn = seq_kernels[dtype];
-  int64_t chunks = n / (MT_ITER_GRAIN / 2), nthreads = mt_get_num_threads();
-  if (chunks > nthreads) chunks = nthreads;
-  if (n < MT_ITER_GRAIN || chunks < 2) {
-    fn(out, s, 0, n);
-    return 0;
-  }
-#pragma omp parallel for num_threads((int)chunks) schedule(static)
-  for (int64_t c = 0; c < chunks; c++) fn(out, s, n * c / chunks, n * (c + 1) / chunks);
+  seq_job job = {seq_kernels[dtype], mt_data(r), s};
+  mt_parallel_for(n, MT_ITER_GRAIN / 2, seq_chunk, &job);
   return 0;
 }
 

@@ -3,9 +3,7 @@
    operands, split across threads above a grain. */
 #include <tgmath.h>
 #include "mt_optim.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "mt_parallel.h"
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -360,18 +358,20 @@ MT_OPTIM_KERNELS(float, f32)
 MT_OPTIM_KERNELS(double, f64)
 
 /* ---- the driver ---- */
+typedef struct {
+  range_fn fn;
+  char **data;
+  const void *args;
+} range_job;
+
+static void range_chunk(void *job, int64_t begin, int64_t end) {
+  const range_job *j = job;
+  j->fn(j->data, begin, end, j->args);
+}
+
 static void run_ranges(range_fn fn, char **data, int64_t n, const void *args) {
-#ifdef _OPENMP
-  int nthreads = mt_get_num_threads();
-  if (nthreads > 1 && n >= MT_OPTIM_GRAIN && !omp_in_parallel()) {
-    int64_t chunks = n / (MT_OPTIM_GRAIN / 2);
-    if (chunks > nthreads) chunks = nthreads;
-#pragma omp parallel for num_threads((int)chunks) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) fn(data, n * c / chunks, n * (c + 1) / chunks, args);
-    return;
-  }
-#endif
-  fn(data, 0, n, args);
+  range_job job = {fn, data, args};
+  mt_parallel_for(n, MT_OPTIM_GRAIN / 2, range_chunk, &job);
 }
 
 static const char *const roles[MT_OPTIM_MAX_OPERANDS] = {

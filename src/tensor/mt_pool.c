@@ -4,6 +4,7 @@
 #include "mt_pool.h"
 #include "mt_alloc.h"
 #include "mt_iter.h"
+#include "mt_parallel.h"
 
 int64_t mt_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode) {
   int64_t span = in + 2 * p - d * (k - 1) - 1;
@@ -168,6 +169,25 @@ static void windows_free(windows *wh, windows *ww) {
   mt_free(wh->first, sizeof(int64_t) * (size_t)(2 * (wh->out + ww->out)));
 }
 
+typedef struct {
+  const char *xd;
+  int64_t *out;
+  const windows *wh, *ww;
+  int64_t h, w, es, len, base;
+  int dtype, two;
+} pool_job;
+
+static void pool_planes(void *job, int64_t begin, int64_t end) {
+  const pool_job *j = job;
+  for (int64_t q = begin; q < end; q++) {
+    const char *plane = j->xd + q * j->h * j->w * j->es;
+    int64_t *out = j->out + q * j->len;
+    if (j->two) max_plane_2x2(plane, j->dtype, out, j->w, j->wh->out, j->ww->out, j->base);
+    else if (j->dtype == MT_FLOAT32) max_plane_float((const float *)plane, out, j->w, j->wh, j->ww, j->base);
+    else max_plane_double((const double *)plane, out, j->w, j->wh, j->ww, j->base);
+  }
+}
+
 /* idx (n, c, oh, ow) of x over the windows wh, ww (freed here) */
 static int pool_indices(mt_tensor *idx, const mt_tensor *x, windows *wh, windows *ww, int64_t base, const char *op) {
   const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
@@ -180,20 +200,12 @@ static int pool_indices(mt_tensor *idx, const mt_tensor *x, windows *wh, windows
   if (rc == 0) rc = mt_contiguous_as(&xc, x, x->dtype);
   if (rc == 0) rc = mt_tensor_init(idx, MT_INT64, 4, shape);
   if (rc == 0) {
-    const char *xd = mt_data(&xc);
-    int64_t *out = (int64_t *)mt_data(idx);
     const int64_t planes = n * c, es = (int64_t)mt_dtypes[x->dtype].size, len = wh->out * ww->out;
-    const int par = mt_get_num_threads() > 1 && planes > 1 && planes * h * w >= MT_ITER_GRAIN;
     int two = wh->step == 1 && ww->step == 1 && 2 * wh->out <= h && 2 * ww->out <= w;
     for (int64_t o = 0; two && o < wh->out; o++) two = wh->first[o] == 2 * o && wh->count[o] == 2;
     for (int64_t o = 0; two && o < ww->out; o++) two = ww->first[o] == 2 * o && ww->count[o] == 2;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t q = 0; q < planes; q++) {
-      const char *plane = xd + q * h * w * es;
-      if (two) max_plane_2x2(plane, x->dtype, out + q * len, w, wh->out, ww->out, base);
-      else if (x->dtype == MT_FLOAT32) max_plane_float((const float *)plane, out + q * len, w, wh, ww, base);
-      else max_plane_double((const double *)plane, out + q * len, w, wh, ww, base);
-    }
+    pool_job job = {mt_data(&xc), (int64_t *)mt_data(idx), wh, ww, h, w, es, len, base, x->dtype, two};
+    mt_parallel_for(planes, MT_ITER_GRAIN / 2 / (h * w > 0 ? h * w : 1) + 1, pool_planes, &job);
   }
   windows_free(wh, ww);
   mt_tensor_release(&xc);

@@ -7,10 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include "mt_random.h"
+#include <stdatomic.h>
 #include "mt_kernel.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "mt_parallel.h"
 
 /* Below this many values a draw stays on one thread. A value costs a Philox
    block and often a log or a cos (tens of ns), so the break-even comes much
@@ -366,18 +365,20 @@ MT_DTYPES(MT_FILL_KERNEL)
 #define MT_FILL_ENTRY(E, T, N, TN, K) [MT_##E] = fill_##E,
 static const fill_fn fills[MT_NDTYPES] = {MT_DTYPES(MT_FILL_ENTRY)};
 
+typedef struct {
+  fill_fn fn;
+  char *out;
+  const dist *d;
+} fill_job;
+
+static void fill_chunk(void *job, int64_t begin, int64_t end) {
+  const fill_job *j = job;
+  j->fn(j->out, j->d, begin, end);
+}
+
 static void run_fill(char *out, fill_fn fn, const dist *d, int64_t n) {
-#ifdef _OPENMP
-  int nthreads = mt_get_num_threads();
-  if (nthreads > 1 && n >= MT_RANDOM_GRAIN && !omp_in_parallel()) {
-    int64_t chunks = n / (MT_RANDOM_GRAIN / 2);
-    if (chunks > nthreads) chunks = nthreads;
-#pragma omp parallel for num_threads((int)chunks) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) fn(out, d, n * c / chunks, n * (c + 1) / chunks);
-    return;
-  }
-#endif
-  fn(out, d, 0, n);
+  fill_job job = {fn, out, d};
+  mt_parallel_for(n, MT_RANDOM_GRAIN / 2, fill_chunk, &job);
 }
 
 /* Draws every value of t (row-major order) from g; a strided t is filled
@@ -659,6 +660,26 @@ static int sample_without_replacement(const double *p, int64_t k, int64_t n, con
   return 0;
 }
 
+typedef struct {
+  double *p;             /* rows x k probabilities (running sums after) */
+  int64_t *out;          /* rows x n draws */
+  const stream *st;
+  int64_t k, n, per_row;
+  int replacement;
+  _Atomic int failed;
+} multinomial_job;
+
+static void multinomial_rows(void *job, int64_t begin, int64_t end) {
+  multinomial_job *j = job;
+  for (int64_t row = begin; row < end; row++) {
+    if (j->replacement)
+      sample_with_replacement(j->p + row * j->k, j->k, j->n, j->st, row * j->per_row, j->out + row * j->n);
+    else if (sample_without_replacement(j->p + row * j->k, j->k, j->n, j->st, row * j->per_row,
+                                        j->out + row * j->n))
+      atomic_store(&j->failed, 1);
+  }
+}
+
 int mt_multinomial(mt_tensor *r, mt_generator *g, const mt_tensor *probs, int64_t n, int replacement) {
   char b[128];
   if (probs->ndim < 1 || probs->ndim > 2)
@@ -695,17 +716,9 @@ int mt_multinomial(mt_tensor *r, mt_generator *g, const mt_tensor *probs, int64_
   int64_t *out = (int64_t *)mt_data(r);
   int64_t per_row = replacement ? n : k;
   stream st = open_stream(g, (uint64_t)(rows * per_row), 2);
-  int failed = 0;
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * per_row >= MT_RANDOM_GRAIN) \
-    num_threads(mt_get_num_threads())
-  for (int64_t row = 0; row < rows; row++) {
-    if (replacement) sample_with_replacement(pd + row * k, k, n, &st, row * per_row, out + row * n);
-    else if (sample_without_replacement(pd + row * k, k, n, &st, row * per_row, out + row * n)) {
-#pragma omp atomic write
-      failed = 1;
-    }
-  }
+  multinomial_job job = {pd, out, &st, k, n, per_row, replacement, 0};
+  mt_parallel_for(rows, MT_RANDOM_GRAIN / 2 / (per_row > 0 ? per_row : 1) + 1, multinomial_rows, &job);
   mt_tensor_release(&p);
-  if (failed) return mt_fail("multinomial: out of memory for %lld categories", (long long)k);
+  if (atomic_load(&job.failed)) return mt_fail("multinomial: out of memory for %lld categories", (long long)k);
   return 0;
 }

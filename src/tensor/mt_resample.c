@@ -10,6 +10,7 @@
 #include "mt_pool.h"
 #include "mt_alloc.h"
 #include "mt_iter.h"
+#include "mt_parallel.h"
 
 static const char *const op_names[] = {
   [MT_RS_AVG_POOL] = "avg_pool2d", [MT_RS_ADAPTIVE_AVG] = "adaptive_avg_pool2d", [MT_RS_REFLECT] = "pad",
@@ -211,6 +212,32 @@ static int taps_build(taps *t, const mt_resample *rs, int d, int64_t in, int64_t
 RESAMPLE_KERNELS(float)
 RESAMPLE_KERNELS(double)
 
+typedef struct {
+  const char *xd;
+  char *rd, *scratch;     /* scratch: one tmp plane per thread slot */
+  const taps *th, *tw;
+  int64_t h, w, in_plane, out_plane, tmp_size;
+  size_t es;
+  int dtype, adjoint;
+} resample_job;
+
+static void resample_planes(void *job, int64_t begin, int64_t end) {
+  const resample_job *j = job;
+  char *tmp = j->scratch + j->es * (size_t)(j->tmp_size * mt_parallel_slot());
+  for (int64_t q = begin; q < end; q++) {
+    const char *xq = j->xd + j->es * (size_t)(q * j->in_plane);
+    char *rq = j->rd + j->es * (size_t)(q * j->out_plane);
+    if (j->dtype == MT_FLOAT32 && !j->adjoint)
+      forward_plane_float((float *)rq, (const float *)xq, (float *)tmp, j->th, j->tw, j->h, j->w);
+    else if (j->dtype == MT_FLOAT32)
+      adjoint_plane_float((float *)rq, (const float *)xq, (float *)tmp, j->th, j->tw, j->h, j->w);
+    else if (!j->adjoint)
+      forward_plane_double((double *)rq, (const double *)xq, (double *)tmp, j->th, j->tw, j->h, j->w);
+    else
+      adjoint_plane_double((double *)rq, (const double *)xq, (double *)tmp, j->th, j->tw, j->h, j->w);
+  }
+}
+
 int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, int adjoint, const int64_t *in) {
   const char *op = op_names[rs->kind];
   char b[128];
@@ -236,29 +263,16 @@ int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, i
   if (rc == 0) rc = taps_build(&tw, rs, 1, src[1], dst[1]);
   const int64_t h = src[0], w = src[1], oh = dst[0], ow = dst[1];
   const int64_t planes = plane[0] * plane[1] > 0 ? mt_numel(x) / (plane[0] * plane[1]) : 0;
-  const int nt = mt_get_num_threads() > 1 && planes > 1 && planes * (h * w + oh * ow) >= MT_ITER_GRAIN
-                     ? (planes < mt_get_num_threads() ? (int)planes : mt_get_num_threads()) : 1;
+  const int nt = mt_parallel_width();
   const int64_t tmp_size = adjoint ? oh * w : h * ow;
   const size_t es = mt_dtypes[x->dtype].size, scratch_bytes = es * (size_t)(tmp_size * nt);
   char *scratch = rc == 0 && mt_numel(x) ? mt_alloc(scratch_bytes) : NULL;
   if (rc == 0 && mt_numel(x) && !scratch) rc = mt_fail("%s: out of memory", op);
   if (rc == 0 && scratch) {
-    const char *xd = mt_data(&xc);
-    char *rd = mt_data(r);
-    const int64_t in_plane = adjoint ? oh * ow : h * w, out_plane = adjoint ? h * w : oh * ow;
-    /* chunk t of the planes, with scratch plane t */
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-      char *tmp = scratch + es * (size_t)(tmp_size * t);
-      for (int64_t q = planes * t / nt; q < planes * (t + 1) / nt; q++) {
-        const char *xq = xd + es * (size_t)(q * in_plane);
-        char *rq = rd + es * (size_t)(q * out_plane);
-        if (x->dtype == MT_FLOAT32 && !adjoint) forward_plane_float((float *)rq, (const float *)xq, (float *)tmp, &th, &tw, h, w);
-        else if (x->dtype == MT_FLOAT32) adjoint_plane_float((float *)rq, (const float *)xq, (float *)tmp, &th, &tw, h, w);
-        else if (!adjoint) forward_plane_double((double *)rq, (const double *)xq, (double *)tmp, &th, &tw, h, w);
-        else adjoint_plane_double((double *)rq, (const double *)xq, (double *)tmp, &th, &tw, h, w);
-      }
-    }
+    resample_job job = {mt_data(&xc), mt_data(r), scratch, &th, &tw, h, w,
+                        adjoint ? oh * ow : h * w, adjoint ? h * w : oh * ow, tmp_size, es, x->dtype, adjoint};
+    const int64_t per_plane = h * w + oh * ow;
+    mt_parallel_for(planes, MT_ITER_GRAIN / 2 / (per_plane > 0 ? per_plane : 1) + 1, resample_planes, &job);
   }
   if (scratch) mt_free(scratch, scratch_bytes);
   taps_free(&th);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include "mt_shape.h"
 #include "mt_iter.h"
+#include "mt_parallel.h"
 
 /* Bytes a cat input or a triangle must move before its loop is split across
    threads: below this, waking a team costs more than the copy. */
@@ -24,6 +25,18 @@ static const char *list_str(const int64_t *v, int64_t n, char *buf, size_t size)
 /* Legacy rule kept by PyTorch: a 1-D tensor with no elements joins any cat. */
 static int cat_skips(const mt_tensor *t) { return t->ndim == 1 && t->shape[0] == 0; }
 
+/* Rows of a cat's contiguous copy: row o of src to row o of the slab. */
+typedef struct {
+  char *dst;
+  const char *from;
+  size_t chunk, row;
+} place_job;
+
+static void place_rows(void *job, int64_t begin, int64_t end) {
+  const place_job *j = job;
+  for (int64_t o = begin; o < end; o++) memcpy(j->dst + (size_t)o * j->row, j->from + (size_t)o * j->chunk, j->chunk);
+}
+
 /* Copies src into r's slab [start, start + src->shape[dim]) of dim; src has
    r's shape in every other dim. A contiguous source of r's dtype is one
    memcpy per row of the dims before dim. */
@@ -36,11 +49,8 @@ static int place(mt_tensor *r, int dim, int64_t start, const mt_tensor *src) {
     for (int i = 0; i < dim; i++) outer *= r->shape[i];
     for (int i = dim + 1; i < r->ndim; i++) inner *= r->shape[i];
     size_t chunk = (size_t)(len * inner) * es, row = (size_t)(r->shape[dim] * inner) * es;
-    char *dst = mt_data(r) + (size_t)(start * inner) * es;
-    const char *from = mt_data(src);
-    if (outer == 1) { memcpy(dst, from, chunk); return 0; }
-#pragma omp parallel for if ((int64_t)chunk * outer >= MT_SHAPE_GRAIN) schedule(static)
-    for (int64_t o = 0; o < outer; o++) memcpy(dst + (size_t)o * row, from + (size_t)o * chunk, chunk);
+    place_job job = {mt_data(r) + (size_t)(start * inner) * es, mt_data(src), chunk, row};
+    mt_parallel_for(outer, MT_SHAPE_GRAIN / 2 / (int64_t)(chunk ? chunk : 1) + 1, place_rows, &job);
     return 0;
   }
   mt_tensor slab = {0};
@@ -398,6 +408,36 @@ static int64_t batch_offset(const mt_tensor *t, int64_t b, const int64_t *stride
   return off;
 }
 
+typedef struct {
+  const mt_tensor *t;
+  mt_tensor *r;
+  int64_t k, rows, cols;
+  const int64_t *sstride, *dstride;   /* bytes */
+  size_t es;
+  int upper, inplace;
+} tri_job;
+
+/* Rows [begin, end) of every matrix, numbered batch-major. */
+static void tri_rows(void *job, int64_t begin, int64_t end) {
+  const tri_job *j = job;
+  const int nd = j->t->ndim;
+  const char *sbase = mt_data(j->t);
+  char *dbase = mt_data(j->r);
+  const int64_t sc = j->sstride[nd - 1], dc = j->dstride[nd - 1], cols = j->cols;
+  for (int64_t q = begin; q < end; q++) {
+    int64_t batch = q / j->rows, i = q % j->rows;
+    const char *src = sbase + batch_offset(j->t, batch, j->sstride) + i * j->sstride[nd - 2];
+    char *dst = dbase + batch_offset(j->r, batch, j->dstride) + i * j->dstride[nd - 2];
+    /* kept columns: [0, edge) for tril, [edge, cols) for triu */
+    int64_t edge = j->upper ? i + j->k : i + j->k + 1;
+    edge = edge < 0 ? 0 : edge > cols ? cols : edge;
+    int64_t keep_from = j->upper ? edge : 0, keep_to = j->upper ? cols : edge;
+    int64_t zero_from = j->upper ? 0 : edge, zero_to = j->upper ? edge : cols;
+    if (!j->inplace) copy_elems(dst + keep_from * dc, dc, src + keep_from * sc, sc, keep_to - keep_from, j->es);
+    zero_elems(dst + zero_from * dc, dc, zero_to - zero_from, j->es);
+  }
+}
+
 int mt_tri(mt_tensor *r, const mt_tensor *t, int64_t k, int upper, int inplace) {
   const char *name = upper ? "triu" : "tril";
   char b[128];
@@ -412,23 +452,8 @@ int mt_tri(mt_tensor *r, const mt_tensor *t, int64_t k, int upper, int inplace) 
   size_t es = (size_t)mt_dtypes[t->dtype].size;
   int64_t sstride[MT_MAX_DIMS], dstride[MT_MAX_DIMS];
   for (int d = 0; d < nd; d++) { sstride[d] = t->stride[d] * (int64_t)es; dstride[d] = r->stride[d] * (int64_t)es; }
-  const char *sbase = mt_data(t);
-  char *dbase = mt_data(r);
-  int64_t nrows = numel / cols;
-#pragma omp parallel for if (numel * (int64_t)es >= MT_SHAPE_GRAIN) schedule(static)
-  for (int64_t q = 0; q < nrows; q++) {
-    int64_t batch = q / rows, i = q % rows;
-    const char *src = sbase + batch_offset(t, batch, sstride) + i * sstride[nd - 2];
-    char *dst = dbase + batch_offset(r, batch, dstride) + i * dstride[nd - 2];
-    int64_t sc = sstride[nd - 1], dc = dstride[nd - 1];
-    /* kept columns: [0, edge) for tril, [edge, cols) for triu */
-    int64_t edge = upper ? i + k : i + k + 1;
-    edge = edge < 0 ? 0 : edge > cols ? cols : edge;
-    int64_t keep_from = upper ? edge : 0, keep_to = upper ? cols : edge;
-    int64_t zero_from = upper ? 0 : edge, zero_to = upper ? edge : cols;
-    if (!inplace) copy_elems(dst + keep_from * dc, dc, src + keep_from * sc, sc, keep_to - keep_from, es);
-    zero_elems(dst + zero_from * dc, dc, zero_to - zero_from, es);
-  }
+  tri_job job = {t, r, k, rows, cols, sstride, dstride, es, upper, inplace};
+  mt_parallel_for(numel / cols, MT_SHAPE_GRAIN / 2 / (cols * (int64_t)es) + 1, tri_rows, &job);
   r->storage->version++;
   return 0;
 }

@@ -1,10 +1,10 @@
 /* lt_module.c: luaopen_torch_core, the C half of `require 'torch'`: builds
    the tensor metatable and methods table and lets each area register. */
+#define _GNU_SOURCE
 #include "lt.h"
+#include <sched.h>
 #include <stdlib.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <unistd.h>
 
 typedef void (*lt_opener)(lua_State *L);
 
@@ -13,15 +13,15 @@ static const lt_opener areas[] = {
   lt_open_shape, lt_open_linalg, lt_open_random, lt_open_util, lt_open_optim, lt_open_data, lt_open_autograd, lt_open_conv, lt_open_serialize,
 };
 
-/* Thread count at start-up: OMP_NUM_THREADS when set, else every core. */
+/* Thread count at start-up: OMP_NUM_THREADS when set, else every core this
+   process may run on (its affinity mask, which taskset and cpusets narrow). */
 static int default_threads(void) {
   const char *env = getenv("OMP_NUM_THREADS");
   if (env && atoi(env) > 0) return atoi(env);
-#ifdef _OPENMP
-  return omp_get_num_procs();
-#else
-  return 1;
-#endif
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
 }
 
 int luaopen_torch_core(lua_State *L) {
