@@ -41,6 +41,21 @@ static mt_tensor sum_to(const mt_tensor *g, int ndim, const int64_t *shape) {
   return ag_sum_to(g, ndim, shape);
 }
 
+/* l @ r (both 2-D) laid out like the matrix `like`, whose gradient it is:
+   for a transposed (column-major) `like`, such as the weight of a linear
+   layer read as weight:t(), the product is computed as (r^T @ l^T)^T, so
+   it comes out column-major too and accumulating it needs no transposing
+   copy (PyTorch's mm backward makes the same choice). */
+static mt_tensor mm_like(const mt_tensor *l, const mt_tensor *r, const mt_tensor *like) {
+  if (!ag_failed && like->ndim == 2 && like->shape[0] > 1 && like->shape[1] > 1 && like->stride[0] == 1 &&
+      like->stride[1] >= like->shape[0]) {
+    mt_tensor rt = ag_mT(r), lt = ag_mT(l), p = ag_mm(&rt, &lt), q = ag_mT(&p);
+    ag_drop(&rt); ag_drop(&lt); ag_drop(&p);
+    return q;
+  }
+  return ag_mm(l, r);
+}
+
 /* The gradients of matmul(a, b) for the result's gradient g, in a's and
    b's shapes (ga, gb left empty when not wanted). */
 static void matmul_grads(const mt_tensor *a, const mt_tensor *b, const mt_tensor *g, int want_a,
@@ -60,8 +75,9 @@ static void matmul_grads(const mt_tensor *a, const mt_tensor *b, const mt_tensor
   memcpy(s, g->shape, sizeof(int64_t) * (size_t)nbatch);
   s[nbatch] = M; s[nbatch + 1] = N;
   g2 = ag_as(g, nbatch + 2, s);
+  int plain = a2.ndim == 2 && b2.ndim == 2;
   if (want_a) {                                  /* g @ b^T */
-    mt_tensor bt = ag_mT(&b2), p = ag_matmul(&g2, &bt);
+    mt_tensor bt = ag_mT(&b2), p = plain ? mm_like(&g2, &bt, &a2) : ag_matmul(&g2, &bt);
     mt_tensor q = sum_to(&p, a2.ndim, a2.shape);
     *ga = ag_as(&q, a->ndim, a->shape);
     ag_drop(&bt); ag_drop(&p); ag_drop(&q);
@@ -75,11 +91,11 @@ static void matmul_grads(const mt_tensor *a, const mt_tensor *b, const mt_tensor
       mt_tensor af = ag_reshape(&a2, 2, s), aft = ag_mT(&af);
       s[1] = N;
       mt_tensor gf = ag_reshape(&g2, 2, s);
-      q = ag_mm(&aft, &gf);
+      q = mm_like(&aft, &gf, &b2);
       ag_drop(&af); ag_drop(&aft); ag_drop(&gf);
     } else {
       mt_tensor at = ag_mT(&a2);
-      p = ag_matmul(&at, &g2);
+      p = plain ? mm_like(&at, &g2, &b2) : ag_matmul(&at, &g2);
       q = sum_to(&p, b2.ndim, b2.shape);
       ag_drop(&at);
     }
