@@ -1,0 +1,115 @@
+-- parallel_spec.lua: the engine's thread pool as a user sees it -- results
+-- that do not depend on the thread count, loops large enough to split,
+-- products cut into blocks, forked DataLoader workers that run parallel ops,
+-- and a linear layer's weight gradient in the weight's own layout.
+local torch = require 'torch'
+local nn = require 'nn'
+local data = require 'data'
+
+-- fn() run at each thread count; the count is restored whatever happens
+local function at_threads(counts, fn)
+  local before = torch.getnumthreads()
+  local results = {}
+  local ok, err = pcall(function()
+    for i, n in ipairs(counts) do
+      torch.setnumthreads(n)
+      results[i] = fn()
+    end
+  end)
+  torch.setnumthreads(before)
+  assert(ok, err)
+  return results
+end
+
+local function same_bits(list)
+  for i = 2, #list do assert.are.same(list[1], list[i]) end
+end
+
+describe('the thread pool', function()
+  it('gives elementwise results element by element as defined, at 1, 2 and 3 threads', function()
+    local n = 300001                       -- many chunks, an odd tail
+    local x = torch.arange(0, n, {dtype = 'float64'})
+    local r = at_threads({1, 2, 3}, function()
+      local y = x * 2 + 1
+      return {y[1], y[150001], y[n], y:sum():item()}
+    end)
+    for _, v in ipairs(r) do
+      assert.are.same({1, 300001, 2 * (n - 1) + 1, n * n}, v)   -- sum of the first n odd numbers
+    end
+  end)
+
+  it('cuts a large matrix product into blocks whose entries match the definition', function()
+    -- 200x300 by 300x170, float64 of small integers: every sum is exact
+    local a = (torch.arange(0, 200 * 300, {dtype = 'float64'}) % 7 - 3):view(200, 300)
+    local b = (torch.arange(0, 300 * 170, {dtype = 'float64'}) % 5 - 2):view(300, 170)
+    local function entry(i, j)
+      local s = 0
+      for k = 1, 300 do s = s + a[i][k] * b[k][j] end
+      return s
+    end
+    local cells = {{1, 1}, {200, 170}, {17, 16}, {17, 17}, {101, 85}, {200, 1}, {1, 170}}
+    local r = at_threads({1, 2, 3}, function()
+      local c, ct = a:mm(b), b:t():mm(a:t())          -- row blocks and column blocks
+      local got = {}
+      for _, ij in ipairs(cells) do got[#got + 1] = {c[ij[1]][ij[2]], ct[ij[2]][ij[1]]} end
+      return got
+    end)
+    for _, got in ipairs(r) do
+      for k, ij in ipairs(cells) do
+        local want = entry(ij[1], ij[2])
+        assert.are.same({want, want}, got[k])
+      end
+    end
+  end)
+
+  it('gives a float32 sum, a matrix product and a convolution the same bits at 1 and 2 threads', function()
+    -- (the weight gradient sums per-thread partial sums: close, not the same bits)
+    torch.manual_seed(7)
+    local x, w = torch.randn(512, 384), torch.randn(384, 256)
+    local img, k = torch.randn(8, 3, 20, 20, {requires_grad = true}), torch.randn(4, 3, 3, 3, {requires_grad = true})
+    local r = at_threads({1, 2}, function()
+      img.grad, k.grad = nil, nil
+      local y = nn.functional.conv2d(img, k, nil, {padding = 1})
+      y:sum():backward()
+      return {x:sum():item(), x:mm(w):sum():item(), y:sum():item(), img.grad:sum():item(), k.grad:clone()}
+    end)
+    local g1, g2 = table.remove(r[1]), table.remove(r[2])
+    same_bits(r)
+    assert.is_true(((g1 - g2):abs():max() / g1:abs():max()):item() < 1e-5)
+  end)
+
+  it('runs parallel ops inside forked DataLoader workers', function()
+    local before = torch.getnumthreads()
+    torch.setnumthreads(2)
+    local ok, err = pcall(function()
+      local _ = (torch.ones(200000) * 3):sum()          -- the parent's pool is running before the fork
+      local D = torch.class('data.SpecParallelDS', 'data.Dataset')
+      function D:size() return 4 end
+      function D:get(i) return (torch.ones(200000, {dtype = 'float64'}) * i):sum():item() end
+      local got = {}
+      for _, b in data.DataLoader(D(), {batch_size = 2, num_workers = 2}):iter() do
+        for _, v in ipairs(b:totable()) do got[#got + 1] = v end
+      end
+      assert.are.same({200000, 400000, 600000, 800000}, got)
+    end)
+    torch.setnumthreads(before)
+    assert(ok, err)
+  end)
+
+  it("keeps a linear layer's weight gradient in the weight's layout, equal to gy^T x", function()
+    local lin = nn.Linear(5, 3)
+    local x = torch.arange(0, 20, {dtype = 'float32'}):view(4, 5) / 10
+    local y = lin(x)
+    local gy = torch.arange(1, 13, {dtype = 'float32'}):view(4, 3)
+    y:backward(gy)
+    assert.is_true(lin.weight.grad:isContiguous())
+    assert.are.same(lin.weight:stride(), lin.weight.grad:stride())
+    for o = 1, 3 do
+      for i = 1, 5 do
+        local s = 0
+        for b = 1, 4 do s = s + gy[b][o] * x[b][i] end
+        assert.is_true(math.abs(lin.weight.grad[o][i] - s) < 1e-5)
+      end
+    end
+  end)
+end)
