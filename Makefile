@@ -65,7 +65,7 @@ test: all
 	  echo "$$passed passed, $$failed failed"; [ $$failed -eq 0 ]
 
 run: all
-	$(TH) examples/fashion_mnist_mlp.lua --epochs $(or $(EPOCHS),10) --workers $(or $(WORKERS),0) --threads $(or $(THREADS),1)
+	$(TH) examples/fashion_mnist_mlp.lua --epochs $(or $(EPOCHS),10) --workers $(or $(WORKERS),0) $(if $(THREADS),--threads $(THREADS))
 
 # Specs under AddressSanitizer + UndefinedBehaviorSanitizer, in their own
 # build tree; the sanitizer runtimes are preloaded into the stock lua5.4.

@@ -18,13 +18,13 @@ function train.options(title, checkpoint, epochs)
   cmd:option('--batch-size', 64, 'images per batch')
   cmd:option('--lr', 1e-3, 'Adam learning rate')
   cmd:option('--workers', 0, 'DataLoader worker processes')
-  cmd:option('--threads', 1, 'threads for the tensor library')
+  cmd:option('--threads', 0, 'threads for the tensor library (0: one per core)')
   cmd:option('--root', '/usr/share/datasets/fashion-mnist', 'folder of the IDX files')
   cmd:option('--seed', 1, 'random seed')
   cmd:option('--checkpoint', checkpoint, 'file the final checkpoint goes to ("" for none)')
   cmd:option('--limit', 0, 'use only this many training batches per epoch (0: all)')
   local opt = cmd:parse(arg)
-  torch.setnumthreads(opt.threads)
+  if opt.threads > 0 then torch.setnumthreads(opt.threads) end
   torch.manual_seed(opt.seed)
   return opt
 end
