@@ -1,14 +1,13 @@
 /* mt_reduce.c: reductions, scans, softmax, sorting and selection along a
    dim, and whole-tensor comparisons, with kernels for every dtype. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include "mt_reduce.h"
 #include "mt_ops.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "mt_parallel.h"
 
 /* Independent accumulators along a contiguous run: enough to fill the
    vector units (16 doubles are two AVX-512 or four AVX2 registers) and hide
@@ -32,28 +31,23 @@
    horizontal reduction costs as much as a few vector compares. */
 #define RED_SCAN 256
 
-/* Whether a loop of this much work should split across threads. */
-static int use_threads(int64_t work) {
-#ifdef _OPENMP
-  return mt_get_num_threads() > 1 && work >= MT_ITER_GRAIN && !omp_in_parallel();
-#else
-  (void)work;
-  return 0;
-#endif
-}
+/* Chunk states a long run keeps on the stack between parallel steps, folded
+   in order after each step: a step then covers 4M elements, so its handover
+   costs nothing measurable, and no allocation can fail. */
+#define RED_BATCH 256
+/* Outputs per thread below which a reduction whose reduced extent is
+   innermost splits each run into chunks instead: a few long runs would
+   otherwise leave threads idle. */
+#define RED_OUTPUTS_PER_THREAD 4
 
-/* for (i = 0; i < n; i++) BODY, across threads when par. A serial loop stays
-   outside any parallel region: even an inactive one costs a team setup,
-   which would double the price of a small reduction. */
-#define RED_FOR(par, i, n, ...)                                                             \
-  do {                                                                                      \
-    if (par) {                                                                              \
-      _Pragma("omp parallel for schedule(static)")                                          \
-      for (int64_t i = 0; i < (n); i++) { __VA_ARGS__; }                                    \
-    } else {                                                                                \
-      for (int64_t i = 0; i < (n); i++) { __VA_ARGS__; }                                    \
-    }                                                                                       \
-  } while (0)
+/* Items per chunk of a parallel loop over items that together take work
+   element steps: about MT_ITER_GRAIN / 2 steps a chunk, so the loop splits
+   from about MT_ITER_GRAIN steps on, where threads start to pay off. */
+static int64_t red_grain(int64_t work, int64_t items) {
+  int64_t per_item = items > 0 ? work / items : 0;
+  if (per_item < 1) per_item = 1;
+  return (MT_ITER_GRAIN / 2 + per_item - 1) / per_item;
+}
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -448,33 +442,39 @@ static void kept_offsets(const red_geom *g, int from, int64_t q, int64_t *xo, in
   }
 }
 
-/* One pass over a run, in RED_CHUNK pieces combined in order; par spreads
-   the pieces over threads. */
-static red_state run_chunks(int kind, int dtype, const char *x, int64_t s, int64_t n, double m,
-                            double p, int par) {
-  run_fn fn = run_kernels[kind][dtype];
-  int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
-  if (nc <= 1) return fn(x, s, n, m, p);
-  red_state *parts = par ? malloc(sizeof *parts * (size_t)nc) : NULL;
-  red_state st;
-  if (parts) {
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < nc; c++) {
-      int64_t off = c * RED_CHUNK;
-      parts[c] = fn(x + off * s, s, min64(RED_CHUNK, n - off), m, p);
-      parts[c].idx += off;
-    }
-    st = parts[0];
-    for (int64_t c = 1; c < nc; c++) st = combine(kind, dtype, st, parts[c]);
-    free(parts);
-    return st;
+typedef struct {
+  run_fn fn;
+  const char *x;
+  int64_t s, n;                   /* byte stride and length of the run */
+  double m, p;
+  int64_t first;                  /* the batch's first chunk */
+  red_state *parts;               /* by chunk, from first */
+} chunks_job;
+
+static void run_chunk_range(void *ctx, int64_t begin, int64_t end) {
+  const chunks_job *j = ctx;
+  for (int64_t c = begin; c < end; c++) {
+    int64_t off = (j->first + c) * RED_CHUNK;
+    j->parts[c] = j->fn(j->x + off * j->s, j->s, min64(RED_CHUNK, j->n - off), j->m, j->p);
+    j->parts[c].idx += off;
   }
-  st = fn(x, s, RED_CHUNK, m, p);
-  for (int64_t c = 1; c < nc; c++) {
-    int64_t off = c * RED_CHUNK;
-    red_state part = fn(x + off * s, s, min64(RED_CHUNK, n - off), m, p);
-    part.idx += off;
-    st = combine(kind, dtype, st, part);
+}
+
+/* One pass over a run, in RED_CHUNK pieces combined in order, so the result
+   is the same however the pieces were spread over threads; grain is in
+   pieces. */
+static red_state run_chunks(int kind, int dtype, const char *x, int64_t s, int64_t n, double m,
+                            double p, int64_t grain) {
+  red_state parts[RED_BATCH], st = {0, 0, 0};
+  chunks_job job = {run_kernels[kind][dtype], x, s, n, m, p, 0, parts};
+  int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+  if (nc <= 1) return job.fn(x, s, n, m, p);
+  for (; job.first < nc; job.first += RED_BATCH) {
+    int64_t count = min64(RED_BATCH, nc - job.first);
+    mt_parallel_for(count, grain, run_chunk_range, &job);
+    int64_t c = 0;
+    if (job.first == 0) st = parts[c++];          /* the run's first piece starts the fold */
+    for (; c < count; c++) st = combine(kind, dtype, st, parts[c]);
   }
   return st;
 }
@@ -487,30 +487,45 @@ typedef struct {
   int64_t *idx;                   /* indices or NULL */
 } red_target;
 
-/* Output q of a reduction whose reduced extent is innermost: one run. */
-static void reduce_run_one(const red_geom *g, const red_target *tg, int64_t q, int chunk_par) {
+/* Output q of a reduction whose reduced extent is innermost: one run, its
+   pieces grain at a time (see run_chunks). */
+static void reduce_run_one(const red_geom *g, const red_target *tg, int64_t q, int64_t grain) {
   const red_plan *pl = tg->pl;
   int64_t xo, oo;
   kept_offsets(g, 0, q, &xo, &oo);
   const char *x = g->x + xo;
-  red_state st = run_chunks(pl->kind[0], tg->dtype, x, g->rs, g->R, 0, pl->p, chunk_par);
+  red_state st = run_chunks(pl->kind[0], tg->dtype, x, g->rs, g->R, 0, pl->p, grain);
   double m = 0;
   if (pl->kind[1] >= 0) {
     m = pass_param(pl, st, g->R);
-    st = run_chunks(pl->kind[1], tg->dtype, x, g->rs, g->R, m, pl->p, chunk_par);
+    st = run_chunks(pl->kind[1], tg->dtype, x, g->rs, g->R, m, pl->p, grain);
   }
   int64_t es = mt_dtypes[tg->out_dtype].size;
   if (tg->out) write_value(tg->out_dtype, tg->out + oo * es, finalize(pl, tg->dtype, st, g->R, m));
   if (tg->idx) tg->idx[oo] = st.idx;
 }
 
+typedef struct {
+  const red_geom *g;
+  const red_target *tg;
+  int64_t grain;                  /* of each run's pieces */
+  int64_t tiles;                  /* reduce_rows: tiles per row of outputs */
+} red_job;
+
+static void reduce_runs_range(void *ctx, int64_t begin, int64_t end) {
+  const red_job *j = ctx;
+  for (int64_t q = begin; q < end; q++) reduce_run_one(j->g, j->tg, q, j->grain);
+}
+
 /* Reduced extent innermost: outputs go to threads when there are enough of
-   them, else the chunks of each run do. */
+   them, else the pieces of each run do (a loop inside a chunk runs inline). */
 static void reduce_runs(const red_geom *g, const red_target *tg) {
   int64_t O = 1;
   for (int k = 0; k < g->nk; k++) O *= g->size[k];
-  int par = use_threads(O * g->R), par_outputs = par && O >= 4 * (int64_t)mt_get_num_threads();
-  RED_FOR(par_outputs, q, O, reduce_run_one(g, tg, q, par && !par_outputs));
+  int64_t work = O * g->R, pieces = O * ((g->R + RED_CHUNK - 1) / RED_CHUNK);
+  red_job job = {g, tg, red_grain(work, pieces), 0};
+  int by_outputs = O >= RED_OUTPUTS_PER_THREAD * (int64_t)mt_parallel_width();
+  mt_parallel_for(O, by_outputs ? red_grain(work, O) : O /* one chunk, inline */, reduce_runs_range, &job);
 }
 
 /* Task t of a reduction whose reduced extent lies outside the innermost kept
@@ -541,12 +556,17 @@ static void reduce_rows_task(const red_geom *g, const red_target *tg, int64_t t,
   }
 }
 
+static void reduce_rows_range(void *ctx, int64_t begin, int64_t end) {
+  const red_job *j = ctx;
+  for (int64_t t = begin; t < end; t++) reduce_rows_task(j->g, j->tg, t, j->tiles);
+}
+
 static void reduce_rows(const red_geom *g, const red_target *tg) {
   int64_t outer = 1;
   for (int k = 1; k < g->nk; k++) outer *= g->size[k];
   int64_t tiles = (g->size[0] + RED_TILE - 1) / RED_TILE, tasks = outer * tiles;
-  int par = use_threads(outer * g->size[0] * g->R) && tasks > 1;
-  RED_FOR(par, t, tasks, reduce_rows_task(g, tg, t, tiles));
+  red_job job = {g, tg, 0, tiles};
+  mt_parallel_for(tasks, red_grain(outer * g->size[0] * g->R, tasks), reduce_rows_range, &job);
 }
 
 /* Drops the reduced dims of a keepdim-shaped contiguous result. */
@@ -747,9 +767,42 @@ static void split_dims(const mt_tensor *x, int dim, int64_t *A, int64_t *N, int6
   }
 }
 
+/* A kernel over a tile of w columns of an [N, B] block, x and y at the
+   tile's first element; flag is the op's own (softmax's take_log). */
+typedef void (*tile_fn)(const char *x, char *y, int64_t N, int64_t B, int64_t w, int flag);
+
+typedef struct {
+  const char *x;
+  char *y;
+  int64_t N, B, tiles, es;
+  tile_fn fn;
+  int flag;
+} tiles_job;
+
+/* Tasks [begin, end): tile t % tiles of block t / tiles. */
+static void tiles_range(void *ctx, int64_t begin, int64_t end) {
+  const tiles_job *j = ctx;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t b0 = (t % j->tiles) * RED_TILE, off = ((t / j->tiles) * j->N * j->B + b0) * j->es;
+    j->fn(j->x + off, j->y + off, j->N, j->B, min64(RED_TILE, j->B - b0), j->flag);
+  }
+}
+
+/* Runs fn over every RED_TILE-column tile of in seen as [A, N, B] around
+   dim, writing r of the same shape; both contiguous. */
+static void for_tiles(const mt_tensor *in, mt_tensor *r, int dim, tile_fn fn, int flag) {
+  int64_t A, N, B;
+  split_dims(in, dim, &A, &N, &B);
+  if (N == 0) return;
+  int64_t tiles = (B + RED_TILE - 1) / RED_TILE, tasks = A * tiles;
+  tiles_job job = {mt_data(in), mt_data(r), N, B, tiles, mt_dtypes[in->dtype].size, fn, flag};
+  mt_parallel_for(tasks, red_grain(A * N * B, tasks), tiles_range, &job);
+}
+
 /* ---- cumulative sum and product ---- */
 #define CUM_KERNEL(NAME, OP, INIT, E, T, K)                                                 \
-  static void NAME##_##E(const char *x, char *y, int64_t N, int64_t B, int64_t w) {         \
+  static void NAME##_##E(const char *x, char *y, int64_t N, int64_t B, int64_t w, int flag) { \
+    (void)flag;                                                                             \
     if (w == 1) {                                                                           \
       RED_SUM_K##K run = INIT;                                                              \
       for (int64_t j = 0; j < N; j++) {                                                     \
@@ -772,9 +825,8 @@ static void split_dims(const mt_tensor *x, int dim, int64_t *A, int64_t *N, int6
 #define CUM_GEN(E, T, N, TN, K) CUM_KERNEL(cumsum, +, 0, E, T, K) CUM_KERNEL(cumprod, *, 1, E, T, K)
 MT_DTYPES(CUM_GEN)
 
-typedef void (*cum_fn)(const char *x, char *y, int64_t N, int64_t B, int64_t w);
 #define CUM_ENTRY(E, T, N, TN, K) {cumsum_##E, cumprod_##E},
-static const cum_fn cum_kernels[MT_NDTYPES][2] = {MT_DTYPES(CUM_ENTRY)};
+static const tile_fn cum_kernels[MT_NDTYPES][2] = {MT_DTYPES(CUM_ENTRY)};
 
 int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dtype) {
   const char *name = is_prod ? "cumprod" : "cumsum";
@@ -783,16 +835,7 @@ int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dt
   mt_tensor in = {0};
   if (mt_contiguous_as(&in, x, dtype)) return -1;
   if (mt_tensor_init(r, dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
-  int64_t A, N, B;
-  split_dims(x, dim, &A, &N, &B);
-  int64_t tiles = (B + RED_TILE - 1) / RED_TILE, tasks = A * tiles, es = mt_dtypes[dtype].size;
-  const char *xd = mt_data(&in);
-  char *yd = mt_data(r);
-  cum_fn fn = cum_kernels[dtype][is_prod];
-  int par = use_threads(A * N * B) && tasks > 1;
-  RED_FOR(par, t, tasks,
-          int64_t off = ((t / tiles) * N * B + (t % tiles) * RED_TILE) * es;
-          fn(xd + off, yd + off, N, B, min64(RED_TILE, B - (t % tiles) * RED_TILE)));
+  for_tiles(&in, r, dim, cum_kernels[dtype][is_prod], 0);
   mt_tensor_release(&in);
   return 0;
 }
@@ -884,9 +927,8 @@ int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dt
   }
 MT_FLOAT_DTYPES(SM_GEN)
 
-typedef void (*sm_fn)(const char *x, char *y, int64_t N, int64_t B, int64_t w, int take_log);
 #define SM_ENTRY(E, T, N, TN, K) [MT_##E] = softmax_##E,
-static const sm_fn sm_kernels[MT_NDTYPES] = {MT_FLOAT_DTYPES(SM_ENTRY)};
+static const tile_fn sm_kernels[MT_NDTYPES] = {MT_FLOAT_DTYPES(SM_ENTRY)};
 
 int mt_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtype) {
   const char *name = take_log ? "log_softmax" : "softmax";
@@ -898,17 +940,7 @@ int mt_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtyp
   mt_tensor in = {0};
   if (mt_contiguous_as(&in, x, dtype)) return -1;
   if (mt_tensor_init(r, dtype, x->ndim, x->shape)) { mt_tensor_release(&in); return -1; }
-  int64_t A, N, B;
-  split_dims(x, dim, &A, &N, &B);
-  int64_t tiles = (B + RED_TILE - 1) / RED_TILE, tasks = A * tiles, es = mt_dtypes[dtype].size;
-  const char *xd = mt_data(&in);
-  char *yd = mt_data(r);
-  sm_fn fn = sm_kernels[dtype];
-  int par = use_threads(A * N * B) && tasks > 1;
-  if (N > 0)
-    RED_FOR(par, t, tasks,
-            int64_t off = ((t / tiles) * N * B + (t % tiles) * RED_TILE) * es;
-            fn(xd + off, yd + off, N, B, min64(RED_TILE, B - (t % tiles) * RED_TILE), take_log));
+  for_tiles(&in, r, dim, sm_kernels[dtype], take_log);
   mt_tensor_release(&in);
   return 0;
 }
@@ -969,6 +1001,10 @@ SEL_SORT(sort_i_desc, SEL_I_DESC)
 
 typedef enum { SEL_SORTED, SEL_KTH, SEL_MEDIAN, SEL_MODE } sel_op;
 
+/* Element steps a sorted element counts for when deciding whether to split
+   the slices over threads: a merge sort visits each element several times. */
+#define SEL_COST 4
+
 /* Position in a sorted ascending slice that kthvalue/median/mode pick. */
 static int64_t sel_pick(const sel_pair *s, int64_t n, sel_op op, int64_t k, int is_float) {
   if (op == SEL_KTH) return k;
@@ -1002,14 +1038,18 @@ typedef struct {
   int is_float;
   gather_fn gather;
   void (*sort)(sel_pair *, sel_pair *, int64_t);
+  _Atomic int failed;             /* a chunk ran out of memory */
 } sel_job;
 
-/* Slices [lo, hi) of a job, with one scratch buffer; -1 when out of memory. */
-static int sel_slices(const sel_job *j, int64_t lo, int64_t hi) {
-  if (lo >= hi) return 0;
+/* Slices [lo, hi) of a job, with one scratch buffer. */
+static void sel_slices(void *ctx, int64_t lo, int64_t hi) {
+  sel_job *j = ctx;
   int64_t N = j->N, B = j->B, M = j->M, es = (int64_t)j->es;
   sel_pair *buf = malloc(sizeof *buf * 2 * (size_t)N);
-  if (!buf) return -1;
+  if (!buf) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
   for (int64_t sl = lo; sl < hi; sl++) {
     int64_t a = sl / B, b = sl % B;
     const char *xs = j->x + (a * N * B + b) * es;
@@ -1023,7 +1063,6 @@ static int sel_slices(const sel_job *j, int64_t lo, int64_t hi) {
     }
   }
   free(buf);
-  return 0;
 }
 
 /* Sorts every slice along dim and writes M results per slice: the first M
@@ -1042,29 +1081,16 @@ static int select_along(mt_tensor *values, mt_tensor *indices, const mt_tensor *
     mt_tensor_release(&in);
     return -1;
   }
-  int is_float = mt_dtype_is_float(x->dtype), failed = 0;
+  int is_float = mt_dtype_is_float(x->dtype);
   sel_job job = {mt_data(&in), mt_data(values), (int64_t *)mt_data(indices), N, B, M, k,
                  (size_t)mt_dtypes[x->dtype].size, op, is_float, gather_kernels[x->dtype],
                  is_float ? (descending ? sort_f_desc : sort_f_asc)
-                          : (descending ? sort_i_desc : sort_i_asc)};
-  int64_t slices = A * B;
-  if (N > 0 && M > 0) {
-    if (use_threads(slices * N * 4) && slices > 1) {
-#pragma omp parallel reduction(|:failed)
-      {
-        int64_t nt = 1, id = 0;
-#ifdef _OPENMP
-        nt = omp_get_num_threads();
-        id = omp_get_thread_num();
-#endif
-        failed |= sel_slices(&job, slices * id / nt, slices * (id + 1) / nt) != 0;
-      }
-    } else {
-      failed = sel_slices(&job, 0, slices) != 0;
-    }
-  }
+                          : (descending ? sort_i_desc : sort_i_asc), 0};
+  int64_t slices = A * B, work;
+  if (__builtin_mul_overflow(slices * N, SEL_COST, &work)) work = INT64_MAX;
+  if (N > 0 && M > 0) mt_parallel_for(slices, red_grain(work, slices), sel_slices, &job);
   mt_tensor_release(&in);
-  if (failed) {
+  if (atomic_load(&job.failed)) {
     mt_tensor_release(values);
     mt_tensor_release(indices);
     return mt_fail("sort: out of memory for a slice of %lld elements", (long long)N);
