@@ -6,6 +6,14 @@
 #include "mt_norm.h"
 #include "mt_alloc.h"
 #include "mt_iter.h"
+#include "mt_parallel.h"
+
+/* Group norm's weight and bias gradients sum each channel over every
+   sample: the samples are cut into at most this many blocks, each summed
+   into its own 2 * c partials that are added in block order afterwards, so
+   the result does not depend on the thread count. 64 blocks give 16
+   threads four each and bound the partials at 128 * c doubles. */
+#define NORM_MAX_BLOCKS 64
 
 /* Statistic k's elements as runs: run i is len elements of x from
    first + i * step, weighted by w[chan + i * chan_step]; or, per_element,
@@ -38,10 +46,28 @@ static int64_t stat_size(const mt_norm_geom *g) {
   return (g->groups ? g->c / g->groups : g->n) * g->s;
 }
 
-/* threads pay off above the grain, and only with several statistics */
-static int use_threads(const mt_norm_geom *g) {
-  return mt_get_num_threads() > 1 && mt_norm_count(g) > 1 && g->n * g->c * g->s >= MT_ITER_GRAIN;
+/* Items per chunk of a pass over items (statistics, sample blocks) of
+   item_size elements each: about MT_ITER_GRAIN / 2 elements a chunk, so a
+   pass splits from about MT_ITER_GRAIN elements on, where threads pay off. */
+static int64_t norm_grain(int64_t item_size) {
+  if (item_size < 1) item_size = 1;
+  return (MT_ITER_GRAIN / 2 + item_size - 1) / item_size;
 }
+
+/* What a pass reads and writes, as elements of the kernel's type (NULL: not
+   given, or not wanted). */
+typedef struct {
+  const mt_norm_geom *g;
+  int64_t count;                  /* statistics */
+  const void *x, *gy, *w, *b;
+  void *stats;                    /* written by the statistics pass, read by the others */
+  void *y, *gx, *gw, *gb;
+  double eps;
+  double *var;                    /* the statistics pass: each one's biased variance */
+  double *partial;                /* group norm's channel sums: (blocks, 2, c) */
+  int64_t block;                  /* samples per block */
+  int fixed_stats;
+} norm_job;
 
 #define NORM_KERNELS(T)                                                                              \
   /* mean and biased variance of the runs rs, in two passes */                                      \
@@ -61,15 +87,15 @@ static int use_threads(const mt_norm_geom *g) {
     *mean = m;                                                                                       \
     *var = sq / (double)(rs.count * rs.len);                                                         \
   }                                                                                                  \
-  static void stats_##T(T *stats, const T *x, const mt_norm_geom *g, double eps, double *var) {      \
-    const int64_t count = mt_norm_count(g);                                                          \
-    _Pragma("omp parallel for schedule(static) if (use_threads(g))")                                \
-    for (int64_t k = 0; k < count; k++) {                                                            \
+  static void stats_##T(void *ctx, int64_t begin, int64_t end) {                                    \
+    const norm_job *j = ctx;                                                                         \
+    T *stats = j->stats;                                                                             \
+    for (int64_t k = begin; k < end; k++) {                                                          \
       double m, v;                                                                                   \
-      moments_##T(x, stat_runs(g, k), &m, &v);                                                       \
+      moments_##T(j->x, stat_runs(j->g, k), &m, &v);                                                 \
       stats[k] = (T)m;                                                                               \
-      stats[count + k] = (T)(1 / sqrt(v + eps));                                                     \
-      var[k] = v;                                                                                    \
+      stats[j->count + k] = (T)(1 / sqrt(v + j->eps));                                               \
+      j->var[k] = v;                                                                                 \
     }                                                                                                \
   }                                                                                                  \
   /* y = x * scale + shift over statistic k's runs */                                                \
@@ -86,13 +112,12 @@ static int use_threads(const mt_norm_geom *g) {
       }                                                                                              \
     }                                                                                                \
   }                                                                                                  \
-  static void apply_##T(T *y, const T *x, const T *stats, const T *w, const T *b, const mt_norm_geom *g) { \
-    const int64_t count = mt_norm_count(g);                                                          \
-    _Pragma("omp parallel for schedule(static) if (use_threads(g))")                                \
-    for (int64_t k = 0; k < count; k++) {                                                            \
-      const run_set rs = stat_runs(g, k);                                                            \
-      if (rs.per_element) apply_stat_##T(y, x, stats, w, b, &rs, k, count, 1);                       \
-      else apply_stat_##T(y, x, stats, w, b, &rs, k, count, 0);                                      \
+  static void apply_##T(void *ctx, int64_t begin, int64_t end) {                                    \
+    const norm_job *j = ctx;                                                                         \
+    for (int64_t k = begin; k < end; k++) {                                                          \
+      const run_set rs = stat_runs(j->g, k);                                                         \
+      if (rs.per_element) apply_stat_##T(j->y, j->x, j->stats, j->w, j->b, &rs, k, j->count, 1);    \
+      else apply_stat_##T(j->y, j->x, j->stats, j->w, j->b, &rs, k, j->count, 0);                   \
     }                                                                                                \
   }                                                                                                  \
   /* Per statistic: the sums of gy and gy * (x - mean) over its elements,                          \
@@ -144,62 +169,85 @@ static int use_threads(const mt_norm_geom *g) {
     }                                                                                                \
   }                                                                                                  \
   /* gw and gb only for batch norm, whose statistics are per channel */                            \
-  static void backward_groups_##T(T *gx, T *gw, T *gb, const T *gy, const T *x, const T *stats,      \
-                                  const T *w, const mt_norm_geom *g, int fixed_stats) {               \
-    const int64_t count = mt_norm_count(g);                                                          \
-    const double size = (double)stat_size(g);                                                        \
-    if (g->groups) gw = gb = NULL;                                                                   \
-    _Pragma("omp parallel for schedule(static) if (use_threads(g))")                                \
-    for (int64_t k = 0; k < count; k++) {                                                            \
-      const run_set rs = stat_runs(g, k);                                                            \
-      if (rs.per_element) backward_stat_##T(gx, gw, gb, gy, x, stats, w, &rs, k, count, size, fixed_stats, 1); \
-      else backward_stat_##T(gx, gw, gb, gy, x, stats, w, &rs, k, count, size, fixed_stats, 0);      \
+  static void backward_groups_##T(void *ctx, int64_t begin, int64_t end) {                          \
+    const norm_job *j = ctx;                                                                         \
+    const double size = (double)stat_size(j->g);                                                     \
+    T *gw = j->g->groups ? NULL : j->gw, *gb = j->g->groups ? NULL : j->gb;                          \
+    for (int64_t k = begin; k < end; k++) {                                                          \
+      const run_set rs = stat_runs(j->g, k);                                                         \
+      if (rs.per_element)                                                                            \
+        backward_stat_##T(j->gx, gw, gb, j->gy, j->x, j->stats, j->w, &rs, k, j->count, size, j->fixed_stats, 1); \
+      else                                                                                           \
+        backward_stat_##T(j->gx, gw, gb, j->gy, j->x, j->stats, j->w, &rs, k, j->count, size, j->fixed_stats, 0); \
     }                                                                                                \
   }                                                                                                  \
   /* group norm's gw and gb: a channel's elements belong to different                              \
-     statistics. Thread t sums samples [n * t / nt, n * (t + 1) / nt) into its                      \
-     part of partial (nt, 2, c), in memory order; the parts are added up after. */                 \
-  static void backward_channels_##T(T *gw, T *gb, const T *gy, const T *x, const T *stats,           \
-                                    const mt_norm_geom *g, double *partial, int nt) {                 \
-    const int64_t count = mt_norm_count(g);                                                          \
-    memset(partial, 0, sizeof(double) * (size_t)(nt * 2 * g->c));                                   \
-    _Pragma("omp parallel for num_threads(nt) schedule(static) if (nt > 1)")                        \
-    for (int t = 0; t < nt; t++) {                                                                   \
-      double *q = partial + t * 2 * g->c, *p = q + g->c;                                             \
-      for (int64_t k = g->n * t / nt * g->groups; k < g->n * (t + 1) / nt * g->groups; k++) {        \
+     statistics. Block i sums samples [i * block, (i + 1) * block) into its                         \
+     part of partial (blocks, 2, c), in memory order. */                                            \
+  static void backward_channels_##T(void *ctx, int64_t begin, int64_t end) {                        \
+    const norm_job *j = ctx;                                                                         \
+    const mt_norm_geom *g = j->g;                                                                    \
+    const T *gy = j->gy, *x = j->x, *stats = j->stats;                                               \
+    for (int64_t blk = begin; blk < end; blk++) {                                                    \
+      double *q = j->partial + blk * 2 * g->c, *p = q + g->c;                                        \
+      const int64_t s0 = blk * j->block, s1 = g->n - s0 < j->block ? g->n : s0 + j->block;          \
+      memset(q, 0, sizeof(double) * 2 * (size_t)g->c);                                               \
+      for (int64_t k = s0 * g->groups; k < s1 * g->groups; k++) {                                    \
         const run_set rs = stat_runs(g, k);                                                          \
-        const double mean = stats[k], inv = stats[count + k];                                        \
+        const double mean = stats[k], inv = stats[j->count + k];                                     \
         for (int64_t i = 0; i < rs.count; i++) {                                                     \
           const T *gr = gy + rs.first + i * rs.step, *xr = x + rs.first + i * rs.step;               \
           if (rs.per_element) {                            /* a column of sums per element */        \
-            for (int64_t j = 0; j < rs.len; j++) {                                                   \
-              q[rs.chan + j] += gr[j];                                                               \
-              p[rs.chan + j] += inv * gr[j] * (xr[j] - mean);                                        \
+            for (int64_t e = 0; e < rs.len; e++) {                                                   \
+              q[rs.chan + e] += gr[e];                                                               \
+              p[rs.chan + e] += inv * gr[e] * (xr[e] - mean);                                        \
             }                                                                                        \
             continue;                                                                                \
           }                                                                                          \
           double qr = 0, pr = 0;                                                                     \
-          _Pragma("omp simd reduction(+ : qr, pr)") for (int64_t j = 0; j < rs.len; j++) {           \
-            qr += gr[j];                                                                             \
-            pr += gr[j] * (xr[j] - mean);                                                            \
+          _Pragma("omp simd reduction(+ : qr, pr)") for (int64_t e = 0; e < rs.len; e++) {           \
+            qr += gr[e];                                                                             \
+            pr += gr[e] * (xr[e] - mean);                                                            \
           }                                                                                          \
           q[weight_index(&rs, i, 0, 0)] += qr;                                                       \
           p[weight_index(&rs, i, 0, 0)] += inv * pr;                                                 \
         }                                                                                            \
       }                                                                                              \
     }                                                                                                \
-    for (int64_t c = 0; c < g->c; c++) {                                                             \
+  }                                                                                                  \
+  /* gw and gb from the blocks' partial sums, added in block order */                               \
+  static void channel_sums_##T(const norm_job *j, int64_t blocks) {                                  \
+    const int64_t c = j->g->c;                                                                       \
+    T *gw = j->gw, *gb = j->gb;                                                                      \
+    for (int64_t ch = 0; ch < c; ch++) {                                                             \
       double q = 0, p = 0;                                                                           \
-      for (int t = 0; t < nt; t++) {                                                                 \
-        q += partial[t * 2 * g->c + c];                                                              \
-        p += partial[(t * 2 + 1) * g->c + c];                                                        \
+      for (int64_t blk = 0; blk < blocks; blk++) {                                                   \
+        q += j->partial[blk * 2 * c + ch];                                                           \
+        p += j->partial[(blk * 2 + 1) * c + ch];                                                     \
       }                                                                                              \
-      if (gw) gw[c] = (T)p;                                                                          \
-      if (gb) gb[c] = (T)q;                                                                          \
+      if (gw) gw[ch] = (T)p;                                                                         \
+      if (gb) gb[ch] = (T)q;                                                                         \
     }                                                                                                \
   }
 NORM_KERNELS(float)
 NORM_KERNELS(double)
+
+typedef struct {
+  mt_chunk_fn stats, apply, backward_groups, backward_channels;
+  void (*channel_sums)(const norm_job *j, int64_t blocks);
+} norm_kernels;
+#define NORM_ENTRY(T) {stats_##T, apply_##T, backward_groups_##T, backward_channels_##T, channel_sums_##T}
+static const norm_kernels kernels_float = NORM_ENTRY(float), kernels_double = NORM_ENTRY(double);
+
+/* the kernels of a float32 or float64 input (check_input allows no other) */
+static const norm_kernels *kernels_for(int dtype) {
+  return dtype == MT_FLOAT32 ? &kernels_float : &kernels_double;
+}
+
+/* Runs a pass over the statistics, across threads when there is enough work. */
+static void over_stats(mt_chunk_fn fn, norm_job *j) {
+  mt_parallel_for(j->count, norm_grain(stat_size(j->g)), fn, j);
+}
 
 /* ---- checks ---- */
 static int check_input(const mt_tensor *x, const mt_norm_geom *g) {
@@ -274,8 +322,8 @@ int mt_norm_stats(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, d
   double *var = mt_alloc(sizeof(double) * (size_t)(count ? count : 1));
   int rc = var ? mt_tensor_init(stats, x->dtype, 2, shape) : mt_fail("%s: out of memory", g->op);
   if (rc == 0) {
-    if (x->dtype == MT_FLOAT32) stats_float((float *)mt_data(stats), (const float *)mt_data(&xc), g, eps, var);
-    else stats_double((double *)mt_data(stats), (const double *)mt_data(&xc), g, eps, var);
+    norm_job job = {.g = g, .count = count, .x = mt_data(&xc), .stats = mt_data(stats), .eps = eps, .var = var};
+    over_stats(kernels_for(x->dtype)->stats, &job);
     for (int64_t k = 0; k < count && (running_mean || running_var); k++) {
       if (running_mean) {
         char *p = channel_ptr(running_mean, k);
@@ -320,12 +368,11 @@ int mt_norm_apply(mt_tensor *y, const mt_tensor *x, const mt_tensor *stats, cons
   mt_tensor c[4] = {{0}};
   if (contiguous_all(c, in, 4)) return -1;
   int rc = mt_tensor_init(y, x->dtype, x->ndim, x->shape);
-  if (rc == 0 && x->dtype == MT_FLOAT32)
-    apply_float((float *)mt_data(y), (const float *)mt_data(&c[0]), (const float *)mt_data(&c[1]),
-                data_or_null(&c[2]), data_or_null(&c[3]), g);
-  else if (rc == 0)
-    apply_double((double *)mt_data(y), (const double *)mt_data(&c[0]), (const double *)mt_data(&c[1]),
-                 data_or_null(&c[2]), data_or_null(&c[3]), g);
+  if (rc == 0) {
+    norm_job job = {.g = g, .count = mt_norm_count(g), .x = mt_data(&c[0]), .stats = mt_data(&c[1]),
+                    .w = data_or_null(&c[2]), .b = data_or_null(&c[3]), .y = mt_data(y)};
+    over_stats(kernels_for(x->dtype)->apply, &job);
+  }
   release_all(c, 4);
   return rc;
 }
@@ -341,28 +388,38 @@ int mt_norm_backward(mt_tensor *gx, mt_tensor *gw, mt_tensor *gb, const mt_tenso
   mt_tensor c[4] = {{0}};
   if (contiguous_all(c, in, 4)) return -1;
   const int64_t cshape[1] = {g->c};
-  const int nt = use_threads(g) ? mt_get_num_threads() : 1;
-  const size_t partial_bytes = sizeof(double) * (size_t)(nt * 2 * g->c);
-  double *partial = g->groups && (gw || gb) ? mt_alloc(partial_bytes) : NULL;
-  int rc = g->groups && (gw || gb) && !partial ? mt_fail("%s backward: out of memory", g->op) : 0;
-  if (gx) rc = mt_tensor_init(gx, x->dtype, x->ndim, x->shape);
+  norm_job job = {.g = g, .count = mt_norm_count(g), .gy = mt_data(&c[0]), .x = mt_data(&c[1]),
+                  .stats = mt_data(&c[2]), .w = data_or_null(&c[3]), .fixed_stats = fixed_stats};
+  /* group norm's gw and gb: blocks of at least a grain of samples, at most NORM_MAX_BLOCKS */
+  const int channels = g->groups && (gw || gb);
+  int64_t blocks = 0;
+  size_t partial_bytes = 0;
+  int rc = 0;
+  if (channels) {
+    int64_t sample_size;
+    if (__builtin_mul_overflow(g->c, g->s, &sample_size)) sample_size = INT64_MAX;
+    job.block = (g->n + NORM_MAX_BLOCKS - 1) / NORM_MAX_BLOCKS;
+    if (job.block < norm_grain(sample_size)) job.block = norm_grain(sample_size);
+    blocks = (g->n + job.block - 1) / job.block;
+    if (__builtin_mul_overflow((size_t)blocks * 2 * sizeof(double), (size_t)g->c, &partial_bytes) ||
+        !(job.partial = mt_alloc(partial_bytes)))
+      rc = mt_fail("%s backward: out of memory", g->op);
+  }
+  if (rc == 0 && gx) rc = mt_tensor_init(gx, x->dtype, x->ndim, x->shape);
   if (rc == 0 && gw) rc = mt_tensor_init(gw, x->dtype, 1, cshape);
   if (rc == 0 && gb) rc = mt_tensor_init(gb, x->dtype, 1, cshape);
   if (rc == 0) {
-#define NORM_BACKWARD(T)                                                                            \
-  do {                                                                                              \
-    T *dx = gx ? (T *)mt_data(gx) : NULL, *dw = gw ? (T *)mt_data(gw) : NULL;                       \
-    T *db = gb ? (T *)mt_data(gb) : NULL;                                                           \
-    const T *dy = (const T *)mt_data(&c[0]), *xd = (const T *)mt_data(&c[1]);                      \
-    const T *st = (const T *)mt_data(&c[2]), *wd = data_or_null(&c[3]);                            \
-    if (dx || !g->groups) backward_groups_##T(dx, dw, db, dy, xd, st, wd, g, fixed_stats);         \
-    if (partial) backward_channels_##T(dw, db, dy, xd, st, g, partial, nt);                         \
-  } while (0)
-    if (x->dtype == MT_FLOAT32) NORM_BACKWARD(float);
-    else NORM_BACKWARD(double);
-#undef NORM_BACKWARD
+    const norm_kernels *k = kernels_for(x->dtype);
+    job.gx = gx ? mt_data(gx) : NULL;
+    job.gw = gw ? mt_data(gw) : NULL;
+    job.gb = gb ? mt_data(gb) : NULL;
+    if (gx || !g->groups) over_stats(k->backward_groups, &job);
+    if (channels) {
+      mt_parallel_for(blocks, 1, k->backward_channels, &job);
+      k->channel_sums(&job, blocks);
+    }
   }
-  if (partial) mt_free(partial, partial_bytes);
+  if (job.partial) mt_free(job.partial, partial_bytes);
   release_all(c, 4);
   return rc;
 }
