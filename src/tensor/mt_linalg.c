@@ -139,8 +139,7 @@ typedef struct {
   static void naive_##E(const gemm_geom *g, char *c, const char *a, const char *b, \
                         double beta) {                                             \
     naive_job job = {g, c, a, b, beta};                                            \
-    int64_t per_row = macs(g->n, g->k, 1) > 0 ? macs(g->n, g->k, 1) : 1;          \
-    mt_parallel_for(g->m, MT_LINALG_GRAIN / per_row + 1, naive_rows_##E, &job);    \
+    mt_parallel_for(g->m, mt_parallel_items(MT_LINALG_GRAIN, macs(g->n, g->k, 1), 1), naive_rows_##E, &job); \
   })
 MT_DTYPES(NAIVE_KERNEL)
 
@@ -313,7 +312,7 @@ static int bgemm(const char *op, mt_tensor *c, const mt_tensor *a, const mt_tens
     kernels[dtype], mt_data(&pa), mt_data(&pb), mt_data(c), mt_dtype_size(dtype), nbd,
     a->shape, pa.stride, pb.stride, sum_batches ? NULL : c->stride, beta};
   if (blas && !sum_batches && nbatch > 1 && macs(m, n, k) < 2 * MT_LINALG_BLOCK_GRAIN) {
-    mt_parallel_for(nbatch, MT_LINALG_GRAIN / macs(m, n, k) + 1, run_products, (void *)&plan);
+    mt_parallel_for(nbatch, mt_parallel_items(MT_LINALG_GRAIN, macs(m, n, k), 1), run_products, (void *)&plan);
   } else {
     for (int64_t i = 0; i < nbatch; i++) run_blocks(&plan, i, blas);
   }

@@ -46,14 +46,6 @@ static int64_t stat_size(const mt_norm_geom *g) {
   return (g->groups ? g->c / g->groups : g->n) * g->s;
 }
 
-/* Items per chunk of a pass over items (statistics, sample blocks) of
-   item_size elements each: about MT_ITER_GRAIN / 2 elements a chunk, so a
-   pass splits from about MT_ITER_GRAIN elements on, where threads pay off. */
-static int64_t norm_grain(int64_t item_size) {
-  if (item_size < 1) item_size = 1;
-  return (MT_ITER_GRAIN / 2 + item_size - 1) / item_size;
-}
-
 /* What a pass reads and writes, as elements of the kernel's type (NULL: not
    given, or not wanted). */
 typedef struct {
@@ -246,7 +238,7 @@ static const norm_kernels *kernels_for(int dtype) {
 
 /* Runs a pass over the statistics, across threads when there is enough work. */
 static void over_stats(mt_chunk_fn fn, norm_job *j) {
-  mt_parallel_for(j->count, norm_grain(stat_size(j->g)), fn, j);
+  mt_parallel_for(j->count, mt_parallel_items(MT_ITER_GRAIN / 2, stat_size(j->g), 1), fn, j);
 }
 
 /* ---- checks ---- */
@@ -399,7 +391,8 @@ int mt_norm_backward(mt_tensor *gx, mt_tensor *gw, mt_tensor *gb, const mt_tenso
     int64_t sample_size;
     if (__builtin_mul_overflow(g->c, g->s, &sample_size)) sample_size = INT64_MAX;
     job.block = (g->n + NORM_MAX_BLOCKS - 1) / NORM_MAX_BLOCKS;
-    if (job.block < norm_grain(sample_size)) job.block = norm_grain(sample_size);
+    int64_t min_block = mt_parallel_items(MT_ITER_GRAIN / 2, sample_size, 1);
+    if (job.block < min_block) job.block = min_block;
     blocks = (g->n + job.block - 1) / job.block;
     if (__builtin_mul_overflow((size_t)blocks * 2 * sizeof(double), (size_t)g->c, &partial_bytes) ||
         !(job.partial = mt_alloc(partial_bytes)))

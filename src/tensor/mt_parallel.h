@@ -17,6 +17,15 @@ typedef void (*mt_chunk_fn)(void *ctx, int64_t begin, int64_t end);
    them, except through mt_parallel_slot(). */
 void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx);
 
+/* The grain mt_parallel_for takes, in items, for a loop over `items` items
+   that together take `work` element steps: a chunk gets about `elements`
+   steps (at least one item). */
+static inline int64_t mt_parallel_items(int64_t elements, int64_t work, int64_t items) {
+  int64_t per_item = items > 0 ? work / items : 1;
+  if (per_item < 1) per_item = 1;
+  return elements > per_item ? (elements + per_item - 1) / per_item : 1;
+}
+
 /* The number of threads mt_parallel_for may use right now (1 inside a
    chunk): the size of a scratch array indexed by mt_parallel_slot(). */
 int mt_parallel_width(void);

@@ -717,7 +717,7 @@ int mt_multinomial(mt_tensor *r, mt_generator *g, const mt_tensor *probs, int64_
   int64_t per_row = replacement ? n : k;
   stream st = open_stream(g, (uint64_t)(rows * per_row), 2);
   multinomial_job job = {pd, out, &st, k, n, per_row, replacement, 0};
-  mt_parallel_for(rows, MT_RANDOM_GRAIN / 2 / (per_row > 0 ? per_row : 1) + 1, multinomial_rows, &job);
+  mt_parallel_for(rows, mt_parallel_items(MT_RANDOM_GRAIN / 2, per_row, 1), multinomial_rows, &job);
   mt_tensor_release(&p);
   if (atomic_load(&job.failed)) return mt_fail("multinomial: out of memory for %lld categories", (long long)k);
   return 0;

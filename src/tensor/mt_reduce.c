@@ -40,15 +40,6 @@
    otherwise leave threads idle. */
 #define RED_OUTPUTS_PER_THREAD 4
 
-/* Items per chunk of a parallel loop over items that together take work
-   element steps: about MT_ITER_GRAIN / 2 steps a chunk, so the loop splits
-   from about MT_ITER_GRAIN steps on, where threads start to pay off. */
-static int64_t red_grain(int64_t work, int64_t items) {
-  int64_t per_item = items > 0 ? work / items : 0;
-  if (per_item < 1) per_item = 1;
-  return (MT_ITER_GRAIN / 2 + per_item - 1) / per_item;
-}
-
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 
@@ -523,9 +514,10 @@ static void reduce_runs(const red_geom *g, const red_target *tg) {
   int64_t O = 1;
   for (int k = 0; k < g->nk; k++) O *= g->size[k];
   int64_t work = O * g->R, pieces = O * ((g->R + RED_CHUNK - 1) / RED_CHUNK);
-  red_job job = {g, tg, red_grain(work, pieces), 0};
+  red_job job = {g, tg, mt_parallel_items(MT_ITER_GRAIN / 2, work, pieces), 0};
   int by_outputs = O >= RED_OUTPUTS_PER_THREAD * (int64_t)mt_parallel_width();
-  mt_parallel_for(O, by_outputs ? red_grain(work, O) : O /* one chunk, inline */, reduce_runs_range, &job);
+  int64_t grain = by_outputs ? mt_parallel_items(MT_ITER_GRAIN / 2, work, O) : O;   /* O: one chunk, inline */
+  mt_parallel_for(O, grain, reduce_runs_range, &job);
 }
 
 /* Task t of a reduction whose reduced extent lies outside the innermost kept
@@ -566,7 +558,8 @@ static void reduce_rows(const red_geom *g, const red_target *tg) {
   for (int k = 1; k < g->nk; k++) outer *= g->size[k];
   int64_t tiles = (g->size[0] + RED_TILE - 1) / RED_TILE, tasks = outer * tiles;
   red_job job = {g, tg, 0, tiles};
-  mt_parallel_for(tasks, red_grain(outer * g->size[0] * g->R, tasks), reduce_rows_range, &job);
+  int64_t grain = mt_parallel_items(MT_ITER_GRAIN / 2, outer * g->size[0] * g->R, tasks);
+  mt_parallel_for(tasks, grain, reduce_rows_range, &job);
 }
 
 /* Drops the reduced dims of a keepdim-shaped contiguous result. */
@@ -796,7 +789,7 @@ static void for_tiles(const mt_tensor *in, mt_tensor *r, int dim, tile_fn fn, in
   if (N == 0) return;
   int64_t tiles = (B + RED_TILE - 1) / RED_TILE, tasks = A * tiles;
   tiles_job job = {mt_data(in), mt_data(r), N, B, tiles, mt_dtypes[in->dtype].size, fn, flag};
-  mt_parallel_for(tasks, red_grain(A * N * B, tasks), tiles_range, &job);
+  mt_parallel_for(tasks, mt_parallel_items(MT_ITER_GRAIN / 2, A * N * B, tasks), tiles_range, &job);
 }
 
 /* ---- cumulative sum and product ---- */
@@ -1088,7 +1081,7 @@ static int select_along(mt_tensor *values, mt_tensor *indices, const mt_tensor *
                           : (descending ? sort_i_desc : sort_i_asc), 0};
   int64_t slices = A * B, work;
   if (__builtin_mul_overflow(slices * N, SEL_COST, &work)) work = INT64_MAX;
-  if (N > 0 && M > 0) mt_parallel_for(slices, red_grain(work, slices), sel_slices, &job);
+  if (N > 0 && M > 0) mt_parallel_for(slices, mt_parallel_items(MT_ITER_GRAIN / 2, work, slices), sel_slices, &job);
   mt_tensor_release(&in);
   if (atomic_load(&job.failed)) {
     mt_tensor_release(values);

@@ -271,8 +271,7 @@ int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, i
   if (rc == 0 && scratch) {
     resample_job job = {mt_data(&xc), mt_data(r), scratch, &th, &tw, h, w,
                         adjoint ? oh * ow : h * w, adjoint ? h * w : oh * ow, tmp_size, es, x->dtype, adjoint};
-    const int64_t per_plane = h * w + oh * ow;
-    mt_parallel_for(planes, MT_ITER_GRAIN / 2 / (per_plane > 0 ? per_plane : 1) + 1, resample_planes, &job);
+    mt_parallel_for(planes, mt_parallel_items(MT_ITER_GRAIN / 2, h * w + oh * ow, 1), resample_planes, &job);
   }
   if (scratch) mt_free(scratch, scratch_bytes);
   taps_free(&th);

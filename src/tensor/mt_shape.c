@@ -50,7 +50,7 @@ static int place(mt_tensor *r, int dim, int64_t start, const mt_tensor *src) {
     for (int i = dim + 1; i < r->ndim; i++) inner *= r->shape[i];
     size_t chunk = (size_t)(len * inner) * es, row = (size_t)(r->shape[dim] * inner) * es;
     place_job job = {mt_data(r) + (size_t)(start * inner) * es, mt_data(src), chunk, row};
-    mt_parallel_for(outer, MT_SHAPE_GRAIN / 2 / (int64_t)(chunk ? chunk : 1) + 1, place_rows, &job);
+    mt_parallel_for(outer, mt_parallel_items(MT_SHAPE_GRAIN / 2, (int64_t)chunk, 1), place_rows, &job);
     return 0;
   }
   mt_tensor slab = {0};
@@ -453,7 +453,7 @@ int mt_tri(mt_tensor *r, const mt_tensor *t, int64_t k, int upper, int inplace) 
   int64_t sstride[MT_MAX_DIMS], dstride[MT_MAX_DIMS];
   for (int d = 0; d < nd; d++) { sstride[d] = t->stride[d] * (int64_t)es; dstride[d] = r->stride[d] * (int64_t)es; }
   tri_job job = {t, r, k, rows, cols, sstride, dstride, es, upper, inplace};
-  mt_parallel_for(numel / cols, MT_SHAPE_GRAIN / 2 / (cols * (int64_t)es) + 1, tri_rows, &job);
+  mt_parallel_for(numel / cols, mt_parallel_items(MT_SHAPE_GRAIN / 2, cols * (int64_t)es, 1), tri_rows, &job);
   r->storage->version++;
   return 0;
 }
