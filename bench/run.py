@@ -4,7 +4,8 @@ optional C .c "hardware limit") side by side, alternating A B A B after a
 warm-up, and prints medians, ratios, peak memory and a Markdown summary.
 
 Each side prints lines:  TIME <seconds>  (the timed region; several allowed,
-one per case) and  CHECK <case> <numbers...>  (compared across sides).
+one per case) and  CHECK <case> <numbers...>  (compared across sides); NOTE
+<text> lines from the moontorch side (its last run) are printed as they are.
 A benchmark whose .lua file starts with '-- whole-process' is timed from
 outside (start-up benchmarks)."""
 import os, re, subprocess, sys, time, glob, statistics, shutil
@@ -35,7 +36,7 @@ def run_side(cmd, whole_process):
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError('%s failed (%d):\n%s%s' % (' '.join(cmd), proc.returncode, out.decode(), err.decode()))
-    times, checks = {}, {}
+    times, checks, notes = {}, {}, []
     for line in out.decode().splitlines():
         parts = line.split()
         if not parts:
@@ -45,9 +46,11 @@ def run_side(cmd, whole_process):
             times[case] = float(parts[1])
         elif parts[0] == 'CHECK':
             checks[parts[1]] = [float(v) for v in parts[2:]]
+        elif parts[0] == 'NOTE':
+            notes.append(line[5:])
     if whole_process:
         times = {'main': elapsed}
-    return times, checks
+    return times, checks, notes
 
 
 def peak_mib(cmd):
@@ -112,13 +115,15 @@ def main():
         if os.path.exists(c_file):
             sides.append(('C', [c_binary(c_file)]))
         samples = {s: {} for s, _ in sides}
-        checks = {}
+        checks, notes = {}, []
         for _, cmd in sides:
             run_side(cmd, whole)                       # warm-up (caches, page cache)
         for _ in range(RUNS):
             for side, cmd in sides:
-                times, check = run_side(cmd, whole)
+                times, check, note = run_side(cmd, whole)
                 checks[side] = check
+                if side == 'moontorch':
+                    notes = note
                 for case, t in times.items():
                     samples[side].setdefault(case, []).append(t)
         peaks = {side: peak_mib(cmd) for side, cmd in sides}
@@ -135,6 +140,8 @@ def main():
                          'MISMATCH' if mismatch else 'ok'))
             print('%-34s moontorch %10s  pytorch %10s  ratio %6.3f%s' % (
                 label, fmt(mt), fmt(pt), mt / pt, '' if c is None else '  C %10s (mt/C %.3f)' % (fmt(c), mt / c)))
+        for note in notes:
+            print('    %s: %s' % (name, note))
     print('\n| benchmark | moontorch | PyTorch | ratio (<1: moontorch faster) | C limit | peak MiB mt / pt | check |')
     print('|---|---|---|---|---|---|---|')
     for label, mt, pt, ratio, c, pm, pp, ok in rows:
