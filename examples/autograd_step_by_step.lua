@@ -2,9 +2,8 @@
 -- read it side by side: each numbered section prints what its code shows.
 -- Run: th examples/autograd_step_by_step.lua
 --
--- It walks the seeds' "Autograd, Inside Out" and "Autograd: The Tape Recorder"
--- in moontorch: the tape (requires_grad, grad_fn), higher-order gradients,
--- accumulation into .grad, retain_graph, no_grad vs detach, a custom Function
+-- It walks through how autograd works, inside out: the tape (requires_grad,
+-- grad_fn), higher-order gradients, accumulation into .grad, retain_graph, no_grad vs detach, a custom Function
 -- checked with gradcheck, double backward, the backward pass as a live trace
 -- and as a Graphviz graph, and a 2-layer MLP backpropagated by hand.
 torch.manual_seed(0)
@@ -41,7 +40,7 @@ for i, nf in ipairs(y.grad_fn.next_functions) do
   print(string.format('  y.grad_fn.next_functions[%d] = %s', i, tostring(nf[1])))
 end
 
--- The seeds' trace_grad_fn: walk the graph from the output to the leaves.
+-- trace_grad_fn: walk the graph from the output to the leaves.
 local function walk(node, depth)
   local line = string.rep('  ', depth) .. node:name()
   if node.is_accumulator then
@@ -140,7 +139,7 @@ print('inference_mode:  (q * 2).requires_grad = ' .. tostring(inf.requires_grad)
 print('q.data.requires_grad = ' .. tostring(q.data.requires_grad))
 
 ---------------------------------------------------------------------------
-section('7. A custom Function: the seeds\' MyReLU')
+section('7. A custom Function: a custom ReLU (MyReLU)')
 local MyReLU = torch.autograd.Function:extend('MyReLU')
 function MyReLU.forward(ctx, input)
   ctx:save_for_backward(input)               -- save what backward will need
@@ -173,7 +172,7 @@ print('  ' .. why)
 
 ---------------------------------------------------------------------------
 section('9. Double backward: the gradient of a gradient norm')
--- L(w) = |Xw - t|^2, g = dL/dw = 2 X^T (Xw - t); the seeds' project asks
+-- L(w) = |Xw - t|^2, g = dL/dw = 2 X^T (Xw - t); a classic exercise asks
 -- for d|g|^2/dw, which for this model is 4 X^T X g.
 local X = torch.randn(4, 3, {dtype = 'float64'})
 local target = torch.randn(4, {dtype = 'float64'})
@@ -209,7 +208,7 @@ local s = torch.tensor({2.0}, {requires_grad = true})
 
 ---------------------------------------------------------------------------
 section('11. The graph as Graphviz text: torch.autograd.graph')
--- The seeds' pipeline: x --mm W1--> h --relu--> a --mm W2--> y --mse--> loss
+-- A two-layer pipeline: x --mm W1--> h --relu--> a --mm W2--> y --mse--> loss
 local xg = torch.randn(4, 3)
 local W1 = torch.randn(3, 5, {requires_grad = true})
 local W2 = torch.randn(5, 1, {requires_grad = true})

@@ -1,4 +1,4 @@
--- examples/fashion_mnist_cnn.lua: the seeds' exercise "switch to a CNN": two
+-- examples/fashion_mnist_cnn.lua: the FashionMNIST classifier as a CNN: two
 -- conv + batch norm + ReLU + max-pool blocks and a small classifier, trained
 -- like the MLP (Adam 1e-3, batches of 64, examples/fashion_train.lua).
 --   th examples/fashion_mnist_cnn.lua --epochs 4 --threads 2    (91.1% test accuracy, 122 s)

@@ -1,4 +1,4 @@
--- examples/fashion_mnist_mlp.lua: the seeds' FashionMNIST lab in moontorch.
+-- examples/fashion_mnist_mlp.lua: the FashionMNIST classifier, an MLP, in moontorch.
 -- An MLP (784-256-256-10, ReLU, Dropout 0.2) trained with Adam (lr 1e-3) and
 -- cross-entropy on batches of 64; train loss/accuracy and test loss/accuracy
 -- each epoch; a checkpoint at the end (the loop: examples/fashion_train.lua).

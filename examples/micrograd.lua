@@ -3,7 +3,7 @@
 -- against moontorch's autograd on the same expression and the same network.
 -- Run: th examples/micrograd.lua
 --
--- The seeds' project "Micrograd in PyTorch style": Value objects build a DAG as
+-- A scalar autograd engine in the style of micrograd: Value objects build a DAG as
 -- you compute; backward() sorts it topologically and runs each node's local
 -- chain rule from the output back to the leaves. moontorch's engine does the
 -- same with tensors instead of numbers (and in C).

@@ -1,4 +1,4 @@
--- examples/resnet_block.lua: the seeds' ResNet-style block -- conv, batch
+-- examples/resnet_block.lua: a ResNet-style residual block -- conv, batch
 -- norm, ReLU, conv, batch norm, plus the identity (or a 1x1 projection when
 -- the shape changes), then ReLU -- as an nn.Module subclass, stacked into a
 -- small network; one training step, its gradients checked numerically.

@@ -36,7 +36,7 @@ describe('torch.utils.checkpoint', function()
     close(g2, w2.grad, 1e-12)
   end)
 
-  it('gives the parameters fn uses their gradients when the input needs none (the seeds)', function()
+  it('gives the parameters fn uses their gradients when the input needs none', function()
     local w1, w2 = randd(4, 6):requires_grad_(), randd(6, 3):requires_grad_()
     local calls = {n = 0}
     local net = block(w1, w2, calls)

@@ -1,4 +1,4 @@
--- Custom autograd Functions in Lua (the seeds' MyReLU, sigmoid and
+-- Custom autograd Functions in Lua (a custom ReLU, MyReLU, sigmoid and
 -- straight-through estimator), several inputs and outputs, mark_dirty,
 -- and inference mode.
 local torch = require 'torch'
@@ -13,7 +13,7 @@ local function randd(...)
 end
 
 describe('torch.autograd.Function', function()
-  it("runs the seeds' MyReLU as written, and gradcheck agrees", function()
+  it("runs a custom ReLU Function (MyReLU) as written, and gradcheck agrees", function()
     local MyReLU = Function:extend('MyReLU')
     function MyReLU.forward(ctx, x)
       ctx:save_for_backward(x)          -- save what backward will need
@@ -33,7 +33,7 @@ describe('torch.autograd.Function', function()
     assert.is_true(torch.autograd.gradcheck(MyReLU.apply, {torch.tensor({-1.3, 0.7, 2.1}, {dtype = 'float64', requires_grad = true})}))
   end)
 
-  it("runs the seeds' SigmoidFunction, defined with torch.class", function()
+  it("runs a custom sigmoid Function, defined with torch.class", function()
     local SigmoidFunction = torch.class('SpecSigmoidFunction', 'torch.autograd.Function')
     function SigmoidFunction.forward(ctx, x)
       local output = 1 / (1 + torch.exp(-x))

@@ -9,7 +9,7 @@ local numeric_grad, close, gradcheck, randd =
   support.numeric_grad, support.close, support.gradcheck, support.randd
 
 describe('autograd basics', function()
-  it('follows the seeds: x^3 at 3 gives 27, then 18 with create_graph', function()
+  it('x^3 at 3 gives 27, then 18 with create_graph', function()
     local x = torch.tensor({3.0}, {requires_grad = true})
     local y = x ^ 3
     y:backward({create_graph = true})

@@ -101,7 +101,7 @@ describe('examples/autograd_step_by_step.lua', function()
         '[3] AccumulateGrad (leaf 1)  .grad += 1  {4}')
   end)
 
-  it('prints the graph of the seeds\' pipeline, and as Graphviz text', function()
+  it('prints the graph of the two-layer pipeline, and as Graphviz text', function()
     has(out, 'autograd graph: 8 nodes, output scalar',
         '  #4 MmBackward  saved: 4x5, 5x1  <- #5 #8',
         'digraph autograd {',

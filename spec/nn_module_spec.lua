@@ -1,4 +1,4 @@
--- nn.Module and the containers: registration (and the seeds' plain-table
+-- nn.Module and the containers: registration (and the plain-table
 -- trap), walking, state, hooks, printing, Torch7's API on the same graph.
 local torch = require 'torch'
 local nn = require 'nn'
@@ -10,7 +10,7 @@ local function names_of(pairs_list)
 end
 
 describe('nn.Module registration', function()
-  it("registers parameters and modules on assignment, but not a plain table of modules (the seeds' trap)", function()
+  it("registers parameters and modules on assignment, but not a plain table of modules (a common trap)", function()
     local Bad = torch.class('nn.SpecBadModel', 'nn.Module')
     function Bad:__init()
       nn.Module.__init(self)
@@ -30,7 +30,7 @@ describe('nn.Module registration', function()
     assert.are.equal(good.layers[2], good.layers:get(2))
   end)
 
-  it("follows the seeds' SentimentClassifier: PyTorch-style forward, buffers in state_dict", function()
+  it("follows a SentimentClassifier module: PyTorch-style forward, buffers in state_dict", function()
     local F = nn.functional
     local C = torch.class('nn.SpecSentimentClassifier', 'nn.Module')
     function C:__init(input_dim, hidden_dim, num_classes)

@@ -792,7 +792,7 @@ describe('errors', function()
   end)
 end)
 
-describe('custom optimizers (the seeds: an Optimizer subclass, AdamW from scratch)', function()
+describe('custom optimizers (an Optimizer subclass, AdamW from scratch)', function()
   -- the seed's MySGD: v = mu v + g; p -= lr v
   local function define_mysgd(cls)
     function cls:__init(params, opts)

@@ -214,7 +214,7 @@ FashionMNIST.classes = {'T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', '
 
 -- data.TokenDataset(path, {dtype='uint16'|'int32'|..., block_size=}): a flat file of
 -- tokens, mapped (never read whole); item i is {x, y}: block_size tokens from position
--- i and the same shifted by one (int64), as the seeds' TokenStream.
+-- i and the same shifted by one (int64), as a language model's token stream expects.
 local TokenDataset = torch.class('data.TokenDataset', 'data.Dataset')
 function TokenDataset:__init(path, opts)
   opts = opts or {}
