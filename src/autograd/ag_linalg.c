@@ -75,9 +75,9 @@ static void matmul_grads(const mt_tensor *a, const mt_tensor *b, const mt_tensor
   memcpy(s, g->shape, sizeof(int64_t) * (size_t)nbatch);
   s[nbatch] = M; s[nbatch + 1] = N;
   g2 = ag_as(g, nbatch + 2, s);
-  int plain = a2.ndim == 2 && b2.ndim == 2;
+  int both_2d = a2.ndim == 2 && b2.ndim == 2;
   if (want_a) {                                  /* g @ b^T */
-    mt_tensor bt = ag_mT(&b2), p = plain ? mm_like(&g2, &bt, &a2) : ag_matmul(&g2, &bt);
+    mt_tensor bt = ag_mT(&b2), p = both_2d ? mm_like(&g2, &bt, &a2) : ag_matmul(&g2, &bt);
     mt_tensor q = sum_to(&p, a2.ndim, a2.shape);
     *ga = ag_as(&q, a->ndim, a->shape);
     ag_drop(&bt); ag_drop(&p); ag_drop(&q);
@@ -95,7 +95,7 @@ static void matmul_grads(const mt_tensor *a, const mt_tensor *b, const mt_tensor
       ag_drop(&af); ag_drop(&aft); ag_drop(&gf);
     } else {
       mt_tensor at = ag_mT(&a2);
-      p = plain ? mm_like(&at, &g2, &b2) : ag_matmul(&at, &g2);
+      p = both_2d ? mm_like(&at, &g2, &b2) : ag_matmul(&at, &g2);
       q = sum_to(&p, b2.ndim, b2.shape);
       ag_drop(&at);
     }

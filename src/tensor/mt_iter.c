@@ -132,5 +132,6 @@ void mt_iter_run_tiled(const mt_iter *it, mt_loop_fn fn, void *ctx) {
   int64_t cols = it->shape[0], rows = it->shape[1];
   int64_t planes = it->numel / (rows * cols);
   tiled_job job = {it, fn, ctx, (rows + MT_ITER_TILE - 1) / MT_ITER_TILE};
-  mt_parallel_for(planes * job.row_tiles, mt_parallel_items(MT_ITER_GRAIN / 2, MT_ITER_TILE * cols, 1), run_tiles, &job);
+  int64_t tiles = planes * job.row_tiles;   /* at most numel: no overflow */
+  mt_parallel_for(tiles, mt_parallel_items(MT_ITER_GRAIN / 2, it->numel, tiles), run_tiles, &job);
 }

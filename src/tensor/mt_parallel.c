@@ -45,17 +45,20 @@ static struct {
   _Atomic(void *) ctx;
   _Atomic int64_t n, nchunks;
   _Atomic int64_t remaining;   /* chunks not yet finished */
-  _Atomic int width;           /* threads that may take chunks, the caller included */
   _Atomic int sleepers;
   _Atomic uint32_t wake;       /* futex word, bumped to wake sleepers */
   _Atomic int busy;            /* a loop is running: other callers run theirs inline */
-  int started;                 /* workers started, in slots 1..started */
+  _Atomic int started;         /* workers started, in slots 1..started */
   pthread_mutex_t start_lock;
-} pool = {.state = CLOSED, .width = 1, .start_lock = PTHREAD_MUTEX_INITIALIZER};
+} pool = {.state = CLOSED, .start_lock = PTHREAD_MUTEX_INITIALIZER};
 
-static int num_threads = 1;
-static _Thread_local int tls_slot;
-static _Thread_local int tls_in_chunk;
+/* Threads that may take chunks, the caller included: workers in higher
+   slots sit out. */
+static _Atomic int num_threads = 1;
+/* initial-exec: read on every loop, and the general TLS model would call
+   __tls_get_addr each time from this shared library. */
+static _Thread_local int tls_slot __attribute__((tls_model("initial-exec")));
+static _Thread_local int tls_in_chunk __attribute__((tls_model("initial-exec")));
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -107,7 +110,7 @@ static void futex(_Atomic uint32_t *word, int op, uint32_t val) {
 static void sleep_until_woken(void) {
   atomic_fetch_add(&pool.sleepers, 1);
   uint32_t w = atomic_load(&pool.wake);
-  if (tls_slot >= atomic_load(&pool.width) || !claimable(atomic_load(&pool.state)))
+  if (tls_slot >= atomic_load(&num_threads) || !claimable(atomic_load(&pool.state)))
     futex(&pool.wake, FUTEX_WAIT_PRIVATE, w);
   atomic_fetch_sub(&pool.sleepers, 1);
 }
@@ -118,7 +121,7 @@ static void *worker_main(void *arg) {
   for (;;) {
     int64_t since = now_ns();
     for (unsigned spins = 1;; spins++) {
-      if (tls_slot < atomic_load(&pool.width) && claimable(atomic_load(&pool.state))) break;
+      if (tls_slot < atomic_load(&num_threads) && claimable(atomic_load(&pool.state))) break;
       cpu_relax();
       if (spins % 128 == 0 && now_ns() - since > MT_POOL_SPIN_NS) {
         sleep_until_woken();
@@ -132,7 +135,7 @@ static void *worker_main(void *arg) {
 
 /* A forked child has none of the parent's workers: it starts its own. */
 static void after_fork_child(void) {
-  pool.started = 0;
+  atomic_store(&pool.started, 0);
   pthread_mutex_init(&pool.start_lock, NULL);
   atomic_store(&pool.sleepers, 0);
   atomic_store(&pool.busy, 0);
@@ -140,13 +143,15 @@ static void after_fork_child(void) {
   atomic_store(&pool.state, CLOSED);
 }
 
-/* Starts workers up to slot want; returns how many threads a loop can use. */
+/* Starts workers up to slot want; returns how many threads a loop can use
+   (fewer when a thread could not be created). The lock is taken only while
+   workers are missing, not on every loop. */
 static int start_workers(int want) {
+  int started = atomic_load(&pool.started);
+  if (started >= want) return want + 1;
   pthread_mutex_lock(&pool.start_lock);
-  if (pool.started == 0) {
-    static int registered;
-    if (!registered) registered = pthread_atfork(NULL, NULL, after_fork_child) == 0;
-  }
+  static int registered;
+  if (!registered) registered = pthread_atfork(NULL, NULL, after_fork_child) == 0;
   if (pool.started < want) {
     sigset_t all, old;
     sigfillset(&all);
@@ -162,15 +167,15 @@ static int start_workers(int want) {
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
-  int width = pool.started + 1 < want + 1 ? pool.started + 1 : want + 1;
+  started = atomic_load(&pool.started);
   pthread_mutex_unlock(&pool.start_lock);
-  return width;
+  return (started < want ? started : want) + 1;
 }
 
 void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  int width = tls_in_chunk ? 1 : num_threads;
+  int width = mt_parallel_width();
   int64_t nchunks = n / grain;
   int idle = 0;
   if (width < 2 || nchunks < 2 || !atomic_compare_exchange_strong(&pool.busy, &idle, 1)) {
@@ -211,7 +216,7 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   atomic_store(&pool.busy, 0);
 }
 
-int mt_parallel_width(void) { return tls_in_chunk ? 1 : num_threads; }
+int mt_parallel_width(void) { return tls_in_chunk ? 1 : atomic_load(&num_threads); }
 
 int mt_parallel_slot(void) { return tls_slot; }
 
@@ -221,9 +226,8 @@ extern void openblas_set_num_threads(int);
 void mt_set_num_threads(int n) {
   if (n < 1) n = 1;
   if (n > MT_POOL_MAX) n = MT_POOL_MAX;
-  num_threads = n;
-  atomic_store(&pool.width, n);
+  atomic_store(&num_threads, n);
   openblas_set_num_threads(1);
 }
 
-int mt_get_num_threads(void) { return num_threads; }
+int mt_get_num_threads(void) { return atomic_load(&num_threads); }

@@ -205,7 +205,7 @@ static int pool_indices(mt_tensor *idx, const mt_tensor *x, windows *wh, windows
     for (int64_t o = 0; two && o < wh->out; o++) two = wh->first[o] == 2 * o && wh->count[o] == 2;
     for (int64_t o = 0; two && o < ww->out; o++) two = ww->first[o] == 2 * o && ww->count[o] == 2;
     pool_job job = {mt_data(&xc), (int64_t *)mt_data(idx), wh, ww, h, w, es, len, base, x->dtype, two};
-    mt_parallel_for(planes, mt_parallel_items(MT_ITER_GRAIN / 2, h * w, 1), pool_planes, &job);
+    mt_parallel_for(planes, mt_parallel_items(MT_ITER_GRAIN / 2, mt_numel(x), planes), pool_planes, &job);
   }
   windows_free(wh, ww);
   mt_tensor_release(&xc);
