@@ -51,6 +51,14 @@ describe('index_select', function()
     check(x:t():index_select(2, {2, 3}), {4, 2}, {5, 9, 6, 10, 7, 11, 8, 12})
     local strided_index = torch.tensor({3, 9, 1, 9}):narrow(1, 1, 4):view(2, 2):select(2, 1)
     check(x:index_select(1, strided_index), {2, 4}, {9, 10, 11, 12, 1, 2, 3, 4})
+    -- whole rows of a view whose rows are strided (the columns of x)
+    check(x:t():index_select(1, {4, 1}), {2, 3}, {4, 8, 12, 1, 5, 9})
+    -- whole rows of a wide byte matrix, as a data loader gathers a batch of images
+    local img = torch.arange(0, 5 * 300):remainder(251):to('uint8'):view(5, 300)
+    local rows = img:index_select(1, {5, 2, 5})
+    for r, src in ipairs({5, 2, 5}) do
+      for c = 1, 300, 37 do assert.are.equal(((src - 1) * 300 + c - 1) % 251, rows[r][c]) end
+    end
   end)
 
   it('handles every dtype', function()

@@ -354,6 +354,20 @@ describe('distributions', function()
     assert.is_true(all(torch.full({10}, 1.0):bernoulli(), function(v) return v == 1 end))
   end)
 
+  it('bernoulli with one p draws what a tensor of that p draws, value for value', function()
+    for _, dtype in ipairs({'float32', 'float64', 'uint8'}) do
+      for _, p in ipairs({0, 0.2, 0.5, 0.999, 1}) do
+        torch.manual_seed(11)
+        local a = torch.empty(1003, {dtype = dtype}):bernoulli_(p)
+        torch.manual_seed(11)
+        local b = torch.empty(1003, {dtype = dtype}):bernoulli_(torch.full({1003}, p, {dtype = 'float64'}))
+        assert.is_true(same(a, b), dtype .. ' p=' .. p)
+        if p == 0 then assert.is_true(all(a, function(v) return v == 0 end)) end
+        if p == 1 then assert.is_true(all(a, function(v) return v == 1 end)) end
+      end
+    end
+  end)
+
   it('multinomial returns 1-based categories', function()
     local probs = torch.tensor({0.1, 0.2, 0.3, 0.4})
     local x = torch.multinomial(probs, N, true)

@@ -3,6 +3,7 @@
    = or += src[p]), over views whose indexed dim has stride 0; masks first
    become lists of element offsets. Also nonzero and where. */
 #include <stdint.h>
+#include <string.h>
 #include "mt_index.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
@@ -38,6 +39,14 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
   static void gather_##S(char **d, const int64_t *s, int64_t n, void *c) {      \
     const index_ctx *ic = c;                                                    \
     char *o = d[0]; const char *x = d[1], *ix = d[2];                           \
+    if (s[2] == 0) {  /* one index for the run (index_select's rows): a copy */ \
+      const char *from = x + wrap_index(ic, *(const int64_t *)ix) * ic->step;   \
+      if (s[0] == (int64_t)sizeof(T) && s[1] == (int64_t)sizeof(T))            \
+        memcpy(o, from, (size_t)n * sizeof(T));                                 \
+      else                                                                      \
+        for (int64_t i = 0; i < n; i++) *(T *)(o + i * s[0]) = *(const T *)(from + i * s[1]); \
+      return;                                                                   \
+    }                                                                           \
     for (int64_t i = 0; i < n; i++, o += s[0], x += s[1], ix += s[2])           \
       *(T *)o = *(const T *)(x + wrap_index(ic, *(const int64_t *)ix) * ic->step); \
   }

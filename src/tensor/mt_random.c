@@ -225,9 +225,8 @@ typedef struct {
 } dist;
 
 /* Value i of the distributions with no kernel of their own. */
-static inline double sample(const dist *d, uint64_t x, int64_t i) {
+static inline double sample(const dist *d, uint64_t x) {
   switch (d->kind) {
-  case D_BERNOULLI: return unit53(x) < (d->p ? d->p[i] : d->a);
   case D_EXPONENTIAL: return -log(unit53_open(x)) / d->a;
   case D_GEOMETRIC: { double v = ceil(log(unit53_open(x)) / log1p(-d->a)); return v > d->hi ? d->hi : v; }
   case D_CAUCHY: return d->a + d->b * tan(M_PI * (unit53_open(x) - 0.5));
@@ -349,6 +348,20 @@ typedef void (*fill_fn)(char *out, const dist *d, int64_t begin, int64_t end);
         normal_values(d, bits, (n + 1) & ~(int64_t)1, single, z);               \
         for (int64_t j = first; j < n; j++) MT_STORE_##E(os + j, z[j]);         \
         break;                                                                  \
+      case D_BERNOULLI: {                                                       \
+        /* unit53(x) < p exactly when x's top 53 bits < p * 2^53 (scaling by a  \
+           power of two is exact): one compare a value, no branch */            \
+        stream_bits(&d->st, s, n, bits);                                        \
+        if (d->p) {                                                             \
+          for (int64_t j = first; j < n; j++)                                   \
+            MT_STORE_##E(os + j, unit53(bits[j]) < d->p[s + j]);                \
+        } else {                                                                \
+          const double t = d->a * 0x1p53;                                       \
+          for (int64_t j = first; j < n; j++)                                   \
+            MT_STORE_##E(os + j, (double)(bits[j] >> 11) < t);                  \
+        }                                                                       \
+        break;                                                                  \
+      }                                                                         \
       case D_INTEGER:                                                           \
         stream_bits(&d->st, s, n, bits);                                        \
         for (int64_t j = first; j < n; j++)                                     \
@@ -356,7 +369,7 @@ typedef void (*fill_fn)(char *out, const dist *d, int64_t begin, int64_t end);
         break;                                                                  \
       default:                                                                  \
         stream_bits(&d->st, s, n, bits);                                        \
-        for (int64_t j = first; j < n; j++) MT_STORE_##E(os + j, sample(d, bits[j], s + j)); \
+        for (int64_t j = first; j < n; j++) MT_STORE_##E(os + j, sample(d, bits[j])); \
       }                                                                         \
     }                                                                           \
   }
