@@ -109,6 +109,8 @@ describe('torch._conv2d', function()
     local PATHS = {
       {{4, 3, 14, 14}, {24, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},   -- 'same': rows as wide as the image
       {{3, 2, 9, 11}, {80, 2, 3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},    -- 'valid'; channels past 64
+      {{3, 6, 9, 11}, {80, 6, 3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},    -- the same, taps enough for outer products
+      {{5, 1, 28, 28}, {32, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},   -- a first layer: few taps, lane sums
       {{2, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8},      -- depthwise: lane sums
       {{2, 4, 8, 8}, {6, 2, 5, 5}, {1, 1}, {1, 3, 2, 0}, {1, 2}, 2},      -- asymmetric pads, dilation
       {{2, 3, 6, 6}, {16, 3, 3, 3}, {1, 1}, {3, 3, 3, 3}, {1, 1}, 1},     -- input gradient crops
