@@ -9,6 +9,7 @@
    spins on sched_yield, each stealing the other's core. Here the caller
    never waits for a chunk nobody has started, and OpenBLAS never starts
    threads of its own (mt_linalg splits large products over this pool). */
+#define _GNU_SOURCE   /* RUSAGE_THREAD */
 #include "mt_parallel.h"
 #include "mt_tensor.h"
 #include <linux/futex.h>
@@ -16,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +36,22 @@
    yields its core in case the scheduler paused one of them mid-chunk. */
 #define MT_POOL_WAIT_SPIN_NS 20000
 
+/* A loaded machine: when the caller has waited longer for a chunk already
+   running on a worker than it took for its own share, the worker was most
+   likely paused by the scheduler (another process on its core). After
+   MT_POOL_LATE_LOOPS such loops in a row, loops run on the caller alone for
+   MT_POOL_SOLO_NS, then threads are tried again: a busy machine costs about
+   what one thread costs, not a time slice per op. */
+#define MT_POOL_LATE_LOOPS 2
+#define MT_POOL_SOLO_NS 20000000
+/* waits shorter than this are a worker waking up, never a pause */
+#define MT_POOL_LATE_MIN_NS 50000
+/* The other sign of a busy machine: the caller itself was preempted (its
+   involuntary context switches, read at most this often) -- more threads
+   want the cores than there are cores, and a worker would take turns with
+   the caller instead of running beside it. */
+#define MT_POOL_CHECK_NS 2000000
+
 /* state: the loop's generation (high 32 bits) and its next unclaimed chunk
    (low 32 bits). While a loop's fields are written the low half is CLOSED,
    so no worker can claim a chunk of a loop half set up. */
@@ -49,6 +67,10 @@ static struct {
   _Atomic uint32_t wake;       /* futex word, bumped to wake sleepers */
   _Atomic int busy;            /* a loop is running: other callers run theirs inline */
   _Atomic int started;         /* workers started, in slots 1..started */
+  _Atomic int64_t solo_until;  /* loops run inline until this time (now_ns), see MT_POOL_SOLO_NS */
+  int late;                    /* loops in a row whose workers were late; written only under busy */
+  int64_t checked;             /* when the caller's preemptions were last read; under busy */
+  long preempted;              /* the count read then */
   pthread_mutex_t start_lock;
 } pool = {.state = CLOSED, .start_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -141,6 +163,9 @@ static void after_fork_child(void) {
   atomic_store(&pool.busy, 0);
   atomic_store(&pool.remaining, 0);
   atomic_store(&pool.state, CLOSED);
+  atomic_store(&pool.solo_until, 0);
+  pool.late = 0;
+  pool.checked = 0;
 }
 
 /* Starts workers up to slot want; returns how many threads a loop can use
@@ -182,6 +207,20 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
     fn(ctx, 0, n);
     return;
   }
+  int64_t start = now_ns();
+  if (start - pool.checked > MT_POOL_CHECK_NS) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+      if (pool.checked && ru.ru_nivcsw > pool.preempted) atomic_store(&pool.solo_until, start + MT_POOL_SOLO_NS);
+      pool.preempted = ru.ru_nivcsw;
+    }
+    pool.checked = start;
+  }
+  if (start < atomic_load(&pool.solo_until)) {
+    atomic_store(&pool.busy, 0);
+    fn(ctx, 0, n);
+    return;
+  }
   width = start_workers(width - 1);
   if (nchunks > (int64_t)width * MT_POOL_CHUNKS_PER_THREAD) nchunks = (int64_t)width * MT_POOL_CHUNKS_PER_THREAD;
   if (width < 2) {
@@ -205,13 +244,26 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   tls_slot = 0;
   run_chunks();
   tls_in_chunk = 0;
-  int64_t since = 0;
+  int64_t own_end = 0, since = 0;
   for (unsigned spins = 1; atomic_load(&pool.remaining) > 0; spins++) {
     cpu_relax();
     if (spins % 64 == 0) {
-      if (!since) since = now_ns();
+      if (!since) since = own_end = now_ns();
       else if (now_ns() - since > MT_POOL_WAIT_SPIN_NS) sched_yield();
     }
+  }
+  if (own_end) {   /* the caller waited: was a worker paused? */
+    int64_t end = now_ns(), waited = end - own_end;
+    if (waited > MT_POOL_LATE_MIN_NS && waited > own_end - start) {
+      if (++pool.late >= MT_POOL_LATE_LOOPS) {
+        atomic_store(&pool.solo_until, end + MT_POOL_SOLO_NS);
+        pool.late = 0;
+      }
+    } else {
+      pool.late = 0;
+    }
+  } else {
+    pool.late = 0;
   }
   atomic_store(&pool.busy, 0);
 }
