@@ -479,6 +479,13 @@ describe('transforms, progress and CmdLine', function()
     assert.are.equal(1, t[1][1][2])
     local n = T.Normalize(0.5, 0.25)(t)
     assert.are.equal(2, n[1][1][2])
+    assert.are.equal(1, t[1][1][2])                    -- the input is left as it was
+    -- a batch, per channel: (x - mean) / std
+    local batch = torch.tensor({{{{0.5, 1}}, {{0, 0.25}}}, {{{1, 0}}, {{0.75, 1}}}})   -- 2 x 2 x 1 x 2
+    local nb = T.Normalize({0.5, 0.25}, {0.5, 0.25})(batch, true)
+    assert.are.same({{{{0, 1}}, {{-1, 0}}}, {{{1, -1}}, {{2, 3}}}}, nb:totable())
+    assert.has_error(function() T.Normalize(0.5, 0.5)(torch.tensor({1, 2})) end,
+                     'Normalize: expected a floating-point tensor (ToTensor first), got int64')
     torch.manual_seed(1)
     local flipped = T.RandomHorizontalFlip(1)(t)
     assert.are.equal(0, flipped[1][1][2])

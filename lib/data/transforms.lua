@@ -20,7 +20,7 @@ end
 function T.ToTensor()
   return callable(function(x, batched)
     if not torch.is_tensor(x) then error('ToTensor: expected a tensor image', 2) end
-    local y = x.dtype == 'uint8' and x:float() / 255 or x:float()
+    local y = x.dtype == 'uint8' and x:float():div_(255) or x:float()   -- x:float() of bytes is a new tensor
     if x:dim() == (batched and 3 or 2) then y = y:unsqueeze(batched and 2 or 1) end   -- gray: a channel dim
     return y
   end, true, 'ToTensor()')
@@ -34,10 +34,23 @@ function T.Normalize(mean, std)
   if #mean ~= #std then error('Normalize: mean and std have different lengths', 2) end
   for _, s in ipairs(std) do if s == 0 then error('Normalize: std of 0', 2) end end
   local m, s = torch.tensor(mean), torch.tensor(std)
+  local views = {}    -- [dtype][batched]: {mean, std} shaped to broadcast, made once
   return callable(function(x, batched)
+    if not torch.is_tensor(x) or not x:is_floating_point() then
+      error('Normalize: expected a floating-point tensor (ToTensor first), got ' ..
+            (torch.is_tensor(x) and x.dtype or type(x)), 2)
+    end
     local c = #mean
-    local shape = batched and {1, c, 1, 1} or {c, 1, 1}
-    return (x - m:to(x.dtype):view(shape)) / s:to(x.dtype):view(shape)
+    local by_dtype = views[x.dtype] or {}
+    views[x.dtype] = by_dtype
+    local key = batched and 'batch' or 'image'
+    local v = by_dtype[key]
+    if not v then
+      local shape = batched and {1, c, 1, 1} or {c, 1, 1}
+      v = {m:to(x.dtype):view(shape), s:to(x.dtype):view(shape)}
+      by_dtype[key] = v
+    end
+    return (x - v[1]):div_(v[2])   -- x - mean is a new tensor: divide it in place
   end, true, 'Normalize(...)')
 end
 
