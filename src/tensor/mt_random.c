@@ -103,7 +103,7 @@ void mt_generator_set_state(mt_generator *g, const uint8_t in[MT_RNG_STATE_BYTES
    never straddles two passes. */
 #define MT_RANDOM_CHUNK 512
 /* Blocks computed side by side: 8 x 32-bit words fill a 256-bit vector. */
-#define PHILOX_LANES 8
+#define PHILOX_LANES 16
 /* Blocks of one pass: 2 values a block, one more for a start inside a
    block, rounded up to whole lane groups. */
 #define MT_RANDOM_BLOCKS ((MT_RANDOM_CHUNK / 2 + 1 + PHILOX_LANES - 1) / PHILOX_LANES * PHILOX_LANES)
@@ -148,14 +148,28 @@ static void stream_bits(const stream *st, int64_t s, int64_t n, uint64_t *bits) 
   uint32_t w[4][MT_RANDOM_BLOCKS];
   int64_t b0 = s >> st->lane_bits, b1 = (s + n - 1) >> st->lane_bits;
   philox_blocks(st->key, st->offset + (uint64_t)b0, (int)(b1 - b0 + 1), w);
-  if (st->words == 1) {
-    for (int64_t j = 0; j < n; j++) bits[j] = (uint64_t)w[(s + j) & 3][((s + j) >> 2) - b0] << 32;
-  } else {
-    for (int64_t j = 0; j < n; j++) {
-      int lane = (int)((s + j) & 1) * 2;
-      int64_t b = ((s + j) >> 1) - b0;
-      bits[j] = (uint64_t)w[lane + 1][b] << 32 | w[lane][b];
+  if (st->words == 1) {   /* value v is word v % 4 of block v / 4: whole blocks interleave 4 rows */
+    int64_t j = 0;
+    for (; j < n && ((s + j) & 3); j++) bits[j] = (uint64_t)w[(s + j) & 3][((s + j) >> 2) - b0] << 32;
+    const int64_t whole = (n - j) & ~(int64_t)3, b = ((s + j) >> 2) - b0;
+    uint64_t *restrict out = bits + j;
+    for (int64_t i = 0; i < whole / 4; i++) {
+      out[4 * i] = (uint64_t)w[0][b + i] << 32;
+      out[4 * i + 1] = (uint64_t)w[1][b + i] << 32;
+      out[4 * i + 2] = (uint64_t)w[2][b + i] << 32;
+      out[4 * i + 3] = (uint64_t)w[3][b + i] << 32;
     }
+    for (j += whole; j < n; j++) bits[j] = (uint64_t)w[(s + j) & 3][((s + j) >> 2) - b0] << 32;
+  } else {                /* value v is words 2 (v % 2), 2 (v % 2) + 1 of block v / 2 */
+    int64_t j = 0;
+    if (n > 0 && (s & 1)) { bits[0] = (uint64_t)w[3][(s >> 1) - b0] << 32 | w[2][(s >> 1) - b0]; j = 1; }
+    const int64_t whole = (n - j) & ~(int64_t)1, b = ((s + j) >> 1) - b0;
+    uint64_t *restrict out = bits + j;
+    for (int64_t i = 0; i < whole / 2; i++) {
+      out[2 * i] = (uint64_t)w[1][b + i] << 32 | w[0][b + i];
+      out[2 * i + 1] = (uint64_t)w[3][b + i] << 32 | w[2][b + i];
+    }
+    if (j + whole < n) bits[n - 1] = (uint64_t)w[1][b + whole / 2] << 32 | w[0][b + whole / 2];
   }
 }
 
