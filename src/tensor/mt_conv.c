@@ -999,24 +999,51 @@ typedef struct {
   int bias;
 } wgt_job;
 
-/* dst[q][o] = src[o][q] for o < rows, q < len (src rows len apart, dst rows
-   ldd apart), and dst[q][o] = 0 for rows <= o < ldd. With AVX-512 a gather
-   fetches 16 rows' values at once. */
-static void transpose_rows(float *dst, int64_t ldd, const float *src, int64_t rows, int64_t len) {
-  int64_t o0 = 0;
 #if defined(__AVX512F__)
-  if (len * 16 < ((int64_t)1 << 31)) {
-    const __m512i step = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32((int)len));
-    for (; o0 + 16 <= rows; o0 += 16) {
-      const float *base = src + o0 * len;
-      for (int64_t q = 0; q < len; q++) _mm512_storeu_ps(dst + q * ldd + o0, _mm512_i32gather_ps(step, base + q, 4));
-    }
+/* dst[j][i] = src[i][j] for one 16 x 16 block (src rows lds apart, dst rows
+   ldd apart), in registers: pairs of rows interleaved by 32 and then 64 bits
+   give each 128-bit lane a 4 x 4 block transposed, and two rounds of lane
+   shuffles put the lanes in place. */
+static inline void transpose16(float *dst, int64_t ldd, const float *src, int64_t lds) {
+  __m512 r[16], t[16], u[4][4];
+  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
   }
+  for (int g = 0; g < 4; g++) {   /* u[g][c], lane L: column 4L + c of rows 4g .. 4g + 3 */
+    __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+    u[g][0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[g][1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[g][2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[g][3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int c = 0; c < 4; c++) {   /* column 4L + c: lane L of u[0..3][c] */
+    __m512 v0 = _mm512_shuffle_f32x4(u[0][c], u[1][c], 0x44), v1 = _mm512_shuffle_f32x4(u[0][c], u[1][c], 0xee);
+    __m512 v2 = _mm512_shuffle_f32x4(u[2][c], u[3][c], 0x44), v3 = _mm512_shuffle_f32x4(u[2][c], u[3][c], 0xee);
+    _mm512_storeu_ps(dst + c * ldd, _mm512_shuffle_f32x4(v0, v2, 0x88));
+    _mm512_storeu_ps(dst + (4 + c) * ldd, _mm512_shuffle_f32x4(v0, v2, 0xdd));
+    _mm512_storeu_ps(dst + (8 + c) * ldd, _mm512_shuffle_f32x4(v1, v3, 0x88));
+    _mm512_storeu_ps(dst + (12 + c) * ldd, _mm512_shuffle_f32x4(v1, v3, 0xdd));
+  }
+}
 #endif
-  for (int64_t q = 0; q < len; q++) {
+
+/* dst[q][o] = src[o][q] for o < rows, q < len (src rows len apart, dst rows
+   ldd apart), and dst[q][o] = 0 for rows <= o < ldd. With AVX-512, whole
+   16 x 16 blocks are transposed in registers. */
+static void transpose_rows(float *dst, int64_t ldd, const float *src, int64_t rows, int64_t len) {
+  int64_t o0 = 0, q0 = 0;
+#if defined(__AVX512F__)
+  o0 = rows / 16 * 16;
+  q0 = len / 16 * 16;
+  for (int64_t o = 0; o < o0; o += 16)
+    for (int64_t q = 0; q < q0; q += 16) transpose16(dst + q * ldd + o, ldd, src + o * len + q, len);
+#endif
+  for (int64_t q = 0; q < len; q++) {   /* the columns past whole blocks, then the rows past them */
     float *row = dst + q * ldd;
-    for (int64_t o = o0; o < rows; o++) row[o] = src[o * len + q];
+    for (int64_t o = q < q0 ? o0 : 0; o < rows; o++) row[o] = src[o * len + q];
     for (int64_t o = rows; o < ldd; o++) row[o] = 0.0f;
   }
 }
