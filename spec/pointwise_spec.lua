@@ -907,6 +907,26 @@ describe('unary ops against PyTorch', function()
     check(-torch.tensor({1, 200}, {dtype = 'uint8'}), {'uint8', {255, 56}}, '-x uint8')
     raises(function() return -torch.tensor({true}) end, '-x on bool')
   end)
+
+  -- float32 tanh computes in float (a polynomial near 0, exp above): every value within
+  -- 2 ulp of the C library's double tanh, over a dense sweep and the edge values
+  it('gives float32 tanh within 2 ulp of the double result, signed zero, infinities and NaN', function()
+    local x32 = torch.linspace(-12, 12, 200001)
+    local got = x32:tanh():double()
+    local want = x32:double():tanh()
+    local ulp = want:abs():float():double():mul(2 ^ -23):clamp(2 ^ -149, math.huge)
+    local err = ((got - want):abs() / ulp):max():item()
+    assert.is_true(err <= 2, 'tanh float32: ' .. err .. ' ulp')
+    local edge = torch.tensor({-0.0, 0.0, math.huge, -math.huge, 0 / 0, 1e-30, 0.625, -0.625, 9, 1e4})
+    local r = edge:tanh()
+    assert.are.equal(-math.huge, 1 / r[1])                 -- tanh(-0) = -0
+    assert.are.equal(math.huge, 1 / r[2])
+    assert.are.same({1, -1}, {r[3], r[4]})
+    assert.is_true(r[5] ~= r[5])
+    assert.are.equal(edge[6], r[6])                        -- tanh(x) = x for tiny x
+    assert.is_true(math.abs(r[7] - 0.5545997223493822) < 1e-7 and r[8] == -r[7])
+    assert.are.same({1 - 2 ^ -24, 1}, {r[9], r[10]})      -- tanh(9) = 1 - 3.05e-8 rounds to 1 - 2^-24
+  end)
 end)
 
 -- ---- binary ops ----

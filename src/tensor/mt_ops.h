@@ -26,7 +26,7 @@
   X(atan, atan(v), E)                                              \
   X(sinh, sinh(v), E)                                              \
   X(cosh, cosh(v), E)                                              \
-  X(tanh, tanh(v), E)                                              \
+  X(tanh, mt_tanh(v), E)                                           \
   X(sigmoid, (ct)1 / ((ct)1 + mt_exp(-v)), E)                         \
   X(erf, erf(v), E)                                                \
   X(erfc, erfc(v), E)                                              \
@@ -35,7 +35,7 @@
 /* float tensors only: PyTorch refuses integer and bool inputs */
 #define MT_UNARY_FLOAT_ONLY_OPS(X, E)                              \
   X(gelu, (ct)0.5 * v * ((ct)1 + erf(v * (ct)0.70710678118654752440)), E) \
-  X(gelu_tanh, (ct)0.5 * v * ((ct)1 + tanh((ct)0.79788456080286535588 * (v + (ct)0.044715 * v * v * v))), E) \
+  X(gelu_tanh, (ct)0.5 * v * ((ct)1 + mt_tanh((ct)0.79788456080286535588 * (v + (ct)0.044715 * v * v * v))), E) \
   X(silu, v / ((ct)1 + mt_exp(-v)), E)                                \
   X(frac, v - trunc(v), E)
 
