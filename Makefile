@@ -14,7 +14,7 @@ PKG_LIBS_LUA = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
 # -fopenmp-simd: the kernels' `omp simd` hints without the OpenMP runtime;
 # threads come from the engine's own pool (src/tensor/mt_parallel.c).
-CFLAGS_ALL = -std=gnu11 $(OPT) -g -fPIC -pthread -fopenmp-simd -Wall -Wextra $(SAN) $(PKG_CFLAGS) $(CFLAGS)
+CFLAGS_ALL = -std=gnu11 $(OPT) -g -fPIC -pthread -fopenmp-simd -fno-math-errno -Wall -Wextra $(SAN) $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 
 ENGINE_SRC := $(wildcard src/tensor/*.c src/autograd/*.c)

@@ -908,24 +908,43 @@ describe('unary ops against PyTorch', function()
     raises(function() return -torch.tensor({true}) end, '-x on bool')
   end)
 
-  -- float32 tanh computes in float (a polynomial near 0, exp above): every value within
-  -- 2 ulp of the C library's double tanh, over a dense sweep and the edge values
-  it('gives float32 tanh within 2 ulp of the double result, signed zero, infinities and NaN', function()
-    local x32 = torch.linspace(-12, 12, 200001)
-    local got = x32:tanh():double()
-    local want = x32:double():tanh()
+  -- float32 tanh, log, log2, log1p and expm1 compute in float (polynomials written to
+  -- vectorise): every value within 2.5 ulp of the C library's double result over a
+  -- dense sweep, and the C library's values at the edges
+  local function max_ulp(name, x32)
+    local got = x32[name](x32):double()
+    local want = x32:double()[name](x32:double())
+    local finite = want:isfinite()
     local ulp = want:abs():float():double():mul(2 ^ -23):clamp(2 ^ -149, math.huge)
-    local err = ((got - want):abs() / ulp):max():item()
-    assert.is_true(err <= 2, 'tanh float32: ' .. err .. ' ulp')
-    local edge = torch.tensor({-0.0, 0.0, math.huge, -math.huge, 0 / 0, 1e-30, 0.625, -0.625, 9, 1e4})
-    local r = edge:tanh()
-    assert.are.equal(-math.huge, 1 / r[1])                 -- tanh(-0) = -0
-    assert.are.equal(math.huge, 1 / r[2])
-    assert.are.same({1, -1}, {r[3], r[4]})
-    assert.is_true(r[5] ~= r[5])
-    assert.are.equal(edge[6], r[6])                        -- tanh(x) = x for tiny x
-    assert.is_true(math.abs(r[7] - 0.5545997223493822) < 1e-7 and r[8] == -r[7])
-    assert.are.same({1 - 2 ^ -24, 1}, {r[9], r[10]})      -- tanh(9) = 1 - 3.05e-8 rounds to 1 - 2^-24
+    return ((got - want):abs() / ulp):masked_fill(finite:logical_not(), 0):max():item()
+  end
+  it('gives float32 tanh, log, log2, log1p, expm1 within 2.5 ulp of double, and their edge values', function()
+    local sweeps = {
+      tanh = torch.linspace(-12, 12, 200001),
+      log = torch.logspace(-44, 38, 200001), log2 = torch.logspace(-44, 38, 200001),
+      log1p = torch.cat({torch.linspace(-0.999, 1, 100001), torch.logspace(-30, 30, 100001)}),
+      expm1 = torch.linspace(-20, 80, 200001),
+    }
+    for name, x in pairs(sweeps) do
+      local err = max_ulp(name, x)
+      assert.is_true(err <= 2.5, name .. ' float32: ' .. err .. ' ulp')
+    end
+    local inf, nan = math.huge, 0 / 0
+    local function same_values(name, xs, want)
+      local r = torch.tensor(xs)[name](torch.tensor(xs))
+      for i, w in ipairs(want) do
+        local v = r[i]
+        w = torch.tensor({w})[1]                          -- the expected value rounded to float32
+        if w ~= w then assert.is_true(v ~= v, name .. '(' .. xs[i] .. ') should be NaN')
+        else assert.are.equal(w, v, name .. '(' .. tostring(xs[i]) .. ')')
+             if w == 0 then assert.are.equal(1 / w, 1 / v, name .. ': sign of zero') end end
+      end
+    end
+    same_values('tanh', {-0.0, 0.0, inf, -inf, nan, 1e-30, 9}, {-0.0, 0.0, 1, -1, nan, 1e-30, 1 - 2 ^ -24})
+    same_values('log', {0.0, -0.0, -1, inf, -inf, nan, 1, 2 ^ -149}, {-inf, -inf, nan, inf, nan, nan, 0, -149 * math.log(2)})
+    same_values('log2', {0.0, -1, inf, nan, 1, 2 ^ -149, 2 ^ 100}, {-inf, nan, inf, nan, 0, -149, 100})
+    same_values('log1p', {0.0, -0.0, -1, -2, inf, nan, 2 ^ -100}, {0.0, -0.0, -inf, nan, inf, nan, 2 ^ -100})
+    same_values('expm1', {0.0, -0.0, inf, -inf, nan, 100, 2 ^ -100}, {0.0, -0.0, inf, -1, nan, inf, 2 ^ -100})
   end)
 end)
 

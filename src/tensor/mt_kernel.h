@@ -41,6 +41,14 @@
 #define MT_STORE_INT64(p, v) (*(int64_t *)(p) = (int64_t)(v))
 #define MT_STORE_BOOL(p, v) (*(bool *)(p) = (bool)(v))
 
+/* cond ? a : b through a bit mask: ternaries at the end of a function become
+   branches after inlining, which stop the loop around it from vectorising */
+static inline float mt_pick(int cond, float a, float b) {
+  union { float f; uint32_t u; } x = {a}, y = {b};
+  const uint32_t m = -(uint32_t)(cond != 0);
+  x.u = (x.u & m) | (y.u & ~m);
+  return x.f;
+}
 /* exp for float32 without a library call, so loops over it vectorise
    (Cephes' expf: exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln(2)/2,
    a degree-6 polynomial for exp(r); about 1 ulp). 2^n is applied in two
@@ -68,6 +76,88 @@ static inline float mt_expf(float x) {
 }
 /* exp for a compute type: the vectorisable one for float, libm otherwise */
 #define mt_exp(v) _Generic((v), float: mt_expf, default: exp)(v)
+
+/* log, log2, log1p and expm1 for float32 without library calls, written to
+   vectorise. log and log2: Cephes' logf core -- x = 2^e (1 + f) with
+   1 + f in [sqrt(1/2), sqrt(2)), ln(1 + f) = f - f^2/2 + f^3 p(f) -- within
+   0.85 and 1.44 ulp; log1p by Goldberg's correction log(u) * x / (u - 1)
+   with u = 1 + x rounded, within 2.5 ulp; expm1 below, within 1.8 ulp
+   (every third float checked against the C library's double functions).
+   Subnormals, zeros, infinities, negatives and NaN give the C library's
+   values. */
+/* ln(1 + f) - f for x = 2^e (1 + f), and f and e */
+static inline float mt_log_parts(float x, float *f_out, float *e_out) {
+  const int sub = x < 1.17549435e-38f;                 /* subnormal: scale into the normal range */
+  x = sub ? x * 8388608.0f : x;
+  union { float f; uint32_t u; } b = {x};
+  int32_t e = (int32_t)(b.u >> 23) - 126 - (sub ? 23 : 0);
+  b.u = (b.u & 0x7fffffu) | 0x3f000000u;              /* m in [0.5, 1) */
+  const int below = b.f < 0.70710678f;
+  e -= below;
+  const float f = (below ? b.f + b.f : b.f) - 1.0f, z = f * f;
+  float y = 7.0376836292e-2f;
+  y = y * f - 1.1514610310e-1f;
+  y = y * f + 1.1676998740e-1f;
+  y = y * f - 1.2420140846e-1f;
+  y = y * f + 1.4249322787e-1f;
+  y = y * f - 1.6668057665e-1f;
+  y = y * f + 2.0000714765e-1f;
+  y = y * f - 2.4999993993e-1f;
+  y = y * f + 3.3333331174e-1f;
+  *f_out = f;
+  *e_out = (float)e;
+  return y * f * z - 0.5f * z;
+}
+/* the value of log for x <= 0, inf and NaN, else `normal`: one select on a
+   mask, so that the compiler keeps the loop straight */
+static inline float mt_log_special(float x, float normal) {
+  union { float f; uint32_t u; } n = {normal}, s;
+  s.f = x == 0.0f ? -INFINITY : (x > 0.0f ? INFINITY : NAN);
+  const uint32_t keep = -(uint32_t)((x > 0.0f) & (x < INFINITY));
+  n.u = (n.u & keep) | (s.u & ~keep);
+  return n.f;
+}
+static inline float mt_logf(float x) {
+  float f, e, y = mt_log_parts(x, &f, &e);
+  return mt_log_special(x, (y - 2.12194440e-4f * e) + f + 0.693359375f * e);
+}
+static inline float mt_log2f(float x) {
+  float f, e, y = mt_log_parts(x, &f, &e);
+  const float l = 0.44269504088896340736f;      /* log2(e) - 1 */
+  return mt_log_special(x, ((y * l + f * l) + y + f) + e);
+}
+/* log1p by Goldberg's correction: u = 1 + x rounded, then log(u) * x / (u - 1) */
+static inline float mt_log1pf(float x) {
+  const float u = 1.0f + x, d = u - 1.0f;
+  const float r = mt_logf(u) * (x / mt_pick(d == 0.0f, 1.0f, d));
+  float out = mt_pick(d == 0.0f, x, r);              /* 1 + x == 1: x */
+  out = mt_pick(x == INFINITY, INFINITY, out);
+  return mt_pick(x != x, x, out);
+}
+/* expm1: below |x| = 0.5 its Taylor series to x^9 / 9! (the rest is under
+   2^-30 of the value), above exp(x) - 1, whose rounding the subtraction
+   magnifies at most 2.6 times there */
+static inline float mt_expm1f(float x) {
+  float p = 2.75573192e-6f;
+  p = p * x + 2.48015873e-5f;
+  p = p * x + 1.98412698e-4f;
+  p = p * x + 1.38888889e-3f;
+  p = p * x + 8.33333333e-3f;
+  p = p * x + 4.16666667e-2f;
+  p = p * x + 1.66666667e-1f;
+  p = p * x + 0.5f;
+  const float near_zero = p * x * x + x, far = mt_expf(x) - 1.0f;
+  return mt_pick(x == 0.0f, x, mt_pick(fabsf(x) < 0.5f, near_zero, far));   /* expm1(-0) = -0 */
+}
+/* the compute type's versions: the vectorisable ones for float, libm otherwise */
+#define mt_log(v) _Generic((v), float: mt_logf, default: log)(v)
+#define mt_log2(v) _Generic((v), float: mt_log2f, default: log2)(v)
+#define mt_log1p(v) _Generic((v), float: mt_log1pf, default: log1p)(v)
+#define mt_expm1(v) _Generic((v), float: mt_expm1f, default: expm1)(v)
+
+/* sqrt in the compute type: sqrtf for float (the build has no errno for
+   libm, -fno-math-errno, so it is one vector instruction), sqrt otherwise */
+#define mt_sqrt(v) _Generic((v), float: sqrtf, default: sqrt)(v)
 
 /* tanh for float32 without a library call (libm's tanh of a float goes
    through double, one value at a time): Cephes' tanhf, an odd polynomial

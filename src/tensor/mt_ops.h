@@ -11,13 +11,13 @@
 /* float result; integer and bool inputs are promoted to the default float */
 #define MT_UNARY_FLOAT_OPS(X, E)                                   \
   X(exp, mt_exp(v), E)                                                \
-  X(expm1, expm1(v), E)                                            \
-  X(log, log(v), E)                                                \
-  X(log1p, log1p(v), E)                                            \
-  X(log2, log2(v), E)                                              \
+  X(expm1, mt_expm1(v), E)                                            \
+  X(log, mt_log(v), E)                                                \
+  X(log1p, mt_log1p(v), E)                                            \
+  X(log2, mt_log2(v), E)                                              \
   X(log10, log10(v), E)                                            \
-  X(sqrt, sqrt(v), E)                                              \
-  X(rsqrt, (ct)1 / sqrt(v), E)                                     \
+  X(sqrt, mt_sqrt(v), E)                                           \
+  X(rsqrt, (ct)1 / mt_sqrt(v), E)                                  \
   X(sin, sin(v), E)                                                \
   X(cos, cos(v), E)                                                \
   X(tan, tan(v), E)                                                \

@@ -144,7 +144,7 @@ typedef struct { double p1, p2; int64_t i1; } param_ctx;   /* i1: p1 for integer
   static void softplus_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
     typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
     const ct beta = (ct)c->p1, threshold = (ct)c->p2;                           \
-    LOOP2(E, v * beta > threshold ? v : log1p(exp(v * beta)) / beta)            \
+    LOOP2(E, v * beta > threshold ? v : mt_log1p(mt_exp(v * beta)) / beta)      \
   }                                                                             \
   static void leaky_relu_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; const ct slope = (ct)((const param_ctx *)cx)->p1;     \
