@@ -377,6 +377,25 @@ int mt_ag_saved(mt_node *n, int i, const mt_tensor **out) {
   return 0;
 }
 
+/* The saved output i of n, for a derivative written from the op's result.
+   In grad mode (a create_graph backward) it carries n as its grad_fn, as the
+   result itself did, so the derivative's own derivative flows back through
+   n: PyTorch unpacks a saved output the same way. Out of grad mode it has
+   no history. The caller drops *out. */
+int mt_ag_saved_result(mt_node *n, int i, mt_tensor *out) {
+  const mt_tensor *s;
+  if (mt_ag_saved(n, i, &s)) return -1;
+  mt_tensor_alias(out, s);
+  if (!mt_ag_grad_enabled()) return 0;
+  mt_ag_meta *m = mt_ag_meta_of(out);
+  if (!m) { mt_tensor_release(out); return mt_fail("%s: out of memory", n->name); }
+  m->requires_grad = 1;
+  m->grad_fn = n;
+  n->refcount++;
+  m->ag_version = out->storage->ag_version;
+  return 0;
+}
+
 /* r gets n as its grad_fn (n's reference moves into r's metadata). */
 int mt_ag_attach(mt_tensor *r, mt_node *n) {
   mt_ag_meta *m = mt_ag_meta_of(r);

@@ -122,15 +122,28 @@ int ag_done(void) {
 }
 
 /* ---- unary ops ---- */
+/* What each unary derivative is written from, as PyTorch's derivatives.yaml
+   writes it: exp's from its result (g r), log's from its input (g / x),
+   floor's from neither (zeros). A node saves that one tensor and no more, so
+   the input of a result-reading op may change in place afterwards, and a
+   chain of them keeps one tensor per op alive, not two. An op not listed
+   reads its input. */
+enum { READS_INPUT, READS_RESULT, READS_NOTHING };
+static const unsigned char unary_reads[MT_NUM_OPS] = {
+  [MT_OP_exp] = READS_RESULT, [MT_OP_expm1] = READS_RESULT, [MT_OP_sqrt] = READS_RESULT,
+  [MT_OP_rsqrt] = READS_RESULT, [MT_OP_tan] = READS_RESULT, [MT_OP_tanh] = READS_RESULT,
+  [MT_OP_sigmoid] = READS_RESULT, [MT_OP_reciprocal] = READS_RESULT, [MT_OP_relu] = READS_RESULT,
+  [MT_OP_floor] = READS_NOTHING, [MT_OP_ceil] = READS_NOTHING, [MT_OP_round] = READS_NOTHING,
+  [MT_OP_trunc] = READS_NOTHING, [MT_OP_sign] = READS_NOTHING, [MT_OP_frac] = READS_NOTHING,
+  [MT_OP_neg] = READS_NOTHING,
+};
+
 static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_r;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
+  const mt_tensor *x = NULL;
+  mt_tensor r = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};   /* r: the result, when read */
+  if (unary_reads[n->op] == READS_INPUT && mt_ag_saved(n, 0, &x)) return -1;
+  if (unary_reads[n->op] == READS_RESULT && mt_ag_saved_result(n, 0, &r)) return -1;
   ag_failed = 0;
-  /* with create_graph the result is recomputed from x, so the derivative's
-     own derivative flows through it */
-  mt_tensor r = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};
-  int recompute = mt_ag_grad_enabled();
-  if (recompute) r = ag_un((mt_op)n->op, x); else mt_tensor_alias(&r, saved_r);
   switch ((mt_op)n->op) {
   case MT_OP_exp: d = ag_bin(MT_OP_mul, g, &r); break;
   case MT_OP_expm1: t1 = ag_bins(MT_OP_add, &r, 1); d = ag_bin(MT_OP_mul, g, &t1); break;
@@ -210,9 +223,9 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_frac: mt_ag_alias(&d, g); break;
   case MT_OP_neg: d = ag_un(MT_OP_neg, g); break;
   case MT_OP_abs: t1 = ag_un(MT_OP_sign, x); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_relu: {                             /* g where x > 0: one pass over g, no float mask */
+  case MT_OP_relu: {                             /* g where r > 0: one pass over g, no float mask */
     const mt_operand go = {g, 0, 0}, zero = {NULL, 0, 0};
-    t1 = ag_bins(MT_OP_gt, x, 0); d = ag_where_ops(&t1, &go, &zero); break;
+    t1 = ag_bins(MT_OP_gt, &r, 0); d = ag_where_ops(&t1, &go, &zero); break;
   }
   case MT_OP_square: t1 = ag_bins(MT_OP_mul, x, 2); d = ag_bin(MT_OP_mul, g, &t1); break;
   default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
@@ -269,8 +282,8 @@ int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op) {
   mt_node *n = mt_ag_new_node(backward_names[op], unary_backward, 1, in);
   if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
   n->op = op;
-  mt_ag_save(n, x, 0);
-  mt_ag_save(n, r, 1);
+  if (unary_reads[op] == READS_INPUT) mt_ag_save(n, x, 0);
+  else if (unary_reads[op] == READS_RESULT) mt_ag_save(n, r, 1);
   return mt_ag_attach(r, n);
 }
 

@@ -76,16 +76,6 @@ static mt_tensor where_value(const mt_tensor *cond, double v, const mt_tensor *t
 }
 
 /* ---- recording ops used by the derivatives ---- */
-static mt_tensor ag_softmax(const mt_tensor *x, int dim, int take_log) {
-  mt_tensor r = {0};
-  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_softmax(&r, x, dim, take_log, -1) || mt_ag_record_softmax(&r, x, dim, take_log, -1)) {
-    ag_drop(&r);
-    ag_failed = 1;
-  }
-  return r;
-}
-
 static mt_tensor ag_red(mt_reduce_op op, const mt_tensor *x, uint32_t mask, int keepdim) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
@@ -160,21 +150,14 @@ static mt_tensor exclusive_cumprod(const mt_tensor *x, int dim) {
 }
 
 /* ---- softmax, log_softmax ---- */
-/* softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g) */
+/* softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g). Written from
+   the result y alone, as PyTorch's: the input is not saved. */
 static int softmax_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_y;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_y)) return -1;
+  mt_tensor y = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};
+  if (mt_ag_saved_result(n, 0, &y)) return -1;
   ag_failed = 0;
   int dim = n->dims[0], take_log = n->op;
   uint32_t m = clip_mask(n->in_ndim[0], 1u << dim);
-  mt_tensor y = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};
-  if (mt_ag_grad_enabled()) {                    /* y with history, for create_graph */
-    t1 = ag_cast(x, n->dims[1]);
-    y = ag_softmax(&t1, dim, take_log);
-    ag_drop(&t1);
-  } else {
-    mt_tensor_alias(&y, saved_y);
-  }
   if (!take_log) {
     t1 = ag_bin(MT_OP_mul, g, &y);
     t2 = ag_sum(&t1, m, 1);
@@ -198,8 +181,6 @@ int mt_ag_record_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log
   if (!n) return rc;
   n->op = take_log;
   n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
-  n->dims[1] = r->dtype;
-  mt_ag_save(n, x, 0);
   mt_ag_save(n, r, 1);
   return mt_ag_attach(r, n);
 }

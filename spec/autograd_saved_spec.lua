@@ -1,0 +1,124 @@
+-- What a node saves for backward: an op whose derivative is written from its
+-- result (exp, tanh, sigmoid, ...) saves the result alone, as PyTorch's; its
+-- input may then change in place, its result may not.
+local torch = require 'torch'
+local support = dofile('spec/support/gradients.lua')
+local close = support.close
+
+-- op -> its derivative at v (a Lua number), and inputs where it is defined
+local from_result = {
+  exp = {function(v) return math.exp(v) end},
+  expm1 = {function(v) return math.exp(v) end},
+  tanh = {function(v) return 1 - math.tanh(v) ^ 2 end},
+  sigmoid = {function(v) local s = 1 / (1 + math.exp(-v)) return s * (1 - s) end},
+  sqrt = {function(v) return 0.5 / math.sqrt(v) end},
+  rsqrt = {function(v) return -0.5 * v ^ -1.5 end},
+  reciprocal = {function(v) return -1 / (v * v) end},
+  tan = {function(v) return 1 + math.tan(v) ^ 2 end},
+  relu = {function(v) return v > 0 and 1 or 0 end, {-0.5, 0.75, 2.0}},
+}
+local default_values = {0.25, 0.5, 1.5}
+local names = {}
+for name in pairs(from_result) do names[#names + 1] = name end
+table.sort(names)
+
+-- PyTorch's node name: 'expm1' -> 'Expm1Backward'
+local function node_name(op) return op:sub(1, 1):upper() .. op:sub(2) .. 'Backward' end
+
+describe('ops whose derivative reads their result', function()
+  for _, op in ipairs(names) do
+    local derivative, values = from_result[op][1], from_result[op][2] or default_values
+
+    it(op .. ' saves only its result: its input may change in place afterwards', function()
+      local leaf = torch.tensor(values, {dtype = 'float64'}):requires_grad_()
+      local x = leaf * 1
+      local y = x[op](x)
+      assert.are.equal(node_name(op), y.grad_fn:name())
+      assert.are.equal(1, #y.grad_fn.saved_shapes)
+      x:add_(10)                                 -- recorded in place on the input
+      torch.no_grad(function() x:mul_(3) end)    -- and behind autograd's back
+      y:sum():backward()
+      local want = {}
+      for i, v in ipairs(values) do want[i] = derivative(v) end
+      close(leaf.grad, torch.tensor(want, {dtype = 'float64'}), 1e-12)
+    end)
+
+    it(op .. ' still refuses a backward after its result changed in place', function()
+      local leaf = torch.tensor(values, {dtype = 'float64'}):requires_grad_()
+      local y = leaf[op](leaf)
+      y:mul_(2)
+      local ok, err = pcall(function() y:sum():backward() end)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find('modified by an inplace operation', 1, true))
+      assert.truthy(tostring(err):find('needed by ' .. node_name(op), 1, true))
+      local z = leaf[op](leaf)
+      torch.no_grad(function() z:add_(1) end)
+      assert.has_error(function() z:sum():backward() end)
+    end)
+  end
+
+  it('softmax and log_softmax save only their result', function()
+    for _, op in ipairs({'softmax', 'log_softmax'}) do
+      local leaf = torch.tensor({{0.1, -0.4, 0.9}, {1.2, 0.3, -0.8}}, {dtype = 'float64'}):requires_grad_()
+      local x = leaf * 1
+      local y = x[op](x, 2)
+      assert.are.equal(1, #y.grad_fn.saved_shapes)
+      local w = torch.tensor({{1, 2, 3}, {-1, 0.5, 2}}, {dtype = 'float64'})
+      x:zero_()
+      ;(y * w):sum():backward()
+      local want = support.numeric_grad(function(t) return (t[op](t, 2) * w):sum() end,
+                                        torch.tensor({{0.1, -0.4, 0.9}, {1.2, 0.3, -0.8}}, {dtype = 'float64'}))
+      close(leaf.grad, want, 1e-8)
+      local z = leaf[op](leaf, 2)
+      z:add_(1)
+      assert.has_error(function() z:sum():backward() end)
+    end
+  end)
+
+  it('gives second derivatives through the saved result (create_graph)', function()
+    local second = {
+      exp = function(v) return math.exp(v) end,
+      tanh = function(v) local t = math.tanh(v) return -2 * t * (1 - t * t) end,
+      sigmoid = function(v) local s = 1 / (1 + math.exp(-v)) return s * (1 - s) * (1 - 2 * s) end,
+      sqrt = function(v) return -0.25 * v ^ -1.5 end,
+      reciprocal = function(v) return 2 / v ^ 3 end,
+    }
+    for op, f in pairs(second) do
+      local x = torch.tensor(default_values, {dtype = 'float64'}):requires_grad_()
+      local g = torch.autograd.grad(x[op](x):sum(), x, {create_graph = true})[1]
+      local gg = torch.autograd.grad(g:sum(), x)[1]
+      local want = {}
+      for i, v in ipairs(default_values) do want[i] = f(v) end
+      close(gg, torch.tensor(want, {dtype = 'float64'}), 1e-10)
+    end
+  end)
+
+  it('ops reading their input save the input alone, ops reading neither save nothing', function()
+    local x = torch.rand(3, {dtype = 'float64'}):add_(0.5):requires_grad_()
+    for _, op in ipairs({'log', 'sin', 'gelu', 'abs', 'square'}) do
+      assert.are.equal(1, #x[op](x).grad_fn.saved_shapes)
+    end
+    for _, op in ipairs({'neg', 'floor', 'round', 'sign', 'frac'}) do
+      assert.are.equal(0, #x[op](x).grad_fn.saved_shapes)
+    end
+  end)
+
+  it('keeps one activation per layer of a chain of products and tanh, not two', function()
+    local n, layers = 256, 8
+    local ws = {}
+    for i = 1, layers do ws[i] = (torch.randn(n, n) / 16):requires_grad_() end
+    local x = torch.randn(n, n)
+    collectgarbage(); collectgarbage()
+    local before = torch.memory_stats().allocated
+    local h = x
+    for i = 1, layers do h = h:mm(ws[i]):tanh() end
+    collectgarbage(); collectgarbage()
+    local held = torch.memory_stats().allocated - before
+    local act = n * n * 4
+    -- each tanh result (the next product's input); the products' results are freed
+    assert.is_true(held >= layers * act, 'held ' .. held)
+    assert.is_true(held < (layers + 1) * act, 'held ' .. held .. ' bytes, one activation is ' .. act)
+    h:sum():backward()
+    assert.is_not_nil(ws[1].grad)
+  end)
+end)
