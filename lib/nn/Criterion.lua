@@ -11,11 +11,10 @@ function Criterion:__init()
   Module.__init(self)
 end
 
--- crit(input, target): the loss, recorded for autograd.
+-- crit(input, target): the loss, recorded for autograd; kept nowhere (as a module
+-- called PyTorch's way: the loss would hold the whole graph alive).
 function Criterion.__call(self, input, target, ...)
-  local out = self:updateOutput(input, target, ...)
-  self.output = out
-  return out
+  return self:updateOutput(input, target, ...)
 end
 
 local function as_leaf(v)
@@ -30,13 +29,16 @@ local function as_leaf(v)
   return v
 end
 
--- crit:forward(input, target): the loss; input is made a leaf that requires grad
--- (when it does not) so that backward can give the gradient of the input.
+-- crit:forward(input, target): the loss, kept in self.output (Torch7's); input is made a
+-- leaf that requires grad (when it does not) so that backward can give the gradient of
+-- the input.
 function Criterion:forward(input, target, ...)
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
   rawset(self, '_t7_input', x)
-  return Criterion.__call(self, x, target, ...)
+  local out = self:updateOutput(x, target, ...)
+  self.output = out
+  return out
 end
 
 local function flat(v, out)

@@ -504,6 +504,15 @@ local function keep(self, name, v)
   elseif self._kinds[name] == nil then fields[name] = v end
 end
 
+-- How many Torch7 calls (module:forward) are under way. Inside one, every module
+-- called keeps its result in self.output, as Torch7's modules do (backward starts
+-- from it; a container's children keep theirs too). Outside, model(x) keeps nothing,
+-- as PyTorch's: a kept result would hold its activations and their whole graph alive
+-- until the next call, and checkpointing a block would save nothing.
+local torch7_calls = 0
+-- closes a Torch7 call, on return or error alike (a to-be-closed value)
+local torch7_call_end = setmetatable({}, {__close = function() torch7_calls = torch7_calls - 1 end})
+
 local function run_backward_hooks(state, grad_input)
   local self = state.module
   for _, h in ipairs(rawget(self, '_backward_hooks')) do
@@ -590,13 +599,14 @@ local function with_backward_hooks(self, args)
 end
 
 -- model(...): forward-pre-hooks, the computation (forward if the class defines it,
--- else updateOutput), forward hooks; stores and returns the output(s).
+-- else updateOutput), forward hooks; returns the output(s), and keeps the first in
+-- self.output only inside a Torch7 call (module:forward).
 function Module.__call(self, ...)
   local pre, post, back = rawget(self, '_forward_pre_hooks'), rawget(self, '_forward_hooks'),
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    keep(self, 'output', out)
+    if torch7_calls > 0 then keep(self, 'output', out) end
     if extra ~= nil then return out, extra end
     return out
   end
@@ -616,7 +626,7 @@ function Module.__call(self, ...)
     if r ~= nil then res[1] = r end
   end
   if finish then finish(res) end
-  keep(self, 'output', res[1])
+  if torch7_calls > 0 then keep(self, 'output', res[1]) end
   return table.unpack(res, 1, res.n)
 end
 
@@ -637,11 +647,14 @@ local function as_leaf(v)
 end
 
 -- module:forward(input, ...): Torch7's entry: as model(input, ...), the input first made a
--- leaf that requires grad (when it does not) so that backward can give gradInput.
+-- leaf that requires grad (when it does not) so that backward can give gradInput; the
+-- module, and every module it calls, keeps its result in self.output.
 function Module:forward(input, ...)
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
   rawset(self, '_t7_input', x)
+  torch7_calls = torch7_calls + 1
+  local call <close> = torch7_call_end
   return Module.__call(self, x, ...)
 end
 

@@ -387,10 +387,12 @@ function torch.utils.checkpoint(fn, ...)
   local opts = args.n > 0 and checkpoint_options(args) or {}
   if opts == args[args.n] then args.n = args.n - 1 end
   local rng = opts.preserve_rng_state ~= false and core.get_rng_state()
+  local call = fn                                 -- a callable table (a module) too
+  if type(fn) ~= 'function' then call = function(...) return fn(...) end end
   local function recompute()
     local now = rng and core.get_rng_state()
     if rng then core.set_rng_state(rng) end
-    local ok, err = pcall(core.enable_grad, fn, table.unpack(args, 1, args.n))
+    local ok, err = pcall(core.enable_grad, call, table.unpack(args, 1, args.n))
     if rng then core.set_rng_state(now) end
     if not ok then error(err, 0) end
   end

@@ -82,5 +82,6 @@ torch.autograd.Function(name)
 
 torch.utils.checkpoint(fn, ...), torch.checkpoint(fn, ...)
   Runs fn(...) without keeping its intermediate values; backward runs fn again
-  (with the same random state) to get them. Trades compute for memory.
+  (with the same random state) to get them. Trades compute for memory. fn may
+  be a module (checkpoint(block, x)); called so, modules keep no output.
 ]=]
