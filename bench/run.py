@@ -5,7 +5,9 @@ warm-up, and prints medians, ratios, peak memory and a Markdown summary.
 
 Each side prints lines:  TIME <seconds>  (the timed region; several allowed,
 one per case) and  CHECK <case> <numbers...>  (compared across sides); NOTE
-<text> lines from the moontorch side (its last run) are printed as they are.
+<text> lines from the moontorch side (its last run) are printed as they are;
+MEMORY <MiB> <case> lines (a memory figure each side measures itself, from its
+last run) are printed side by side with their ratio.
 A benchmark whose .lua file starts with '-- whole-process' is timed from
 outside (start-up benchmarks)."""
 import os, re, subprocess, sys, time, glob, statistics, shutil
@@ -29,14 +31,14 @@ def env():
 
 
 def run_side(cmd, whole_process):
-    """Runs one side once: {case: seconds}, {case: [numbers]}, peak RSS in MiB."""
+    """Runs one side once: {case: seconds}, {case: [numbers]}, [notes], {case: MiB}."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=ROOT)
     out, err = proc.communicate()
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError('%s failed (%d):\n%s%s' % (' '.join(cmd), proc.returncode, out.decode(), err.decode()))
-    times, checks, notes = {}, {}, []
+    times, checks, notes, memory = {}, {}, [], {}
     for line in out.decode().splitlines():
         parts = line.split()
         if not parts:
@@ -48,9 +50,11 @@ def run_side(cmd, whole_process):
             checks[parts[1]] = [float(v) for v in parts[2:]]
         elif parts[0] == 'NOTE':
             notes.append(line[5:])
+        elif parts[0] == 'MEMORY':
+            memory[parts[2] if len(parts) > 2 else 'main'] = float(parts[1])
     if whole_process:
         times = {'main': elapsed}
-    return times, checks, notes
+    return times, checks, notes, memory
 
 
 def peak_mib(cmd):
@@ -115,12 +119,12 @@ def main():
         if os.path.exists(c_file):
             sides.append(('C', [c_binary(c_file)]))
         samples = {s: {} for s, _ in sides}
-        checks, notes = {}, []
+        checks, notes, memory = {}, [], {}
         for _, cmd in sides:
             run_side(cmd, whole)                       # warm-up (caches, page cache)
         for _ in range(RUNS):
             for side, cmd in sides:
-                times, check, note = run_side(cmd, whole)
+                times, check, note, memory[side] = run_side(cmd, whole)
                 checks[side] = check
                 if side == 'moontorch':
                     notes = note
@@ -142,6 +146,12 @@ def main():
                 label, fmt(mt), fmt(pt), mt / pt, '' if c is None else '  C %10s (mt/C %.3f)' % (fmt(c), mt / c)))
         for note in notes:
             print('    %s: %s' % (name, note))
+        print('    %s: peak resident memory moontorch %.0f MiB, PyTorch %.0f MiB, ratio %.3f (<1: moontorch smaller)'
+              % (name, peaks['moontorch'], peaks['pytorch'], peaks['moontorch'] / peaks['pytorch']))
+        for case in sorted(memory['moontorch']):
+            mm, pm = memory['moontorch'][case], memory['pytorch'].get(case, float('nan'))
+            print('    %s: memory %s moontorch %.1f MiB, PyTorch %.1f MiB, ratio %.3f' % (
+                name, case, mm, pm, mm / pm if pm else float('nan')))
     print('\n| benchmark | moontorch | PyTorch | ratio (<1: moontorch faster) | C limit | peak MiB mt / pt | check |')
     print('|---|---|---|---|---|---|---|')
     for label, mt, pt, ratio, c, pm, pp, ok in rows:
