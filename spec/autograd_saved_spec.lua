@@ -57,6 +57,34 @@ describe('ops whose derivative reads their result', function()
     end)
   end
 
+  it('in place (x:exp_(), x:relu_(), ...) saves x itself: no copy of the result is kept', function()
+    for _, op in ipairs({'exp', 'tanh', 'sigmoid', 'sqrt', 'rsqrt', 'relu'}) do
+      local derivative = from_result[op][1]
+      local values = from_result[op][2] or default_values
+      local leaf = torch.tensor(values, {dtype = 'float64'}):requires_grad_()
+      local x = leaf * 1
+      x[op .. '_'](x)
+      x:sum():backward()
+      local want = {}
+      for i, v in ipairs(values) do want[i] = derivative(v) end
+      close(leaf.grad, torch.tensor(want, {dtype = 'float64'}), 1e-12)
+      local y = leaf * 1
+      y[op .. '_'](y)
+      y:add_(1)                                  -- y is what the node saved
+      local ok, err = pcall(function() y:sum():backward() end)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find('needed by ' .. node_name(op), 1, true))
+    end
+    local big = torch.randn(512, 512):requires_grad_()
+    collectgarbage(); collectgarbage()
+    local before = torch.memory_stats().allocated
+    local h = big * 1
+    h:relu_()
+    collectgarbage(); collectgarbage()
+    local held, size = torch.memory_stats().allocated - before, 512 * 512 * 4
+    assert.is_true(held >= size and held < 1.5 * size, 'held ' .. held .. ', h alone is ' .. size)
+  end)
+
   it('softmax and log_softmax save only their result', function()
     for _, op in ipairs({'softmax', 'log_softmax'}) do
       local leaf = torch.tensor({{0.1, -0.4, 0.9}, {1.2, 0.3, -0.8}}, {dtype = 'float64'}):requires_grad_()

@@ -21,6 +21,7 @@ typedef struct { mt_node *node; } mt_edge;
 typedef struct {
   mt_tensor t;             /* a view sharing the saved tensor's storage */
   int64_t version;         /* storage version when saved */
+  int is_output;           /* the node's own result (saved without its history) */
   int64_t ckpt_index;      /* inside a checkpoint: t is empty until backward recomputes
                               the forward; then it is that run's ckpt_index-th save */
 } mt_saved;

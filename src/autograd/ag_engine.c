@@ -200,6 +200,16 @@ int mt_ag_inplace_commit(mt_tensor *t, mt_tensor *r) {
     n->refcount++;
     n->owner = m;
     m->grad_fn = n;
+    /* a node that saved its result saves t instead, which now holds it (as
+       PyTorch's in-place ops save self): r's memory goes, and a later change
+       to t is caught by t's version */
+    for (int i = 0; i < n->nsaved; i++) {
+      mt_saved *s = &n->saved[i];
+      if (!s->is_output || s->t.storage != r->storage) continue;
+      drop_tensor(&s->t);
+      mt_tensor_alias(&s->t, t);
+      s->version = t->storage->version;
+    }
   }
   m->ag_version = ++t->storage->ag_version;
   return 0;
@@ -271,6 +281,7 @@ static void save_into(mt_saved *s, const mt_tensor *t, int is_output) {
   if (is_output) mt_tensor_alias(&s->t, t);
   else mt_ag_alias(&s->t, t);
   s->version = t->storage->version;
+  s->is_output = is_output;
 }
 
 /* A checkpoint running again keeps a copy of each tensor it saves. */
