@@ -129,6 +129,9 @@ describe('ops whose derivative reads their result', function()
     for _, op in ipairs({'neg', 'floor', 'round', 'sign', 'frac'}) do
       assert.are.equal(0, #x[op](x).grad_fn.saved_shapes)
     end
+    -- GELU's tanh approximation is one op too, not a chain of saved intermediates
+    local F = require 'nn.functional'
+    assert.are.equal(1, #F.gelu(x, {approximate = 'tanh'}).grad_fn.saved_shapes)
   end)
 
   it('keeps one activation per layer of a chain of products and tanh, not two', function()

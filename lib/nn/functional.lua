@@ -152,8 +152,7 @@ function F.gelu(x, opts)
   local approximate = type(opts) == 'string' and opts or options(opts).approximate or 'none'
   if approximate == 'none' then return x:gelu() end
   if approximate ~= 'tanh' then fail('gelu', "approximate must be 'none' or 'tanh', got '%s'", tostring(approximate)) end
-  local inner = (x + x:pow(3) * 0.044715) * math.sqrt(2 / math.pi)
-  return x * 0.5 * (inner:tanh() + 1)
+  return x:gelu({approximate = 'tanh'})          -- one op: saves x alone for backward
 end
 
 -- F.logsigmoid(x): log(sigmoid(x)), computed as -softplus(-x).
