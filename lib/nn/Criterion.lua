@@ -1,7 +1,8 @@
 -- nn.Criterion: the base of the losses. Subclasses implement
 -- updateOutput(input, target) returning a 0-dim tensor. `crit(input, target)`
 -- and Torch7's crit:forward(input, target) give the loss (loss:backward()
--- works); crit:backward(input, target) gives d loss / d input.
+-- works; only forward keeps it, in crit.output); crit:backward(input, target)
+-- gives d loss / d input.
 local torch = require 'torch'
 local nn = require 'nn'
 

@@ -2,10 +2,11 @@
 --
 -- PyTorch style: assigning an nn.Parameter or a module to a field registers
 -- it (a plain Lua table of modules does not: use nn.ModuleList); `model(x)`
--- runs hooks and the computation; parameters(), state_dict(), train()/eval().
--- Torch7 style on the same autograd graph: model:forward(x),
--- model:backward(x, gradOutput), zeroGradParameters(), updateParameters(lr),
--- getParameters().
+-- runs hooks and the computation and keeps no reference to the result;
+-- parameters(), state_dict(), train()/eval().
+-- Torch7 style on the same autograd graph: model:forward(x) (the result kept
+-- in model.output, and in each module it calls), model:backward(x, gradOutput),
+-- zeroGradParameters(), updateParameters(lr), getParameters().
 --
 -- Values live in a table behind the instance (_fields), never in the instance
 -- itself: Lua calls __newindex only for absent keys, and every assignment must
