@@ -505,14 +505,23 @@ local function keep(self, name, v)
   elseif self._kinds[name] == nil then fields[name] = v end
 end
 
--- How many Torch7 calls (module:forward) are under way. Inside one, every module
--- called keeps its result in self.output, as Torch7's modules do (backward starts
--- from it; a container's children keep theirs too). Outside, model(x) keeps nothing,
--- as PyTorch's: a kept result would hold its activations and their whole graph alive
--- until the next call, and checkpointing a block would save nothing.
-local torch7_calls = 0
--- closes a Torch7 call, on return or error alike (a to-be-closed value)
-local torch7_call_end = setmetatable({}, {__close = function() torch7_calls = torch7_calls - 1 end})
+-- Torch7 calls (module:forward) under way. Inside one, every module called keeps its
+-- result in self.output, as Torch7's modules do (backward starts from it; a
+-- container's children keep theirs too). Outside, model(x) keeps nothing, as
+-- PyTorch's: a kept result would hold its activations and their whole graph alive
+-- until the next call, and checkpointing a block would save nothing. Counted per
+-- coroutine (a coroutine that dies inside a forward never closes its count; its entry
+-- goes with it), and in all (0: the common case, no lookup at all).
+local torch7_depth = setmetatable({}, {__mode = 'k'})    -- coroutine -> calls under way
+local torch7_open = 0
+-- a Torch7 call's scope, closed on return or error alike (a to-be-closed value)
+local torch7_scope = {__close = function(scope)
+  local depth = torch7_depth[scope.thread] - 1
+  torch7_depth[scope.thread] = depth > 0 and depth or nil
+  torch7_open = torch7_open - 1
+end}
+local running = coroutine.running
+local function in_torch7_call() return torch7_open > 0 and torch7_depth[running()] ~= nil end
 
 local function run_backward_hooks(state, grad_input)
   local self = state.module
@@ -607,7 +616,7 @@ function Module.__call(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    if torch7_calls > 0 then keep(self, 'output', out) end
+    if in_torch7_call() then keep(self, 'output', out) end
     if extra ~= nil then return out, extra end
     return out
   end
@@ -627,7 +636,7 @@ function Module.__call(self, ...)
     if r ~= nil then res[1] = r end
   end
   if finish then finish(res) end
-  if torch7_calls > 0 then keep(self, 'output', res[1]) end
+  if in_torch7_call() then keep(self, 'output', res[1]) end
   return table.unpack(res, 1, res.n)
 end
 
@@ -654,8 +663,10 @@ function Module:forward(input, ...)
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
   rawset(self, '_t7_input', x)
-  torch7_calls = torch7_calls + 1
-  local call <close> = torch7_call_end
+  local thread = running()
+  torch7_depth[thread] = (torch7_depth[thread] or 0) + 1
+  torch7_open = torch7_open + 1
+  local scope <close> = setmetatable({thread = thread}, torch7_scope)
   return Module.__call(self, x, ...)
 end
 
