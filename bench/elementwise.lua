@@ -1,4 +1,5 @@
--- elementwise: add, mul, exp on 16M contiguous float32
+-- elementwise: add, mul, exp, and the activations' and losses' math (tanh, sigmoid, log),
+-- on 16M contiguous float32
 torch.setnumthreads(tonumber(os.getenv('BENCH_THREADS') or 1))
 local n = 16 * 1024 * 1024
 local a = torch.ones(n) * 0.5
@@ -7,8 +8,11 @@ local ops = {
   add = function() return a + b end,
   mul = function() return a * b end,
   exp = function() return a:exp() end,
+  tanh = function() return a:tanh() end,
+  sigmoid = function() return a:sigmoid() end,
+  log = function() return a:log() end,
 }
-for _, name in ipairs({'add', 'mul', 'exp'}) do
+for _, name in ipairs({'add', 'mul', 'exp', 'tanh', 'sigmoid', 'log'}) do
   local f = ops[name]
   local r = f()
   local best = math.huge
