@@ -46,7 +46,7 @@ $(BUILD)/%.o: %.c $(HEADERS) | $(DEPS_STAMP)
 # -z nodelete: Lua unloads C modules when a state closes, while the pool's
 # and OpenBLAS's worker threads may still sit in their code.
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $^ $(PKG_LIBS_BLAS) -lz -lm
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $^ $(PKG_LIBS_BLAS) -lz -lmvec -lm
 
 # The Lua C module: resolved against the host's Lua (lua5.4, busted, th).
 $(CORE): $(VM_OBJ) $(LIB)

@@ -909,8 +909,9 @@ describe('unary ops against PyTorch', function()
   end)
 
   -- float32 tanh, log, log2, log1p and expm1 compute in float (polynomials written to
-  -- vectorise): every value within 2.5 ulp of the C library's double result over a
-  -- dense sweep, and the C library's values at the edges
+  -- vectorise), sin, cos, atan, acos, sinh, cosh and erfc in the C library's vector
+  -- forms: every value within 2.5 ulp of the C library's double result over a dense
+  -- sweep, and the C library's values at the edges
   local function max_ulp(name, x32)
     local got = x32[name](x32):double()
     local want = x32:double()[name](x32:double())
@@ -918,12 +919,18 @@ describe('unary ops against PyTorch', function()
     local ulp = want:abs():float():double():mul(2 ^ -23):clamp(2 ^ -149, math.huge)
     return ((got - want):abs() / ulp):masked_fill(finite:logical_not(), 0):max():item()
   end
-  it('gives float32 tanh, log, log2, log1p, expm1 within 2.5 ulp of double, and their edge values', function()
+  it('gives float32 transcendentals within 2.5 ulp of double, and their edge values', function()
     local sweeps = {
       tanh = torch.linspace(-12, 12, 200001),
       log = torch.logspace(-44, 38, 200001), log2 = torch.logspace(-44, 38, 200001),
       log1p = torch.cat({torch.linspace(-0.999, 1, 100001), torch.logspace(-30, 30, 100001)}),
       expm1 = torch.linspace(-20, 80, 200001),
+      sin = torch.cat({torch.linspace(-1000, 1000, 200001), torch.logspace(-30, 30, 20001)}),
+      cos = torch.cat({torch.linspace(-1000, 1000, 200001), torch.logspace(-30, 30, 20001)}),
+      atan = torch.cat({torch.logspace(-30, 30, 100001), -torch.logspace(-30, 30, 100001)}),
+      acos = torch.linspace(-1, 1, 200001),
+      sinh = torch.linspace(-89, 89, 200001), cosh = torch.linspace(-89, 89, 200001),
+      erfc = torch.linspace(-10, 10, 200001),
     }
     for name, x in pairs(sweeps) do
       local err = max_ulp(name, x)
@@ -945,6 +952,13 @@ describe('unary ops against PyTorch', function()
     same_values('log2', {0.0, -1, inf, nan, 1, 2 ^ -149, 2 ^ 100}, {-inf, nan, inf, nan, 0, -149, 100})
     same_values('log1p', {0.0, -0.0, -1, -2, inf, nan, 2 ^ -100}, {0.0, -0.0, -inf, nan, inf, nan, 2 ^ -100})
     same_values('expm1', {0.0, -0.0, inf, -inf, nan, 100, 2 ^ -100}, {0.0, -0.0, inf, -1, nan, inf, 2 ^ -100})
+    same_values('sin', {0.0, -0.0, inf, nan, 2 ^ -100}, {0.0, -0.0, nan, nan, 2 ^ -100})
+    same_values('cos', {0.0, inf, nan}, {1, nan, nan})
+    same_values('atan', {0.0, -0.0, inf, -inf, nan}, {0.0, -0.0, math.pi / 2, -math.pi / 2, nan})
+    same_values('acos', {1, -1, 2, nan}, {0.0, math.pi, nan, nan})
+    same_values('sinh', {0.0, -0.0, 100, -100, nan}, {0.0, -0.0, inf, -inf, nan})
+    same_values('cosh', {0.0, 100, -inf, nan}, {1, inf, inf, nan})
+    same_values('erfc', {0.0, inf, -inf, 20, nan}, {1, 0.0, 2, 0.0, nan})
   end)
 end)
 

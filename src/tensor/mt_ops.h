@@ -18,18 +18,18 @@
   X(log10, log10(v), E)                                            \
   X(sqrt, mt_sqrt(v), E)                                           \
   X(rsqrt, (ct)1 / mt_sqrt(v), E)                                  \
-  X(sin, sin(v), E)                                                \
-  X(cos, cos(v), E)                                                \
+  X(sin, mt_sin(v), E)                                                \
+  X(cos, mt_cos(v), E)                                                \
   X(tan, tan(v), E)                                                \
   X(asin, asin(v), E)                                              \
-  X(acos, acos(v), E)                                              \
-  X(atan, atan(v), E)                                              \
-  X(sinh, sinh(v), E)                                              \
-  X(cosh, cosh(v), E)                                              \
+  X(acos, mt_acos(v), E)                                              \
+  X(atan, mt_atan(v), E)                                              \
+  X(sinh, mt_sinh(v), E)                                              \
+  X(cosh, mt_cosh(v), E)                                              \
   X(tanh, mt_tanh(v), E)                                           \
   X(sigmoid, (ct)1 / ((ct)1 + mt_exp(-v)), E)                         \
   X(erf, erf(v), E)                                                \
-  X(erfc, erfc(v), E)                                              \
+  X(erfc, mt_erfc(v), E)                                              \
   X(reciprocal, (ct)1 / v, E)
 
 /* float tensors only: PyTorch refuses integer and bool inputs */
