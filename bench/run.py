@@ -132,9 +132,11 @@ def main():
                     samples[side].setdefault(case, []).append(t)
         peaks = {side: peak_mib(cmd) for side, cmd in sides}
         mismatch = compare(checks['moontorch'], checks['pytorch'])
+        if 'C' in checks:                              # the C side checks the cases it times
+            mismatch += compare({k: v for k, v in checks['moontorch'].items() if k in checks['C']}, checks['C'])
         if mismatch:
             failures.append(name)
-            print('!!! %s: RESULTS DIFFER between moontorch and PyTorch:\n    %s' % (name, '\n    '.join(mismatch)))
+            print('!!! %s: RESULTS DIFFER between moontorch and PyTorch or C:\n    %s' % (name, '\n    '.join(mismatch)))
         for case in sorted(samples['moontorch']):
             mt = statistics.median(samples['moontorch'][case])
             pt = statistics.median(samples['pytorch'].get(case, [float('nan')]))
