@@ -23,6 +23,10 @@
 /* Output columns one task accumulates at a time: the accumulators of a tile
    stay in L1 while the rows stream past. */
 #define RED_TILE 256
+/* Output columns a reduction along an outer dim takes at a time: 4 KiB of
+   each float32 row, a page, streams in one go, and the tile's accumulators
+   (8 bytes a column, with their parameters and positions) stay in L1. */
+#define RED_ROWS_TILE 1024
 /* Steps a sum block adds in float before widening to double: 8 float adds
    per lane keep the block's rounding error near float's epsilon, and the
    widening costs an eighth of what it would at every step. */
@@ -128,36 +132,39 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
     return st;                                                                              \
   }
 
-/* The rows version: a tile of B outputs, RED_BLOCK rows at a time in BT. */
+/* The rows version: a tile of B outputs. Each block of RED_BLOCK rows is
+   added column by column in BT, the block's rows streaming side by side
+   (several streams keep the memory busy, and a column's partial stays in a
+   register), then folded into ACC: the same steps, in the same order, as
+   adding the block row by row. */
+#define RED_ROWS_COLUMN(OP, INIT, MAP, ACC, BT, FIELD, E, RBEGIN, REND)                     \
+  {                                                                                         \
+    double m = mrow[b]; (void)m;                                                            \
+    BT blk = INIT;                                                                          \
+    _Pragma("GCC unroll 8")                                                                 \
+    for (int64_t r = RBEGIN; r < REND; r++) {                                               \
+      ct v = MT_LOAD_##E(xb + r * rs + b * bs);                                             \
+      blk = blk OP (BT)(MAP);                                                               \
+    }                                                                                       \
+    acc[b].FIELD = acc[b].FIELD OP (ACC)blk;                                                \
+  }
 #define RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                              \
   static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
                                 red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
     typedef MT_CT_##E ct;                                                                   \
     (void)idx; (void)p;                                                                     \
-    BT blk[RED_TILE];                                                                       \
     for (int64_t b = 0; b < B; b++) acc[b].FIELD = INIT;                                    \
     for (int64_t r0 = 0; r0 < R; r0 += RED_BLOCK) {                                         \
-      int64_t r1 = min64(R, r0 + RED_BLOCK);                                                \
-      for (int64_t b = 0; b < B; b++) blk[b] = INIT;                                        \
-      for (int64_t r = r0; r < r1; r++) {                                                   \
-        const char *xr = x + r * rs;                                                        \
-        if (bs == (int64_t)sizeof(T)) {                                                     \
-          _Pragma("omp simd")                                                               \
-          for (int64_t b = 0; b < B; b++) {                                                 \
-            ct v = MT_LOAD_##E(xr + b * (int64_t)sizeof(T));                                \
-            double m = mrow[b]; (void)m;                                                    \
-            blk[b] = blk[b] OP (BT)(MAP);                                                   \
-          }                                                                                 \
-        } else {                                                                            \
-          for (int64_t b = 0; b < B; b++) {                                                 \
-            ct v = MT_LOAD_##E(xr + b * bs);                                                \
-            double m = mrow[b]; (void)m;                                                    \
-            blk[b] = blk[b] OP (BT)(MAP);                                                   \
-          }                                                                                 \
-        }                                                                                   \
+      const char *xb = x + r0 * rs;                                                         \
+      int64_t nr = min64(RED_BLOCK, R - r0);                                                \
+      if (bs == (int64_t)sizeof(T) && nr == RED_BLOCK) {                                    \
+        _Pragma("omp simd")                                                                 \
+        for (int64_t b = 0; b < B; b++)                                                     \
+          RED_ROWS_COLUMN(OP, INIT, MAP, ACC, BT, FIELD, E, 0, RED_BLOCK)                   \
+      } else {                                                                              \
+        for (int64_t b = 0; b < B; b++)                                                     \
+          RED_ROWS_COLUMN(OP, INIT, MAP, ACC, BT, FIELD, E, 0, nr)                          \
       }                                                                                     \
-      _Pragma("omp simd")                                                                   \
-      for (int64_t b = 0; b < B; b++) acc[b].FIELD = acc[b].FIELD OP (ACC)blk[b];           \
     }                                                                                       \
   }
 
@@ -227,21 +234,64 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
     return st;                                                                              \
   }
 
-#define RED_ROWS_EXT(KIND, CMP, ACC, FIELD, E, T)                                        \
+/* The rows version of max/min. Contiguous rows: the tile's extremes in the
+   compute type (exact) and their rows in int32, each block of RED_BLOCK rows
+   compared column by column with its rows streaming side by side as in
+   RED_ROWS_ACC, NaNs only noted. With a NaN, strided columns or more rows
+   than int32 counts, the exact walk row by row. */
+#define RED_ROWS_EXT_COLUMN(CMP, E, NR)                                                     \
+  {                                                                                         \
+    ct cur = best[b];                                                                       \
+    int32_t at = row[b];                                                                    \
+    int seen = nan_seen[b];                                                                 \
+    _Pragma("GCC unroll 8")                                                                 \
+    for (int32_t r = 0; r < NR; r++) {                                                      \
+      ct v = MT_LOAD_##E(xb + r * rs + b * es);                                             \
+      int take = CMP(v, cur);                                                               \
+      seen |= v != v;                                                                       \
+      cur = take ? v : cur;                                                                 \
+      at = take ? (int32_t)(r0 + r) : at;                                                   \
+    }                                                                                       \
+    best[b] = cur;                                                                          \
+    row[b] = at;                                                                            \
+    nan_seen[b] = seen;                                                                     \
+  }
+#define RED_ROWS_EXT(KIND, CMP, ACC, FIELD, E, T)                                           \
   static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
                                 red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
+    typedef MT_CT_##E ct;                                                                   \
     (void)mrow; (void)p;                                                                    \
-    for (int64_t b = 0; b < B; b++) { acc[b].FIELD = (ACC)MT_LOAD_##E(x + b * bs); idx[b] = 0; } \
-    for (int64_t r = 1; r < R; r++) {                                                       \
-      const char *xr = x + r * rs;                                                          \
-      _Pragma("omp simd")                                                                   \
+    const int64_t es = (int64_t)sizeof(T);                                                  \
+    ct best[RED_ROWS_TILE];                                                                 \
+    int exact = bs != es || R > INT32_MAX;                                                  \
+    if (!exact) {                                                                           \
+      int32_t row[RED_ROWS_TILE];                                                           \
+      int nan_seen[RED_ROWS_TILE];                                                          \
       for (int64_t b = 0; b < B; b++) {                                                     \
-        ACC v = (ACC)MT_LOAD_##E(xr + b * bs), cur = acc[b].FIELD;                          \
-        int take = RED_BETTER(CMP, v, cur);                                                 \
-        acc[b].FIELD = take ? v : cur;                                                      \
-        idx[b] = take ? r : idx[b];                                                         \
+        best[b] = MT_LOAD_##E(x + b * es);                                                  \
+        row[b] = 0;                                                                         \
+        nan_seen[b] = best[b] != best[b];                                                   \
       }                                                                                     \
+      int64_t r0 = 1;                                                                       \
+      for (; r0 + RED_BLOCK <= R; r0 += RED_BLOCK) {                                        \
+        const char *xb = x + r0 * rs;                                                       \
+        _Pragma("omp simd")                                                                 \
+        for (int64_t b = 0; b < B; b++) RED_ROWS_EXT_COLUMN(CMP, E, RED_BLOCK)              \
+      }                                                                                     \
+      const char *xb = x + r0 * rs;                                                         \
+      int32_t nr = (int32_t)(R - r0);                                                       \
+      for (int64_t b = 0; b < B; b++) RED_ROWS_EXT_COLUMN(CMP, E, nr)                       \
+      for (int64_t b = 0; b < B; b++) { idx[b] = row[b]; exact |= nan_seen[b]; }            \
     }                                                                                       \
+    if (exact) {                                                                            \
+      for (int64_t b = 0; b < B; b++) { best[b] = MT_LOAD_##E(x + b * bs); idx[b] = 0; }    \
+      for (int64_t r = 1; r < R; r++)                                                       \
+        for (int64_t b = 0; b < B; b++) {                                                   \
+          ct v = MT_LOAD_##E(x + r * rs + b * bs);                                          \
+          if (RED_BETTER(CMP, v, best[b])) { best[b] = v; idx[b] = r; }                     \
+        }                                                                                   \
+    }                                                                                       \
+    for (int64_t b = 0; b < B; b++) acc[b].FIELD = (ACC)best[b];                            \
   }
 
 #define RED_PASS(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                                 \
@@ -525,11 +575,11 @@ static void reduce_runs(const red_geom *g, const red_target *tg) {
    along the row. */
 static void reduce_rows_task(const red_geom *g, const red_target *tg, int64_t t, int64_t tiles) {
   const red_plan *pl = tg->pl;
-  red_acc acc[RED_TILE];
-  int64_t idx[RED_TILE];
-  double m[RED_TILE] = {0};
+  red_acc acc[RED_ROWS_TILE];
+  int64_t idx[RED_ROWS_TILE];
+  double m[RED_ROWS_TILE] = {0};
   int64_t B = g->size[0], bxs = g->xs[0], bos = g->os[0], es = mt_dtypes[tg->out_dtype].size;
-  int64_t b0 = (t % tiles) * RED_TILE, w = min64(RED_TILE, B - b0), xo, oo;
+  int64_t b0 = (t % tiles) * RED_ROWS_TILE, w = min64(RED_ROWS_TILE, B - b0), xo, oo;
   kept_offsets(g, 1, t / tiles, &xo, &oo);
   const char *x = g->x + xo + b0 * bxs;
   rows_kernels[pl->kind[0]][tg->dtype](x, g->rs, bxs, g->R, w, acc, idx, m, pl->p);
@@ -556,7 +606,7 @@ static void reduce_rows_range(void *ctx, int64_t begin, int64_t end) {
 static void reduce_rows(const red_geom *g, const red_target *tg) {
   int64_t outer = 1;
   for (int k = 1; k < g->nk; k++) outer *= g->size[k];
-  int64_t tiles = (g->size[0] + RED_TILE - 1) / RED_TILE, tasks = outer * tiles;
+  int64_t tiles = (g->size[0] + RED_ROWS_TILE - 1) / RED_ROWS_TILE, tasks = outer * tiles;
   red_job job = {g, tg, 0, tiles};
   int64_t grain = mt_parallel_items(MT_ITER_GRAIN / 2, outer * g->size[0] * g->R, tasks);
   mt_parallel_for(tasks, grain, reduce_rows_range, &job);
