@@ -11,6 +11,10 @@
 #include <omp.h>
 
 #define N 4096
+/* 256-bit vectors: on AVX-512 (Zen 4) these loops read DRAM 10-20% faster
+   with them than with 512-bit ones; the column max is no faster, and keeps
+   the default. */
+#define STREAM __attribute__((target("prefer-vector-width=256")))
 
 static double now(void) {
   struct timespec ts;
@@ -19,7 +23,7 @@ static double now(void) {
 }
 
 /* out[j] = sum over rows i of x[i][j] (times scale) */
-static void sum_dim1(const float *x, float *out, float scale) {
+STREAM static void sum_dim1(const float *x, float *out, float scale) {
 #pragma omp parallel
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -37,7 +41,7 @@ static void sum_dim1(const float *x, float *out, float scale) {
 }
 
 /* out[i] = sum over columns j of x[i][j] (times scale) */
-static void sum_dim2(const float *x, float *out, float scale) {
+STREAM static void sum_dim2(const float *x, float *out, float scale) {
 #pragma omp parallel for schedule(dynamic, 64)
   for (long i = 0; i < N; i++) {
     const float *row = x + i * N;
@@ -69,7 +73,7 @@ static void max_dim1(const float *x, float *out, long *idx) {
 }
 
 /* the largest of each row and the first column holding it (1-based) */
-static void max_dim2(const float *x, float *out, long *idx) {
+STREAM static void max_dim2(const float *x, float *out, long *idx) {
 #pragma omp parallel for schedule(dynamic, 64)
   for (long i = 0; i < N; i++) {
     const float *row = x + i * N;
