@@ -774,10 +774,11 @@ describe('threads', function()
     local n = torch.getnumthreads()
     local x = torch.ones(300000):cumsum(1):sin() * 3
     local m = x:view(600, 500)
+    local wide = x:narrow(1, 1, 40 * 2100):view(40, 2100)    -- three tiles of columns
     local function run()
       return {x:sum(), x:var(), x:norm(3), x:logsumexp(1), m:sum(1), m:sum(2), m:std(1),
               m:softmax(2), m:log_softmax(1), m:cumsum(1), (m:max(1)), (select(2, m:min(2))),
-              x:argmax(), (m:sort(1))}
+              x:argmax(), (m:sort(1)), wide:sum(1), wide:var(1), (select(2, wide:max(1)))}
     end
     torch.setnumthreads(1)
     local one = run()
