@@ -587,9 +587,10 @@ static void reduce_rows_task(const red_geom *g, const red_target *tg, int64_t t,
   const red_plan *pl = tg->pl;
   red_acc acc[RED_ROWS_TILE];
   int64_t idx[RED_ROWS_TILE];
-  double m[RED_ROWS_TILE] = {0};
+  double m[RED_ROWS_TILE];
   int64_t B = g->size[0], bxs = g->xs[0], bos = g->os[0], es = mt_dtypes[tg->out_dtype].size;
   int64_t b0 = (t % tiles) * RED_ROWS_TILE, w = min64(RED_ROWS_TILE, B - b0), xo, oo;
+  for (int64_t b = 0; b < w; b++) m[b] = 0;
   kept_offsets(g, 1, t / tiles, &xo, &oo);
   const char *x = g->x + xo + b0 * bxs;
   rows_kernels[pl->kind[0]][tg->dtype](x, g->rs, bxs, g->R, w, acc, idx, m, pl->p);
