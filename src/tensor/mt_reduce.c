@@ -247,8 +247,9 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
 /* The rows version of max/min. Contiguous rows: the tile's extremes in the
    compute type (exact) and their rows in int32, each block of RED_BLOCK rows
    compared column by column with its rows streaming side by side as in
-   RED_ROWS_ACC, NaNs only noted. With a NaN, strided columns or more rows
-   than int32 counts, the exact walk row by row. */
+   RED_ROWS_ACC, NaNs only noted. With a NaN, strided columns, a block of
+   rows or less (quicker to walk than to set up) or more rows than int32
+   counts, the exact walk row by row. */
 #define RED_ROWS_EXT_COLUMN(CMP, E, NR)                                                     \
   {                                                                                         \
     ct cur = best[b];                                                                       \
@@ -273,7 +274,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
     (void)mrow; (void)p;                                                                    \
     const int64_t es = (int64_t)sizeof(T);                                                  \
     ct best[RED_ROWS_TILE];                                                                 \
-    int exact = bs != es || R > INT32_MAX;                                                  \
+    int exact = bs != es || R <= RED_BLOCK || R > INT32_MAX;                                \
     if (!exact) {                                                                           \
       int32_t row[RED_ROWS_TILE];                                                           \
       int nan_seen[RED_ROWS_TILE];                                                          \
