@@ -293,15 +293,15 @@ describe('max and min', function()
 end)
 
 describe('reductions along an outer dim', function()
-  -- 37 rows (a block of 8 rows and a tail), 1030 columns (a full tile of
+  -- 37 rows (blocks of 8 rows and a tail), 2070 columns (a full tile of
   -- columns, then a part tile whose width is no multiple of the vector width)
-  local R, C = 37, 1030
+  local R, C = 37, 2070
   local X = torch.arange(0, R * C):float():view(R, C)     -- X[i][j] = (i - 1) * C + j - 1
 
   it('sum and mean each column of a known sequence', function()
     local s, m = X:sum(1), X:mean(1)
     assert.are.same({C}, shape(s))
-    for _, j in ipairs({1, 2, 16, 17, 1024, 1025, 1030}) do
+    for _, j in ipairs({1, 2, 16, 17, 2048, 2049, 2070}) do
       local want = C * R * (R - 1) / 2 + R * (j - 1)         -- exact in float32
       assert.are.equal(want, s[j])
       assert.are.equal(want / R, m[j])
@@ -315,10 +315,10 @@ describe('reductions along an outer dim', function()
   it('sum strided columns, and one row or none', function()
     local wide = torch.arange(0, R * C * 2):float():view(R, C, 2)
     local odd = wide:select(3, 1)                            -- columns two floats apart
-    for _, j in ipairs({1, 1030}) do
+    for _, j in ipairs({1, 2070}) do
       assert.are.equal(2 * (C * R * (R - 1) / 2 + R * (j - 1)), odd:sum(1)[j])
     end
-    check(X:narrow(1, 1, 1):sum(1):narrow(1, 1029, 2), {1028, 1029})
+    check(X:narrow(1, 1, 1):sum(1):narrow(1, 2069, 2), {2068, 2069})
     check(torch.zeros(0, 5):sum(1), {0, 0, 0, 0, 0}, {5})
     check(torch.zeros(5, 0):sum(1), {}, {0})
   end)
@@ -326,15 +326,15 @@ describe('reductions along an outer dim', function()
   it('max and min: the first of ties, NaN before any number, in every column', function()
     local x = torch.zeros(R, C)
     x[{3, 1}], x[{20, 1}] = 5, 5                             -- a tie in the first column
-    x[{37, 1030}] = 5                                        -- the last row of the last column
+    x[{37, 2070}] = 5                                        -- the last row of the last column
     x[{5, 500}], x[{10, 500}], x[{30, 500}] = 9, nan, nan    -- a NaN after a larger number
     x[{2, 501}], x[{9, 501}] = -inf, -inf
     local v, i = x:max(1)
-    check(v:index(1, torch.tensor({1, 2, 500, 501, 1030})), {5, 0, nan, 0, 5})
-    check(i:index(1, torch.tensor({1, 2, 500, 501, 1030})), {3, 1, 10, 1, 37})
+    check(v:index(1, torch.tensor({1, 2, 500, 501, 2070})), {5, 0, nan, 0, 5})
+    check(i:index(1, torch.tensor({1, 2, 500, 501, 2070})), {3, 1, 10, 1, 37})
     v, i = x:min(1)
-    check(v:index(1, torch.tensor({1, 500, 501, 1030})), {0, nan, -inf, 0})
-    check(i:index(1, torch.tensor({1, 500, 501, 1030})), {1, 10, 2, 1})
+    check(v:index(1, torch.tensor({1, 500, 501, 2070})), {0, nan, -inf, 0})
+    check(i:index(1, torch.tensor({1, 500, 501, 2070})), {1, 10, 2, 1})
     check(x:amax(1):narrow(1, 499, 3), {0, nan, 0})
     v, i = x:narrow(1, 3, 1):max(1)                          -- one row
     check(v:narrow(1, 1, 2), {5, 0})
@@ -348,10 +348,10 @@ describe('reductions along an outer dim', function()
     assert.are.same({4, 12}, {v[7], i[7]})
     for _, dtype in ipairs({'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64'}) do
       local x = torch.zeros(R, C, {dtype = dtype})
-      x[{17, 1030}], x[{35, 1030}], x[{36, 3}] = 7, 7, 2
+      x[{17, 2070}], x[{35, 2070}], x[{36, 3}] = 7, 7, 2
       v, i = x:max(1)
-      assert.are.equal(7, v[1030], dtype)
-      assert.are.equal(17, i[1030], dtype)
+      assert.are.equal(7, v[2070], dtype)
+      assert.are.equal(17, i[2070], dtype)
       assert.are.equal(36, i[3], dtype)
       x:fill(9)
       x[{36, 3}] = 1
@@ -774,7 +774,7 @@ describe('threads', function()
     local n = torch.getnumthreads()
     local x = torch.ones(300000):cumsum(1):sin() * 3
     local m = x:view(600, 500)
-    local wide = x:narrow(1, 1, 40 * 2100):view(40, 2100)    -- three tiles of columns
+    local wide = x:narrow(1, 1, 40 * 4100):view(40, 4100)    -- three tiles of columns
     local function run()
       return {x:sum(), x:var(), x:norm(3), x:logsumexp(1), m:sum(1), m:sum(2), m:std(1),
               m:softmax(2), m:log_softmax(1), m:cumsum(1), (m:max(1)), (select(2, m:min(2))),
