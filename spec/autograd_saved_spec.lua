@@ -152,4 +152,35 @@ describe('ops whose derivative reads their result', function()
     h:sum():backward()
     assert.is_not_nil(ws[1].grad)
   end)
+
+  -- A plain backward (no create_graph) takes relu's, tanh's and sigmoid's derivative in
+  -- one kernel; it must give what the definition gives, in float32 and float64, on
+  -- contiguous and strided results, and what create_graph's recorded formula gives.
+  it('relu, tanh and sigmoid give the derivative from the definition in one pass', function()
+    local v = torch.linspace(-3, 3, 601)
+    v[301] = 0                                             -- relu's kink: gradient 0 at 0
+    local g = torch.linspace(-2, 1, 601)
+    local defs = {
+      relu = function(x) return x > 0 and 1 or 0 end,
+      tanh = function(x) return 1 - math.tanh(x) ^ 2 end,
+      sigmoid = function(x) local s = 1 / (1 + math.exp(-x)) return s * (1 - s) end,
+    }
+    for op, def in pairs(defs) do
+      for _, dtype in ipairs({'float32', 'float64'}) do
+        for _, strided in ipairs({false, true}) do
+          local base = strided and torch.stack({v, v * 0}, 2):select(2, 1) or v
+          local x = base:to(dtype):detach():requires_grad_()
+          local y = x[op](x)
+          local gg = (strided and torch.stack({g, g}, 2):select(2, 1) or g):to(dtype)   -- a strided gradient too
+          local plain = torch.autograd.grad(y, x, {grad_outputs = gg, retain_graph = true})[1]
+          local recorded = torch.autograd.grad(y, x, {grad_outputs = gg, create_graph = true})[1]:detach()
+          local want = torch.zeros(601, {dtype = 'float64'})
+          for i = 1, 601 do want[i] = g[i] * def(x[i]) end
+          local tol = dtype == 'float32' and 1e-6 or 1e-12
+          assert.is_true((plain:double() - want):abs():max():item() <= tol, op .. ' ' .. dtype)
+          assert.is_true((plain - recorded):abs():max():item() <= tol, op .. ' ' .. dtype .. ' against create_graph')
+        end
+      end
+    end
+  end)
 end)

@@ -138,12 +138,21 @@ static const unsigned char unary_reads[MT_NUM_OPS] = {
   [MT_OP_neg] = READS_NOTHING,
 };
 
+/* g * f'(y) in one kernel, for a backward that records nothing */
+static mt_tensor ag_activation_grad(const mt_tensor *g, const mt_tensor *y, mt_activation kind) {
+  mt_tensor d = {0};
+  if (!ag_failed && mt_activation_grad(&d, g, y, kind)) { mt_tensor_release(&d); ag_failed = 1; }
+  return d;
+}
+
 static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   const mt_tensor *x = NULL;
   mt_tensor r = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};   /* r: the result, when read */
   if (unary_reads[n->op] == READS_INPUT && mt_ag_saved(n, 0, &x)) return -1;
   if (unary_reads[n->op] == READS_RESULT && mt_ag_saved_result(n, 0, &r)) return -1;
   ag_failed = 0;
+  /* a backward that records nothing takes relu's, tanh's and sigmoid's derivative in one pass */
+  const int plain = !mt_ag_grad_enabled() && r.storage && g->dtype == r.dtype && mt_same_shape(g, &r);
   switch ((mt_op)n->op) {
   case MT_OP_exp: d = ag_bin(MT_OP_mul, g, &r); break;
   case MT_OP_expm1: t1 = ag_bins(MT_OP_add, &r, 1); d = ag_bin(MT_OP_mul, g, &t1); break;
@@ -168,8 +177,10 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_sinh: t1 = ag_un(MT_OP_cosh, x); d = ag_bin(MT_OP_mul, g, &t1); break;
   case MT_OP_cosh: t1 = ag_un(MT_OP_sinh, x); d = ag_bin(MT_OP_mul, g, &t1); break;
   case MT_OP_tanh:                               /* 1 - r^2 */
+    if (plain) { d = ag_activation_grad(g, &r, MT_ACT_TANH); break; }
     t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_sbin(MT_OP_sub, 1, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
   case MT_OP_sigmoid:                            /* r (1 - r) */
+    if (plain) { d = ag_activation_grad(g, &r, MT_ACT_SIGMOID); break; }
     t1 = ag_sbin(MT_OP_sub, 1, &r); t2 = ag_bin(MT_OP_mul, &r, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
   case MT_OP_erf: case MT_OP_erfc:               /* +-2/sqrt(pi) exp(-x^2) */
     t1 = ag_bin(MT_OP_mul, x, x); t2 = ag_un(MT_OP_neg, &t1); t3 = ag_un(MT_OP_exp, &t2);
@@ -224,6 +235,7 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_neg: d = ag_un(MT_OP_neg, g); break;
   case MT_OP_abs: t1 = ag_un(MT_OP_sign, x); d = ag_bin(MT_OP_mul, g, &t1); break;
   case MT_OP_relu: {                             /* g where r > 0: one pass over g, no float mask */
+    if (plain) { d = ag_activation_grad(g, &r, MT_ACT_RELU); break; }
     const mt_operand go = {g, 0, 0}, zero = {NULL, 0, 0};
     t1 = ag_bins(MT_OP_gt, &r, 0); d = ag_where_ops(&t1, &go, &zero); break;
   }

@@ -142,4 +142,9 @@ int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tens
 int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w, int inplace);
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 
+/* r = g * f'(y) for the activations whose derivative is written from their
+   result y, in one pass (g and y of one shape and float dtype) */
+typedef enum { MT_ACT_RELU, MT_ACT_TANH, MT_ACT_SIGMOID } mt_activation;
+int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, mt_activation kind);
+
 #endif

@@ -309,3 +309,41 @@ int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_opera
   param_ctx c = {w->value, 0, 0};
   return run_ternary(r, ins, wt ? 3 : 2, a->dtype, ndim, shape, lerp_kernels[a->dtype][wt ? 1 : 0], &c, inplace);
 }
+
+/* ---- the derivatives of activations written from their result ----
+   d = g * f'(y) in one pass, for a backward that records nothing: relu
+   (g where y > 0), tanh (g (1 - y^2)) and sigmoid (g y (1 - y)). The
+   recorded formulas stay for create_graph. */
+#define ACT_GRAD(kind, a, b) \
+  ((kind) == MT_ACT_RELU ? ((b) > 0 ? (a) : (ct)0) : (kind) == MT_ACT_TANH ? (a) * ((ct)1 - (b) * (b)) : (a) * ((b) * ((ct)1 - (b))))
+#define ACT_GRAD_KERNEL(E, T, N, TN, K, KIND, NAME)                             \
+  static void NAME##_grad_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; (void)cx;                                             \
+    if (s[0] == (int64_t)sizeof(T) && s[1] == s[0] && s[2] == s[0]) {           \
+      T *o = (T *)d[0]; const T *g = (const T *)d[1], *y = (const T *)d[2];     \
+      for (int64_t i = 0; i < n; i++) {                                         \
+        const ct a = MT_LOAD_##E(g + i), b = MT_LOAD_##E(y + i);                \
+        MT_STORE_##E(o + i, ACT_GRAD(KIND, a, b));                              \
+      }                                                                         \
+      return;                                                                   \
+    }                                                                           \
+    LOOP3(E, ACT_GRAD(KIND, a, b))                                              \
+  }
+#define ACT_GRAD_KERNELS(E, T, N, TN, K)                                        \
+  ACT_GRAD_KERNEL(E, T, N, TN, K, MT_ACT_RELU, relu)                            \
+  ACT_GRAD_KERNEL(E, T, N, TN, K, MT_ACT_TANH, tanh)                            \
+  ACT_GRAD_KERNEL(E, T, N, TN, K, MT_ACT_SIGMOID, sigmoid)
+MT_FLOAT_DTYPES(ACT_GRAD_KERNELS)
+
+#define ACT_GRAD_ENTRY(E, T, N, TN, K) [MT_##E] = {relu_grad_##E, tanh_grad_##E, sigmoid_grad_##E},
+static const mt_loop_fn act_grad_kernels[MT_NDTYPES][3] = {MT_FLOAT_DTYPES(ACT_GRAD_ENTRY)};
+
+int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, mt_activation kind) {
+  char b1[128], b2[128];
+  if (check_float("activation_grad", y)) return -1;
+  if (g->dtype != y->dtype || !mt_same_shape(g, y))
+    return mt_fail("activation_grad: gradient %s %s for a result %s %s", mt_dtypes[g->dtype].name,
+                   mt_shape_str(g, b1, sizeof b1), mt_dtypes[y->dtype].name, mt_shape_str(y, b2, sizeof b2));
+  const mt_tensor *ins[2] = {g, y};
+  return run_ternary(r, ins, 2, y->dtype, y->ndim, y->shape, act_grad_kernels[y->dtype][kind], NULL, 0);
+}
