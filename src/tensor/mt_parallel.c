@@ -173,7 +173,8 @@ static void after_fork_child(void) {
   atomic_store(&pool.solo_until, 0);
   pool.late = 0;
   pool.checked = 0;
-  pool.sched_fd = 0;           /* the parent's descriptor names the parent's thread */
+  if (pool.sched_fd > 0) close(pool.sched_fd);   /* it names the parent's thread */
+  pool.sched_fd = 0;
 }
 
 /* Starts workers up to slot want; returns how many threads a loop can use
