@@ -1487,3 +1487,60 @@ describe('== and eq', function()
     assert.is_nil(set[y])
   end)
 end)
+
+describe('float32 erf and gelu, vectorised', function()
+  -- within a few ulp of the exact value: |err| <= atol + rtol |ref|
+  local function near(got, ref, atol, rtol, what)
+    local g, r = got:double(), ref:double()
+    local bad = ((g - r):abs() - (r:abs() * rtol + atol)):max():item()
+    assert.is_true(bad <= 0, string.format('%s: off by %g beyond the tolerance', what, bad))
+  end
+
+  it('erf is within 2 ulp of float64 erf from -6 to 6, and exact at the ends', function()
+    local x64 = torch.linspace(-6, 6, 24001, {dtype = 'float64'})
+    local x = x64:float()
+    near(x:erf(), x:double():erf(), 0, 2.4e-7, 'erf on [-6, 6]')
+    local tiny = torch.tensor({1e-30, -1e-20, 1e-8, 0}, {dtype = 'float32'})
+    near(tiny:erf(), tiny:double():erf(), 0, 1.2e-7, 'erf near zero')
+    local ends = torch.tensor({math.huge, -math.huge, 10, -10, 0 / 0}):erf()
+    assert.are.same({1, -1, 1, -1}, {ends[1], ends[2], ends[3], ends[4]})
+    assert.is_true(ends[5] ~= ends[5])
+  end)
+
+  -- reference gradients computed with PyTorch 2.15: (gelu(x) * w).sum() for
+  -- x = linspace(-5, 5, 11), w = linspace(0.5, 1.5, 11), float32; and gelu(x).sum()
+  -- for x = (arange(12):view(4, 3) * 0.5 - 3):t() (a transposed input)
+  local REF_GELU = {-3.56137753e-06, -0.000302177679, -0.00836192351, -0.0681855008, -0.0749838874, 0.5,
+                    1.19164693, 1.30227828, 1.31552923, 1.4007051, 1.50001073}
+  local REF_GELU_TANH = {-1.00543787e-06, -0.000200983253, -0.00810900796, -0.0688793808, -0.0746676847, 0.5,
+                         1.19126046, 1.30331922, 1.31505954, 1.40046895, 1.5000031}
+  local REF_TRANSPOSED = {-0.0119456491, -0.127469182, 0.5, 1.12746918, -0.0376110822, -0.0833154768,
+                          0.86749512, 1.08523178, -0.0852317959, 0.13250488, 1.08331549, 1.03761113}
+
+  it('backward matches PyTorch, exact and tanh forms, on a transposed input too', function()
+    local w = torch.linspace(0.5, 1.5, 11)
+    for _, case in ipairs({{'none', REF_GELU}, {'tanh', REF_GELU_TANH}}) do
+      local x = torch.linspace(-5, 5, 11):requires_grad_()
+      ;(x:gelu({approximate = case[1]}) * w):sum():backward()
+      near(x.grad, torch.tensor(case[2]), 1e-7, 1e-6, 'gelu backward ' .. case[1])
+    end
+    local xt = (torch.arange(0, 12):view(4, 3) * 0.5 - 3):t():requires_grad_()
+    assert.is_false(xt:is_contiguous())
+    xt:gelu():sum():backward()                    -- the gradient arrives expanded (stride 0)
+    near(xt.grad:reshape(12), torch.tensor(REF_TRANSPOSED), 1e-7, 1e-6, 'gelu backward, transposed')
+  end)
+
+  it('backward in one kernel agrees with the recorded formula create_graph uses', function()
+    for _, approximate in ipairs({'none', 'tanh'}) do
+      for _, dtype in ipairs({'float64', 'float32'}) do
+        local x = torch.linspace(-4, 4, 33, {dtype = dtype}):requires_grad_()
+        local g = torch.linspace(-1, 2, 33, {dtype = dtype})
+        local plain = torch.autograd.grad(x:gelu({approximate = approximate}), x, {grad_outputs = g})[1]
+        local recorded = torch.autograd.grad(x:gelu({approximate = approximate}), x,
+                                             {grad_outputs = g, create_graph = true})[1]
+        near(plain, recorded:detach(), dtype == 'float64' and 1e-15 or 1e-7, dtype == 'float64' and 1e-13 or 1e-6,
+             'gelu ' .. approximate .. ' ' .. dtype)
+      end
+    end
+  end)
+end)

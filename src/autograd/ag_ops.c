@@ -145,6 +145,13 @@ static mt_tensor ag_activation_grad(const mt_tensor *g, const mt_tensor *y, mt_a
   return d;
 }
 
+/* gelu's derivative times g in one kernel, for a backward that records nothing */
+static mt_tensor gelu_backward_plain(const mt_tensor *g, const mt_tensor *x, int tanh_form) {
+  mt_tensor r = {0};
+  if (!ag_failed && mt_gelu_backward(&r, g, x, tanh_form)) { mt_tensor_release(&r); ag_failed = 1; }
+  return r;
+}
+
 static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   const mt_tensor *x = NULL;
   mt_tensor r = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};   /* r: the result, when read */
@@ -191,6 +198,7 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_reciprocal:                         /* -r^2 */
     t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_un(MT_OP_neg, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
   case MT_OP_gelu: {                             /* Phi(x) + x phi(x) */
+    if (!mt_ag_grad_enabled()) { d = gelu_backward_plain(g, x, 0); break; }
     t1 = ag_bins(MT_OP_mul, x, M_SQRT1_2); t2 = ag_un(MT_OP_erf, &t1); ag_drop(&t1);
     t1 = ag_bins(MT_OP_add, &t2, 1); ag_drop(&t2);
     t2 = ag_bins(MT_OP_mul, &t1, 0.5); ag_drop(&t1);           /* Phi(x) */
@@ -203,6 +211,7 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     break;
   }
   case MT_OP_gelu_tanh: {   /* t = tanh(c (x + a x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+    if (!mt_ag_grad_enabled()) { d = gelu_backward_plain(g, x, 1); break; }
     const double c = 0.79788456080286535588, a = 0.044715;
     mt_tensor x2 = ag_bin(MT_OP_mul, x, x), t;
     t1 = ag_bins(MT_OP_mul, &x2, a); t2 = ag_bins(MT_OP_add, &t1, 1); ag_drop(&t1);

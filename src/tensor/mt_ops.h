@@ -28,13 +28,13 @@
   X(cosh, mt_cosh(v), E)                                              \
   X(tanh, mt_tanh(v), E)                                           \
   X(sigmoid, (ct)1 / ((ct)1 + mt_exp(-v)), E)                         \
-  X(erf, erf(v), E)                                                \
+  X(erf, mt_erf(v), E)                                             \
   X(erfc, mt_erfc(v), E)                                              \
   X(reciprocal, (ct)1 / v, E)
 
 /* float tensors only: PyTorch refuses integer and bool inputs */
 #define MT_UNARY_FLOAT_ONLY_OPS(X, E)                              \
-  X(gelu, (ct)0.5 * v * ((ct)1 + erf(v * (ct)0.70710678118654752440)), E) \
+  X(gelu, (ct)0.5 * v * ((ct)1 + mt_erf(v * (ct)0.70710678118654752440)), E) \
   X(gelu_tanh, (ct)0.5 * v * ((ct)1 + mt_tanh((ct)0.79788456080286535588 * (v + (ct)0.044715 * v * v * v))), E) \
   X(silu, v / ((ct)1 + mt_exp(-v)), E)                                \
   X(frac, v - trunc(v), E)
@@ -136,6 +136,9 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
 int mt_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *hi, int inplace);
 int mt_softplus(mt_tensor *r, const mt_tensor *x, double beta, double threshold);
 int mt_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope, int inplace);
+/* r = g * gelu'(x), exact or (tanh_form) of gelu's tanh approximation: gelu's
+   backward in one pass */
+int mt_gelu_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *x, int tanh_form);
 /* r = a + value * t1 * t2 (addcmul) or a + value * t1 / t2 (addcdiv) */
 int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2,
             double value, int divide, int inplace, int default_float);

@@ -231,6 +231,54 @@ static int run_ternary(mt_tensor *r, const mt_tensor *const *ins, int nin, int d
   return rc;
 }
 
+/* ---- gelu's derivative ---- */
+
+/* d gelu / dx: exact, Phi(x) + x phi(x); tanh form, with t = tanh(c (x + a x^3)),
+   0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2). */
+#define GELU_GRAD(x) ((ct)0.5 * ((ct)1 + mt_erf((x) * (ct)0.70710678118654752440)) + \
+                      (x) * (ct)0.39894228040143267794 * mt_exp((ct)-0.5 * (x) * (x)))
+#define GELU_TANH_GRAD(x, t) ((ct)0.5 * ((ct)1 + (t)) + (ct)0.5 * (x) * ((ct)1 - (t) * (t)) * \
+                              (ct)0.79788456080286535588 * ((ct)1 + (ct)3 * (ct)0.044715 * (x) * (x)))
+#define GELU_TANH_T(x) mt_tanh((ct)0.79788456080286535588 * ((x) + (ct)0.044715 * (x) * (x) * (x)))
+/* out = g * gelu'(x); a contiguous run gets a loop the compiler vectorises */
+#define GELU_BACKWARD_KERNELS(E, T, N, TN, K)                                   \
+  static void gelu_backward_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; typedef T st; (void)cx;                               \
+    if (s[0] == (int64_t)sizeof(st) && s[1] == s[0] && s[2] == s[0]) {           \
+      st *o = (st *)d[0]; const st *g = (const st *)d[1], *x = (const st *)d[2]; \
+      _Pragma("omp simd")                                                       \
+      for (int64_t i = 0; i < n; i++) {                                         \
+        ct v = MT_LOAD_##E(x + i);                                              \
+        MT_STORE_##E(o + i, MT_LOAD_##E(g + i) * GELU_GRAD(v));                 \
+      }                                                                         \
+      return;                                                                   \
+    }                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                           \
+      ct v = MT_LOAD_##E(d[2] + i * s[2]);                                      \
+      MT_STORE_##E(d[0] + i * s[0], MT_LOAD_##E(d[1] + i * s[1]) * GELU_GRAD(v)); \
+    }                                                                           \
+  }                                                                             \
+  static void gelu_tanh_backward_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+    typedef MT_CT_##E ct; (void)cx;                                             \
+    for (int64_t i = 0; i < n; i++) {                                           \
+      ct v = MT_LOAD_##E(d[2] + i * s[2]), t = GELU_TANH_T(v);                  \
+      MT_STORE_##E(d[0] + i * s[0], MT_LOAD_##E(d[1] + i * s[1]) * GELU_TANH_GRAD(v, t)); \
+    }                                                                           \
+  }
+MT_FLOAT_DTYPES(GELU_BACKWARD_KERNELS)
+
+#define GELU_BACKWARD_ENTRY(E, T, N, TN, K) [MT_##E] = {gelu_backward_##E, gelu_tanh_backward_##E},
+static const mt_loop_fn gelu_backward_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(GELU_BACKWARD_ENTRY)};
+
+int mt_gelu_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *x, int tanh_form) {
+  if (check_float("gelu_backward", x)) return -1;
+  const mt_tensor *ins[2] = {g, x};
+  int ndim;
+  int64_t shape[MT_MAX_DIMS];
+  if (broadcast_all("gelu_backward", ins, 2, &ndim, shape)) return -1;
+  return run_ternary(r, ins, 2, x->dtype, ndim, shape, gelu_backward_kernels[x->dtype][tanh_form != 0], NULL, 0);
+}
+
 /* ---- addcmul, addcdiv ---- */
 
 #define ADDCMUL_KERNEL(E, T, N, TN, K)                                          \
