@@ -57,18 +57,21 @@ end
 -- after dropout in training as PyTorch.
 -- Masks: bool true = not allowed for key_padding_mask (N, S) and for a bool attn_mask
 -- (L, S) or (N * heads, L, S), as PyTorch; a float attn_mask is added to the scores.
+-- The inputs are used in the layout they come in: the projections are one product over
+-- every token whether the batch comes first or not, and the heads are views of them.
 function MultiheadAttention:updateOutput(query, key, value, opts)
   opts = opts or {}
   key, value = key or query, value or key or query
   local unbatched = query:dim() == 2
-  if unbatched then query, key, value = query:unsqueeze(2), key:unsqueeze(2), value:unsqueeze(2)
-  elseif self.batch_first then query, key, value = query:transpose(1, 2), key:transpose(1, 2), value:transpose(1, 2) end
+  if unbatched then query, key, value = query:unsqueeze(2), key:unsqueeze(2), value:unsqueeze(2) end
+  local batch_first = self.batch_first and not unbatched
   if query:dim() ~= 3 or query:size(3) ~= self.embed_dim then
-    error(string.format('nn.MultiheadAttention: expected query (L, N, %d), got %s', self.embed_dim,
-                        tostring(query:size())), 3)
+    error(string.format('nn.MultiheadAttention: expected query (%s, %d), got %s',
+                        batch_first and 'N, L' or 'L, N', self.embed_dim, tostring(query:size())), 3)
   end
-  local L, N, E = query:size(1), query:size(2), self.embed_dim
-  local S = key:size(1)
+  local seq, batch = batch_first and 2 or 1, batch_first and 1 or 2
+  local L, N, E = query:size(seq), query:size(batch), self.embed_dim
+  local S = key:size(seq)
   local Hh, D = self.num_heads, self.head_dim
   local q, k, v
   local b = self.in_proj_bias
@@ -83,10 +86,14 @@ function MultiheadAttention:updateOutput(query, key, value, opts)
     q, k, v = F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
               F.linear(value, self.v_proj_weight, bv)
   end
-  -- (L, N, E) -> (N, heads, L, D)
-  local function heads(t, len) return t:reshape(len, N, Hh, D):permute(2, 3, 1, 4) end
-  q, k, v = heads(q, L), heads(k, S), heads(v, S)
-  local scores = q:matmul(k:transpose(-2, -1)) * (1 / math.sqrt(D))      -- (N, heads, L, S)
+  -- (N, len, E) or (len, N, E) -> (N, heads, len, D), a view; scaling q costs half what
+  -- scaling the scores would
+  local function heads(t, len)
+    if batch_first then return t:view(N, len, Hh, D):permute(1, 3, 2, 4) end
+    return t:view(len, N, Hh, D):permute(2, 3, 1, 4)
+  end
+  q, k, v = heads(q * (1 / math.sqrt(D)), L), heads(k, S), heads(v, S)
+  local scores = q:matmul(k:transpose(-2, -1))                            -- (N, heads, L, S)
   local function add_mask(mask)
     if mask.dtype == 'bool' then return scores:masked_fill(mask, -math.huge) end
     return scores + mask
@@ -109,10 +116,10 @@ function MultiheadAttention:updateOutput(query, key, value, opts)
   -- the weights returned are those used, after dropout, as PyTorch's
   if self.dropout > 0 then attn = F.dropout(attn, self.dropout, self.training) end
   local out = attn:matmul(v)                                              -- (N, heads, L, D)
-  out = out:permute(3, 1, 2, 4):reshape(L, N, E)
+  if batch_first then out = out:permute(1, 3, 2, 4):reshape(N, L, E)
+  else out = out:permute(3, 1, 2, 4):reshape(L, N, E) end
   out = self.out_proj(out)
-  if unbatched then out = out:squeeze(2)
-  elseif self.batch_first then out = out:transpose(1, 2) end
+  if unbatched then out = out:squeeze(2) end
   if opts.need_weights == false then return out, nil end
   local weights = attn
   if opts.average_attn_weights ~= false then weights = attn:mean(2) end
