@@ -343,6 +343,7 @@ static int binary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_pow:
     if (want_a) {                                /* g b a^(b-1) */
       if (b) { t1 = ag_bins(MT_OP_sub, b, 1); t2 = ag_bin(MT_OP_pow, a, &t1); t3 = ag_bin(MT_OP_mul, &t2, b); }
+      else if (s == 2) t3 = ag_bins(MT_OP_mul, a, 2);   /* x^2 (a squared loss): 2 a, no pow pass */
       else { t2 = ag_bins(MT_OP_pow, a, s - 1); t3 = ag_bins(MT_OP_mul, &t2, s); }
       da = ag_bin(MT_OP_mul, g, &t3);
       ag_drop(&t1); ag_drop(&t2); ag_drop(&t3);
