@@ -16,9 +16,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,15 +44,6 @@
 #define MT_POOL_SOLO_NS 20000000
 /* waits shorter than this are a worker waking up, never a pause */
 #define MT_POOL_LATE_MIN_NS 50000
-/* The other sign of a busy machine: the caller itself waited to run. Its
-   time on the run queue (the kernel's schedstat, read at most every
-   MT_POOL_CHECK_NS) above MT_POOL_QUEUED_PERMILLE of the time passed means
-   more threads want the cores than there are: a worker would take turns
-   with the caller instead of running beside it. (Counting involuntary
-   context switches is no sign: a woken worker preempts the caller briefly
-   on an idle machine too.) */
-#define MT_POOL_CHECK_NS 2000000
-#define MT_POOL_QUEUED_PERMILLE 50
 
 /* state: the loop's generation (high 32 bits) and its next unclaimed chunk
    (low 32 bits). While a loop's fields are written the low half is CLOSED,
@@ -74,10 +62,6 @@ static struct {
   _Atomic int started;         /* workers started, in slots 1..started */
   _Atomic int64_t solo_until;  /* loops run inline until this time (now_ns), see MT_POOL_SOLO_NS */
   int late;                    /* loops in a row whose workers were late; written only under busy */
-  int64_t checked;             /* when the caller's run-queue time was last read; under busy */
-  int64_t queued;              /* the time read then (ns) */
-  int sched_fd;                /* the caller's /proc/thread-self/schedstat, 0: not opened, -1: none */
-  pid_t sched_tid;             /* the thread it belongs to */
   pthread_mutex_t start_lock;
 } pool = {.state = CLOSED, .start_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -172,9 +156,6 @@ static void after_fork_child(void) {
   atomic_store(&pool.state, CLOSED);
   atomic_store(&pool.solo_until, 0);
   pool.late = 0;
-  pool.checked = 0;
-  if (pool.sched_fd > 0) close(pool.sched_fd);   /* it names the parent's thread */
-  pool.sched_fd = 0;
 }
 
 /* Starts workers up to slot want; returns how many threads a loop can use
@@ -206,28 +187,6 @@ static int start_workers(int want) {
   return (started < want ? started : want) + 1;
 }
 
-/* The calling thread's time spent waiting on a run queue so far, in ns
-   (schedstat's second field), or -1 where the kernel does not say. Called
-   under busy: one caller at a time. */
-static int64_t caller_queued_ns(void) {
-  pid_t tid = (pid_t)syscall(SYS_gettid);
-  if (pool.sched_fd > 0 && pool.sched_tid != tid) { close(pool.sched_fd); pool.sched_fd = 0; }
-  if (pool.sched_fd == 0) {
-    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    pool.sched_fd = fd > 0 ? fd : -1;
-    pool.sched_tid = tid;
-  }
-  if (pool.sched_fd < 0) return -1;
-  char buf[96];
-  ssize_t got = pread(pool.sched_fd, buf, sizeof buf - 1, 0);
-  if (got <= 0) return -1;
-  buf[got] = 0;
-  char *end;
-  strtoull(buf, &end, 10);                       /* time on the CPU */
-  unsigned long long queued = strtoull(end, &end, 10);
-  return (int64_t)(queued & INT64_MAX);
-}
-
 void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
@@ -239,14 +198,6 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
     return;
   }
   int64_t start = now_ns();
-  if (start - pool.checked > MT_POOL_CHECK_NS) {
-    int64_t queued = caller_queued_ns();
-    if (queued >= 0 && pool.checked && pool.queued >= 0 &&
-        (queued - pool.queued) * 1000 > (start - pool.checked) * MT_POOL_QUEUED_PERMILLE)
-      atomic_store(&pool.solo_until, start + MT_POOL_SOLO_NS);
-    pool.queued = queued;
-    pool.checked = start;
-  }
   if (start < atomic_load(&pool.solo_until)) {
     atomic_store(&pool.busy, 0);
     fn(ctx, 0, n);
