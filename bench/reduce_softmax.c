@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <time.h>
 #include <omp.h>
-#include <sys/mman.h>
 
 #define N 4096
 /* 256-bit vectors: on AVX-512 (Zen 4) these loops read DRAM 10-20% faster
@@ -91,10 +90,7 @@ STREAM static void max_dim2(const float *x, float *out, long *idx) {
 int main(void) {
   const char *env = getenv("BENCH_THREADS");
   omp_set_num_threads(env ? atoi(env) : 1);
-  /* x in transparent huge pages, as moontorch's allocator asks for large blocks */
-  float *x = aligned_alloc((size_t)2 << 20, sizeof(float) * N * N);
-  madvise(x, sizeof(float) * N * N, MADV_HUGEPAGE);
-  float *out = aligned_alloc(64, sizeof(float) * N);
+  float *x = aligned_alloc(64, sizeof(float) * N * N), *out = aligned_alloc(64, sizeof(float) * N);
   long *idx = aligned_alloc(64, sizeof(long) * N);
   for (long i = 0; i < (long)N * N; i++) x[i] = (float)(i % 97) * 0.01f;
   const char *names[] = {"sum_dim1", "sum_dim2", "mean_dim1", "mean_dim2", "max_dim1", "max_dim2"};
