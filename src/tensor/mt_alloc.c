@@ -3,7 +3,6 @@
 #include "mt_alloc.h"
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* Blocks above this size go straight to the system: caching them would pin
    too much memory for too little gain (the page faults dominate anyway). */
@@ -11,11 +10,6 @@
 /* The cache as a whole never holds more than this; beyond it, frees are real. */
 #define MT_ALLOC_CACHE_LIMIT ((int64_t)512 << 20)
 #define MT_ALLOC_ALIGN 64
-/* Blocks from this size on start on a 2 MiB boundary and are offered to the
-   kernel as transparent huge pages (where it grants them on request): a
-   stream over a large tensor then misses the TLB once per 2 MiB, not once
-   per 4 KiB, and reads from DRAM 15-20% faster (a sum over 64 MB, Zen 4). */
-#define MT_ALLOC_HUGE ((size_t)2 << 20)
 #define MT_ALLOC_NBUCKETS 64
 
 typedef struct block { struct block *next; } block;
@@ -32,17 +26,6 @@ static int bucket_of(size_t n, size_t *rounded) {
   int b = n <= 64 ? 6 : 64 - __builtin_clzll((unsigned long long)(n - 1));
   *rounded = (size_t)1 << b;
   return b;
-}
-
-/* A new block from the system, huge pages advised for large ones. */
-static void *system_block(size_t rounded) {
-  void *p = NULL;
-  if (rounded < MT_ALLOC_HUGE) return aligned_alloc(MT_ALLOC_ALIGN, rounded);
-  if (posix_memalign(&p, MT_ALLOC_HUGE, rounded)) return NULL;
-#ifdef MADV_HUGEPAGE
-  madvise(p, rounded, MADV_HUGEPAGE);        /* advice only: a refusal changes nothing */
-#endif
-  return p;
 }
 
 void *mt_alloc(size_t nbytes) {
@@ -69,10 +52,10 @@ void *mt_alloc(size_t nbytes) {
     return p;
   }
   unlock();
-  p = system_block(rounded);
+  p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
   if (!p && stats.cached > 0) {              /* out of memory: drop the cache, retry */
     mt_alloc_empty_cache();
-    p = system_block(rounded);
+    p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
   }
   if (!p) return NULL;
   lock();
