@@ -21,9 +21,9 @@
 
 typedef void (*range_fn)(char **data, int64_t begin, int64_t end, const void *args);
 
-/* Square roots of a block, in place. The build keeps errno for libm, so
-   the compiler will not turn sqrt into vector instructions; this loop
-   spells them out where the target has them. */
+/* Square roots of a block, in place, spelled out in vector instructions
+   where the target has them (the build's -fno-math-errno would let the
+   compiler do it too; these stay explicit for compilers that keep errno). */
 static void sqrt_f32(float *x, int64_t n) {
   int64_t i = 0;
 #if defined(__AVX512F__)
