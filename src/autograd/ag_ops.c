@@ -138,18 +138,17 @@ static const unsigned char unary_reads[MT_NUM_OPS] = {
   [MT_OP_neg] = READS_NOTHING,
 };
 
-/* g * f'(y) in one kernel, for a backward that records nothing */
+/* Whether g * f'(v) may take mt_activation_grad's one pass: the backward
+   records nothing (create_graph records the formulas) and g matches v. */
+static int one_pass(const mt_tensor *g, const mt_tensor *v) {
+  return !mt_ag_grad_enabled() && v && v->storage && g->dtype == v->dtype && mt_same_shape(g, v);
+}
+
+/* g * f'(v) in one kernel, for a backward that records nothing */
 static mt_tensor ag_activation_grad(const mt_tensor *g, const mt_tensor *y, mt_activation kind) {
   mt_tensor d = {0};
   if (!ag_failed && mt_activation_grad(&d, g, y, kind)) { mt_tensor_release(&d); ag_failed = 1; }
   return d;
-}
-
-/* gelu's derivative times g in one kernel, for a backward that records nothing */
-static mt_tensor gelu_backward_plain(const mt_tensor *g, const mt_tensor *x, int tanh_form) {
-  mt_tensor r = {0};
-  if (!ag_failed && mt_gelu_backward(&r, g, x, tanh_form)) { mt_tensor_release(&r); ag_failed = 1; }
-  return r;
 }
 
 static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
@@ -158,8 +157,6 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   if (unary_reads[n->op] == READS_INPUT && mt_ag_saved(n, 0, &x)) return -1;
   if (unary_reads[n->op] == READS_RESULT && mt_ag_saved_result(n, 0, &r)) return -1;
   ag_failed = 0;
-  /* a backward that records nothing takes relu's, tanh's and sigmoid's derivative in one pass */
-  const int plain = !mt_ag_grad_enabled() && r.storage && g->dtype == r.dtype && mt_same_shape(g, &r);
   switch ((mt_op)n->op) {
   case MT_OP_exp: d = ag_bin(MT_OP_mul, g, &r); break;
   case MT_OP_expm1: t1 = ag_bins(MT_OP_add, &r, 1); d = ag_bin(MT_OP_mul, g, &t1); break;
@@ -184,10 +181,10 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_sinh: t1 = ag_un(MT_OP_cosh, x); d = ag_bin(MT_OP_mul, g, &t1); break;
   case MT_OP_cosh: t1 = ag_un(MT_OP_sinh, x); d = ag_bin(MT_OP_mul, g, &t1); break;
   case MT_OP_tanh:                               /* 1 - r^2 */
-    if (plain) { d = ag_activation_grad(g, &r, MT_ACT_TANH); break; }
+    if (one_pass(g, &r)) { d = ag_activation_grad(g, &r, MT_ACT_TANH); break; }
     t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_sbin(MT_OP_sub, 1, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
   case MT_OP_sigmoid:                            /* r (1 - r) */
-    if (plain) { d = ag_activation_grad(g, &r, MT_ACT_SIGMOID); break; }
+    if (one_pass(g, &r)) { d = ag_activation_grad(g, &r, MT_ACT_SIGMOID); break; }
     t1 = ag_sbin(MT_OP_sub, 1, &r); t2 = ag_bin(MT_OP_mul, &r, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
   case MT_OP_erf: case MT_OP_erfc:               /* +-2/sqrt(pi) exp(-x^2) */
     t1 = ag_bin(MT_OP_mul, x, x); t2 = ag_un(MT_OP_neg, &t1); t3 = ag_un(MT_OP_exp, &t2);
@@ -198,7 +195,7 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_reciprocal:                         /* -r^2 */
     t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_un(MT_OP_neg, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
   case MT_OP_gelu: {                             /* Phi(x) + x phi(x) */
-    if (!mt_ag_grad_enabled()) { d = gelu_backward_plain(g, x, 0); break; }
+    if (one_pass(g, x)) { d = ag_activation_grad(g, x, MT_ACT_GELU); break; }
     t1 = ag_bins(MT_OP_mul, x, M_SQRT1_2); t2 = ag_un(MT_OP_erf, &t1); ag_drop(&t1);
     t1 = ag_bins(MT_OP_add, &t2, 1); ag_drop(&t2);
     t2 = ag_bins(MT_OP_mul, &t1, 0.5); ag_drop(&t1);           /* Phi(x) */
@@ -211,7 +208,7 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     break;
   }
   case MT_OP_gelu_tanh: {   /* t = tanh(c (x + a x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
-    if (!mt_ag_grad_enabled()) { d = gelu_backward_plain(g, x, 1); break; }
+    if (one_pass(g, x)) { d = ag_activation_grad(g, x, MT_ACT_GELU_TANH); break; }
     const double c = 0.79788456080286535588, a = 0.044715;
     mt_tensor x2 = ag_bin(MT_OP_mul, x, x), t;
     t1 = ag_bins(MT_OP_mul, &x2, a); t2 = ag_bins(MT_OP_add, &t1, 1); ag_drop(&t1);
@@ -244,7 +241,7 @@ static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   case MT_OP_neg: d = ag_un(MT_OP_neg, g); break;
   case MT_OP_abs: t1 = ag_un(MT_OP_sign, x); d = ag_bin(MT_OP_mul, g, &t1); break;
   case MT_OP_relu: {                             /* g where r > 0: one pass over g, no float mask */
-    if (plain) { d = ag_activation_grad(g, &r, MT_ACT_RELU); break; }
+    if (one_pass(g, &r)) { d = ag_activation_grad(g, &r, MT_ACT_RELU); break; }
     const mt_operand go = {g, 0, 0}, zero = {NULL, 0, 0};
     t1 = ag_bins(MT_OP_gt, &r, 0); d = ag_where_ops(&t1, &go, &zero); break;
   }

@@ -136,18 +136,16 @@ int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
 int mt_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *hi, int inplace);
 int mt_softplus(mt_tensor *r, const mt_tensor *x, double beta, double threshold);
 int mt_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope, int inplace);
-/* r = g * gelu'(x), exact or (tanh_form) of gelu's tanh approximation: gelu's
-   backward in one pass */
-int mt_gelu_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *x, int tanh_form);
 /* r = a + value * t1 * t2 (addcmul) or a + value * t1 / t2 (addcdiv) */
 int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2,
             double value, int divide, int inplace, int default_float);
 int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w, int inplace);
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 
-/* r = g * f'(y) for the activations whose derivative is written from their
-   result y, in one pass (g and y of one shape and float dtype) */
-typedef enum { MT_ACT_RELU, MT_ACT_TANH, MT_ACT_SIGMOID } mt_activation;
-int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, mt_activation kind);
+/* r = g * f'(v) for an activation f in one pass (g and v of one shape and
+   float dtype): v is f's result for relu, tanh and sigmoid, its input for
+   gelu (exact, and its tanh form) */
+typedef enum { MT_ACT_RELU, MT_ACT_TANH, MT_ACT_SIGMOID, MT_ACT_GELU, MT_ACT_GELU_TANH } mt_activation;
+int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
 
 #endif

@@ -234,17 +234,11 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
       else if (now_ns() - since > MT_POOL_WAIT_SPIN_NS) sched_yield();
     }
   }
-  if (own_end) {   /* the caller waited: was a worker paused? */
-    int64_t end = now_ns(), waited = end - own_end;
-    if (waited > MT_POOL_LATE_MIN_NS && waited > own_end - start) {
-      if (++pool.late >= MT_POOL_LATE_LOOPS) {
-        atomic_store(&pool.solo_until, end + MT_POOL_SOLO_NS);
-        pool.late = 0;
-      }
-    } else {
-      pool.late = 0;
-    }
-  } else {
+  /* the caller waited longer than its own share took: a worker was paused */
+  const int64_t end = own_end ? now_ns() : 0, waited = end - own_end;
+  if (!own_end || waited <= MT_POOL_LATE_MIN_NS || waited <= own_end - start) pool.late = 0;
+  else if (++pool.late >= MT_POOL_LATE_LOOPS) {
+    atomic_store(&pool.solo_until, end + MT_POOL_SOLO_NS);
     pool.late = 0;
   }
   atomic_store(&pool.busy, 0);

@@ -270,15 +270,6 @@ MT_FLOAT_DTYPES(GELU_BACKWARD_KERNELS)
 #define GELU_BACKWARD_ENTRY(E, T, N, TN, K) [MT_##E] = {gelu_backward_##E, gelu_tanh_backward_##E},
 static const mt_loop_fn gelu_backward_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(GELU_BACKWARD_ENTRY)};
 
-int mt_gelu_backward(mt_tensor *r, const mt_tensor *g, const mt_tensor *x, int tanh_form) {
-  if (check_float("gelu_backward", x)) return -1;
-  const mt_tensor *ins[2] = {g, x};
-  int ndim;
-  int64_t shape[MT_MAX_DIMS];
-  if (broadcast_all("gelu_backward", ins, 2, &ndim, shape)) return -1;
-  return run_ternary(r, ins, 2, x->dtype, ndim, shape, gelu_backward_kernels[x->dtype][tanh_form != 0], NULL, 0);
-}
-
 /* ---- addcmul, addcdiv ---- */
 
 #define ADDCMUL_KERNEL(E, T, N, TN, K)                                          \
@@ -360,8 +351,8 @@ int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_opera
 
 /* ---- the derivatives of activations written from their result ----
    d = g * f'(y) in one pass, for a backward that records nothing: relu
-   (g where y > 0), tanh (g (1 - y^2)) and sigmoid (g y (1 - y)). The
-   recorded formulas stay for create_graph. */
+   (g where y > 0), tanh (g (1 - y^2)) and sigmoid (g y (1 - y)); gelu's,
+   from its input, are above. The recorded formulas stay for create_graph. */
 #define ACT_GRAD(kind, a, b) \
   ((kind) == MT_ACT_RELU ? ((b) > 0 ? (a) : (ct)0) : (kind) == MT_ACT_TANH ? (a) * ((ct)1 - (b) * (b)) : (a) * ((b) * ((ct)1 - (b))))
 #define ACT_GRAD_KERNEL(E, T, N, TN, K, KIND, NAME)                             \
@@ -386,12 +377,14 @@ MT_FLOAT_DTYPES(ACT_GRAD_KERNELS)
 #define ACT_GRAD_ENTRY(E, T, N, TN, K) [MT_##E] = {relu_grad_##E, tanh_grad_##E, sigmoid_grad_##E},
 static const mt_loop_fn act_grad_kernels[MT_NDTYPES][3] = {MT_FLOAT_DTYPES(ACT_GRAD_ENTRY)};
 
-int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *y, mt_activation kind) {
+int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind) {
   char b1[128], b2[128];
-  if (check_float("activation_grad", y)) return -1;
-  if (g->dtype != y->dtype || !mt_same_shape(g, y))
-    return mt_fail("activation_grad: gradient %s %s for a result %s %s", mt_dtypes[g->dtype].name,
-                   mt_shape_str(g, b1, sizeof b1), mt_dtypes[y->dtype].name, mt_shape_str(y, b2, sizeof b2));
-  const mt_tensor *ins[2] = {g, y};
-  return run_ternary(r, ins, 2, y->dtype, y->ndim, y->shape, act_grad_kernels[y->dtype][kind], NULL, 0);
+  if (check_float("activation_grad", v)) return -1;
+  if (g->dtype != v->dtype || !mt_same_shape(g, v))
+    return mt_fail("activation_grad: gradient %s %s for a value %s %s", mt_dtypes[g->dtype].name,
+                   mt_shape_str(g, b1, sizeof b1), mt_dtypes[v->dtype].name, mt_shape_str(v, b2, sizeof b2));
+  const mt_tensor *ins[2] = {g, v};
+  const mt_loop_fn fn = kind >= MT_ACT_GELU ? gelu_backward_kernels[v->dtype][kind == MT_ACT_GELU_TANH]
+                                            : act_grad_kernels[v->dtype][kind];
+  return run_ternary(r, ins, 2, v->dtype, v->ndim, v->shape, fn, NULL, 0);
 }
