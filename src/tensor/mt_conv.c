@@ -18,10 +18,13 @@
 
 /* ---- geometry ---- */
 
-/* output size along one dim; 0 when the dilated kernel does not fit */
+/* output size along one dim; 0 when the dilated kernel does not fit, -1
+   when the sizes overflow */
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d) {
-  int64_t span = in + before + after - d * (k - 1) - 1;
-  return span < 0 ? 0 : span / s + 1;
+  int overflow = 0;
+  int64_t padded = mt_size_add(mt_size_add(in, before, &overflow), after, &overflow);
+  int64_t span = mt_size_sub(padded, mt_size_add(mt_size_mul(d, k - 1, &overflow), 1, &overflow), &overflow);
+  return overflow ? -1 : span < 0 ? 0 : span / s + 1;
 }
 
 static int check_params(const char *op, const int64_t *stride, const int64_t *dilation, int64_t groups) {
@@ -47,19 +50,22 @@ int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const
   if (w->shape[0] % groups)
     return mt_fail("%s: out_channels (%lld, weight %s) must be divisible by groups=%lld", op,
                    (long long)w->shape[0], mt_shape_str(w, bw, sizeof bw), (long long)groups);
-  if (x->shape[1] != w->shape[1] * groups)
+  int64_t channels;
+  if (__builtin_mul_overflow(w->shape[1], groups, &channels))
+    return mt_fail("%s: weight %s with groups=%lld: too many input channels", op, mt_shape_str(w, bw, sizeof bw),
+                   (long long)groups);
+  if (x->shape[1] != channels)
     return mt_fail("%s: given groups=%lld, weight of size %s expects input with %lld channels, got input of size %s",
-                   op, (long long)groups, mt_shape_str(w, bw, sizeof bw), (long long)(w->shape[1] * groups),
+                   op, (long long)groups, mt_shape_str(w, bw, sizeof bw), (long long)channels,
                    mt_shape_str(x, bx, sizeof bx));
   *g = (mt_conv_geom){x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0], w->shape[2], w->shape[3],
                       0, 0, stride[0], stride[1], pad_before[0], pad_before[1], dilation[0], dilation[1], groups};
   g->oh = out_size(g->h, g->kh, g->sh, pad_before[0], pad_after[0], g->dh);
   g->ow = out_size(g->w, g->kw, g->sw, pad_before[1], pad_after[1], g->dw);
   if (g->oh < 1 || g->ow < 1 || g->kh < 1 || g->kw < 1)
-    return mt_fail("%s: kernel size %lldx%lld (dilated %lldx%lld) is larger than the padded input %lldx%lld "
-                   "(input %s, weight %s)", op, (long long)g->kh, (long long)g->kw,
-                   (long long)(g->dh * (g->kh - 1) + 1), (long long)(g->dw * (g->kw - 1) + 1),
-                   (long long)(g->h + pad_before[0] + pad_after[0]), (long long)(g->w + pad_before[1] + pad_after[1]),
+    return mt_fail("%s: kernel size %lldx%lld (dilation %lldx%lld) does not fit the input padded by (%lld, %lld)x(%lld, %lld) "
+                   "(input %s, weight %s)", op, (long long)g->kh, (long long)g->kw, (long long)g->dh, (long long)g->dw,
+                   (long long)pad_before[0], (long long)pad_after[0], (long long)pad_before[1], (long long)pad_after[1],
                    mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
   return 0;
 }
@@ -85,13 +91,23 @@ int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor
     if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i])
       return mt_fail("%s: output padding (%lld) must be smaller than either stride (%lld) or dilation (%lld)", op,
                      (long long)output_padding[i], (long long)stride[i], (long long)dilation[i]);
-    size[i] = (x->shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w->shape[2 + i] - 1) +
-              output_padding[i] + 1;
+    int overflow = 0;
+    int64_t grown = mt_size_mul(x->shape[2 + i] - 1, stride[i], &overflow);
+    int64_t reach = mt_size_add(mt_size_mul(dilation[i], w->shape[2 + i] - 1, &overflow), output_padding[i] + 1, &overflow);
+    size[i] = mt_size_add(mt_size_sub(grown, mt_size_mul(2, padding[i], &overflow), &overflow), reach, &overflow);
+    if (overflow)
+      return mt_fail("%s: the output size overflows for input %s, weight %s, stride %lld, padding %lld, dilation %lld",
+                     op, mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw), (long long)stride[i],
+                     (long long)padding[i], (long long)dilation[i]);
     if (size[i] < 1 || w->shape[2 + i] < 1)
       return mt_fail("%s: the output would be empty (%lld) for input %s and weight %s", op, (long long)size[i],
                      mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
   }
-  *g = (mt_conv_geom){x->shape[0], w->shape[1] * groups, size[0], size[1], w->shape[0], w->shape[2], w->shape[3],
+  int64_t out_channels;
+  if (__builtin_mul_overflow(w->shape[1], groups, &out_channels))
+    return mt_fail("%s: weight %s with groups=%lld: too many output channels", op, mt_shape_str(w, bw, sizeof bw),
+                   (long long)groups);
+  *g = (mt_conv_geom){x->shape[0], out_channels, size[0], size[1], w->shape[0], w->shape[2], w->shape[3],
                       x->shape[2], x->shape[3], stride[0], stride[1], padding[0], padding[1],
                       dilation[0], dilation[1], groups};
   return 0;

@@ -9,6 +9,12 @@ void mt_iter_init(mt_iter *it, int n, const mt_tensor *const *ops) {
   it->numel = mt_numel(out);
   it->ndim = 0;
   for (int k = 0; k < n; k++) it->base[k] = mt_data(ops[k]);
+  if (it->numel == 0) {                        /* nothing to walk; the strides of an */
+    it->ndim = 1;                              /* empty view are unbounded: skip them */
+    it->shape[0] = 0;
+    for (int k = 0; k < n; k++) it->strides[0][k] = 0;
+    return;
+  }
   /* walk dims innermost-first, dropping size-1 dims and merging a dim into the
      previous (inner) one when every operand is linear across the pair */
   for (int d = out->ndim - 1; d >= 0; d--) {

@@ -30,6 +30,18 @@
 #define MT_LOAD_INT64(p) MT_LOAD_PLAIN(int64_t, p)
 #define MT_LOAD_BOOL(p) MT_LOAD_PLAIN(bool, p)
 
+/* Integer arithmetic wraps in two's complement, as PyTorch's does, without
+   C's undefined signed overflow: int and int64 results compute in their
+   unsigned twins (narrower operands promote to int); floats are untouched. */
+#define MT_WRAP(a, op, b) _Generic((a) op (b),                                \
+  int32_t: (int32_t)((uint32_t)(a) op (uint32_t)(b)),                         \
+  int64_t: (int64_t)((uint64_t)(a) op (uint64_t)(b)),                         \
+  default: (a) op (b))
+#define MT_WRAP_NEG(v) _Generic(-(v),                                         \
+  int32_t: (int32_t)(0u - (uint32_t)(v)),                                     \
+  int64_t: (int64_t)(0u - (uint64_t)(v)),                                     \
+  default: -(v))
+
 #define MT_STORE_FLOAT32(p, v) (*(float *)(p) = (float)(v))
 #define MT_STORE_FLOAT64(p, v) (*(double *)(p) = (double)(v))
 #define MT_STORE_FLOAT16(p, v) (*(mt_half *)(p) = mt_float_to_half((float)(v)))

@@ -50,11 +50,11 @@
 /* same dtype in and out, every dtype but bool (sign(b) is b and square(b)
    is b as int64, as in PyTorch) */
 #define MT_UNARY_SAME_OPS(X, E)                                    \
-  X(neg, -v, E)                                                    \
-  X(abs, v < 0 ? -v : v, E)                                        \
+  X(neg, MT_WRAP_NEG(v), E)                                        \
+  X(abs, v < 0 ? MT_WRAP_NEG(v) : v, E)                            \
   X(sign, (ct)((v > 0) - (v < 0)), E)                              \
   X(relu, v > 0 ? v : (ct)0, E)                                    \
-  X(square, v * v, E)
+  X(square, MT_WRAP(v, *, v), E)
 
 /* bool result from any dtype; logical_not_ also exists in place */
 #define MT_UNARY_BOOL_OPS(X, E)                                    \
@@ -66,9 +66,9 @@
 /* result in the promoted dtype; bool allowed for add, mul, maximum and
    minimum; integer fmod and remainder by zero raise, as in PyTorch */
 #define MT_BINARY_OPS(X, E)                                        \
-  X(add, a + p1 * b, E)                                            \
-  X(sub, a - p1 * b, E)                                            \
-  X(mul, a * b, E)                                                 \
+  X(add, MT_WRAP(a, +, MT_WRAP(p1, *, b)), E)                      \
+  X(sub, MT_WRAP(a, -, MT_WRAP(p1, *, b)), E)                      \
+  X(mul, MT_WRAP(a, *, b), E)                                      \
   X(maximum, (a != a || a > b) ? a : b, E)                         \
   X(minimum, (a != a || a < b) ? a : b, E)                         \
   X(fmod, mt_fmod(a, b), E)                                    \

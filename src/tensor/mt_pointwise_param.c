@@ -276,7 +276,7 @@ static const mt_loop_fn gelu_backward_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(
   static void addcmul_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
     typedef MT_CT_##E ct; const param_ctx *pc = cx;                             \
     const ct value = K == 2 ? (ct)pc->p1 : (ct)pc->i1;                          \
-    LOOP4(E, a + value * b * c)                                                 \
+    LOOP4(E, MT_WRAP(a, +, MT_WRAP(MT_WRAP(value, *, b), *, c)))                                                 \
   }
 #define ADDCDIV_KERNEL(E, T, N, TN, K)                                          \
   static void addcdiv_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \

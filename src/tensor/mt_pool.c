@@ -7,10 +7,14 @@
 #include "mt_parallel.h"
 
 int64_t mt_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode) {
-  int64_t span = in + 2 * p - d * (k - 1) - 1;
+  int overflow = 0;
+  int64_t padded = mt_size_add(in, mt_size_mul(2, p, &overflow), &overflow);
+  int64_t span = mt_size_sub(padded, mt_size_add(mt_size_mul(d, k - 1, &overflow), 1, &overflow), &overflow);
+  if (overflow) return -1;
   if (span < 0) return 0;
-  int64_t o = (ceil_mode ? span + s - 1 : span) / s + 1;
-  if (ceil_mode && (o - 1) * s >= in + p) o--;
+  int64_t o = span / s + (ceil_mode && span % s) + 1;
+  /* the last window must start before in + p: (o - 1) * s < in + p, without the product */
+  if (ceil_mode && o > 1 && o - 1 > (in + p - 1) / s) o--;
   return o;
 }
 

@@ -9,7 +9,8 @@
 
 /* Output length of a pooling window of k taps d apart, stride s, padding p
    on both sides, PyTorch's rule: ceil_mode rounds up, but the last window
-   must start inside the input or the left padding. 0 when nothing fits. */
+   must start inside the input or the left padding. 0 when nothing fits, -1
+   when the sizes overflow. */
 int64_t mt_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode);
 
 /* Adaptive pooling's window [lo, hi) for output o of out over in: from

@@ -27,7 +27,7 @@ static int dim_size(const mt_resample *rs, int d, int64_t in, int64_t *out) {
   switch (rs->kind) {
   case MT_RS_AVG_POOL:
     if (a < 1 || b < 1) return mt_fail("%s: kernel and stride must be positive, got %lld and %lld", op, (long long)a, (long long)b);
-    if (c < 0 || 2 * c > a)
+    if (c < 0 || c > a / 2)
       return mt_fail("%s: padding %lld must be between 0 and half the kernel size %lld", op, (long long)c, (long long)a);
     *out = mt_pool_out_size(in, a, b, c, 1, rs->flags & MT_RS_CEIL_MODE);
     break;
@@ -35,20 +35,23 @@ static int dim_size(const mt_resample *rs, int d, int64_t in, int64_t *out) {
     if (b >= in || c >= in)
       return mt_fail("%s: reflect padding (%lld, %lld) must be less than the input %s %lld", op, (long long)b,
                      (long long)c, dim_names[d], (long long)in);
-    *out = in + b + c;
     break;
   case MT_RS_REPLICATE:
-    *out = in + b + c;
     break;
   case MT_RS_CIRCULAR:
     if (b > in || c > in)
       return mt_fail("%s: circular padding (%lld, %lld) must be at most the input %s %lld", op, (long long)b,
                      (long long)c, dim_names[d], (long long)in);
-    *out = in + b + c;
     break;
   default:                                       /* the output size is given */
     *out = a;
     if (rs->scale_factor[d] < 0) return mt_fail("%s: scale_factor must be positive, got %g", op, rs->scale_factor[d]);
+  }
+  if (rs->kind == MT_RS_REFLECT || rs->kind == MT_RS_REPLICATE || rs->kind == MT_RS_CIRCULAR) {
+    int overflow = 0;
+    *out = mt_size_add(mt_size_add(in, b, &overflow), c, &overflow);
+    if (overflow) return mt_fail("%s: padding (%lld, %lld) of the input %s %lld overflows", op, (long long)b,
+                                 (long long)c, dim_names[d], (long long)in);
   }
   if (*out < 1 || in < 1)
     return mt_fail("%s: the output %s would be %lld for an input %s of %lld", op, dim_names[d], (long long)*out,
@@ -69,11 +72,12 @@ typedef struct {
   size_t bytes;
 } taps;
 
-/* the most taps one dim can have */
+/* the most taps one dim can have; -1 when that count overflows */
 static int64_t tap_bound(const mt_resample *rs, int d, int64_t in, int64_t out) {
-  if (rs->kind == MT_RS_AVG_POOL) return out * rs->a[d];
-  if (rs->kind == MT_RS_ADAPTIVE_AVG) return out * (in / out + 2);
-  return 2 * out;
+  int overflow = 0;
+  int64_t per_output = rs->kind == MT_RS_AVG_POOL ? rs->a[d] : rs->kind == MT_RS_ADAPTIVE_AVG ? in / out + 2 : 2;
+  int64_t bound = mt_size_mul(out, per_output, &overflow);
+  return overflow || bound > MT_MAX_NUMEL ? -1 : bound;
 }
 
 /* PyTorch's source coordinate of output o for linear interpolation */
@@ -156,6 +160,8 @@ static void taps_free(taps *t) {
 
 static int taps_build(taps *t, const mt_resample *rs, int d, int64_t in, int64_t out) {
   const int64_t cap = tap_bound(rs, d, in, out);
+  if (cap < 0) return mt_fail("%s: %lld outputs from %lld inputs need too many taps", op_names[rs->kind],
+                              (long long)out, (long long)in);
   t->bytes = sizeof(int64_t) * (size_t)(out + 1 + cap) + sizeof(double) * (size_t)cap;
   if (!(t->start = mt_alloc(t->bytes))) return mt_fail("%s: out of memory", op_names[rs->kind]);
   t->index = t->start + out + 1;
@@ -264,8 +270,12 @@ int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, i
   const int64_t h = src[0], w = src[1], oh = dst[0], ow = dst[1];
   const int64_t planes = plane[0] * plane[1] > 0 ? mt_numel(x) / (plane[0] * plane[1]) : 0;
   const int nt = mt_parallel_width();
-  const int64_t tmp_size = adjoint ? oh * w : h * ow;
-  const size_t es = mt_dtypes[x->dtype].size, scratch_bytes = es * (size_t)(tmp_size * nt);
+  int overflow = 0;
+  const int64_t tmp_size = adjoint ? mt_size_mul(oh, w, &overflow) : mt_size_mul(h, ow, &overflow);
+  const size_t es = mt_dtypes[x->dtype].size;
+  const size_t scratch_bytes = (size_t)mt_size_mul(mt_size_mul(tmp_size, nt, &overflow), (int64_t)es, &overflow);
+  if (rc == 0 && overflow) rc = mt_fail("%s: planes of %lldx%lld to %lldx%lld are too large", op, (long long)h,
+                                        (long long)w, (long long)oh, (long long)ow);
   char *scratch = rc == 0 && mt_numel(x) ? mt_alloc(scratch_bytes) : NULL;
   if (rc == 0 && mt_numel(x) && !scratch) rc = mt_fail("%s: out of memory", op);
   if (rc == 0 && scratch) {

@@ -90,7 +90,7 @@ int mt_cat(mt_tensor *r, const mt_tensor *const *ts, int n, int dim) {
       if (d != dim && t->shape[d] != ref->shape[d])
         return mt_fail("cat: shapes %s (tensor %d) and %s (tensor %d) must match except in dim %d",
                        mt_shape_str(ref, b1, sizeof b1), first + 1, mt_shape_str(t, b2, sizeof b2), i + 1, dim + 1);
-    shape[dim] += t->shape[dim];
+    if (mt_add_size("cat", shape[dim], t->shape[dim], &shape[dim])) return -1;
   }
   if (mt_tensor_init(r, dtype, ref->ndim, shape)) return -1;
   int64_t start = 0;
@@ -228,10 +228,10 @@ int mt_unflatten(mt_tensor *r, const mt_tensor *t, int dim, const int64_t *sizes
     if (sizes[i] == -1 && infer < 0) { infer = i; continue; }
     if (sizes[i] < 0)
       return mt_fail("unflatten: invalid sizes %s (only one -1 is allowed)", list_str(sizes, n, b, sizeof b));
-    known *= sizes[i];
+    if (__builtin_mul_overflow(known, sizes[i], &known)) known = -1;   /* matches no length */
   }
-  if (infer >= 0 && known != 0 && len % known == 0) out[infer] = len / known;
-  else if (infer >= 0 || known != len)
+  if (infer >= 0 && known > 0 && len % known == 0) out[infer] = len / known;
+  else if (infer >= 0 || known != len || mt_shape_numel("unflatten", n, out) < 0)
     return mt_fail("unflatten: sizes %s don't multiply up to the size of dim %d (%lld)",
                    list_str(sizes, n, b, sizeof b), dim + 1, (long long)len);
   mt_tensor_alias(r, t);
@@ -243,10 +243,10 @@ int mt_unflatten(mt_tensor *r, const mt_tensor *t, int dim, const int64_t *sizes
   for (int i = n - 1; i >= 0; i--) {
     r->shape[dim + i] = out[i];
     r->stride[dim + i] = stride;
-    stride *= out[i];
+    if (i > 0 && mt_mul_size("unflatten", stride, out[i], &stride)) { mt_tensor_release(r); return -1; }
   }
   r->ndim = t->ndim - 1 + n;
-  return 0;
+  return mt_check_view("unflatten", r) ? (mt_tensor_release(r), -1) : 0;
 }
 
 int mt_movedim(mt_tensor *r, const mt_tensor *t, const int *src, const int *dst, int n) {
@@ -279,7 +279,10 @@ int mt_repeat(mt_tensor *r, const mt_tensor *t, const int64_t *reps, int n) {
   int64_t shape[MT_MAX_DIMS];
   for (int i = 0; i < n; i++) {
     if (reps[i] < 0) return mt_fail("repeat: negative repeat count %lld for dim %d", (long long)reps[i], i + 1);
-    shape[i] = reps[i] * (i < lead ? 1 : t->shape[i - lead]);
+    if (__builtin_mul_overflow(reps[i], i < lead ? 1 : t->shape[i - lead], &shape[i])) {
+      char b1[128], b2[256];
+      return mt_fail("repeat: repeating %s by %s overflows", mt_shape_str(t, b1, sizeof b1), mt_dims_str(reps, n, b2, sizeof b2));
+    }
   }
   if (mt_tensor_init(r, t->dtype, n, shape)) return -1;
   if (mt_numel(r) == 0) return 0;

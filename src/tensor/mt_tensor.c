@@ -138,26 +138,68 @@ void mt_storage_release(mt_storage *s) {
   mt_free(s, MT_STORAGE_HEADER);
 }
 
+/* ---- checked size arithmetic ---- */
+int mt_mul_size(const char *op, int64_t a, int64_t b, int64_t *r) {
+  if (__builtin_mul_overflow(a, b, r))
+    return mt_fail("%s: size arithmetic overflows (%lld * %lld)", op, (long long)a, (long long)b);
+  return 0;
+}
+
+int mt_add_size(const char *op, int64_t a, int64_t b, int64_t *r) {
+  if (__builtin_add_overflow(a, b, r))
+    return mt_fail("%s: size arithmetic overflows (%lld + %lld)", op, (long long)a, (long long)b);
+  return 0;
+}
+
+int64_t mt_shape_numel(const char *op, int ndim, const int64_t *shape) {
+  if (ndim > MT_MAX_DIMS) return mt_fail("%s: %d dims, at most %d supported", op, ndim, MT_MAX_DIMS);
+  int64_t nonzero = 1;
+  int empty = 0;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return mt_fail("%s: negative size %lld in dim %d", op, (long long)shape[i], i + 1);
+    if (shape[i] == 0) { empty = 1; continue; }
+    if (nonzero > MT_MAX_NUMEL / shape[i]) {
+      char b[256];
+      return mt_fail("%s: size %s is too large (more than 2^60 elements)", op, mt_dims_str(shape, ndim, b, sizeof b));
+    }
+    nonzero *= shape[i];
+  }
+  return empty ? 0 : nonzero;
+}
+
+/* The lowest and highest element offsets t reaches, computed checked; -1 on
+   overflow. Only called once sizes are valid, so shape - 1 >= 0. */
+static int view_reach(const mt_tensor *t, int64_t *lo, int64_t *hi) {
+  *lo = *hi = t->offset;
+  for (int i = 0; i < t->ndim; i++) {
+    int64_t span;
+    if (__builtin_mul_overflow(t->shape[i] - 1, t->stride[i], &span)) return -1;
+    if (__builtin_add_overflow(span < 0 ? *lo : *hi, span, span < 0 ? lo : hi)) return -1;
+  }
+  return 0;
+}
+
+int mt_check_view(const char *op, const mt_tensor *t) {
+  int64_t numel = mt_shape_numel(op, t->ndim, t->shape), lo, hi;
+  if (numel < 0) return -1;
+  int64_t cap = (int64_t)(t->storage->nbytes / (size_t)mt_dtypes[t->dtype].size);
+  /* an empty view reaches nothing: its offset may pass the end, as an empty
+     narrow at the end of a strided dim's does */
+  int bad = t->offset < 0 || t->offset > MT_MAX_NUMEL;
+  for (int i = 0; i < t->ndim; i++) bad |= t->stride[i] > MT_MAX_NUMEL || t->stride[i] < -MT_MAX_NUMEL;
+  if (!bad && numel > 0) bad = view_reach(t, &lo, &hi) || lo < 0 || hi >= cap;
+  if (!bad) return 0;
+  char b1[256], b2[256];
+  return mt_fail("%s: a view of shape %s, strides %s and offset %lld reaches outside its storage of %lld elements",
+                 op, mt_shape_str(t, b1, sizeof b1), mt_dims_str(t->stride, t->ndim, b2, sizeof b2),
+                 (long long)t->offset, (long long)cap);
+}
+
 /* ---- lifetime ---- */
+/* Never overflows for a shape that passed mt_shape_numel. */
 void mt_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride) {
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) { stride[i] = s; s *= shape[i] > 0 ? shape[i] : 1; }
-}
-
-/* The element count of shape, or -1 (error set, naming op) when a size is
-   negative or the byte count would overflow. */
-static int64_t checked_numel(const char *op, int ndim, const int64_t *shape) {
-  if (ndim > MT_MAX_DIMS) return mt_fail("%s: %d dims, at most %d supported", op, ndim, MT_MAX_DIMS);
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0) return mt_fail("%s: negative size %lld in dim %d", op, (long long)shape[i], i + 1);
-    if (shape[i] && n > INT64_MAX / 8 / shape[i]) {
-      char b[256];
-      return mt_fail("%s: size %s is too large", op, mt_dims_str(shape, ndim, b, sizeof b));
-    }
-    n *= shape[i];
-  }
-  return n;
 }
 
 int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
@@ -165,7 +207,7 @@ int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
 }
 
 int mt_tensor_init_op(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
-  int64_t n = checked_numel(op, ndim, shape);
+  int64_t n = mt_shape_numel(op, ndim, shape);
   if (n < 0) return -1;
   size_t nbytes = (size_t)n * (size_t)mt_dtypes[dtype].size;
   mt_storage *s = mt_storage_new(nbytes);
@@ -181,9 +223,12 @@ int mt_tensor_init_op(const char *op, mt_tensor *t, int dtype, int ndim, const i
 }
 
 int mt_resize(mt_tensor *t, int ndim, const int64_t *shape) {
-  int64_t n = checked_numel("resize_", ndim, shape);
+  int64_t n = mt_shape_numel("resize_", ndim, shape);
   if (n < 0) return -1;
-  size_t es = (size_t)mt_dtypes[t->dtype].size, need = (size_t)(t->offset + n) * es;
+  int64_t end;
+  if (mt_add_size("resize_", t->offset, n, &end)) return -1;
+  if (end > MT_MAX_NUMEL) return mt_fail("resize_: %lld elements from offset %lld is too large", (long long)n, (long long)t->offset);
+  size_t need = (size_t)end * (size_t)mt_dtypes[t->dtype].size;
   if (n > 0 && need > t->storage->nbytes) {
     mt_storage *s = mt_storage_new(need);
     if (!s) return mt_fail("resize_: out of memory allocating %zu bytes", need);
@@ -494,24 +539,34 @@ static int view_begin(mt_tensor *r, const mt_tensor *t) {
   return 0;
 }
 
+/* Ends a view constructor whose sizes, strides or offset came from the
+   caller's numbers: r is released when its geometry fails mt_check_view. */
+static int view_end(const char *op, mt_tensor *r) {
+  if (mt_check_view(op, r) == 0) return 0;
+  mt_tensor_release(r);
+  return -1;
+}
+
+/* r's offset moves index steps of stride along a dim, checked (in an empty
+   view neither is bounded by the storage). */
+static int view_step(const char *op, mt_tensor *r, int64_t index, int64_t stride) {
+  int64_t by;
+  if (mt_mul_size(op, index, stride, &by) == 0 && mt_add_size(op, r->offset, by, &r->offset) == 0) return 0;
+  mt_tensor_release(r);
+  return -1;
+}
+
 int mt_as_strided(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape,
                   const int64_t *stride, int64_t offset) {
   if (ndim > MT_MAX_DIMS) return mt_fail("as_strided: too many dims (%d)", ndim);
-  int64_t maxoff = offset;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0 || stride[i] < 0) return mt_fail("as_strided: negative size or stride in dim %d", i + 1);
-    if (shape[i] == 0) { maxoff = -1; break; }
-    maxoff += (shape[i] - 1) * stride[i];
-  }
-  int64_t cap = (int64_t)(t->storage->nbytes / (size_t)mt_dtypes[t->dtype].size);
-  if (offset < 0 || maxoff >= cap)
-    return mt_fail("as_strided: view reaches element %lld but storage holds %lld", (long long)maxoff, (long long)cap);
+  for (int i = 0; i < ndim; i++)
+    if (stride[i] < 0) return mt_fail("as_strided: negative stride %lld in dim %d", (long long)stride[i], i + 1);
   view_begin(r, t);
   r->ndim = ndim;
   r->offset = offset;
   memcpy(r->shape, shape, sizeof(int64_t) * (size_t)ndim);
   memcpy(r->stride, stride, sizeof(int64_t) * (size_t)ndim);
-  return 0;
+  return view_end("as_strided", r);
 }
 
 /* Infers a -1 entry and checks the element count. */
@@ -525,13 +580,13 @@ static int infer_shape(const char *op, const mt_tensor *t, int ndim, const int64
       if (infer >= 0) return mt_fail("%s: only one dimension can be inferred", op);
       infer = i;
     } else if (in[i] < 0) return mt_fail("%s: invalid size %lld", op, (long long)in[i]);
-    else known *= in[i];
+    else if (__builtin_mul_overflow(known, in[i], &known)) goto bad;
   }
   if (infer >= 0) {
     if (known == 0 || numel % known != 0) goto bad;
     out[infer] = numel / known;
   } else if (known != numel) goto bad;
-  return 0;
+  return mt_shape_numel(op, ndim, out) < 0 ? -1 : 0;
 bad: {
     char b[256];
     return mt_fail("%s: shape '%s' is invalid for input of size %lld", op,
@@ -615,14 +670,13 @@ int mt_permute(mt_tensor *r, const mt_tensor *t, const int *dims) {
 int mt_narrow(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t len) {
   if (t->ndim == 0) return mt_fail("narrow: cannot narrow a 0-dim tensor");
   if ((dim = mt_wrap_dim("narrow", dim, t->ndim)) < 0) return -1;
-  if (start < 0) start += t->shape[dim];
-  if (start < 0 || len < 0 || start + len > t->shape[dim])
+  int64_t first = start < 0 ? start + t->shape[dim] : start;
+  if (!mt_range_ok(first, len, t->shape[dim]))
     return mt_fail("narrow: start %lld and length %lld out of range for dim %d of size %lld",
-                   (long long)start + 1, (long long)len, dim + 1, (long long)t->shape[dim]);
+                   (long long)(start < 0 ? start : start + 1), (long long)len, dim + 1, (long long)t->shape[dim]);
   view_begin(r, t);
-  r->offset += start * t->stride[dim];
   r->shape[dim] = len;
-  return 0;
+  return view_step("narrow", r, first, t->stride[dim]);
 }
 
 int mt_slice(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t stop, int64_t step) {
@@ -635,12 +689,11 @@ int mt_slice(mt_tensor *r, const mt_tensor *t, int dim, int64_t start, int64_t s
   if (start < 0) start = 0;
   if (stop > n) stop = n;
   if (start > n) start = n;
-  int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t len = stop > start ? (stop - start - 1) / step + 1 : 0;
   view_begin(r, t);
-  r->offset += start * t->stride[dim];
   r->shape[dim] = len;
-  r->stride[dim] *= step;
-  return 0;
+  if (len > 1 && mt_mul_size("slice", t->stride[dim], step, &r->stride[dim])) { mt_tensor_release(r); return -1; }
+  return view_step("slice", r, start, t->stride[dim]);
 }
 
 int mt_select(mt_tensor *r, const mt_tensor *t, int dim, int64_t index) {
@@ -652,10 +705,9 @@ int mt_select(mt_tensor *r, const mt_tensor *t, int dim, int64_t index) {
                    (long long)(index >= 0 ? index + 1 : index), dim + 1, (long long)n);
   if (index < 0) index += n;
   view_begin(r, t);
-  r->offset += index * t->stride[dim];
   for (int i = dim; i < t->ndim - 1; i++) { r->shape[i] = t->shape[i + 1]; r->stride[i] = t->stride[i + 1]; }
   r->ndim--;
-  return 0;
+  return view_step("select", r, index, t->stride[dim]);
 }
 
 int mt_squeeze(mt_tensor *r, const mt_tensor *t, int dim) {
@@ -679,7 +731,9 @@ int mt_unsqueeze(mt_tensor *r, const mt_tensor *t, int dim) {
   view_begin(r, t);
   for (int i = t->ndim; i > dim; i--) { r->shape[i] = t->shape[i - 1]; r->stride[i] = t->stride[i - 1]; }
   r->shape[dim] = 1;
-  r->stride[dim] = dim < t->ndim ? t->shape[dim] * t->stride[dim] : 1;
+  /* PyTorch's stride for the new dim; a size-1 dim is never stepped along,
+     so where the product overflows (an empty view) any stride serves */
+  if (dim == t->ndim || __builtin_mul_overflow(t->shape[dim], t->stride[dim], &r->stride[dim])) r->stride[dim] = 1;
   r->ndim = t->ndim + 1;
   return 0;
 }
@@ -695,6 +749,7 @@ int mt_expand(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape) 
     int64_t size = j >= 0 ? t->shape[j] : 1, stride = j >= 0 ? t->stride[j] : 0;
     int64_t want = shape[i];
     if (want == -1) { if (j < 0) return mt_fail("expand: -1 not allowed in a new leading dim"); want = size; }
+    if (want < 0) return mt_fail("expand: invalid size %lld for dim %d (sizes must be >= 0, or -1 to keep one)", (long long)want, i + 1);
     if (size == want) { sh[i] = size; st[i] = stride; }
     else if (size == 1) { sh[i] = want; st[i] = 0; }
     else return mt_fail("expand: size %lld of dim %d of %s cannot expand to %lld",
@@ -704,7 +759,7 @@ int mt_expand(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape) 
   r->ndim = ndim;
   memcpy(r->shape, sh, sizeof(int64_t) * (size_t)ndim);
   memcpy(r->stride, st, sizeof(int64_t) * (size_t)ndim);
-  return 0;
+  return view_end("expand", r);
 }
 
 int mt_unfold(mt_tensor *r, const mt_tensor *t, int dim, int64_t size, int64_t step) {
@@ -717,7 +772,10 @@ int mt_unfold(mt_tensor *r, const mt_tensor *t, int dim, int64_t size, int64_t s
   view_begin(r, t);
   if (n) {
     r->shape[dim] = (len - size) / step + 1;
-    r->stride[dim] = t->stride[dim] * step;
+    if (r->shape[dim] > 1 && mt_mul_size("unfold", t->stride[dim], step, &r->stride[dim])) {
+      mt_tensor_release(r);
+      return -1;
+    }
   }
   r->shape[n] = size;
   r->stride[n] = n ? t->stride[dim] : 1;
@@ -730,14 +788,9 @@ int mt_diagonal(mt_tensor *r, const mt_tensor *t, int64_t offset, int d0, int d1
   if ((d0 = mt_wrap_dim("diagonal", d0, t->ndim)) < 0) return -1;
   if ((d1 = mt_wrap_dim("diagonal", d1, t->ndim)) < 0) return -1;
   if (d0 == d1) return mt_fail("diagonal: dims must differ (both %d)", d0 + 1);
-  int64_t len, off = t->offset;
-  if (offset >= 0) {
-    len = t->shape[d1] - offset < t->shape[d0] ? t->shape[d1] - offset : t->shape[d0];
-    if (len > 0) off += offset * t->stride[d1];
-  } else {
-    len = t->shape[d0] + offset < t->shape[d1] ? t->shape[d0] + offset : t->shape[d1];
-    if (len > 0) off -= offset * t->stride[d0];
-  }
+  int64_t len;
+  if (offset >= 0) len = t->shape[d1] - offset < t->shape[d0] ? t->shape[d1] - offset : t->shape[d0];
+  else len = t->shape[d0] + offset < t->shape[d1] ? t->shape[d0] + offset : t->shape[d1];
   if (len < 0) len = 0;
   view_begin(r, t);
   int k = 0;
@@ -748,8 +801,8 @@ int mt_diagonal(mt_tensor *r, const mt_tensor *t, int64_t offset, int d0, int d1
   r->shape[k] = len;
   r->stride[k] = t->stride[d0] + t->stride[d1];
   r->ndim = k + 1;
-  r->offset = off;
-  return 0;
+  if (len == 0) return 0;
+  return offset >= 0 ? view_step("diagonal", r, offset, t->stride[d1]) : view_step("diagonal", r, -offset, t->stride[d0]);
 }
 
 int mt_broadcast_shapes(const char *op, int na, const int64_t *sa, int nb, const int64_t *sb,

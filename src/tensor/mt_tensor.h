@@ -43,6 +43,47 @@ int mt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *mt_shape_str(const mt_tensor *t, char *buf, size_t n);
 const char *mt_dims_str(const int64_t *dims, int ndim, char *buf, size_t n);
 
+/* ---- checked size arithmetic ----
+   Every size, stride and offset computed from a caller's numbers goes
+   through these: a signed overflow would wrap past the bounds check that
+   follows it (and is undefined in C). */
+/* The most elements a tensor may have (its nonzero sizes multiplied): a byte
+   count of any dtype, and every contiguous stride, then fits in int64. */
+#define MT_MAX_NUMEL (INT64_MAX / 8)
+/* *r = a * b or a + b; -1 with "op: size arithmetic overflows" set. */
+int mt_mul_size(const char *op, int64_t a, int64_t b, int64_t *r);
+int mt_add_size(const char *op, int64_t a, int64_t b, int64_t *r);
+/* The element count of shape; -1 with an error naming op and the shape when
+   a size is negative or the nonzero sizes multiply past MT_MAX_NUMEL (a zero
+   size does not hide a huge one). */
+int64_t mt_shape_numel(const char *op, int ndim, const int64_t *shape);
+/* For formulas (the output size of a convolution or a pool): each step
+   marks *overflow instead of wrapping, checked once at the end. */
+static inline int64_t mt_size_mul(int64_t a, int64_t b, int *overflow) {
+  int64_t r;
+  *overflow |= __builtin_mul_overflow(a, b, &r);
+  return r;
+}
+static inline int64_t mt_size_add(int64_t a, int64_t b, int *overflow) {
+  int64_t r;
+  *overflow |= __builtin_add_overflow(a, b, &r);
+  return r;
+}
+static inline int64_t mt_size_sub(int64_t a, int64_t b, int *overflow) {
+  int64_t r;
+  *overflow |= __builtin_sub_overflow(a, b, &r);
+  return r;
+}
+/* Whether [start, start + len) lies within [0, size), computed without overflow. */
+static inline int mt_range_ok(int64_t start, int64_t len, int64_t size) {
+  return start >= 0 && len >= 0 && start <= size && len <= size - start;
+}
+/* A view's geometry against its storage: its element count is valid, no
+   stride passes MT_MAX_NUMEL, and every element it reaches lies inside the
+   storage. -1 with an error naming op, shape, strides and offset otherwise.
+   Every view constructor ends with it. */
+int mt_check_view(const char *op, const mt_tensor *t);
+
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
 void mt_storage_retain(mt_storage *s);
@@ -71,6 +112,7 @@ void mt_scalar_view(mt_tensor *v, mt_storage *s, char *buf, int dtype, int ndim,
 /* Moves src's view into t (t released first). */
 void mt_tensor_move(mt_tensor *t, mt_tensor *src);
 
+/* Never overflows: every tensor passed mt_shape_numel or mt_check_view. */
 static inline int64_t mt_numel(const mt_tensor *t) {
   int64_t n = 1;
   for (int i = 0; i < t->ndim; i++) n *= t->shape[i];

@@ -168,16 +168,18 @@ static int l_fold(lua_State *L) {
   read_ints(L, 2, 10, v);
   char b[128];
   if (x->ndim != 3) luaL_error(L, "%s: expected a 3-D input (N, C * kh * kw, L), got size %s", op, mt_shape_str(x, b, sizeof b));
-  const int64_t taps = v[2] * v[3];
-  if (taps < 1 || x->shape[1] % taps)
+  int overflow = 0;
+  const int64_t taps = mt_size_mul(v[2], v[3], &overflow);
+  if (overflow || taps < 1 || x->shape[1] % taps)
     LT_TRY(L, mt_fail("%s: input of size %s: dim 2 must be divisible by the kernel's %lldx%lld", op,
                       mt_shape_str(x, b, sizeof b), (long long)v[2], (long long)v[3]));
   const int64_t image[4] = {x->shape[0], x->shape[1] / taps, v[0], v[1]};
   mt_conv_geom g;
   LT_TRY(L, mt_unfold_geom_make(&g, op, image, v + 2, v + 4, v + 6, v + 8));
-  if (x->shape[2] != g.oh * g.ow)
+  const int64_t blocks = mt_size_mul(g.oh, g.ow, &overflow);
+  if (overflow || x->shape[2] != blocks)
     LT_TRY(L, mt_fail("%s: input of size %s: expected %lld blocks (%lldx%lld) in dim 3 for output size %lldx%lld",
-                      op, mt_shape_str(x, b, sizeof b), (long long)(g.oh * g.ow), (long long)g.oh, (long long)g.ow,
+                      op, mt_shape_str(x, b, sizeof b), (long long)blocks, (long long)g.oh, (long long)g.ow,
                       (long long)v[0], (long long)v[1]));
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_col2im(r, x, &g));

@@ -495,7 +495,7 @@ static int s_index(lua_State *L) {
     return 1;
   }
   lua_Integer i = luaL_checkinteger(L, 2);
-  if (i < 1 || i > s_len(s)) luaL_error(L, "storage: index %d out of range [1, %d]", (int)i, (int)s_len(s));
+  if (i < 1 || i > s_len(s)) luaL_error(L, "storage: index %I out of range [1, %I]", i, (lua_Integer)s_len(s));
   const char *p = (const char *)s->s->data + (size_t)(i - 1) * (size_t)mt_dtypes[s->dtype].size;
   if (mt_dtype_is_float(s->dtype)) lua_pushnumber(L, mt_get_f64(s->dtype, p));
   else if (s->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
@@ -937,7 +937,7 @@ static int t_index(lua_State *L) {
     if (!index_integer(L, 2, "index", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index: cannot index a 0-dim tensor (use item())");
     int64_t n = t->shape[0];
-    if (i == 0 || i < -n || i > n) luaL_error(L, "index: index %d out of range for dim 1 of size %d", (int)i, (int)n);
+    if (i == 0 || i < -n || i > n) luaL_error(L, "index: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
     int64_t z = i > 0 ? i - 1 : i + n;
     if (t->ndim == 1) {
       const char *p = (const char *)t->storage->data + (t->offset + z * t->stride[0]) * mt_dtypes[t->dtype].size;
@@ -999,7 +999,7 @@ static int t_newindex(lua_State *L) {
     if (!index_integer(L, 2, "index assignment", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
     int64_t n = t->shape[0];
-    if (i == 0 || i < -n || i > n) luaL_error(L, "index assignment: index %d out of range for dim 1 of size %d", (int)i, (int)n);
+    if (i == 0 || i < -n || i > n) luaL_error(L, "index assignment: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
     LT_TRY(L, mt_select(&view, t, 0, i > 0 ? i - 1 : i + n));
   } else if (type == LUA_TTABLE && !lt_test(L, 2)) {
     apply_slice(L, 2, t, &view);
