@@ -98,7 +98,9 @@ describe('output sizes of convolution, pooling and padding cannot wrap', functio
            function() return F.conv_transpose2d(x, w, nil, {stride = MAX}) end)
   end)
   it('pooling, padding and interpolation with huge sizes are errors', function()
-    raises('max_pool2d: kernel 2x2', function() return F.max_pool2d(x, 2, {padding = MAX, dilation = MAX}) end)
+    raises('max_pool2d: padding ' .. MAX .. ' must be between 0 and half the kernel size 2',
+           function() return F.max_pool2d(x, 2, {padding = MAX}) end)
+    raises('max_pool2d: kernel 2x2 %(dilation ' .. MAX, function() return F.max_pool2d(x, 2, {dilation = MAX}) end)
     raises('avg_pool2d: the output height would be 0', function() return F.avg_pool2d(x, MAX) end)
     raises('avg_pool2d: padding', function() return F.avg_pool2d(x, 2, {padding = MAX}) end)
     raises('pad: padding %(' .. MAX .. ', ' .. MAX .. '%) of the input width 4 overflows',

@@ -225,7 +225,7 @@ int mt_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, 
     if (k[i] < 1 || s[i] < 1 || d[i] < 1)
       return mt_fail("max_pool2d: kernel, stride and dilation must be positive, got %lld, %lld, %lld",
                      (long long)k[i], (long long)s[i], (long long)d[i]);
-    if (p[i] < 0 || 2 * p[i] > k[i])
+    if (p[i] < 0 || p[i] > k[i] / 2)
       return mt_fail("max_pool2d: padding %lld must be between 0 and half the kernel size %lld", (long long)p[i],
                      (long long)k[i]);
   }
