@@ -64,6 +64,7 @@ struct mt_node {
   int user_ref;                      /* the bindings' handle (a custom Function), 0 none */
   char label[48];                    /* the name of a custom Function's node */
   char *where;                       /* anomaly mode: where forward created it (malloc'd) */
+  mt_node *next_dying;               /* the release queue, once its last reference went */
   mt_ag_ckpt *ckpt;                  /* the checkpoint its saved tensors come from, or NULL */
   /* recording scratch, read by mt_ag_attach: the inputs' storages (an output
      sharing one is a view) and which inputs are leaves that require grad or
@@ -91,6 +92,7 @@ struct mt_ag_meta {
   int64_t ag_version;                /* the storage's ag_version when grad_fn was set */
   int is_view;                       /* recorded as a view of a tensor that requires grad */
   int leaf_view;                     /* ... of a leaf that requires grad: no in-place ops */
+  mt_ag_meta *next_dying;            /* the release queue, once its last reference went */
 };
 
 /* What the engine calls back into the bindings for (Lua functions live

@@ -86,29 +86,72 @@ static void ckpt_release(mt_ag_ckpt *f) {
   free(f);
 }
 
-void mt_ag_node_release(mt_node *n) {
-  if (!n || --n->refcount > 0) return;
+/* ---- release ----
+   Freeing a node or a tensor's metadata drops references to others (the
+   inputs' nodes, the saved tensors' metadata), and those to more: freeing
+   them by recursion took a C stack frame per node and overflowed on chains a
+   few hundred thousand ops deep. What dies is queued on a per-thread list,
+   linked through its own next_dying, and the outermost release frees it in
+   a loop, so the stack stays flat whatever the graph's depth. */
+static _Thread_local mt_node *dying_nodes;
+static _Thread_local mt_ag_meta *dying_metas;
+static _Thread_local int releasing;
+
+static void free_node(mt_node *n) {
   for (int i = 0; i < n->nedges; i++) mt_ag_node_release(n->next[i].node);
   for (int i = 0; i < n->nsaved; i++) drop_tensor(&n->saved[i].t);
   drop_tensor(&n->buffer);
-  if (n->leaf) {
-    if (n->leaf->accumulator == n) n->leaf->accumulator = NULL;
-    mt_ag_meta_release(n->leaf);
-  }
+  mt_ag_meta_release(n->leaf);
   ckpt_release(n->ckpt);
   release_function(n->user_ref);
   free(n->where);
   free(n);
 }
 
-void mt_ag_meta_release(mt_ag_meta *m) {
-  if (!m || --m->refcount > 0) return;
-  if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
+static void free_meta(mt_ag_meta *m) {
   unref(m->hook_ref);
   unref(m->post_hook_ref);
   mt_ag_node_release(m->grad_fn);
   mt_tensor_release(&m->grad);
   free(m);
+}
+
+/* Frees what is queued, unless a release further up this thread's stack is
+   already at it: one called from free_node itself, or from a Lua finalizer
+   that release_function's callback let the collector run. */
+static void free_dying(void) {
+  if (releasing) return;
+  releasing = 1;
+  for (;;) {
+    if (dying_nodes) {
+      mt_node *n = dying_nodes;
+      dying_nodes = n->next_dying;
+      free_node(n);
+    } else if (dying_metas) {
+      mt_ag_meta *m = dying_metas;
+      dying_metas = m->next_dying;
+      free_meta(m);
+    } else break;
+  }
+  releasing = 0;
+}
+
+/* Weak pointers to a dying node or metadata are cleared at once, not when
+   the queue reaches it: nothing may find it again in between. */
+void mt_ag_node_release(mt_node *n) {
+  if (!n || --n->refcount > 0) return;
+  if (n->leaf && n->leaf->accumulator == n) n->leaf->accumulator = NULL;
+  n->next_dying = dying_nodes;
+  dying_nodes = n;
+  free_dying();
+}
+
+void mt_ag_meta_release(mt_ag_meta *m) {
+  if (!m || --m->refcount > 0) return;
+  if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
+  m->next_dying = dying_metas;
+  dying_metas = m;
+  free_dying();
 }
 
 int mt_ag_set_requires_grad(mt_tensor *t, int requires_grad) {
