@@ -111,6 +111,20 @@ describe('tensor memory', function()
     assert.are.equal(base, settled_allocated())
   end)
 
+  it('frees the history of a gradient with the tensor that holds it', function()
+    local w = torch.ones(1000, {requires_grad = true})
+    local base = settled_allocated()
+    for _ = 1, 100 do
+      local x = torch.ones(1000, {requires_grad = true})
+      x.grad = (w * 2):exp()                     -- ExpBackward keeps the gradient's own storage
+      local y = torch.ones(1000, {requires_grad = true})
+      local loss = (y * w):sum()
+      loss:backward({create_graph = true})       -- y.grad is w, with history through w
+      w.grad = nil                               -- (w.grad's history holds y)
+    end
+    assert.are.equal(base, settled_allocated())
+  end)
+
   it('does not leak when ops fail', function()
     local x, other = torch.zeros(1000), torch.zeros(7)
     local i64 = torch.zeros(1000, {dtype = 'int64'})

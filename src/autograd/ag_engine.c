@@ -112,7 +112,7 @@ static void free_meta(mt_ag_meta *m) {
   unref(m->hook_ref);
   unref(m->post_hook_ref);
   mt_ag_node_release(m->grad_fn);
-  mt_tensor_release(&m->grad);
+  drop_tensor(&m->grad);             /* a gradient with history (assigned, create_graph) holds its graph */
   free(m);
 }
 
