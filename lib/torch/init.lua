@@ -160,16 +160,40 @@ core._ag_library()   -- anomaly mode names the first caller outside this directo
 -- outputs, travel packed into one flat tensor (cat of the flattened values).
 local Ctx = {}
 -- ctx.saved_tensors: what save_for_backward kept, until a backward without
--- retain_graph frees the node (the engine sets ctx._freed)
+-- retain_graph frees the node (the engine sets ctx._freed). Each tensor must still be
+-- at the version it had when apply returned (ctx._versions): one an in-place op changed
+-- since raises the error a built-in node's saved tensor does, at the backward call.
 Ctx.__index = function(ctx, key)
   if key == 'saved_tensors' then
     if rawget(ctx, '_freed') then error(core._ag_freed_message(), 2) end
-    return rawget(ctx, '_saved')
+    local saved, versions = rawget(ctx, '_saved'), rawget(ctx, '_versions')
+    for i = 1, versions and saved.n or 0 do
+      local err = versions[i] and core._ag_saved_error(saved[i], versions[i], ctx._needed_by)
+      if err then error(err, 0) end
+    end
+    return saved
   end
   return Ctx[key]
 end
 function Ctx:save_for_backward(...)
-  self._saved = table.pack(...)
+  local saved = table.pack(...)
+  for i = 1, saved.n do
+    if saved[i] ~= nil and not core.is_tensor(saved[i]) then
+      error(string.format('save_for_backward can only save tensors, but argument %d is a %s', i, type(saved[i])), 2)
+    end
+  end
+  self._saved = saved
+end
+-- The saved tensors' versions once apply is done, as PyTorch takes them (an input
+-- forward changed in place, mark_dirty, counts as it is then), for ctx.saved_tensors.
+local function record_versions(ctx, needed_by)
+  local saved = rawget(ctx, '_saved')
+  if not saved then return end
+  local versions = {}
+  for i = 1, saved.n do
+    if saved[i] ~= nil then versions[i] = saved[i]._version end
+  end
+  ctx._versions, ctx._needed_by = versions, needed_by
 end
 -- ctx:mark_dirty(x, ...): forward modified these inputs in place (and returns them)
 function Ctx:mark_dirty(...)
@@ -311,6 +335,7 @@ local function apply(cls, ...)
     if dirty[o] then core._inplace_commit(o, views[k]); results[i] = o
     else results[i] = views[k] end
   end
+  record_versions(ctx, node_out.grad_fn:name())
   return table.unpack(results, 1, outs.n)
 end
 

@@ -153,6 +153,10 @@ void mt_ag_alias(mt_tensor *dst, const mt_tensor *src);
 mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs);
 void mt_ag_save(mt_node *n, const mt_tensor *t, int is_output);
 int mt_ag_saved(mt_node *n, int i, const mt_tensor **out);
+/* PyTorch's error when t's storage is no longer at the version it had when
+   saved for node needed_by (an in-place op changed it since); 0 when it is.
+   Built-in nodes' saved tensors and custom Functions' (ctx.saved_tensors) alike. */
+int mt_ag_check_version(const mt_tensor *t, int64_t version, const char *needed_by);
 /* saved output i as the op's result: with n as its history in grad mode */
 int mt_ag_saved_result(mt_node *n, int i, mt_tensor *out);
 int mt_ag_attach(mt_tensor *r, mt_node *n);

@@ -415,18 +415,21 @@ static int ckpt_fill(mt_ag_ckpt *f, mt_saved *s) {
   return 0;
 }
 
+int mt_ag_check_version(const mt_tensor *t, int64_t version, const char *needed_by) {
+  if (t->storage->version == version) return 0;
+  char b[128];
+  return mt_fail("one of the variables needed for gradient computation has been modified by an "
+                 "inplace operation: [%s %s], needed by %s, is at version %lld; expected version "
+                 "%lld instead", mt_dtypes[t->dtype].name, mt_shape_str(t, b, sizeof b), needed_by,
+                 (long long)t->storage->version, (long long)version);
+}
+
 /* The saved tensor i, checked against in-place changes and release. */
 int mt_ag_saved(mt_node *n, int i, const mt_tensor **out) {
   if (n->released) return mt_fail("%s", MT_AG_FREED_MSG);
   mt_saved *s = &n->saved[i];
   if (!s->t.storage && n->ckpt && ckpt_fill(n->ckpt, s)) return -1;
-  if (s->t.storage->version != s->version) {
-    char b[128];
-    return mt_fail("one of the variables needed for gradient computation has been modified by an "
-                   "inplace operation: [%s %s], needed by %s, is at version %lld; expected version "
-                   "%lld instead", mt_dtypes[s->t.dtype].name, mt_shape_str(&s->t, b, sizeof b), n->name,
-                   (long long)s->t.storage->version, (long long)s->version);
-  }
+  if (mt_ag_check_version(&s->t, s->version, n->name)) return -1;
   *out = &s->t;
   return 0;
 }

@@ -623,6 +623,17 @@ static int a_freed_message(lua_State *L) {
   return 1;
 }
 
+/* torch._ag_saved_error(t, version, needed_by): nil while t's storage is at
+   version, else the error a built-in node raises for a saved tensor an
+   in-place op changed (for ctx.saved_tensors, lib/torch) */
+static int a_saved_error(lua_State *L) {
+  mt_tensor *t = lt_check(L, 1, "_ag_saved_error");
+  int64_t version = (int64_t)luaL_checkinteger(L, 2);
+  if (!mt_ag_check_version(t, version, luaL_checkstring(L, 3))) return 0;
+  lua_pushstring(L, mt_error());
+  return 1;
+}
+
 /* A checkpoint's function run again: the Lua function at ref (lib/torch
    restores the random state and runs fn under enable_grad). */
 static int cb_recompute(int ref) {
@@ -838,6 +849,7 @@ static const luaL_Reg functions[] = {
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {"_inplace_source", a_inplace_source}, {"_inplace_commit", a_inplace_commit},
+  {"_ag_saved_error", a_saved_error},
   {"_set_tracer", a_set_tracer}, {"_ag_checkpoint", a_checkpoint}, {"_ag_library", a_set_library},
   {"_ag_freed_message", a_freed_message},
   {NULL, NULL}};

@@ -1,0 +1,73 @@
+-- autograd_safety_spec.lua: what used to give a silently wrong answer now raises or answers
+-- as PyTorch (issue 17, items 8 and 9); expected values come from PyTorch 2.x or the definition.
+local torch = require 'torch'
+local nn = require 'nn'
+local F = nn.F
+local Function = torch.autograd.Function
+
+-- the error fn raises, which must point at this file (the caller's line), never at lib/
+local function error_of(fn)
+  local ok, err = pcall(fn)
+  assert.is_false(ok, 'expected an error')
+  err = tostring(err)
+  assert.truthy(err:find('^[^\n]*autograd_safety_spec%.lua:%d+: '), err)
+  return err
+end
+
+local function has(err, text) assert.truthy(err:find(text, 1, true), err) end
+
+-- x^2 that saves its input
+local Square = Function:extend('Square')
+function Square.forward(ctx, x) ctx:save_for_backward(x); return x * x end
+function Square.backward(ctx, g) local x = table.unpack(ctx.saved_tensors); return g * 2 * x end
+
+describe('custom Functions check their saved tensors', function()
+  it('an input changed in place after forward raises, as a built-in node (it gave 202, 204, 206)', function()
+    local x = torch.tensor({1.0, 2.0, 3.0}, {requires_grad = true})
+    local y = Square.apply(x)
+    torch.no_grad(function() x:add_(100) end)
+    local err = error_of(function() y:sum():backward() end)
+    has(err, 'one of the variables needed for gradient computation has been modified by an inplace operation: '
+             .. '[float32 3], needed by SquareBackward, is at version 1; expected version 0 instead')
+    local x2 = torch.tensor({1.0, 2.0, 3.0}, {requires_grad = true})
+    Square.apply(x2):sum():backward()
+    assert.are.same({2, 4, 6}, x2.grad:totable())
+  end)
+
+  it('the Function\'s own output saved, then changed in place by the caller, raises', function()
+    local Exp = Function:extend('SavedExp')
+    function Exp.forward(ctx, x) local y = x:exp(); ctx:save_for_backward(y); return y end
+    function Exp.backward(ctx, g) local y = table.unpack(ctx.saved_tensors); return g * y end
+    local x = torch.tensor({0.0, 1.0}, {requires_grad = true})
+    local y = Exp.apply(x)
+    y:mul_(2)
+    has(error_of(function() y:sum():backward() end), 'modified by an inplace operation: [float32 2], needed by SavedExpBackward')
+  end)
+
+  it('a saved tensor that does not require grad counts too', function()
+    local Scale = Function:extend('SavedScale')
+    function Scale.forward(ctx, x, w) ctx:save_for_backward(w); return x * w end
+    function Scale.backward(ctx, g) local w = table.unpack(ctx.saved_tensors); return g * w, nil end
+    local x, w = torch.tensor({1.0, 2.0}, {requires_grad = true}), torch.tensor({3.0, 4.0})
+    local y = Scale.apply(x, w)
+    w:mul_(10)
+    has(error_of(function() y:sum():backward() end), '[float32 2], needed by SavedScaleBackward')
+  end)
+
+  it('an input forward changes in place (mark_dirty) is saved as it is after forward', function()
+    local ExpIn = Function:extend('ExpInPlace')
+    function ExpIn.forward(ctx, x) x:exp_(); ctx:mark_dirty(x); ctx:save_for_backward(x); return x end
+    function ExpIn.backward(ctx, g) local y = table.unpack(ctx.saved_tensors); return g * y end
+    local a = torch.tensor({0.0, 1.0}, {requires_grad = true})
+    ExpIn.apply(a * 1):sum():backward()
+    assert.is_true(math.abs(a.grad[1] - 1) < 1e-6 and math.abs(a.grad[2] - math.exp(1)) < 1e-6, tostring(a.grad))
+  end)
+
+  it('save_for_backward takes tensors (and nil) only', function()
+    local Bad = Function:extend('SaveNumber')
+    function Bad.forward(ctx, x) ctx:save_for_backward(x, 2); return x * 2 end
+    function Bad.backward(ctx, g) return g * 2 end
+    has(error_of(function() Bad.apply(torch.ones(2, {requires_grad = true})) end),
+        'save_for_backward can only save tensors, but argument 2 is a number')
+  end)
+end)
