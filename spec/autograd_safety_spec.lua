@@ -21,7 +21,7 @@ local Square = Function:extend('Square')
 function Square.forward(ctx, x) ctx:save_for_backward(x); return x * x end
 function Square.backward(ctx, g) local x = table.unpack(ctx.saved_tensors); return g * 2 * x end
 
-describe('custom Functions check their saved tensors', function()
+describe('custom Functions and backward', function()
   it('an input changed in place after forward raises, as a built-in node (it gave 202, 204, 206)', function()
     local x = torch.tensor({1.0, 2.0, 3.0}, {requires_grad = true})
     local y = Square.apply(x)
@@ -69,5 +69,23 @@ describe('custom Functions check their saved tensors', function()
     function Bad.backward(ctx, g) return g * 2 end
     has(error_of(function() Bad.apply(torch.ones(2, {requires_grad = true})) end),
         'save_for_backward can only save tensors, but argument 2 is a number')
+  end)
+
+  it("a gradient of another dtype is cast to the input's, as PyTorch (never an int64 .grad)", function()
+    for _, dtype in ipairs({'float64', 'int64'}) do
+      local Cast = Function:extend('GradTo' .. dtype)
+      function Cast.forward(ctx, x) return x * 1 end
+      function Cast.backward(ctx, g) return g:to(dtype) end
+      local x = torch.ones(3, {requires_grad = true})
+      Cast.apply(x):sum():backward()
+      assert.are.equal('float32', x.grad.dtype)
+      assert.are.same({1, 1, 1}, x.grad:totable())
+    end
+  end)
+
+  it("a root's gradient of another dtype is cast to the root's: a leaf keeps its dtype", function()
+    local x = torch.ones(3, {requires_grad = true})
+    x:backward(torch.ones(3, {dtype = 'float64'}))
+    assert.are.equal('float32', x.grad.dtype)
   end)
 end)

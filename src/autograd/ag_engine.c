@@ -603,6 +603,10 @@ static int root_grad(const char *op, const mt_tensor *root, const mt_tensor *gra
       return mt_fail("%s: grad of shape %s does not match the output's shape %s", op,
                      mt_shape_str(grad, b1, sizeof b1), mt_shape_str(root, b2, sizeof b2));
     }
+    if (grad->dtype != root->dtype) {           /* cast, as PyTorch: a leaf's .grad keeps its dtype */
+      if (mt_to_dtype(g, grad, root->dtype)) return -1;
+      return create_graph ? mt_ag_record_cast(g, grad) : 0;
+    }
     if (create_graph) mt_ag_alias(g, grad);
     else mt_tensor_alias(g, grad);
     return 0;

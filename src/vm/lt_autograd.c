@@ -767,6 +767,10 @@ static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
                    mt_shape_str(r, b, sizeof b), i + 1);
       continue;
     }
+    if (r->dtype != n->in_dtype[i]) {          /* as PyTorch, the input's dtype: never an int64 .grad */
+      if (mt_to_dtype(&gi[i], r, n->in_dtype[i]) || mt_ag_record_cast(&gi[i], r)) rc = -1;
+      continue;
+    }
     mt_ag_alias(&gi[i], r);
   }
   lua_settop(L, top);
