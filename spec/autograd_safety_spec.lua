@@ -89,3 +89,52 @@ describe('custom Functions and backward', function()
     assert.are.equal('float32', x.grad.dtype)
   end)
 end)
+
+describe('hooks and setters', function()
+  it('a tensor hook returning something other than a tensor or nil raises (it was ignored)', function()
+    local x = torch.ones(3, {requires_grad = true})
+    x:register_hook(function() return 5 end)
+    has(error_of(function() (x * 2):sum():backward() end),
+        'hook: expected a tensor or nil, but the hook returned a number')
+    assert.is_nil(x.grad)
+  end)
+
+  it('a tensor hook may not change the shape or dtype of the gradient', function()
+    local x = torch.ones(3, {requires_grad = true})
+    local y = x * 1
+    y:register_hook(function(g) return g:to('float64') end)
+    has(error_of(function() (y * 2):sum():backward() end),
+        'hook: returned a gradient of dtype float64 for a gradient of dtype float32')
+    local z = torch.ones(3, {requires_grad = true})
+    z:register_hook(function(g) return g:narrow(1, 1, 2) end)
+    has(error_of(function() (z * 2):sum():backward() end), 'hook: returned a gradient of shape 2 for a tensor of shape 3')
+  end)
+
+  it('a post-accumulate-grad hook must return nothing', function()
+    local x = torch.ones(3, {requires_grad = true})
+    x:register_post_accumulate_grad_hook(function() return 5 end)
+    has(error_of(function() (x * 2):sum():backward() end), 'hooks must return nothing, this one returned a number')
+  end)
+
+  it('x.grad = t checks the dtype and shape (it took int64 and failed at the next backward)', function()
+    local x = torch.ones(3, {requires_grad = true})
+    has(error_of(function() x.grad = torch.zeros(3, {dtype = 'int64'}) end),
+        'grad: assigned grad has dtype int64 but the tensor has dtype float32')
+    has(error_of(function() x.grad = torch.zeros(3, {dtype = 'float64'}) end), 'assigned grad has dtype float64')
+    has(error_of(function() x.grad = torch.zeros(3, 1) end), 'grad: assigned grad has shape 3x1 but the tensor has shape 3')
+    x.grad = torch.full({3}, 5.0)
+    local y = x * 2
+    y:sum():backward()
+    assert.are.same({7, 7, 7}, x.grad:totable())
+    x.grad = nil
+    assert.is_nil(x.grad)
+  end)
+
+  it('an integer tensor cannot require grad', function()
+    has(error_of(function() torch.zeros(3, {dtype = 'int64'}):requires_grad_() end),
+        'only tensors of floating point dtype can require gradients (got int64)')
+    has(error_of(function() local t = torch.zeros(3, {dtype = 'int64'}); t.requires_grad = true end),
+        'only tensors of floating point dtype can require gradients')
+    has(error_of(function() torch.tensor({1, 2}, {requires_grad = true}) end), 'floating point dtype')
+  end)
+end)

@@ -136,6 +136,9 @@ int lt_autograd_set_field(lua_State *L, mt_tensor *t, const char *k, int v) {
       luaL_error(L, "grad: assigned grad has shape %s but the tensor has shape %s",
                  mt_shape_str(g, b1, sizeof b1), mt_shape_str(t, b2, sizeof b2));
     }
+    if (g && g->dtype != t->dtype)        /* else the next backward would add into it, or fail there */
+      luaL_error(L, "grad: assigned grad has dtype %s but the tensor has dtype %s", mt_dtypes[g->dtype].name,
+                 mt_dtypes[t->dtype].name);
     mt_ag_meta *m = mt_ag_meta_of(t);
     if (!m) luaL_error(L, "grad: out of memory");
     mt_ag_meta_release(m->grad.grad_meta);
@@ -533,6 +536,26 @@ static int a_autograd_backward(lua_State *L) {
    The engine runs inside a Lua call (backward, autograd.grad); ag_L is that
    state, so callbacks run Lua code on it, protected: an error becomes the
    engine's error message. */
+/* What a tensor hook returned (at idx): nil keeps the gradient; a tensor
+   replaces it only with the same shape and dtype, and anything else is an
+   error, as in PyTorch (never a result silently ignored). */
+static int hook_result(lua_State *L, int idx, const mt_tensor *grad, mt_tensor **replacement) {
+  *replacement = lt_test(L, idx);
+  if (!*replacement) {
+    if (lua_isnil(L, idx)) return 0;
+    return mt_fail("hook: expected a tensor or nil, but the hook returned a %s", luaL_typename(L, idx));
+  }
+  if (!mt_same_shape(*replacement, grad)) {
+    char b1[128], b2[128];
+    return mt_fail("hook: returned a gradient of shape %s for a tensor of shape %s",
+                   mt_shape_str(*replacement, b1, sizeof b1), mt_shape_str(grad, b2, sizeof b2));
+  }
+  if ((*replacement)->dtype != grad->dtype)
+    return mt_fail("hook: returned a gradient of dtype %s for a gradient of dtype %s (a hook may not change "
+                   "the type)", mt_dtypes[(*replacement)->dtype].name, mt_dtypes[grad->dtype].name);
+  return 0;
+}
+
 static int cb_run_hooks(int ref, mt_tensor *grad) {
   lua_State *L = ag_L;
   int top = lua_gettop(L);
@@ -547,15 +570,12 @@ static int cb_run_hooks(int ref, mt_tensor *grad) {
       lua_settop(L, top);
       return -1;
     }
-    mt_tensor *replacement = lt_test(L, -1);
+    mt_tensor *replacement;
+    if (hook_result(L, -1, grad, &replacement)) {
+      lua_settop(L, top);
+      return -1;
+    }
     if (replacement) {
-      if (!mt_same_shape(replacement, grad)) {
-        char b1[128], b2[128];
-        mt_fail("hook: returned a gradient of shape %s for a tensor of shape %s",
-                mt_shape_str(replacement, b1, sizeof b1), mt_shape_str(grad, b2, sizeof b2));
-        lua_settop(L, top);
-        return -1;
-      }
       mt_ag_meta_release(grad->grad_meta);
       grad->grad_meta = NULL;
       mt_tensor_release(grad);

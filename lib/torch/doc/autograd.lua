@@ -39,7 +39,8 @@ x:retain_grad()
 
 x:register_hook(fn)
   fn(grad) runs when x's gradient is computed, and may return a replacement
-  gradient. Returns a handle: h:remove() takes the hook away.
+  gradient (same shape and dtype; anything but a tensor or nil raises).
+  Returns a handle: h:remove() takes the hook away.
 
 x:register_post_accumulate_grad_hook(fn)
   fn(x) runs after a backward accumulated into the leaf x's .grad. Returns a handle
