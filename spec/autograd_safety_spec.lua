@@ -90,6 +90,59 @@ describe('custom Functions and backward', function()
   end)
 end)
 
+describe('F.pad', function()
+  local x = torch.arange(0, 12, {dtype = 'float32'}):view(1, 3, 4)
+
+  it('crops on negative pads, with a gradient (it returned x unchanged)', function()
+    local xg = x:clone():requires_grad_()
+    local y = F.pad(xg, {-3, 0, 0, 0})
+    assert.are.same({{{3}, {7}, {11}}}, y:totable())
+    y:sum():backward()
+    assert.are.same({{{0, 0, 0, 1}, {0, 0, 0, 1}, {0, 0, 0, 1}}}, xg.grad:totable())
+    assert.are.same({{{0, 4, 5}, {0, 8, 9}}}, F.pad(x, {1, -2, -1, 0}):totable())
+    assert.are.same({1, 3, 0}, F.pad(x, {-2, -2}):size():totable())
+    local xd = torch.randn(2, 3, 5, {dtype = 'float64', requires_grad = true})
+    assert.is_true(torch.autograd.gradcheck(function(v) return F.pad(v, {-2, 1, 2, -1}, {value = 0.5}) end, {xd}))
+  end)
+
+  it('an impossible crop raises at the caller', function()
+    has(error_of(function() F.pad(x, {-5, 0}) end), 'F.pad: padding (-5, 0) crops 5 from dim 3 of size 4')
+    has(error_of(function() F.pad(x, {-3, -2}) end), 'crops 5 from dim 3 of size 4')
+  end)
+
+  it("takes PyTorch's positional mode and value", function()
+    assert.are.same({{{2, 1, 0, 1, 2, 3, 2}, {6, 5, 4, 5, 6, 7, 6}, {10, 9, 8, 9, 10, 11, 10}}},
+                    F.pad(x, {2, 1}, 'reflect'):totable())
+    assert.are.same({{{2.5, 0, 1, 2, 3, 2.5}, {2.5, 4, 5, 6, 7, 2.5}, {2.5, 8, 9, 10, 11, 2.5}}},
+                    F.pad(x, {1, 1}, 'constant', 2.5):totable())
+  end)
+
+  it('reflect padding of at least the dim raises (it padded with zeros)', function()
+    has(error_of(function() F.pad(x, {5, 5, 5, 5}, 'reflect') end),
+        'pad: reflect padding (5, 5) must be less than the input height 3')
+    has(error_of(function() F.pad(x, {4, 0}, {mode = 'reflect'}) end),
+        'pad: reflect padding (4, 0) must be less than the input width 4')
+  end)
+
+  it('circular padding wraps around what the negative pads leave, as PyTorch', function()
+    assert.are.same({{{5, 6, 7, 5, 6}, {1, 2, 3, 1, 2}, {5, 6, 7, 5, 6}}},
+                    F.pad(x, {-1, 2, 1, -1}, 'circular'):totable())
+    has(error_of(function() F.pad(x, {-3, 2}, 'circular') end),
+        'pad: circular padding (-3, 2) must be at most the input width 1 left after the crop')
+    local xd = torch.randn(2, 3, 5, 6, {dtype = 'float64', requires_grad = true})
+    assert.is_true(torch.autograd.gradcheck(function(v) return F.pad(v, {-2, 3, 1, -3}, 'circular') end, {xd}))
+  end)
+
+  it('a wrong mode, option or value raises rather than pads with zeros', function()
+    has(error_of(function() F.pad(x, {1, 1}, 'reflection') end), "mode must be 'constant', 'reflect', "
+                                                                   .. "'replicate' or 'circular', got 'reflection'")
+    has(error_of(function() F.pad(x, {1, 1}, 1.5) end), 'F.pad: argument 3 must be a mode')
+    has(error_of(function() F.pad(x, {1, 1}, {mod = 'reflect'}) end), "F.pad: unknown option 'mod'")
+    has(error_of(function() F.pad(x, {1, 1}, 'reflect', 2) end), "F.pad: mode 'reflect' takes no value (got 2)")
+    has(error_of(function() F.pad(x, {1.5, 1}) end), 'F.pad: pad 1 must be an integer, got 1.5')
+  end)
+end)
+
 describe('hooks and setters', function()
   it('a tensor hook returning something other than a tensor or nil raises (it was ignored)', function()
     local x = torch.ones(3, {requires_grad = true})

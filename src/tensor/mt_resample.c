@@ -21,6 +21,14 @@ static const char *const op_names[] = {
 static const char *dim_names[2] = {"height", "width"};
 
 /* ---- sizes ---- */
+/* Circular padding crops first (the negative pads), then wraps around what
+   is left, as PyTorch: the length of that part. */
+static int64_t circular_kept(int64_t in, int64_t before, int64_t after) {
+  int overflow = 0;
+  int64_t kept = mt_size_add(mt_size_add(in, before < 0 ? before : 0, &overflow), after < 0 ? after : 0, &overflow);
+  return overflow ? -1 : kept;
+}
+
 static int dim_size(const mt_resample *rs, int d, int64_t in, int64_t *out) {
   const char *op = op_names[rs->kind];
   const int64_t a = rs->a[d], b = rs->b[d], c = rs->c[d];
@@ -38,11 +46,16 @@ static int dim_size(const mt_resample *rs, int d, int64_t in, int64_t *out) {
     break;
   case MT_RS_REPLICATE:
     break;
-  case MT_RS_CIRCULAR:
-    if (b > in || c > in)
-      return mt_fail("%s: circular padding (%lld, %lld) must be at most the input %s %lld", op, (long long)b,
+  case MT_RS_CIRCULAR: {
+    const int64_t kept = circular_kept(in, b, c);
+    if (kept < 0)
+      return mt_fail("%s: circular padding (%lld, %lld) crops more than the input %s %lld", op, (long long)b,
                      (long long)c, dim_names[d], (long long)in);
+    if (b > kept || c > kept)
+      return mt_fail("%s: circular padding (%lld, %lld) must be at most the input %s %lld%s", op, (long long)b,
+                     (long long)c, dim_names[d], (long long)kept, kept != in ? " left after the crop" : "");
     break;
+  }
   default:                                       /* the output size is given */
     *out = a;
     if (rs->scale_factor[d] < 0) return mt_fail("%s: scale_factor must be positive, got %g", op, rs->scale_factor[d]);
@@ -134,9 +147,12 @@ static void dim_taps(taps *t, const mt_resample *rs, int d, int64_t in, int64_t 
     add_tap(t, i < 0 ? 0 : (i >= in ? in - 1 : i), 1);
     break;
   }
-  case MT_RS_CIRCULAR:
-    add_tap(t, ((o - rs->b[d]) % in + in) % in, 1);
+  case MT_RS_CIRCULAR: {                         /* the kept part starts after the cropped one */
+    const int64_t b = rs->b[d], kept = circular_kept(in, b, rs->c[d]);
+    const int64_t first = b < 0 ? -b : 0, i = o - (b > 0 ? b : 0);
+    add_tap(t, first + (i % kept + kept) % kept, 1);
     break;
+  }
   case MT_RS_NEAREST:
     add_tap(t, nearest_source(rs, d, in, out, o), 1);
     break;

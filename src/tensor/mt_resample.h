@@ -14,7 +14,7 @@ typedef enum {
   MT_RS_REPLICATE,         /* b, c: as reflect */
   MT_RS_NEAREST,           /* a: output size; scale_factor */
   MT_RS_BILINEAR,          /* a: output size; scale_factor; flag ALIGN_CORNERS */
-  MT_RS_CIRCULAR,          /* b, c: as reflect, the input wrapping around */
+  MT_RS_CIRCULAR,          /* b, c: as reflect; negative ones crop, then the rest wraps around */
 } mt_resample_kind;
 
 /* SUM: average pooling's window sums, weight 1 per tap (a divisor_override divides after) */

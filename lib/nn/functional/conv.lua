@@ -13,40 +13,101 @@ local function pair(v, name)
   error(string.format('%s: expected a number or a pair, got %s', name, tostring(v)), 3)
 end
 
--- the two non-constant modes of F.pad: the C kernels of the last two dims
+-- the three non-constant modes of F.pad: the C kernels of the last two dims
 local PAD_KERNELS = {reflect = torch._reflection_pad2d, replicate = torch._replication_pad2d,
                      circular = torch._circular_pad2d}
 
--- F.pad(x, {left, right, top, bottom, ...}, {mode='constant', value=0}): padding of the last
--- dims, PyTorch's order (last dim first). mode='reflect', 'replicate' or 'circular' (the input
--- wrapping around, each pad at most that dim) pads the last one or two dims ({left, right} of
--- (N, C, L) or (C, L); four pads of (N, C, H, W) or (C, H, W)).
-function F.pad(x, pads, opts)
-  local value = type(opts) == 'table' and opts.value or (type(opts) == 'number' and opts) or 0
-  local mode = type(opts) == 'table' and opts.mode or 'constant'
-  if mode ~= 'constant' then
-    local kernel = PAD_KERNELS[mode]
-    if not kernel then error(string.format("F.pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got '%s'",
-                                 tostring(mode)), 2) end
-    local k = #pads // 2
-    if (#pads ~= 2 and #pads ~= 4) or (x:dim() ~= k + 1 and x:dim() ~= k + 2) then
-      error(string.format("F.pad: mode '%s' pads the last 1 or 2 dims of a 2-D to 4-D input; got %d pads for size %s",
-                          mode, #pads, tostring(x:size())), 2)
+-- F.pad's mode and value from its third and fourth arguments: an options table {mode=,
+-- value=}, or PyTorch's positional (mode, value). Anything else raises rather than pads
+-- with zeros: another type, an unknown mode or option, a value for a mode that takes none.
+local function pad_mode(opts, value)
+  local mode = opts
+  if type(opts) == 'table' then
+    for k in pairs(opts) do
+      if k ~= 'mode' and k ~= 'value' then
+        error(string.format("F.pad: unknown option '%s' (options: mode, value)", tostring(k)), 3)
+      end
     end
-    return kernel(x, pads[1], pads[2], pads[3] or 0, pads[4] or 0)
+    if value ~= nil then error('F.pad: a value as argument 4 follows a mode, not an options table', 3) end
+    mode, value = opts.mode, opts.value
+  elseif opts ~= nil and type(opts) ~= 'string' then
+    error(string.format("F.pad: argument 3 must be a mode ('constant', 'reflect', 'replicate', 'circular') "
+                        .. "or an options table {mode=, value=}, got a %s", type(opts)), 3)
   end
-  if #pads % 2 ~= 0 or #pads // 2 > x:dim() then
-    error(string.format('F.pad: %d pads for a %d-D input', #pads, x:dim()), 2)
+  mode = mode or 'constant'
+  if mode ~= 'constant' and not PAD_KERNELS[mode] then
+    error(string.format("F.pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got '%s'",
+                        tostring(mode)), 3)
+  end
+  if value ~= nil and type(value) ~= 'number' then
+    error(string.format('F.pad: value must be a number, got a %s', type(value)), 3)
+  end
+  if mode ~= 'constant' and value ~= nil and value ~= 0 then
+    error(string.format("F.pad: mode '%s' takes no value (got %s)", mode, tostring(value)), 3)
+  end
+  return mode, value or 0
+end
+
+-- the pads as integers, two per dim and at most two per dim of x
+local function pad_list(x, pads)
+  if type(pads) ~= 'table' then error('F.pad: pads must be a list {left, right, ...}, got a ' .. type(pads), 3) end
+  local list = {}
+  for i = 1, #pads do
+    list[i] = type(pads[i]) == 'number' and math.tointeger(pads[i])
+    if not list[i] then error(string.format('F.pad: pad %d must be an integer, got %s', i, tostring(pads[i])), 3) end
+  end
+  if #list % 2 ~= 0 or #list // 2 > x:dim() then
+    error(string.format('F.pad: %d pads for a %d-D input (two per padded dim, last dim first)', #list, x:dim()), 3)
+  end
+  return list
+end
+
+-- x with dim d cut by the negative pads of (before, after), as PyTorch crops before it
+-- pads (a view: the gradient flows back through it); cutting more than the dim raises
+local function crop(x, d, before, after)
+  local size = x:size(d)
+  local kept = size + math.min(before, 0) + math.min(after, 0)
+  if kept < 0 then
+    error(string.format('F.pad: padding (%d, %d) crops %d from dim %d of size %d', before, after, size - kept, d,
+                        size), 3)
+  end
+  if kept == size then return x end
+  return x:narrow(d, 1 - math.min(before, 0), kept)
+end
+
+-- the results of pcall(kernel, ...), or its error raised at F.pad's caller rather than here
+local function kernel_result(ok, ...)
+  if not ok then error((tostring((...)):gsub('^[^\n]-:%d+: ', '', 1)), 3) end
+  return ...
+end
+
+-- F.pad(x, {left, right, top, bottom, ...}, {mode='constant', value=0}), or PyTorch's
+-- F.pad(x, pads, mode, value): padding of the last dims, PyTorch's order (last dim first); a
+-- negative pad crops. mode='reflect', 'replicate' or 'circular' (the input wrapping around,
+-- each pad at most that dim once cropped) pads the last one or two dims ({left, right} of
+-- (N, C, L) or (C, L); four pads of (N, C, H, W) or (C, H, W)).
+function F.pad(x, pads, opts, value)
+  local mode, fill = pad_mode(opts, value)
+  local p = pad_list(x, pads)
+  local npadded = #p // 2
+  if mode ~= 'constant' then
+    if (npadded ~= 1 and npadded ~= 2) or (x:dim() ~= npadded + 1 and x:dim() ~= npadded + 2) then
+      error(string.format("F.pad: mode '%s' pads the last 1 or 2 dims of a 2-D to 4-D input; got %d pads for size %s",
+                          mode, #p, tostring(x:size())), 2)
+    end
+    local y = kernel_result(pcall(PAD_KERNELS[mode], x, p[1], p[2], p[3] or 0, p[4] or 0))
+    return y
   end
   local y = x
-  for k = 1, #pads // 2 do
+  for k = 1, npadded do
     local d = x:dim() - k + 1
-    local before, after = pads[2 * k - 1], pads[2 * k]
+    local before, after = p[2 * k - 1], p[2 * k]
+    y = crop(y, d, before, after)
     local parts = {}
     local function block(n)
       local shape = y:size():totable()
       shape[d] = n
-      return torch.full(shape, value, {dtype = y.dtype})
+      return torch.full(shape, fill, {dtype = y.dtype})
     end
     if before > 0 then parts[#parts + 1] = block(before) end
     parts[#parts + 1] = y
