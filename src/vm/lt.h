@@ -30,6 +30,9 @@ mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const 
 extern lua_State *lt_last_L;                     /* the state of the latest lt_push (anomaly mode) */
 int lt_error(lua_State *L);                      /* raises mt_error() */
 #define LT_TRY(L, call) do { if ((call) != 0) lt_error(L); } while (0)
+/* The frame of the user's code running now: the first Lua frame up the stack
+   that is not in lib/torch, else the first Lua frame; 0 when there is none. */
+int lt_user_frame(lua_State *L, lua_Debug *frame);
 
 /* A 1-based Lua dim (negative from the end) to a 0-based C dim. */
 int lt_check_dim(lua_State *L, int i, int ndim, const char *op);

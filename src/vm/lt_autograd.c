@@ -355,27 +355,13 @@ static int cb_trace(mt_node *n, const mt_tensor *grad_out, const mt_tensor *grad
   return rc;
 }
 
-/* anomaly mode: file:line of the Lua code running the op that made a node:
-   the first Lua frame up the stack of the latest binding call that is not
-   in lib/torch (registry "torch.autograd.library", the source prefix of its
-   files: a custom Function is recorded there, called from the user's code),
-   else the first Lua frame */
+/* anomaly mode: file:line of the Lua code running the op that made a node
+   (the user's frame of the latest binding call: a custom Function is
+   recorded in lib/torch, called from the user's code) */
 static char *cb_where(void) {
   lua_State *L = lt_last_L;
-  if (!L) return NULL;
-  lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.library");
-  const char *lib = lua_tostring(L, -1);
-  size_t lib_len = lib ? strlen(lib) : 0;
-  lua_Debug ar, pick;
-  int found = 0;
-  for (int level = 0; lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    int in_lib = lib && !strncmp(ar.source, lib, lib_len);
-    if (!found || !in_lib) { pick = ar; found = 1; }
-    if (!in_lib) break;
-  }
-  lua_pop(L, 1);
-  if (!found) return NULL;
+  lua_Debug pick;
+  if (!L || !lt_user_frame(L, &pick)) return NULL;
   size_t n = strlen(pick.short_src) + 24;
   char *s = malloc(n);
   if (s) snprintf(s, n, "%s:%d", pick.short_src, pick.currentline);
@@ -383,7 +369,7 @@ static char *cb_where(void) {
 }
 
 /* torch._ag_library(): the directory of the calling Lua file is the library
-   cb_where looks past; the first call (lib/torch/init.lua) sets it for good */
+   lt_user_frame looks past; the first call (lib/torch/init.lua) sets it for good */
 static int a_set_library(lua_State *L) {
   lua_Debug ar;
   if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.library") != LUA_TNIL) return 0;

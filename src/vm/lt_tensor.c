@@ -66,6 +66,24 @@ mt_tensor *lt_push(lua_State *L) {
 
 int lt_error(lua_State *L) { return luaL_error(L, "%s", mt_error()); }
 
+/* lib/torch is known by the source prefix of its files, which
+   torch._ag_library records in the registry when torch loads. */
+int lt_user_frame(lua_State *L, lua_Debug *frame) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.library");
+  const char *lib = lua_tostring(L, -1);
+  size_t lib_len = lib ? strlen(lib) : 0;
+  lua_Debug ar;
+  int found = 0;
+  for (int level = 0; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    int in_lib = lib && !strncmp(ar.source, lib, lib_len);
+    if (!found || !in_lib) { *frame = ar; found = 1; }
+    if (!in_lib) break;
+  }
+  lua_pop(L, 1);
+  return found;
+}
+
 int lt_check_dim(lua_State *L, int i, int ndim, const char *op) {
   lua_Integer d = luaL_checkinteger(L, i);
   int n = ndim > 0 ? ndim : 1;
