@@ -318,7 +318,8 @@ end
 -- (a table of strings, or nil when the file has none). With mmap=true the
 -- tensors are views of the mapped file (copy on write: changing them never
 -- changes the file), read only when used; a tensor at an offset that does not
--- suit its dtype's alignment is copied.
+-- suit its dtype's alignment is copied. If the file is truncated while they
+-- live, the op reading the lost data raises (never SIGBUS); it then reads as zeros.
 function torch.load_safetensors(path, opts)
   local op = 'torch.load_safetensors'
   if type(path) ~= 'string' then error(op .. ': expected a file name', 2) end

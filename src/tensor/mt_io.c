@@ -1,6 +1,7 @@
 /* mt_io.c: IDX files through zlib (which reads plain files as they are),
    and files mapped into memory. */
 #include "mt_io.h"
+#include "mt_mapguard.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -126,8 +127,9 @@ int mt_map_file(mt_tensor *r, const char *path, int dtype) {
     if (data == MAP_FAILED) { close(fd); return mt_fail("map_file: cannot map %s: %s", path, strerror(errno)); }
   }
   close(fd);
-  mt_storage *s = mt_storage_mapped(data, nbytes);
-  if (!s) { if (nbytes) munmap(data, nbytes); return mt_fail("map_file: out of memory"); }
+  mt_storage *s = NULL;
+  if (nbytes == 0 || mt_mapguard_add(data, nbytes, path) == 0) s = mt_storage_mapped(data, nbytes);
+  if (!s) { if (nbytes) mt_mapguard_unmap(data, nbytes); return mt_fail("map_file: out of memory"); }
   int64_t n = (int64_t)(nbytes / es);
   r->storage = s;
   r->offset = 0;

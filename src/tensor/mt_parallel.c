@@ -170,6 +170,7 @@ static int start_workers(int want) {
   if (pool.started < want) {
     sigset_t all, old;
     sigfillset(&all);
+    sigdelset(&all, SIGBUS);                  /* the kernel kills on a fault blocked: mt_mapguard needs it */
     pthread_sigmask(SIG_BLOCK, &all, &old);   /* signals stay with the caller's thread */
     pthread_attr_t attr;
     pthread_attr_init(&attr);

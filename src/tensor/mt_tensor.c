@@ -4,10 +4,10 @@
 #include "mt_alloc.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
+#include "mt_mapguard.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 const mt_dtype_info mt_dtypes[MT_NDTYPES] = {
 #define MT_X(E, T, N, TN, K) {N, TN, (int)sizeof(T), K},
@@ -129,7 +129,7 @@ void mt_storage_retain(mt_storage *s) { s->refcount++; }
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
   if (s->owns == MT_STORAGE_MAPPED) {
-    if (s->nbytes) munmap(s->data, s->nbytes);
+    if (s->nbytes) mt_mapguard_unmap(s->data, s->nbytes);
     mt_free(s, MT_STORAGE_HEADER);
     return;
   }

@@ -88,8 +88,8 @@ int mt_check_view(const char *op, const mt_tensor *t);
 mt_storage *mt_storage_new(size_t nbytes);
 void mt_storage_retain(mt_storage *s);
 /* A storage over nbytes of memory mapped with mmap (a file, shared memory);
-   released with munmap. NULL when out of memory (the mapping is then the
-   caller's). */
+   released with mt_mapguard_unmap. NULL when out of memory (the mapping is
+   then the caller's). */
 mt_storage *mt_storage_mapped(void *data, size_t nbytes);
 void mt_storage_release(mt_storage *s);
 

@@ -1,5 +1,6 @@
 /* lt_serialize.c: what torch.save/torch.load and safetensors need from C --
-   tensor bytes in and out, checksums, fsync, and tensors read from a file. */
+   tensor bytes in and out, checksums, fsync, tensors read from a file, and
+   the error when a mapped one shrinks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <zlib.h>
 #include "lt.h"
 #include "../tensor/mt_io.h"
+#include "../tensor/mt_mapguard.h"
 
 /* Both file formats are little-endian, and tensors are copied byte for byte. */
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -198,10 +200,53 @@ static int s_fsync(lua_State *L) {
   return 0;
 }
 
+/* ---- mapped files that shrink ----
+   mt_mapguard puts zeros in place of a page a mapped file has lost and calls
+   on_loss from the signal handler, on whichever thread read the page. on_loss
+   arms a hook on the main Lua thread, as th's Ctrl-C does, and the hook
+   raises when the op returns, at the user's line. Only the main thread is
+   sure to be alive then, so an op in a coroutine is reported when the main
+   thread runs again (its coroutine.resume returns). */
+static lua_State *main_thread;
+static lua_Hook saved_hook;                       /* the hook loss_hook stands in for */
+static int saved_mask, saved_count;
+
+static void loss_hook(lua_State *L, lua_Debug *ar) {
+  lua_sethook(L, saved_hook, saved_mask, saved_count);
+  char path[1024];
+  if (!mt_mapguard_take_loss(path, sizeof path)) return;
+  const char *op = NULL;                          /* the C function returning, unless internal */
+  if (ar->event == LUA_HOOKRET && lua_getinfo(L, "nS", ar) && ar->what[0] == 'C' && ar->name && ar->name[0] != '_')
+    op = ar->name;
+  lua_Debug user;
+  if (lt_user_frame(L, &user)) lua_pushfstring(L, "%s:%d: ", user.short_src, user.currentline);
+  else lua_pushliteral(L, "");
+  lua_pushfstring(L, "%s%smapped file %s was truncated after loading (or could not be read): the tensor data "
+                  "it lost reads as zeros", op ? op : "", op ? ": " : "", path);
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+static void on_loss(void) {
+  lua_State *L = main_thread;
+  if (!L || lua_gethook(L) == loss_hook) return;
+  saved_hook = lua_gethook(L);
+  saved_mask = lua_gethookmask(L);
+  saved_count = lua_gethookcount(L);
+  lua_sethook(L, loss_hook, LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
 static const luaL_Reg functions[] = {
   {"_tensor_bytes", s_tensor_bytes}, {"_tensor_from_bytes", s_tensor_from_bytes},
   {"_write_tensor", s_write_tensor}, {"_file_tensors", s_file_tensors},
   {"_crc32", s_crc32}, {"_fsync", s_fsync},
   {NULL, NULL}};
 
-void lt_open_serialize(lua_State *L) { lt_setfuncs(L, NULL, functions); }
+void lt_open_serialize(lua_State *L) {
+  lt_setfuncs(L, NULL, functions);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  main_thread = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  mt_mapguard_on_loss(on_loss);
+}
+
