@@ -37,6 +37,8 @@ local NOT_CALLED = {
   _sleep = 'pauses the process for as long as it is asked',
   save = 'writes a file of any name',
   _crc32 = 'any string has a checksum',
+  _fsync = 'answers nil and the reason for a file it cannot open, as io functions do',
+  _resolve_links = 'any name leads somewhere, if only to nothing yet',
   serialize = 'any value (nil, a string) has a serialization',
 }
 

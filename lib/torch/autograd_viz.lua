@@ -112,36 +112,27 @@ end
 local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- g:save(path): renders with Graphviz's dot, the format from the extension
--- (svg, png, pdf; .dot writes the text). The file appears whole or not at all.
--- Errors name path, never the temporary files beside it.
+-- (svg, png, pdf; .dot writes the text). The file appears whole or not at all,
+-- written as torch.save writes (torch._write_atomic: symlinks followed).
 function Graph:save(path)
   if type(path) ~= 'string' then error('graph:save: expected a file name', 2) end
-  local function fail(reason)
-    error(string.format("graph:save: cannot write '%s' (%s)", path, (tostring(reason):gsub('^.*: ', ''))), 3)
+  local ext = path:match('%.(%w+)$') or 'svg'
+  local text = self:dot()
+  local render = ext ~= 'dot' and ext ~= 'gv'
+  if render and not os.execute('command -v dot > /dev/null 2>&1') then
+    error("graph:save: the Graphviz 'dot' program is not installed (apt-get install graphviz)", 2)
   end
-  local function write(file, text)
-    local f, err = io.open(file, 'w')
-    if not f then return fail(err) end      -- a tail call: the error points past save
+  local ok, err = pcall(torch._write_atomic, path, 'graph:save', function(write, file)
+    if not render then return write(text) end
+    local source = os.tmpname()                 -- not beside file, which may be /dev/null
+    local f = assert(io.open(source, 'w'))
     f:write(text)
     f:close()
-  end
-  local ext = path:match('%.(%w+)$') or 'svg'
-  local tmp = path .. '.tmp.' .. tostring(os.time()) .. '.' .. tostring(math.random(1e9))
-  local text = self:dot()
-  if ext == 'dot' or ext == 'gv' then
-    write(tmp, text)
-  else
-    if not os.execute('command -v dot > /dev/null 2>&1') then
-      error("graph:save: the Graphviz 'dot' program is not installed (apt-get install graphviz)", 2)
-    end
-    local src = tmp .. '.dot'
-    write(src, text)
-    local ok = os.execute(string.format('dot -T%s -o %s %s 2>/dev/null', ext, shell_quote(tmp), shell_quote(src)))
-    os.remove(src)
-    if not ok then os.remove(tmp); error('graph:save: dot failed to render ' .. ext, 2) end
-  end
-  local ok, err = os.rename(tmp, path)
-  if not ok then os.remove(tmp); fail(err) end
+    local rendered = os.execute(string.format('dot -T%s -o %s %s 2>/dev/null', ext, shell_quote(file), shell_quote(source)))
+    os.remove(source)
+    if not rendered then error('dot failed to render ' .. ext, 0) end
+  end)
+  if not ok then error(err, 2) end
   return path
 end
 

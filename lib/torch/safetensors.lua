@@ -175,7 +175,8 @@ end
 -- ---- writing ----
 
 -- torch.save_safetensors(path, {name = tensor, ...}, {key = 'value', ...}):
--- writes the tensors (their values: views are compacted) and the metadata.
+-- writes the tensors (their values: views are compacted) and the metadata,
+-- atomically and through symlinks, as torch.save writes.
 function torch.save_safetensors(path, state_dict, metadata)
   local op = 'torch.save_safetensors'
   if type(path) ~= 'string' then error(op .. ': the first argument is the file name', 2) end
@@ -226,9 +227,9 @@ function torch.save_safetensors(path, state_dict, metadata)
   end
   local header = '{' .. table.concat(parts, ',') .. '}'
   header = header .. string.rep(' ', -#header % 8)
-  local ok, err = pcall(torch._write_atomic, path, op, function(f)
-    assert(f:write(string.pack('<I8', #header), header))
-    for _, e in ipairs(entries) do torch._write_tensor(f, e.tensor) end
+  local ok, err = pcall(torch._write_atomic, path, op, function(write)
+    write(string.pack('<I8', #header), header)
+    for _, e in ipairs(entries) do write(e.tensor) end
   end)
   if not ok then error(err, 2) end
 end

@@ -15,8 +15,8 @@
 -- bytes). Version 2 (read, not written) had no tensor flags. Every length is
 -- checked against what is left before anything is allocated, and nesting is
 -- bounded, so a bad file gives a 'torch.load:' error, never a crash.
--- Writes are atomic: a temporary file in the same folder, flushed, fsynced
--- and renamed over the target.
+-- Writes are atomic: a temporary file in the target's folder, flushed,
+-- fsynced and renamed over the target (torch._write_atomic).
 local torch = require 'torch.core'
 
 local MAGIC = 'MOONTORCH\3'
@@ -274,42 +274,89 @@ function torch.deserialize(s, source)
   return v
 end
 
--- torch._write_atomic(path, op, fill): fill(f) writes a temporary file in
--- path's folder, which is flushed, fsynced and renamed over path; on any
--- failure the temporary file goes and path is untouched. Errors name op.
--- The temporary name comes from the pid, the time and a counter (not
--- math.random: saving must not move the user's random stream).
+-- The reason alone in an io or os error message ("name: reason").
+local function reason(message, name)
+  local prefix = name .. ': '
+  return message:sub(1, #prefix) == prefix and message:sub(#prefix + 1) or message
+end
+
+-- write(...) for a fill function: strings and tensors, in order, to f; a
+-- failure raises its reason alone.
+local function writer(f)
+  return function(...)
+    for i = 1, select('#', ...) do
+      local v = select(i, ...)
+      local ok, err
+      if type(v) == 'string' then ok, err = f:write(v) else ok, err = torch._write_tensor(f, v) end
+      if not ok then error(err, 0) end
+    end
+  end
+end
+
+-- Creates or truncates name and runs fill(write, name) on it: true, or nil
+-- and the reason.
+local function write_file(name, fill)
+  local f, err = io.open(name, 'wb')
+  if not f then return nil, reason(err, name) end
+  local ok, ferr = pcall(fill, writer(f), name)
+  if ok then ok, ferr = f:flush() end
+  local closed, cerr = f:close()
+  if ok and not closed then ok, ferr = nil, cerr end
+  return ok, ferr
+end
+
+-- torch._write_atomic(path, op, fill): fill(write, name) writes the file,
+-- with write(...) taking strings and tensors, or by name (an outside
+-- program). path's symlinks are followed first, so that a link (latest ->
+-- ckpt_3.t7) keeps naming the file it names, which gets the new contents.
+-- A file goes to a temporary file in its folder, which is flushed, fsynced
+-- and renamed over it: on any failure the temporary file goes and the old
+-- file is untouched. A character device (/dev/null) is written in place; a
+-- directory, FIFO, socket or block device is refused. Errors raise at
+-- level 0 as "op: cannot write path: reason". The temporary name comes from
+-- the pid, the time and a counter (not math.random: saving must not move the
+-- user's random stream).
 local temp_count = 0
 function torch._write_atomic(path, op, fill)
   if type(path) ~= 'string' or type(op) ~= 'string' or type(fill) ~= 'function' then
     error('torch._write_atomic(path, op, fill): expects two strings and a function', 2)
   end
+  if path:find('\0', 1, true) then error(string.format('%s: the file name %q holds a NUL byte', op, path), 0) end
+  local function fail(why) error(op .. ': cannot write ' .. path .. ': ' .. tostring(why), 0) end
+  local target, kind = torch._resolve_links(path)
+  if not target then fail(kind) end
+  if kind == 'character device' then
+    local ok, err = write_file(target, fill)
+    if not ok then fail(err) end
+    return
+  end
+  if kind ~= 'file' and kind ~= 'none' then fail('it is a ' .. kind .. ', not a regular file') end
   temp_count = temp_count + 1
-  local tmp = string.format('%s.tmp.%d.%d.%d', path, torch._getpid(), os.time(), temp_count)
-  local f, err = io.open(tmp, 'wb')
-  if not f then error(op .. ': cannot write ' .. path .. ': ' .. tostring(err), 0) end
-  local ok, ferr = pcall(fill, f)
-  if ok then ok, ferr = f:flush() end
-  f:close()
-  if ok then ok, ferr = pcall(torch._fsync, tmp) end
-  if ok then ok, ferr = os.rename(tmp, path) end
+  local tmp = string.format('%s.tmp.%d.%d.%d', target, torch._getpid(), os.time(), temp_count)
+  local ok, err = write_file(tmp, fill)
+  if ok then ok, err = torch._fsync(tmp) end
+  if ok then
+    ok, err = os.rename(tmp, target)
+    if not ok then err = reason(err, tmp) end
+  end
   if not ok then
     os.remove(tmp)
-    ferr = tostring(ferr)
-    local own = ferr:find('^' .. op:gsub('%p', '%%%0') .. ':')
-    error(own and ferr or op .. ': writing ' .. path .. ' failed: ' .. ferr, 0)
+    fail(err)
   end
-  pcall(torch._fsync, path:match('^(.*)/[^/]*$') or '.')
+  -- the rename made durable; a file system that cannot flush a folder has still renamed
+  torch._fsync(target:match('^(.*)/[^/]*$') or '.')
 end
 
 -- torch.save(path, obj): writes obj to path atomically (a crash leaves the old file).
+-- A symlink is followed and the file it names replaced; /dev/null is written in
+-- place; a directory, FIFO or a name with a NUL byte raises.
 function torch.save(...)
   local path, obj = ...
   if type(path) ~= 'string' then error('torch.save: the first argument is the file name (Torch7 order)', 2) end
   if select('#', ...) < 2 then error('torch.save(path, obj): nothing to save', 2) end
   local ok, err = pcall(function()
     local bytes = torch.serialize(obj)
-    torch._write_atomic(path, 'torch.save', function(f) assert(f:write(bytes)) end)
+    torch._write_atomic(path, 'torch.save', function(write) write(bytes) end)
   end)
   if not ok then error(err, 2) end
 end

@@ -1,10 +1,12 @@
 /* lt_serialize.c: what torch.save/torch.load and safetensors need from C --
-   tensor bytes in and out, checksums, fsync, tensors read from a file, and
-   the error when a mapped one shrinks. */
+   tensor bytes in and out, checksums, fsync, symlinks followed before a
+   write, tensors read from a file, and the error when a mapped one shrinks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "lt.h"
@@ -57,7 +59,7 @@ static int s_tensor_bytes(lua_State *L) {
 }
 
 /* torch._write_tensor(file, t): writes the values of t to an open Lua file,
-   without making a string of them */
+   without making a string of them; true, or nil and the reason */
 static int s_write_tensor(lua_State *L) {
   luaL_Stream *stream = luaL_checkudata(L, 1, LUA_FILEHANDLE);
   mt_tensor *t = lt_check(L, 2, "_write_tensor");
@@ -68,8 +70,7 @@ static int s_write_tensor(lua_State *L) {
     t = c;
   }
   size_t n = (size_t)mt_numel(t) * mt_dtypes[t->dtype].size;
-  if (n && fwrite(mt_data(t), 1, n, stream->f) != n) luaL_error(L, "write failed: %s", strerror(errno));
-  return 0;
+  return luaL_fileresult(L, n == 0 || fwrite(mt_data(t), 1, n, stream->f) == n, NULL);
 }
 
 /* torch._tensor_from_bytes(s, dtype, {shape}, op): a new tensor holding the
@@ -189,15 +190,66 @@ static int s_crc32(lua_State *L) {
   return 1;
 }
 
-/* torch._fsync(path): flushes a written file (or a folder) to the disk */
+/* nil and the reason of error e, as io functions return them */
+static int fail_with(lua_State *L, int e) {
+  errno = e;
+  return luaL_fileresult(L, 0, NULL);
+}
+
+/* torch._fsync(path): flushes a written file (or a folder) to the disk;
+   true, or nil and the reason */
 static int s_fsync(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   int fd = open(path, O_RDONLY);
-  if (fd < 0) luaL_error(L, "fsync: cannot open %s: %s", path, strerror(errno));
-  int rc = fsync(fd);
+  if (fd < 0) return fail_with(L, errno);
+  int failed = fsync(fd) == 0 ? 0 : errno;
   close(fd);
-  if (rc != 0) luaL_error(L, "fsync: %s: %s", path, strerror(errno));
-  return 0;
+  return failed ? fail_with(L, failed) : luaL_fileresult(L, 1, NULL);
+}
+
+/* Symlinks followed on the way to a file at most: Linux's own limit
+   (MAXSYMLINKS), past which it reports a loop. */
+#define LT_MAX_LINKS 40
+
+static const char *file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "file";
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISFIFO(mode)) return "FIFO";
+  return "socket";
+}
+
+/* torch._resolve_links(path) -> the path that path's symlinks lead to, and
+   what is there: 'file', 'directory', 'character device', 'block device',
+   'FIFO', 'socket', or 'none' (nothing yet: a new file, a dangling link);
+   nil and the reason when the links loop or cannot be read. Chains and
+   dangling links are followed as the kernel would, relative to each link's
+   folder, so that a file written beside the result and renamed over it
+   replaces what the link names and leaves the link be. */
+static int s_resolve_links(lua_State *L) {
+  size_t len;
+  const char *path = luaL_checklstring(L, 1, &len);
+  char at[PATH_MAX], link[PATH_MAX];
+  struct stat st;
+  if (len >= sizeof at) return fail_with(L, ENAMETOOLONG);
+  memcpy(at, path, len + 1);
+  const char *kind;
+  for (int links = 0;; links++) {
+    if (lstat(at, &st) != 0) { kind = "none"; break; }
+    if (!S_ISLNK(st.st_mode)) { kind = file_kind(st.st_mode); break; }
+    if (links == LT_MAX_LINKS) return fail_with(L, ELOOP);
+    ssize_t n = readlink(at, link, sizeof link - 1);
+    if (n < 0) return fail_with(L, errno);
+    link[n] = '\0';
+    const char *slash = strrchr(at, '/');
+    size_t folder = link[0] == '/' || !slash ? 0 : (size_t)(slash - at) + 1;
+    if (folder + (size_t)n >= sizeof at) return fail_with(L, ENAMETOOLONG);
+    memcpy(at + folder, link, (size_t)n + 1);
+  }
+  lua_pushstring(L, at);
+  lua_pushstring(L, kind);
+  return 2;
 }
 
 /* ---- mapped files that shrink ----
@@ -239,7 +291,7 @@ static void on_loss(void) {
 static const luaL_Reg functions[] = {
   {"_tensor_bytes", s_tensor_bytes}, {"_tensor_from_bytes", s_tensor_from_bytes},
   {"_write_tensor", s_write_tensor}, {"_file_tensors", s_file_tensors},
-  {"_crc32", s_crc32}, {"_fsync", s_fsync},
+  {"_crc32", s_crc32}, {"_fsync", s_fsync}, {"_resolve_links", s_resolve_links},
   {NULL, NULL}};
 
 void lt_open_serialize(lua_State *L) {
@@ -249,4 +301,3 @@ void lt_open_serialize(lua_State *L) {
   lua_pop(L, 1);
   mt_mapguard_on_loss(on_loss);
 }
-
