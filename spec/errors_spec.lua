@@ -39,6 +39,7 @@ local NOT_CALLED = {
   _crc32 = 'any string has a checksum',
   _fsync = 'answers nil and the reason for a file it cannot open, as io functions do',
   _resolve_links = 'any name leads somewhere, if only to nothing yet',
+  _check_file_name = 'any string without a NUL byte is a file name',
   serialize = 'any value (nil, a string) has a serialization',
 }
 

@@ -165,6 +165,21 @@ describe('writers and files that are not regular', function()
     end
     assert.are.equal('', listing(dir))
   end)
+
+  it('refuse a file name with a NUL byte when loading rather than open another file', function()
+    local dir = folder()
+    torch.save(dir .. '/a', torch.ones(2))
+    torch.save_safetensors(dir .. '/a.st', {w = torch.ones(2)})
+    local cut = dir .. '/a\0.st'
+    for op, load in pairs({['torch.load'] = torch.load, ['torch.load_safetensors'] = torch.load_safetensors}) do
+      local ok, err = pcall(load, cut)
+      assert.is_false(ok)
+      assert.is_truthy(err:find(op .. ': the file name', 1, true), err)
+      assert.is_truthy(err:find('holds a NUL byte', 1, true), err)
+    end
+    assert.has_error(function() torch._map_file(cut, 'uint8') end)
+    assert.has_error(function() torch._read_idx(cut) end)
+  end)
 end)
 
 describe('tensors mapped from a file that shrinks', function()

@@ -323,7 +323,7 @@ end
 -- live, the op reading the lost data raises (never SIGBUS); it then reads as zeros.
 function torch.load_safetensors(path, opts)
   local op = 'torch.load_safetensors'
-  if type(path) ~= 'string' then error(op .. ': expected a file name', 2) end
+  torch._check_file_name(path, op, 2)
   local mmap = false
   if opts ~= nil then
     if type(opts) ~= 'table' then error(op .. ': options must be a table such as {mmap = true}', 2) end

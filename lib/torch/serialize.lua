@@ -317,11 +317,21 @@ end
 -- the pid, the time and a counter (not math.random: saving must not move the
 -- user's random stream).
 local temp_count = 0
+
+-- Raises (at level) unless path is a file name C can open as given: a NUL
+-- byte would cut it short and open another file.
+function torch._check_file_name(path, op, level)
+  if type(path) ~= 'string' then error(op .. ': expected a file name, got ' .. type(path), level + 1) end
+  if path:find('\0', 1, true) then
+    error(string.format('%s: the file name %q holds a NUL byte', op, path), level > 0 and level + 1 or 0)
+  end
+end
+
 function torch._write_atomic(path, op, fill)
   if type(path) ~= 'string' or type(op) ~= 'string' or type(fill) ~= 'function' then
     error('torch._write_atomic(path, op, fill): expects two strings and a function', 2)
   end
-  if path:find('\0', 1, true) then error(string.format('%s: the file name %q holds a NUL byte', op, path), 0) end
+  torch._check_file_name(path, op, 0)
   local function fail(why) error(op .. ': cannot write ' .. path .. ': ' .. tostring(why), 0) end
   local target, kind = torch._resolve_links(path)
   if not target then fail(kind) end
@@ -387,7 +397,7 @@ end
 -- torch.load(path, {map_location='cpu'}): the value torch.save wrote to path.
 -- Files record no device: every tensor loads on the CPU.
 function torch.load(path, opts)
-  if type(path) ~= 'string' then error('torch.load: expected a file name', 2) end
+  torch._check_file_name(path, 'torch.load', 2)
   check_load_options(opts)
   local f, err = io.open(path, 'rb')
   if not f then error('torch.load: cannot open ' .. path .. ': ' .. tostring(err), 2) end

@@ -36,6 +36,9 @@ int lt_user_frame(lua_State *L, lua_Debug *frame);
 
 /* A 1-based Lua dim (negative from the end) to a 0-based C dim. */
 int lt_check_dim(lua_State *L, int i, int ndim, const char *op);
+/* The file name at i; raises naming op when it holds a NUL byte (C would
+   cut it short and open another file). */
+const char *lt_check_path(lua_State *L, int i, const char *op);
 /* Reads a shape given as numbers at [from, to], or one table / torch.Size at
    from. Returns ndim. */
 int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op);

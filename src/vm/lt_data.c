@@ -17,7 +17,7 @@
 
 /* torch._read_idx(path) -> tensor */
 static int d_read_idx(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = lt_check_path(L, 1, "read_idx");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_read_idx(r, path));
   return 1;
@@ -25,7 +25,7 @@ static int d_read_idx(lua_State *L) {
 
 /* torch._map_file(path, dtype) -> 1-D tensor over the file */
 static int d_map_file(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = lt_check_path(L, 1, "map_file");
   int dtype = lt_check_dtype_name(L, 2, "map_file");
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_map_file(r, path, dtype));

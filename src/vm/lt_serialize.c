@@ -134,7 +134,7 @@ static void read_spec(lua_State *L, int i, file_tensor *ft, const char *op) {
    mapping, so nothing is read until used; the rest are copied out, and
    without mmap every tensor is, after which the mapping goes. */
 static int s_file_tensors(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = lt_check_path(L, 1, "file_tensors");
   luaL_checktype(L, 2, LUA_TTABLE);
   int mapped = lua_toboolean(L, 3);
   const char *op = luaL_checkstring(L, 4);
@@ -199,7 +199,7 @@ static int fail_with(lua_State *L, int e) {
 /* torch._fsync(path): flushes a written file (or a folder) to the disk;
    true, or nil and the reason */
 static int s_fsync(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = lt_check_path(L, 1, "fsync");
   int fd = open(path, O_RDONLY);
   if (fd < 0) return fail_with(L, errno);
   int failed = fsync(fd) == 0 ? 0 : errno;

@@ -92,6 +92,13 @@ int lt_check_dim(lua_State *L, int i, int ndim, const char *op) {
   return d > 0 ? (int)d - 1 : (int)d + n;
 }
 
+const char *lt_check_path(lua_State *L, int i, const char *op) {
+  size_t len;
+  const char *path = luaL_checklstring(L, i, &len);
+  if (strlen(path) != len) luaL_error(L, "%s: the file name \"%s...\" holds a NUL byte", op, path);
+  return path;
+}
+
 int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op) {
   if (from <= to && lua_type(L, from) == LUA_TTABLE && !lt_test(L, from)) {
     int n = (int)luaL_len(L, from);
