@@ -42,6 +42,7 @@ describe('views cannot reach outside their storage', function()
     raises('as_strided: .*reaches outside', function() return x:as_strided({2, 2}, {MAX, 1}) end)
     raises('as_strided: .*reaches outside', function() return x:as_strided({2}, {1}, MAX) end)
     raises('as_strided: negative size', function() return x:as_strided({-1}, {1}) end)
+    raises('as_strided: storage offset %' .. MIN .. ' is out of range', function() return x:as_strided({1}, {1}, MIN) end)
     -- the whole storage exactly, and an empty view, are fine
     assert.are.same({{1, 2}, {3, 4}}, torch.arange(1, 5):as_strided({2, 2}, {2, 1}):totable())
     assert.are.equal(0, x:as_strided({0, 3}, {1, 1}):numel())

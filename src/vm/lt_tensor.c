@@ -832,7 +832,9 @@ static int t_as_strided(lua_State *L) {
   int n = lt_read_shape(L, 2, 2, shape, "as_strided");
   int m = lt_read_shape(L, 3, 3, stride, "as_strided");
   if (n != m) luaL_error(L, "as_strided: %d sizes but %d strides", n, m);
-  int64_t offset = lua_isnoneornil(L, 4) ? t->offset : luaL_checkinteger(L, 4) - 1;
+  int64_t offset = t->offset;
+  if (!lua_isnoneornil(L, 4) && __builtin_sub_overflow(luaL_checkinteger(L, 4), 1, &offset))
+    luaL_error(L, "as_strided: storage offset %I is out of range", luaL_checkinteger(L, 4));
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_as_strided(r, t, n, shape, stride, offset));
   if (t->grad_meta) LT_TRY(L, mt_ag_record_as_strided(r, t, n, shape, stride, offset));
