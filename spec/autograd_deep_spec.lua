@@ -4,7 +4,7 @@ local th = dofile('spec/support/th.lua')
 
 -- Deep enough that freeing a node per C stack frame overflows 256 KB four
 -- times over (it did from about 9,000 nodes), shallow enough to stay quick
--- under AddressSanitizer (about 80 MB of nodes, 2 KB each).
+-- under AddressSanitizer (a few hundred bytes a node).
 local DEPTH = 40000
 local STACK_KB = 256
 

@@ -7,9 +7,8 @@
 #include "../tensor/mt_tensor.h"
 #include "../tensor/mt_ops.h"
 
-/* Inputs of one op that can carry a gradient, and tensors one node saves. */
+/* Inputs of one op that can carry a gradient. */
 #define MT_AG_MAX_EDGES 3
-#define MT_AG_MAX_SAVED 3
 /* outputs and inputs of one torch.autograd.grad / backward call */
 #define MT_AG_MAX_ROOTS 64
 
@@ -38,6 +37,10 @@ typedef struct mt_ag_ckpt mt_ag_ckpt;
    recording ops, so a create_graph backward builds a graph of its own. */
 typedef int (*mt_backward_fn)(mt_node *n, const mt_tensor *grad_out, mt_tensor *grad_in);
 
+/* A node is allocated at the size it needs (a 10-million-op chain must fit
+   in memory): the op's own parameters and its inputs' shapes follow it in
+   extra[], saved tensors are allocated only for a node that saves, and the
+   gradient buffer only while a backward runs. */
 struct mt_node {
   int64_t refcount;
   const char *name;                  /* "MulBackward", "AccumulateGrad", ... */
@@ -45,24 +48,23 @@ struct mt_node {
   int nedges;
   mt_edge next[MT_AG_MAX_EDGES];
   int nsaved;
-  mt_saved saved[MT_AG_MAX_SAVED];
+  int failed;                        /* out of memory saving a tensor: mt_ag_attach refuses it */
+  mt_saved *saved;                   /* nsaved of them (mt_ag_save), NULL when none */
   int released;                      /* saved tensors freed by a backward */
   int stale_input;                   /* i+1: input i shared storage with a tensor that an
                                         in-place op gave new history (see mt_ag_inplace_commit) */
   int op;                            /* the op, for nodes shared by a family */
   double scalar;                     /* alpha, a scalar operand, ... */
   double scalar2;                    /* a second one (beta of addmm) */
-  int64_t params[8];                 /* integer parameters (conv: stride, padding, dilation, groups) */
   uint32_t mask;                     /* reduced dims */
   int keepdim;
   int dims[2];
   int in_ndim[MT_AG_MAX_EDGES];      /* input geometry, to shape gradients */
-  int64_t in_shape[MT_AG_MAX_EDGES][MT_MAX_DIMS];
   int in_dtype[MT_AG_MAX_EDGES];
+  int64_t *in_shape[MT_AG_MAX_EDGES];  /* in_ndim[i] sizes each, in extra[] */
   mt_ag_meta *leaf;                  /* AccumulateGrad: the leaf (strong ref) */
   mt_ag_meta *owner;                 /* weak: the tensor this node produced */
   int user_ref;                      /* the bindings' handle (a custom Function), 0 none */
-  char label[48];                    /* the name of a custom Function's node */
   char *where;                       /* anomaly mode: where forward created it (malloc'd) */
   mt_node *next_dying;               /* the release queue, once its last reference went */
   mt_ag_ckpt *ckpt;                  /* the checkpoint its saved tensors come from, or NULL */
@@ -73,11 +75,13 @@ struct mt_node {
   unsigned leaf_inputs;
   /* engine scratch, valid during one backward walk */
   int deps;
-  int visited;
-  int queued;
   int cursor;                        /* the next edge to visit when collecting */
-  int needed;                        /* autograd.grad: leads to one of the inputs */
-  mt_tensor buffer;                  /* sum of incoming gradients */
+  unsigned char visited, queued;
+  unsigned char needed;              /* autograd.grad: leads to one of the inputs */
+  mt_tensor *buffer;                 /* sum of incoming gradients, NULL until one arrives */
+  /* the nextra words of mt_ag_new_node_extra (integer parameters, a custom
+     Function's name, ...), then the inputs' shapes */
+  int64_t extra[];
 };
 
 struct mt_ag_meta {
@@ -151,6 +155,11 @@ void mt_ag_alias(mt_tensor *dst, const mt_tensor *src);
 
 /* ---- for the derivative definitions (ag_ops.c) ---- */
 mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs);
+/* ... with nextra words of n->extra for the op's own parameters (zeroed) */
+mt_node *mt_ag_new_node_extra(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs,
+                              size_t nextra);
+/* Saves t for n's backward. Out of memory, it marks n failed (error set),
+   and mt_ag_attach then refuses n: every node goes there after its saves. */
 void mt_ag_save(mt_node *n, const mt_tensor *t, int is_output);
 int mt_ag_saved(mt_node *n, int i, const mt_tensor **out);
 /* PyTorch's error when t's storage is no longer at the version it had when

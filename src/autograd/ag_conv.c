@@ -7,7 +7,7 @@
      v = CW(x, u):  dx = CT(u, g)    du = C(x, g)
    and a bias (o for C, c for CT) gets g summed over batch and space.
 
-   Node fields used: op (the kind), params[0..6] (stride, padding before,
+   Node fields used: op (the kind), extra[0..6] (stride, padding before,
    dilation, groups). The rest of the geometry comes back from the saved
    operands' shapes and the incoming gradient's. */
 #include "ag_conv.h"
@@ -30,7 +30,7 @@ static int conv_run(mt_tensor *r, mt_ag_conv_kind kind, const mt_tensor *a, cons
 
 /* the geometry from x (n, c, h, w), w (o, c / groups, kh, kw), y (n, o, oh, ow) */
 static mt_conv_geom geom_of(const mt_node *n, const int64_t *x, const int64_t *w, const int64_t *y) {
-  const int64_t *p = n->params;
+  const int64_t *p = n->extra;
   return (mt_conv_geom){x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], p[P_SH], p[P_SW], p[P_PH], p[P_PW],
                         p[P_DH], p[P_DW], p[P_GROUPS]};
 }
@@ -101,11 +101,11 @@ int mt_ag_record_conv(mt_tensor *r, mt_ag_conv_kind kind, const mt_tensor *a, co
     return 0;
   const mt_tensor *in[3] = {a, b, bias};
   const char *name = conv_names[kind];
-  mt_node *n = mt_ag_new_node(name, conv_backward, bias ? 3 : 2, in);
+  const int64_t params[] = {g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, g->groups};
+  mt_node *n = mt_ag_new_node_extra(name, conv_backward, bias ? 3 : 2, in, P_GROUPS + 1);
   if (!n) return mt_fail("%s: out of memory recording the graph", name);
   n->op = (int)kind;
-  const int64_t params[] = {g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, g->groups};
-  for (int i = 0; i <= P_GROUPS; i++) n->params[i] = params[i];
+  memcpy(n->extra, params, sizeof params);
   mt_ag_save(n, a, 0);
   mt_ag_save(n, b, 0);
   return mt_ag_attach(r, n);

@@ -97,10 +97,24 @@ static _Thread_local mt_node *dying_nodes;
 static _Thread_local mt_ag_meta *dying_metas;
 static _Thread_local int releasing;
 
+static void drop_buffer(mt_node *n) {
+  if (!n->buffer) return;
+  drop_tensor(n->buffer);
+  free(n->buffer);
+  n->buffer = NULL;
+}
+
+static void drop_saved(mt_node *n) {
+  for (int i = 0; i < n->nsaved; i++) drop_tensor(&n->saved[i].t);
+  free(n->saved);
+  n->saved = NULL;
+  n->nsaved = 0;
+}
+
 static void free_node(mt_node *n) {
   for (int i = 0; i < n->nedges; i++) mt_ag_node_release(n->next[i].node);
-  for (int i = 0; i < n->nsaved; i++) drop_tensor(&n->saved[i].t);
-  drop_tensor(&n->buffer);
+  drop_saved(n);
+  drop_buffer(n);
   mt_ag_meta_release(n->leaf);
   ckpt_release(n->ckpt);
   release_function(n->user_ref);
@@ -272,6 +286,13 @@ int mt_ag_is_leaf(const mt_tensor *t) {
 
 static int accumulate_backward(mt_node *n, const mt_tensor *grad_out, mt_tensor *grad_in);
 
+/* A node with nwords words of extra[] (zeroed, as the node). */
+static mt_node *alloc_node(size_t nwords) {
+  mt_node *n = calloc(1, sizeof *n + nwords * sizeof(int64_t));
+  if (n) n->refcount = 1;
+  return n;
+}
+
 /* The node a gradient for t flows into: its grad_fn, or its AccumulateGrad
    when t is a leaf that requires grad; NULL (new reference) otherwise. */
 static mt_node *edge_of(const mt_tensor *t) {
@@ -279,13 +300,13 @@ static mt_node *edge_of(const mt_tensor *t) {
   if (!m || !m->requires_grad) return NULL;
   if (m->grad_fn) { m->grad_fn->refcount++; return m->grad_fn; }
   if (m->accumulator) { m->accumulator->refcount++; return m->accumulator; }
-  mt_node *acc = calloc(1, sizeof *acc);
+  mt_node *acc = alloc_node((size_t)t->ndim);
   if (!acc) return NULL;
-  acc->refcount = 1;
   acc->name = "AccumulateGrad";
   acc->backward = accumulate_backward;
   acc->leaf = m;
   acc->in_ndim[0] = t->ndim;                   /* the leaf's shape, for graph pictures */
+  acc->in_shape[0] = acc->extra;
   memcpy(acc->in_shape[0], t->shape, sizeof(int64_t) * (size_t)t->ndim);
   acc->in_dtype[0] = t->dtype;
   m->refcount++;
@@ -293,15 +314,19 @@ static mt_node *edge_of(const mt_tensor *t) {
   return acc;
 }
 
-mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs) {
-  mt_node *n = calloc(1, sizeof *n);
+mt_node *mt_ag_new_node_extra(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs,
+                              size_t nextra) {
+  size_t nwords = nextra;
+  for (int i = 0; i < nedges; i++) nwords += inputs[i] ? (size_t)inputs[i]->ndim : 0;
+  mt_node *n = alloc_node(nwords);
   if (!n) return NULL;
-  n->refcount = 1;
   n->name = name;
   n->backward = fn;
   n->nedges = nedges;
+  int64_t *shapes = n->extra + nextra;
   for (int i = 0; i < nedges; i++) {
     const mt_tensor *t = inputs[i];
+    n->in_shape[i] = shapes;
     const mt_ag_meta *m = t ? t->grad_meta : NULL;
     n->next[i].node = edge_of(t);
     n->in_storage[i] = t ? t->storage : NULL;
@@ -313,9 +338,14 @@ mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const m
       n->in_ndim[i] = t->ndim;
       memcpy(n->in_shape[i], t->shape, sizeof(int64_t) * (size_t)t->ndim);
       n->in_dtype[i] = t->dtype;
+      shapes += t->ndim;
     }
   }
   return n;
+}
+
+mt_node *mt_ag_new_node(const char *name, mt_backward_fn fn, int nedges, const mt_tensor *const *inputs) {
+  return mt_ag_new_node_extra(name, fn, nedges, inputs, 0);
 }
 
 /* an input keeps its history (double backward flows through it); the
@@ -341,8 +371,18 @@ static void ckpt_keep(mt_ag_ckpt *f, const mt_tensor *t, int is_output) {
   save_into(s, t, is_output);
 }
 
+/* Most nodes save one or two tensors: the slots grow one at a time. */
 void mt_ag_save(mt_node *n, const mt_tensor *t, int is_output) {
-  mt_saved *s = &n->saved[n->nsaved++];
+  if (n->failed) return;
+  mt_saved *saved = realloc(n->saved, sizeof *saved * (size_t)(n->nsaved + 1));
+  if (!saved) {
+    n->failed = 1;
+    mt_fail("%s: out of memory saving a tensor for backward", n->name);
+    return;
+  }
+  n->saved = saved;
+  mt_saved *s = &saved[n->nsaved++];
+  memset(s, 0, sizeof *s);
   mt_ag_ckpt *f = ckpt_current;
   if (f && !f->recomputing) {                  /* left out: backward runs the function again */
     if (!n->ckpt) { n->ckpt = f; f->refcount++; }
@@ -455,6 +495,7 @@ int mt_ag_saved_result(mt_node *n, int i, mt_tensor *out) {
 
 /* r gets n as its grad_fn (n's reference moves into r's metadata). */
 int mt_ag_attach(mt_tensor *r, mt_node *n) {
+  if (n->failed) { mt_ag_node_release(n); return -1; }     /* mt_ag_save set the error */
   mt_ag_meta *m = mt_ag_meta_of(r);
   if (!m) { mt_ag_node_release(n); return mt_fail("autograd: out of memory"); }
   if (m->grad_fn && m->grad_fn->owner == m) m->grad_fn->owner = NULL;
@@ -567,27 +608,40 @@ static int collect(mt_node *root, node_list *all) {
   return rc;
 }
 
-/* buffer += g (recorded when building a graph) */
+/* buffer += g (g is consumed; the sum is recorded when building a graph) */
 static int add_to_buffer(mt_node *n, mt_tensor *g) {
-  if (!n->buffer.storage) { n->buffer = *g; memset(g, 0, sizeof *g); return 0; }
+  if (!n->buffer) {
+    if (!(n->buffer = malloc(sizeof *n->buffer))) return mt_fail("backward: out of memory");
+    *n->buffer = *g;
+    memset(g, 0, sizeof *g);
+    return 0;
+  }
   mt_tensor sum = {0};
-  mt_operand a = {&n->buffer, 0, 0}, b = {g, 0, 0};
+  mt_operand a = {n->buffer, 0, 0}, b = {g, 0, 0};
   if (mt_binary(&sum, &a, &b, MT_OP_add, 1, 0, MT_FLOAT32)) return -1;
   if (mt_ag_record_binary(&sum, &a, &b, MT_OP_add, 1)) { mt_tensor_release(&sum); return -1; }
-  mt_ag_meta_release(n->buffer.grad_meta);
-  n->buffer.grad_meta = NULL;
-  mt_tensor_release(&n->buffer);
-  n->buffer = sum;
+  drop_tensor(n->buffer);
+  *n->buffer = sum;
   return 0;
 }
 
+/* The gradient that reached n (moved out), or an empty tensor for none. */
+static mt_tensor take_buffer(mt_node *n) {
+  mt_tensor out = {0};
+  if (n->buffer) {
+    out = *n->buffer;
+    free(n->buffer);
+    n->buffer = NULL;
+  }
+  return out;
+}
+
 static void release_saved(mt_node *n) {
-  for (int i = 0; i < n->nsaved; i++) drop_tensor(&n->saved[i].t);
+  drop_saved(n);
   release_function(n->user_ref);     /* a custom Function's ctx: its saved tensors */
   n->user_ref = 0;
   ckpt_release(n->ckpt);
   n->ckpt = NULL;
-  n->nsaved = 0;
   n->released = 1;
 }
 
@@ -662,8 +716,7 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
     mt_node *n = ready.items[--ready.n];
     mt_tensor grad_in[MT_AG_MAX_EDGES];
     memset(grad_in, 0, sizeof grad_in);
-    mt_tensor out = n->buffer;
-    memset(&n->buffer, 0, sizeof n->buffer);
+    mt_tensor out = take_buffer(n);
     mt_ag_meta *owner = n->leaf ? n->leaf : n->owner;    /* the tensor this gradient is for */
     if (owner && owner->hook_ref && out.storage && callbacks.run_hooks)
       rc = callbacks.run_hooks(owner->hook_ref, &out);
@@ -697,7 +750,7 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
   for (int i = 0; i < all.n; i++) {                            /* reset scratch */
     all.items[i]->visited = 0;
     all.items[i]->queued = 0;
-    drop_tensor(&all.items[i]->buffer);
+    drop_buffer(all.items[i]);
   }
   free(all.items);
   free(ready.items);

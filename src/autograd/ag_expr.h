@@ -32,9 +32,6 @@ mt_tensor ag_sum_to(const mt_tensor *g, int ndim, const int64_t *shape);
 void ag_finish(mt_node *n, int i, mt_tensor *g, mt_tensor *out);
 /* 0, or -1 after a failure (clearing ag_failed) */
 int ag_done(void);
-/* A one-input node named name with backward fn, attached to r when x
-   requires grad in grad mode. */
-int ag_record_one(mt_tensor *r, const mt_tensor *x, const char *name, mt_backward_fn fn);
 
 /* ---- views and indexing as recording ops (defined in ag_shape.c) ---- */
 mt_tensor ag_narrow(const mt_tensor *x, int dim, int64_t start, int64_t len);

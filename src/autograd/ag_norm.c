@@ -7,7 +7,7 @@
           when the statistics are constants)
      dw = sum over n and s of gy * xhat, db = sum over n and s of gy
 
-   Node fields used: params (the geometry (n, c, s, groups), whether the
+   Node fields used: extra (the geometry (n, c, s, groups), whether the
    statistics are fixed, whether there is a weight), scalar (eps). Saved: x,
    the weight when there is one, the statistics (2, count). */
 #include "ag_norm.h"
@@ -39,7 +39,7 @@ static mt_tensor stat_row(const mt_tensor *stats, int64_t i, const int64_t *shap
    db come out of size c */
 static void composed(const mt_node *nd, const mt_tensor *g, const mt_tensor *x, const mt_tensor *w,
                      const mt_tensor *stats, mt_tensor *dx, mt_tensor *dw, mt_tensor *db) {
-  const int64_t *p = nd->params;
+  const int64_t *p = nd->extra;
   const int64_t n = p[P_N], c = p[P_C], s = p[P_S], groups = p[P_GROUPS];
   const int64_t chan[3] = {n, c, s}, wshape[3] = {1, c, 1};
   /* x seen so that the dims in mask hold one statistic's elements */
@@ -78,7 +78,7 @@ static void composed(const mt_node *nd, const mt_tensor *g, const mt_tensor *x, 
 }
 
 static int norm_backward(mt_node *nd, const mt_tensor *grad, mt_tensor *gi) {
-  const int64_t *p = nd->params;
+  const int64_t *p = nd->extra;
   const mt_tensor *x, *w = NULL, *stats;
   if (mt_ag_saved(nd, 0, &x) || (p[P_HAS_WEIGHT] && mt_ag_saved(nd, 1, &w)) ||
       mt_ag_saved(nd, p[P_HAS_WEIGHT] ? 2 : 1, &stats))
@@ -112,10 +112,10 @@ int mt_ag_record_normalization(mt_tensor *y, const char *name, const mt_tensor *
       !(mt_ag_requires_grad(x) || (w && mt_ag_requires_grad(w)) || (b && mt_ag_requires_grad(b))))
     return 0;
   const mt_tensor *in[3] = {x, w, b};
-  mt_node *n = mt_ag_new_node(name, norm_backward, 3, in);
-  if (!n) return mt_fail("%s: out of memory recording the graph", g->op);
   const int64_t params[] = {g->n, g->c, g->s, g->groups, fixed_stats, w != NULL};
-  for (int i = 0; i <= P_HAS_WEIGHT; i++) n->params[i] = params[i];
+  mt_node *n = mt_ag_new_node_extra(name, norm_backward, 3, in, P_HAS_WEIGHT + 1);
+  if (!n) return mt_fail("%s: out of memory recording the graph", g->op);
+  memcpy(n->extra, params, sizeof params);
   n->scalar = eps;
   mt_ag_save(n, x, 0);
   if (w) mt_ag_save(n, w, 0);

@@ -471,7 +471,9 @@ static int mm_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
-int ag_record_one(mt_tensor *r, const mt_tensor *x, const char *name, mt_backward_fn fn) {
+/* A one-input node named name with backward fn, attached to r when x
+   requires grad in grad mode. */
+static int ag_record_one(mt_tensor *r, const mt_tensor *x, const char *name, mt_backward_fn fn) {
   if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
   const mt_tensor *in[1] = {x};
   mt_node *n = mt_ag_new_node(name, fn, 1, in);

@@ -14,12 +14,15 @@
 
 /* ---- parametric views and rearrangements: one family of nodes ----
    A spec names the op and its parameters; it lives in the node (op, dims,
-   and the spare in_shape rows of a one-edge node). */
+   scalar, and p and q in the node's extra words). */
 enum { K_NARROW, K_SELECT, K_DIAG, K_UNFOLD, K_PERMUTE, K_FLIP, K_ROLL, K_TRIL, K_TRIU, K_STRIDED, K_NUM };
 
-/* K_STRIDED: as_strided of a contiguous x, n dims of sizes p and strides q,
-   starting off elements past x's first one */
+/* p holds n values (at least 3: narrow's dim, start, len ...), q nd.
+   K_STRIDED: as_strided of a contiguous x, n dims of sizes p and strides q
+   (nd = n), starting off elements past x's first one */
 typedef struct { int kind, n, nd; int64_t p[MT_MAX_DIMS], q[MT_MAX_DIMS], off; } vspec;
+
+static int spec_np(const vspec *s) { return s->n > 3 ? s->n : 3; }
 
 static const char *const apply_names[K_NUM] = {
   "NarrowBackward", "SelectBackward", "DiagonalBackward", "UnfoldBackward", "PermuteBackward",
@@ -32,17 +35,18 @@ static void spec_store(mt_node *n, const vspec *s) {
   n->op = s->kind;
   n->dims[0] = s->n;
   n->dims[1] = s->nd;
-  memcpy(n->in_shape[1], s->p, sizeof s->p);
-  memcpy(n->in_shape[2], s->q, sizeof s->q);
+  memcpy(n->extra, s->p, sizeof(int64_t) * (size_t)spec_np(s));
+  memcpy(n->extra + spec_np(s), s->q, sizeof(int64_t) * (size_t)s->nd);
   n->scalar = (double)s->off;                /* exact: an element offset is below 2^53 */
 }
 
 static void spec_load(const mt_node *n, vspec *s) {
+  memset(s, 0, sizeof *s);
   s->kind = n->op;
   s->n = n->dims[0];
   s->nd = n->dims[1];
-  memcpy(s->p, n->in_shape[1], sizeof s->p);
-  memcpy(s->q, n->in_shape[2], sizeof s->q);
+  memcpy(s->p, n->extra, sizeof(int64_t) * (size_t)spec_np(s));
+  memcpy(s->q, n->extra + spec_np(s), sizeof(int64_t) * (size_t)s->nd);
   s->off = (int64_t)n->scalar;
 }
 
@@ -76,7 +80,7 @@ static int scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
 static int record_spec(mt_tensor *r, const mt_tensor *x, const vspec *s, const char *name, mt_backward_fn fn) {
   if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
   const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node(name, fn, 1, in);
+  mt_node *n = mt_ag_new_node_extra(name, fn, 1, in, (size_t)(spec_np(s) + s->nd));
   if (!n) return mt_fail("%s: out of memory recording the graph", name);
   spec_store(n, s);
   return mt_ag_attach(r, n);
@@ -369,7 +373,7 @@ int mt_ag_record_as_strided(mt_tensor *r, const mt_tensor *x, int ndim, const in
                    (long long)(last + x->offset + 1), mt_shape_str(x, b, sizeof b), (long long)x->offset + 1,
                    (long long)(x->offset + numel));
   if (!view_overlaps(ndim, size, stride)) {
-    vspec s = {.kind = K_STRIDED, .n = ndim, .off = off};
+    vspec s = {.kind = K_STRIDED, .n = ndim, .nd = ndim, .off = off};
     memcpy(s.p, size, sizeof(int64_t) * (size_t)ndim);
     memcpy(s.q, stride, sizeof(int64_t) * (size_t)ndim);
     return record_spec(r, x, &s, apply_names[K_STRIDED], apply_backward);
@@ -403,7 +407,7 @@ static int repeat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   mt_tensor cur = {0};
   mt_ag_alias(&cur, g);
   for (int i = 0; i < nr && !ag_failed; i++) {
-    int64_t reps = n->in_shape[1][i], size = i < lead ? 1 : n->in_shape[0][i - lead];
+    int64_t reps = n->extra[i], size = i < lead ? 1 : n->in_shape[0][i - lead];
     if (reps == 1) continue;
     int k = 0;
     for (int d = 0; d < nr; d++) {
@@ -425,17 +429,18 @@ static int repeat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
 int mt_ag_record_repeat(mt_tensor *r, const mt_tensor *x, const int64_t *reps, int n) {
   if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
   const mt_tensor *in[1] = {x};
-  mt_node *nd = mt_ag_new_node("RepeatBackward", repeat_backward, 1, in);
+  mt_node *nd = mt_ag_new_node_extra("RepeatBackward", repeat_backward, 1, in, (size_t)n);
   if (!nd) return mt_fail("repeat: out of memory recording the graph");
   nd->dims[0] = n;
-  memcpy(nd->in_shape[1], reps, sizeof(int64_t) * (size_t)n);
+  memcpy(nd->extra, reps, sizeof(int64_t) * (size_t)n);
   return mt_ag_attach(r, nd);
 }
 
 /* ---- cat and stack ----
    A node has at most MT_AG_MAX_EDGES edges, so a long list becomes a tree:
    an inner edge (bit k of mask) stands for a run of inputs, its "input"
-   being the slice of the result they fill. */
+   being the slice of the result they fill (recorded from a tensor that has
+   only that geometry). */
 static int cat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   ag_failed = 0;
   int dim = n->dims[0], stack = n->op;
@@ -469,12 +474,18 @@ static mt_node *cat_tree(const mt_tensor *const *ts, int n, const mt_tensor *r, 
   }
   int per = (n + MT_AG_MAX_EDGES - 1) / MT_AG_MAX_EDGES, groups = (n + per - 1) / per;
   const mt_tensor *in[MT_AG_MAX_EDGES] = {NULL};
+  mt_tensor slice[MT_AG_MAX_EDGES];
   mt_node *sub[MT_AG_MAX_EDGES] = {NULL};
-  int64_t len[MT_AG_MAX_EDGES] = {0};
   for (int k = 0; k < groups; k++) {
     int lo = k * per, cnt = n - lo < per ? n - lo : per;
-    for (int i = lo; i < lo + cnt; i++) len[k] += cat_len(ts[i], r, dim, stack);
     if (cnt == 1) { in[k] = ts[lo]; continue; }
+    memset(&slice[k], 0, sizeof slice[k]);
+    slice[k].dtype = r->dtype;
+    slice[k].ndim = r->ndim;
+    memcpy(slice[k].shape, r->shape, sizeof(int64_t) * (size_t)r->ndim);
+    slice[k].shape[dim] = 0;
+    for (int i = lo; i < lo + cnt; i++) slice[k].shape[dim] += cat_len(ts[i], r, dim, stack);
+    in[k] = &slice[k];
     sub[k] = cat_tree(ts + lo, cnt, r, dim, stack);
     if (!sub[k]) { for (int j = 0; j < k; j++) mt_ag_node_release(sub[j]); return NULL; }
   }
@@ -488,10 +499,6 @@ static mt_node *cat_tree(const mt_tensor *const *ts, int n, const mt_tensor *r, 
     for (int j = 0; j < sub[k]->nedges; j++) live |= sub[k]->next[j].node != NULL;
     if (live) nd->next[k].node = sub[k]; else mt_ag_node_release(sub[k]);
     nd->mask |= 1u << k;
-    nd->in_ndim[k] = r->ndim;
-    memcpy(nd->in_shape[k], r->shape, sizeof(int64_t) * (size_t)r->ndim);
-    nd->in_shape[k][dim] = len[k];
-    nd->in_dtype[k] = r->dtype;
   }
   return nd;
 }
@@ -674,8 +681,7 @@ static int clamp_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   const mt_tensor *x;
   if (mt_ag_saved(n, 0, &x)) return -1;
   ag_failed = 0;
-  double hi;
-  memcpy(&hi, n->in_shape[1], sizeof hi);
+  double hi = n->scalar2;
   mt_tensor lo_ok = {0}, hi_ok = {0}, in = {0};
   if (n->dims[0]) lo_ok = ag_bins(MT_OP_ge, x, n->scalar);
   if (n->dims[1]) hi_ok = ag_bins(MT_OP_le, x, hi);
@@ -695,8 +701,7 @@ int mt_ag_record_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const
   n->dims[0] = lo != NULL;
   n->dims[1] = hi != NULL;
   n->scalar = lo ? *lo : 0;
-  double h = hi ? *hi : 0;
-  memcpy(n->in_shape[1], &h, sizeof h);
+  n->scalar2 = hi ? *hi : 0;
   mt_ag_save(n, x, 0);
   return mt_ag_attach(r, n);
 }
@@ -710,8 +715,7 @@ static int param_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   if (n->nsaved > 1 && mt_ag_saved(n, 1, &s1)) return -1;
   if (n->nsaved > 2 && mt_ag_saved(n, 2, &s2)) return -1;
   ag_failed = 0;
-  double v = n->scalar, extra = 0;
-  if (n->nedges < MT_AG_MAX_EDGES) memcpy(&extra, n->in_shape[MT_AG_MAX_EDGES - 1], sizeof extra);
+  double v = n->scalar, extra = n->scalar2;
   mt_tensor d[MT_AG_MAX_EDGES] = {{0}}, t1 = {0}, t2 = {0}, t3 = {0};
   switch (n->op) {
   case P_LEAKY:                                  /* g where x > 0, else slope g */
@@ -770,7 +774,7 @@ static int record_param(mt_tensor *r, int op, const char *name, int nedges, cons
   if (!n) return mt_fail("%s: out of memory recording the graph", name);
   n->op = op;
   n->scalar = v;
-  if (nedges < MT_AG_MAX_EDGES) memcpy(n->in_shape[MT_AG_MAX_EDGES - 1], &extra, sizeof extra);
+  n->scalar2 = extra;
   for (int i = 0; i < nsave; i++) mt_ag_save(n, save[i], 0);
   return mt_ag_attach(r, n);
 }

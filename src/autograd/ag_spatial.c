@@ -2,17 +2,31 @@
    each the other of its pair (see ag_spatial.h), recorded again under
    create_graph.
 
-   Node fields used. Resampling: op (kind * 2 + adjoint), params (flags,
+   Node fields used. Resampling: op (kind * 2 + adjoint), extra (flags,
    then a, b, c for h and w), scalar and scalar2 (the scale factors); the
    forward map's input plane is the input's (a map) or the gradient's (an
-   adjoint). Unfold / fold: op (fold), params (kernel, dilation, padding,
+   adjoint). Unfold / fold: op (fold), extra (kernel, dilation, padding,
    stride, each h then w); the image (n, c, h, w) is the input (unfold) or
    the gradient (fold). */
 #include "ag_spatial.h"
 #include "ag_expr.h"
 
+/* A one-input node for x -> r, op and its nparams integer parameters in its
+   extra words, or NULL with *rc = 0 when nothing is to be recorded. */
+static mt_node *new_node(mt_tensor *r, const mt_tensor *x, const char *name, mt_backward_fn fn, int op,
+                         const int64_t *params, size_t nparams, int *rc) {
+  *rc = 0;
+  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return NULL;
+  const mt_tensor *in[1] = {x};
+  mt_node *n = mt_ag_new_node_extra(name, fn, 1, in, nparams);
+  if (!n) { *rc = mt_fail("%s: out of memory recording the graph", name); return NULL; }
+  n->op = op;
+  memcpy(n->extra, params, sizeof *params * nparams);
+  return n;
+}
+
 static mt_resample resample_of(const mt_node *n) {
-  const int64_t *p = n->params;
+  const int64_t *p = n->extra;
   return (mt_resample){n->op / 2, (int)p[0], {p[1], p[2]}, {p[3], p[4]}, {p[5], p[6]}, {n->scalar, n->scalar2}};
 }
 
@@ -44,16 +58,14 @@ int mt_ag_record_resample(mt_tensor *r, const mt_tensor *x, const mt_resample *r
     [MT_RS_NEAREST] = "UpsampleNearest2DBackward", [MT_RS_BILINEAR] = "UpsampleBilinear2DBackward",
     [MT_RS_CIRCULAR] = "CircularPad2DBackward",
   };
-  if (ag_record_one(r, x, adjoint ? "ResampleAdjointBackward" : names[rs->kind], resample_backward)) return -1;
-  mt_ag_meta *m = r->grad_meta;
-  if (!m || !m->grad_fn || m->grad_fn->backward != resample_backward) return 0;
-  mt_node *n = m->grad_fn;
-  n->op = rs->kind * 2 + (adjoint != 0);
   const int64_t params[] = {rs->flags, rs->a[0], rs->a[1], rs->b[0], rs->b[1], rs->c[0], rs->c[1]};
-  for (int i = 0; i < 7; i++) n->params[i] = params[i];
+  int rc;
+  mt_node *n = new_node(r, x, adjoint ? "ResampleAdjointBackward" : names[rs->kind], resample_backward,
+                        rs->kind * 2 + (adjoint != 0), params, sizeof params / sizeof *params, &rc);
+  if (!n) return rc;
   n->scalar = rs->scale_factor[0];
   n->scalar2 = rs->scale_factor[1];
-  return 0;
+  return mt_ag_attach(r, n);
 }
 
 /* ---- unfold / fold ---- */
@@ -70,7 +82,7 @@ static mt_tensor ag_im2col(const mt_tensor *x, const mt_conv_geom *g, int fold) 
 }
 
 static int im2col_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
-  const int64_t *p = n->params, k[2] = {p[P_KH], p[P_KW]}, d[2] = {p[P_DH], p[P_DW]};
+  const int64_t *p = n->extra, k[2] = {p[P_KH], p[P_KW]}, d[2] = {p[P_DH], p[P_DW]};
   const int64_t pad[2] = {p[P_PH], p[P_PW]}, s[2] = {p[P_SH], p[P_SW]};
   mt_conv_geom g;
   if (mt_unfold_geom_make(&g, n->name, n->op ? grad->shape : n->in_shape[0], k, d, pad, s)) return -1;
@@ -81,12 +93,9 @@ static int im2col_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
 }
 
 int mt_ag_record_im2col(mt_tensor *r, const mt_tensor *x, const mt_conv_geom *g, int fold) {
-  if (ag_record_one(r, x, fold ? "Col2ImBackward" : "Im2ColBackward", im2col_backward)) return -1;
-  mt_ag_meta *m = r->grad_meta;
-  if (!m || !m->grad_fn || m->grad_fn->backward != im2col_backward) return 0;
-  mt_node *n = m->grad_fn;
-  n->op = fold != 0;
   const int64_t params[] = {g->kh, g->kw, g->dh, g->dw, g->ph, g->pw, g->sh, g->sw};
-  for (int i = 0; i <= P_SW; i++) n->params[i] = params[i];
-  return 0;
+  int rc;
+  mt_node *n = new_node(r, x, fold ? "Col2ImBackward" : "Im2ColBackward", im2col_backward, fold != 0, params,
+                        P_SW + 1, &rc);
+  return n ? mt_ag_attach(r, n) : rc;
 }

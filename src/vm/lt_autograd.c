@@ -791,10 +791,12 @@ static int a_custom_node(lua_State *L) {
   luaL_checktype(L, 3, LUA_TFUNCTION);
   const char *name = luaL_optstring(L, 5, "Function");
   if (!mt_dtype_is_float(out->dtype)) return 0;
-  mt_node *node = mt_ag_new_node("CustomBackward", custom_backward, n, (const mt_tensor *const *)inputs);
+  size_t len = strlen(name) + sizeof "Backward";           /* the node's name, in its extra words */
+  mt_node *node = mt_ag_new_node_extra("CustomBackward", custom_backward, n, (const mt_tensor *const *)inputs,
+                                       (len + sizeof(int64_t) - 1) / sizeof(int64_t));
   if (!node) luaL_error(L, "Function.apply: out of memory");
-  snprintf(node->label, sizeof node->label, "%sBackward", name);
-  node->name = node->label;
+  snprintf((char *)node->extra, len, "%sBackward", name);
+  node->name = (char *)node->extra;
   lua_createtable(L, 2, 0);
   lua_pushvalue(L, 3);
   lua_rawseti(L, -2, 1);
