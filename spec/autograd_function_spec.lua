@@ -184,6 +184,53 @@ describe('torch.autograd.Function', function()
                   err)
   end)
 
+  it('frees its node, result and ctx without a backward, or after one that retains the graph', function()
+    -- the node holds ctx and the Lua backward where the collector cannot look (the
+    -- registry): neither may hold the result, or result and node keep each other alive
+    local kinds = {}
+    kinds.Plain = function(ctx, x) return x * 2 end
+    kinds.SavesResult = function(ctx, x) local y = x:exp() ctx:save_for_backward(y) return y end
+    kinds.SavesDirty = function(ctx, x) x:mul_(2) ctx:mark_dirty(x) ctx:save_for_backward(x) return x end
+    kinds.TwoResults = function(ctx, x) ctx:save_for_backward(x) return x * 2, x * 3 end
+    local x = randd(1000):requires_grad_()
+    local function settled()
+      collectgarbage()
+      collectgarbage()
+      return torch.memory_stats().allocated
+    end
+    for name, forward in pairs(kinds) do
+      local F = Function:extend(name)
+      F.forward = forward
+      function F.backward(ctx, g1, g2) return g1 * 2 + (g2 or 0) end
+      for _, retain in ipairs({false, true}) do
+        local function call()
+          local y = F.apply(name == 'SavesDirty' and x * 1 or x)
+          if retain then y:sum():backward({retain_graph = true}) end
+        end
+        call()                                   -- x.grad, once
+        local base = settled()
+        for _ = 1, 200 do call() end
+        assert.are.equal(base, settled(), name .. (retain and ' with retain_graph' or ''))
+      end
+    end
+  end)
+
+  it('give backward its saved result with the node as history only under create_graph', function()
+    local seen = {}
+    local Exp = Function:extend('SavedExp')
+    function Exp.forward(ctx, a) local y = a:exp() ctx:save_for_backward(y) return y end
+    function Exp.backward(ctx, g)
+      local y = ctx.saved_tensors[1]
+      seen[#seen + 1] = y.grad_fn and y.grad_fn:name() or 'none'
+      return g * y
+    end
+    local x = randd(3):requires_grad_()
+    local g = torch.autograd.grad(Exp.apply(x):sum(), x, {create_graph = true})[1]
+    -- the second derivative flows through the saved result (that backward runs again, plain)
+    close(torch.autograd.grad(g:sum(), x)[1], x:detach():exp(), 1e-12)
+    assert.are.same({'SavedExpBackward', 'none'}, seen)
+  end)
+
   it('packs more than three tracked inputs and still gradchecks', function()
     local Sum5 = Function:extend('WeightedSum5')
     function Sum5.forward(ctx, a, b, c, d, e)

@@ -163,6 +163,8 @@ local Ctx = {}
 -- retain_graph frees the node (the engine sets ctx._freed). Each tensor must still be
 -- at the version it had when apply returned (ctx._versions): one an in-place op changed
 -- since raises the error a built-in node's saved tensor does, at the backward call.
+-- The node's own result is kept without history (ctx._outputs, see apply); the node's
+-- create_graph backward gets it back with the node as its history.
 Ctx.__index = function(ctx, key)
   if key == 'saved_tensors' then
     if rawget(ctx, '_freed') then error(core._ag_freed_message(), 2) end
@@ -171,7 +173,11 @@ Ctx.__index = function(ctx, key)
       local err = versions[i] and core._ag_saved_error(saved[i], versions[i], ctx._needed_by)
       if err then error(err, 0) end
     end
-    return saved
+    local outputs = rawget(ctx, '_outputs')
+    if not outputs then return saved end
+    local unpacked = table.pack(table.unpack(saved, 1, saved.n))
+    for i in pairs(outputs) do unpacked[i] = core._ag_saved_output(ctx, saved[i]) end
+    return unpacked
   end
   return Ctx[key]
 end
@@ -222,15 +228,43 @@ local function flat_cat(list, dtype)
   return #parts == 1 and parts[1] or core.cat(parts, 1)
 end
 
-local function unpack_flat(flat, like)
+-- what apply's backward needs to know of tensors, without holding them
+local function geometries(list)
+  local geometry = {}
+  for i, t in ipairs(list) do geometry[i] = {size = t:size(), numel = t:numel(), dtype = t.dtype, device = t.device} end
+  return geometry
+end
+
+-- flat cut back into tensors of the given geometries
+local function unpack_flat(flat, geometry)
   local out, off = {}, 1
-  for i, t in ipairs(like) do
-    local n = t:numel()
-    out[i] = flat:narrow(1, off, n):view(t:size())
-    if out[i].dtype ~= t.dtype then out[i] = out[i]:to(t.dtype) end
-    off = off + n
+  for i, g in ipairs(geometry) do
+    out[i] = flat:narrow(1, off, g.numel):view(g.size)
+    if out[i].dtype ~= g.dtype then out[i] = out[i]:to(g.dtype) end
+    off = off + g.numel
   end
   return out
+end
+
+-- The saved tensors that took the node's history (its result, an input marked dirty)
+-- would keep the node alive from its own ctx: a cycle through the registry, where the
+-- node keeps ctx, that the collector cannot break. ctx keeps them without history; a
+-- single result is the node's output, which its create_graph backward gets back with
+-- the node as history (ctx._outputs), as PyTorch unpacks a saved output.
+local function save_without_history(ctx, results, diff_at, single)
+  local saved = rawget(ctx, '_saved')
+  for i = 1, saved and saved.n or 0 do
+    for _, pos in ipairs(diff_at) do
+      if rawequal(saved[i], results[pos]) then
+        saved[i] = saved[i]:detach()
+        if single then
+          ctx._outputs = ctx._outputs or {}
+          ctx._outputs[i] = true
+        end
+        break
+      end
+    end
+  end
 end
 
 local function apply(cls, ...)
@@ -292,19 +326,26 @@ local function apply(cls, ...)
     end
     node_out = core.no_grad(function() return flat_cat(diff, dt) end)
   end
+  -- The node keeps backward in the registry, where the collector cannot look: holding
+  -- the node's result there would keep result and node alive for good. So backward
+  -- holds none of this call's tensors, only their geometry.
+  local nargs, nouts = args.n, outs.n
+  local diff_geometry = #diff > 1 and geometries(diff)
+  local tracked_geometry = packed_in and geometries(tracked)
+  local edge_dtype = edge_inputs[1].dtype
   local function backward(c, grad)
     local grads
-    if #diff == 1 then grads = {grad} else grads = unpack_flat(grad, diff) end
+    if not diff_geometry then grads = {grad} else grads = unpack_flat(grad, diff_geometry) end
     local per_output = {}
     for k, i in ipairs(diff_at) do per_output[i] = grads[k] end
-    local res = table.pack(cls.backward(c, table.unpack(per_output, 1, outs.n)))
+    local res = table.pack(cls.backward(c, table.unpack(per_output, 1, nouts)))
     local got = res.n
-    while got > args.n and res[got] == nil do got = got - 1 end    -- trailing nils are fine
-    if got ~= args.n then
+    while got > nargs and res[got] == nil do got = got - 1 end    -- trailing nils are fine
+    if got ~= nargs then
       error(string.format('function %sBackward returned an incorrect number of gradients (expected %d, got %d)',
-                          cls.__name, args.n, res.n), 0)
+                          cls.__name, nargs, res.n), 0)
     end
-    for i = 1, args.n do
+    for i = 1, nargs do
       if res[i] ~= nil and not tensor_at[i] then
         error(string.format('function %sBackward returned a gradient different than nil at position %d, '
                             .. 'but the corresponding forward input was not a tensor', cls.__name, i), 0)
@@ -320,21 +361,23 @@ local function apply(cls, ...)
       picked[k] = g
     end
     if not packed_in then return table.unpack(picked, 1, #positions) end
-    for k, t in ipairs(tracked) do
-      if picked[k] == nil then picked[k] = core.zeros_like(t) end
-      if picked[k].dtype ~= edge_inputs[1].dtype then picked[k] = picked[k]:to(edge_inputs[1].dtype) end
+    for k, g in ipairs(tracked_geometry) do
+      if picked[k] == nil then picked[k] = core.zeros(g.size, {dtype = g.dtype, device = g.device}) end
+      if picked[k].dtype ~= edge_dtype then picked[k] = picked[k]:to(edge_dtype) end
     end
-    return flat_cat(picked, edge_inputs[1].dtype)
+    return flat_cat(picked, edge_dtype)
   end
   core._ag_custom_node(node_out, edge_inputs, backward, ctx, cls.__name)
   local results = {}
   for i = 1, outs.n do results[i] = outs[i] end
-  local views = #diff == 1 and {node_out} or unpack_flat(node_out, diff)
+  local views = #diff == 1 and {node_out} or unpack_flat(node_out, diff_geometry)
   for k, i in ipairs(diff_at) do
     local o = outs[i]
     if dirty[o] then core._inplace_commit(o, views[k]); results[i] = o
     else results[i] = views[k] end
   end
+  save_without_history(ctx, results, diff_at, #diff == 1)
+  ctx._dirty, ctx._non_diff = nil, nil            -- forward's marks: they hold its tensors
   record_versions(ctx, node_out.grad_fn:name())
   return table.unpack(results, 1, outs.n)
 end

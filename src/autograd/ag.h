@@ -166,8 +166,14 @@ int mt_ag_saved(mt_node *n, int i, const mt_tensor **out);
    saved for node needed_by (an in-place op changed it since); 0 when it is.
    Built-in nodes' saved tensors and custom Functions' (ctx.saved_tensors) alike. */
 int mt_ag_check_version(const mt_tensor *t, int64_t version, const char *needed_by);
-/* saved output i as the op's result: with n as its history in grad mode */
+/* saved output i as the op's result: mt_ag_output_of(n, saved i) */
 int mt_ag_saved_result(mt_node *n, int i, mt_tensor *out);
+/* *out views t, n's result saved without history (or the two would own each
+   other). In grad mode (a create_graph backward) it carries n as its
+   grad_fn, as the result itself did, so the derivative's own derivative
+   flows back through n: PyTorch unpacks a saved output the same way. Out of
+   grad mode it has no history. The caller drops *out. */
+int mt_ag_output_of(mt_node *n, const mt_tensor *t, mt_tensor *out);
 int mt_ag_attach(mt_tensor *r, mt_node *n);
 
 /* ---- recording: call after the op computed r from its inputs ---- */

@@ -474,15 +474,15 @@ int mt_ag_saved(mt_node *n, int i, const mt_tensor **out) {
   return 0;
 }
 
-/* The saved output i of n, for a derivative written from the op's result.
-   In grad mode (a create_graph backward) it carries n as its grad_fn, as the
-   result itself did, so the derivative's own derivative flows back through
-   n: PyTorch unpacks a saved output the same way. Out of grad mode it has
-   no history. The caller drops *out. */
+/* The saved output i of n, for a derivative written from the op's result. */
 int mt_ag_saved_result(mt_node *n, int i, mt_tensor *out) {
   const mt_tensor *s;
   if (mt_ag_saved(n, i, &s)) return -1;
-  mt_tensor_alias(out, s);
+  return mt_ag_output_of(n, s, out);
+}
+
+int mt_ag_output_of(mt_node *n, const mt_tensor *t, mt_tensor *out) {
+  mt_tensor_alias(out, t);
   if (!mt_ag_grad_enabled()) return 0;
   mt_ag_meta *m = mt_ag_meta_of(out);
   if (!m) { mt_tensor_release(out); return mt_fail("%s: out of memory", n->name); }

@@ -739,6 +739,10 @@ static int hook_handle_remove(lua_State *L) {
   return 0;
 }
 
+/* The custom Function node whose backward is running (innermost), for
+   torch._ag_saved_output. */
+static mt_node *running_function;
+
 /* The backward of a custom Function: calls backward(ctx, grad) in Lua (the
    user table {backward, ctx} is at node->user_ref); one gradient per
    tensor input. */
@@ -751,7 +755,11 @@ static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   lua_rawgeti(L, -2, 2);                            /* ctx */
   mt_tensor *arg = lt_push(L);
   mt_ag_alias(arg, g);
-  if (lua_pcall(L, 2, n->nedges, 0) != LUA_OK) {
+  mt_node *outer = running_function;
+  running_function = n;
+  int status = lua_pcall(L, 2, n->nedges, 0);
+  running_function = outer;
+  if (status != LUA_OK) {
     const char *msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
     if (strstr(msg, n->name)) mt_fail("%s", msg);       /* it names the node already */
     else mt_fail("%s: %s", n->name, msg);
@@ -781,6 +789,27 @@ static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   }
   lua_settop(L, top);
   return rc;
+}
+
+/* torch._ag_saved_output(ctx, t): t, the result of ctx's custom Function
+   that ctx saved without history (lib/torch), as that node's backward
+   unpacks it: mt_ag_output_of the node while its backward runs, t itself
+   elsewhere. */
+static int a_saved_output(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  mt_tensor *t = lt_check(L, 2, "_ag_saved_output");
+  mt_node *n = running_function;
+  int own = 0;
+  if (n && n->user_ref) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, n->user_ref);
+    lua_rawgeti(L, -1, 2);
+    own = lua_rawequal(L, -1, 1);
+    lua_pop(L, 2);
+  }
+  if (!own) { lua_settop(L, 2); return 1; }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_ag_output_of(n, t, r));
+  return 1;
 }
 
 /* torch._ag_custom_node(output, {tensor inputs}, backward, ctx, name) */
@@ -861,7 +890,7 @@ static const luaL_Reg functions[] = {
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {"_inplace_source", a_inplace_source}, {"_inplace_commit", a_inplace_commit},
-  {"_ag_saved_error", a_saved_error},
+  {"_ag_saved_error", a_saved_error}, {"_ag_saved_output", a_saved_output},
   {"_set_tracer", a_set_tracer}, {"_ag_checkpoint", a_checkpoint}, {"_ag_library", a_set_library},
   {"_ag_freed_message", a_freed_message},
   {NULL, NULL}};
