@@ -216,11 +216,17 @@ void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *function
 }
 
 /* ---- lifetime ---- */
+/* Lua code may call __gc itself (getmetatable(x).__gc(x)), with anything: the
+   tensor released loses its metatable, so that it is no tensor any more and
+   the collector does not finalize it a second time. */
 static int t_gc(lua_State *L) {
-  mt_tensor *t = lua_touserdata(L, 1);
+  mt_tensor *t = lt_test(L, 1);
+  if (!t) return 0;
   mt_ag_meta_release(t->grad_meta);
   t->grad_meta = NULL;
   mt_tensor_release(t);
+  lua_pushnil(L);
+  lua_setmetatable(L, 1);
   return 0;
 }
 
@@ -494,10 +500,13 @@ static int t_data_ptr(lua_State *L) {
 /* ---- storage objects: identity, size and element access ---- */
 typedef struct { mt_storage *s; int dtype; } lt_storage;
 
+/* As t_gc: a storage released (by Lua code too) is no storage any more. */
 static int s_gc(lua_State *L) {
-  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
-  if (s->s) mt_storage_release(s->s);
-  s->s = NULL;
+  lt_storage *s = luaL_testudata(L, 1, "torch.Storage");
+  if (!s) return 0;
+  mt_storage_release(s->s);
+  lua_pushnil(L);
+  lua_setmetatable(L, 1);
   return 0;
 }
 static int s_eq(lua_State *L) {
@@ -939,7 +948,7 @@ static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r)
 }
 
 static int t_index(lua_State *L) {
-  mt_tensor *t = lua_touserdata(L, 1);
+  mt_tensor *t = lt_check(L, 1, "index");
   int type = lua_type(L, 2);
   if (type == LUA_TSTRING) {
     /* methods first (upvalue 2), then fields (upvalue 3: a Lua function) */
@@ -1003,7 +1012,7 @@ static void assign(lua_State *L, mt_tensor *view, int v) {
 }
 
 static int t_newindex(lua_State *L) {
-  mt_tensor *t = lua_touserdata(L, 1);
+  mt_tensor *t = lt_check(L, 1, "index assignment");
   int type = lua_type(L, 2);
   mt_tensor view = {0};
   if (type != LUA_TSTRING && (t->grad_meta || (lt_test(L, 3) && lt_test(L, 3)->grad_meta))) {
@@ -1026,7 +1035,8 @@ static int t_newindex(lua_State *L) {
     if (!index_integer(L, 2, "index assignment", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
     int64_t n = t->shape[0];
-    if (i == 0 || i < -n || i > n) luaL_error(L, "index assignment: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
+    if (i == 0 || i < -n || i > n)
+      luaL_error(L, "index assignment: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
     LT_TRY(L, mt_select(&view, t, 0, i > 0 ? i - 1 : i + n));
   } else if (type == LUA_TTABLE && !lt_test(L, 2)) {
     apply_slice(L, 2, t, &view);
@@ -1046,7 +1056,7 @@ static int t_newindex(lua_State *L) {
 }
 
 static int t_len(lua_State *L) {
-  mt_tensor *t = lua_touserdata(L, 1);
+  mt_tensor *t = lt_check(L, 1, "len");
   lua_pushinteger(L, t->ndim ? t->shape[0] : 0);
   return 1;
 }
@@ -1146,7 +1156,8 @@ void lt_open_tensor(lua_State *L) {
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, t_newindex, 1);
   lua_setfield(L, -2, "__newindex");
-  lua_pushcfunction(L, t_len);
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, t_len, 1);
   lua_setfield(L, -2, "__len");
   lua_pushstring(L, "torch.Tensor");
   lua_setfield(L, -2, "__name");
