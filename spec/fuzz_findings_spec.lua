@@ -3,6 +3,9 @@
 -- a sanitizer now raises a clear Lua error.
 local torch = require 'torch'
 
+-- a table that claims a length of n (its __len) and holds nothing
+local function claims(n) return setmetatable({}, {__len = function() return n end}) end
+
 local function raises(pattern, fn, ...)
   local ok, err = pcall(fn, ...)
   assert.is_false(ok)
@@ -50,5 +53,43 @@ describe('metamethods called from Lua', function()
     raises('index 4611686018427387904 out of range for dim 1 of size 3', function() return x[1 << 62] end)
     raises('index %-9223372036854775808 out of range', function() x[math.mininteger] = 1 end)
     raises('storage: index 9223372036854775807 out of range %[1, 3%]', function() return x:storage()[math.maxinteger] end)
+  end)
+end)
+
+describe('tables whose length comes from __len', function()
+  it('are refused as sizes, indices and dims when the length is absurd', function()
+    local x = torch.arange(0, 6):view(2, 3)
+    raises('full: a table of dims must have 0 to 16, got a length of 9223372036854775807',
+           torch.full, claims(math.maxinteger), {-2, 3})
+    raises('full: a table of dims must have 0 to 16, got a length of %-1', torch.full, claims(-1), 0)
+    raises('index: a table of indices must have 0 to 16', function() return x[claims(math.maxinteger)] end)
+    raises('index_select: a table of indices must have 0 to 2147483647', x.index_select, x, 1, claims(-5))
+    raises('sum: a table of dims must have 0 to 16', x.sum, x, claims(1 << 40), false)
+    raises('tensor: a table of values must have 0 to 2147483647', torch.tensor, claims(-3))
+  end)
+
+  it('torch.tensor refuses a table that answers otherwise the second time it is read', function()
+    local reads = 0
+    local fickle = setmetatable({}, {__len = function() reads = reads + 1; return reads end,
+                                     __index = function() return 1 end})
+    raises('tensor: the table changed while it was read', torch.tensor, fickle)
+  end)
+end)
+
+describe('torch.tensor of nested tables and tensors', function()
+  it('refuses tensors of different shapes side by side (it wrote past its result)', function()
+    raises('ragged nested table', torch.tensor, {torch.ones(2), torch.ones(3)})
+    raises('ragged nested table', torch.tensor, {1, torch.ones(2)})
+    raises('ragged nested table', torch.tensor, {torch.ones(2), 1})
+    raises('ragged nested table %(a table at depth 2, where the first had a value%)', torch.tensor, {1, {2}})
+    raises('ragged nested table %(length 1 at depth 2, expected 2%)', torch.tensor, {{1, 2}, {3}})
+  end)
+
+  it('still stacks tensors and tables of one shape', function()
+    local t = torch.tensor({torch.tensor({1, 2}), torch.tensor({3, 4})})
+    assert.are.same({{1, 2}, {3, 4}}, t:totable())
+    assert.are.same({{1, 2}}, torch.tensor({{torch.tensor(1), 2}}):totable())
+    assert.are.equal('2x0', tostring(torch.tensor({{}, torch.zeros(0)}):size()))
+    assert.are.equal('0', tostring(torch.tensor({}):size()))
   end)
 end)

@@ -3,6 +3,7 @@
 #ifndef LT_H
 #define LT_H
 
+#include <limits.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include "../tensor/mt_tensor.h"
@@ -39,6 +40,12 @@ int lt_check_dim(lua_State *L, int i, int ndim, const char *op);
 /* The file name at i; raises naming op when it holds a NUL byte (C would
    cut it short and open another file). */
 const char *lt_check_path(lua_State *L, int i, const char *op);
+/* No Lua table holds more array entries (Lua's MAXASIZE is 2^31): a longer
+   length comes from a __len metamethod. */
+#define LT_MAX_TABLE_LEN INT_MAX
+/* The length of the table at i (its __len too), checked to lie in [0, max]:
+   what names the entries in the error ("dims"). */
+int64_t lt_len(lua_State *L, int i, int64_t max, const char *what, const char *op);
 /* Reads a shape given as numbers at [from, to], or one table / torch.Size at
    from. Returns ndim. */
 int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op);

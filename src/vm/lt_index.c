@@ -47,7 +47,7 @@ static mt_tensor *check_index(lua_State *L, int i, const char *op) {
   if (t) return t;
   if (lua_type(L, i) != LUA_TTABLE)
     luaL_error(L, "%s: index must be a tensor or a table of integers, got %s", op, luaL_typename(L, i));
-  int64_t n = (int64_t)luaL_len(L, i);
+  int64_t n = lt_len(L, i, LT_MAX_TABLE_LEN, "indices", op);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_tensor_init(r, MT_INT64, 1, &n));
   int64_t *p = (int64_t *)mt_data(r);

@@ -25,7 +25,7 @@ static int last_positional(lua_State *L, int opts) { return opts ? opts - 1 : lu
 static uint32_t dim_mask(lua_State *L, int i, const mt_tensor *x, const char *op) {
   i = lua_absindex(L, i);
   if (lua_type(L, i) != LUA_TTABLE) return 1u << lt_check_dim(L, i, x->ndim, op);
-  int n = (int)luaL_len(L, i);
+  int n = (int)lt_len(L, i, MT_MAX_DIMS, "dims", op);
   if (n == 0) return MT_ALL_DIMS;
   uint32_t mask = 0;
   for (int k = 1; k <= n; k++) {

@@ -99,10 +99,15 @@ const char *lt_check_path(lua_State *L, int i, const char *op) {
   return path;
 }
 
+int64_t lt_len(lua_State *L, int i, int64_t max, const char *what, const char *op) {
+  lua_Integer n = luaL_len(L, i);
+  if (n < 0 || n > max) luaL_error(L, "%s: a table of %s must have 0 to %I, got a length of %I", op, what, (lua_Integer)max, n);
+  return n;
+}
+
 int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op) {
   if (from <= to && lua_type(L, from) == LUA_TTABLE && !lt_test(L, from)) {
-    int n = (int)luaL_len(L, from);
-    if (n > MT_MAX_DIMS) luaL_error(L, "%s: too many dims (%d)", op, n);
+    int n = (int)lt_len(L, from, MT_MAX_DIMS, "dims", op);
     for (int i = 0; i < n; i++) {
       lua_geti(L, from, i + 1);
       int ok;
@@ -273,42 +278,57 @@ static int t_full(lua_State *L) {
 }
 static int t_new_full(lua_State *L) { return full(L, "new_full", 2, lt_check(L, 1, "new_full")->dtype); }
 
-/* Walks a nested Lua table: the shape (first pass) and the values. */
-typedef struct { int ndim; int64_t shape[MT_MAX_DIMS]; int has_float, has_bool, has_int; } nest_info;
+/* Walks a nested Lua table: the shape (first pass) and the values. The
+   first value met (a number, boolean or tensor) fixes the number of dims;
+   before it, each table met one level deeper adds one. */
+typedef struct { int ndim, fixed; int64_t shape[MT_MAX_DIMS]; int has_float, has_bool, has_int; } nest_info;
+
+/* Whether a value of k more dims (a tensor's shape, or none for a number)
+   at this depth completes a shape of ndim dims */
+static int nest_fits(int depth, int k, const int64_t *dims, int ndim, const int64_t *shape) {
+  if (depth + k != ndim) return 0;
+  for (int i = 0; i < k; i++)
+    if (dims[i] != shape[depth + i]) return 0;
+  return 1;
+}
+
+static void nest_leaf(lua_State *L, int depth, int k, const int64_t *dims, nest_info *info, const char *op) {
+  if (depth + k > MT_MAX_DIMS) luaL_error(L, "%s: nested too deep", op);
+  if (!info->fixed && depth + k >= info->ndim) {   /* the first value: its dims complete the shape */
+    for (int i = info->ndim - depth; i < k; i++) info->shape[depth + i] = dims[i];
+    info->ndim = depth + k;
+    info->fixed = 1;
+  }
+  if (!info->fixed || !nest_fits(depth, k, dims, info->ndim, info->shape))
+    luaL_error(L, "%s: ragged nested table (a value at depth %d does not match the first)", op, depth + 1);
+}
 
 static void nest_shape(lua_State *L, int idx, int depth, nest_info *info, const char *op) {
-  if (lt_test(L, idx)) {
-    mt_tensor *t = lt_test(L, idx);
-    if (depth + t->ndim > MT_MAX_DIMS) luaL_error(L, "%s: nested too deep", op);
-    if (depth == info->ndim) {
-      for (int i = 0; i < t->ndim; i++) info->shape[depth + i] = t->shape[i];
-      info->ndim = depth + t->ndim;
-    }
+  mt_tensor *t = lt_test(L, idx);
+  int type = lua_type(L, idx);
+  if (t) {
+    nest_leaf(L, depth, t->ndim, t->shape, info, op);
     if (mt_dtype_is_float(t->dtype)) info->has_float = 1;
     else if (t->dtype == MT_BOOL) info->has_bool = 1;
     else info->has_int = 1;
     return;
   }
-  int type = lua_type(L, idx);
-  if (type == LUA_TNUMBER) {
-    if (lua_isinteger(L, idx)) info->has_int = 1; else info->has_float = 1;
-    if (depth < info->ndim) luaL_error(L, "%s: ragged nested table (a number where a table was expected at depth %d)", op, depth + 1);
-    info->ndim = depth;
-    return;
-  }
-  if (type == LUA_TBOOLEAN) {
-    info->has_bool = 1;
-    if (depth < info->ndim) luaL_error(L, "%s: ragged nested table at depth %d", op, depth + 1);
-    info->ndim = depth;
+  if (type == LUA_TNUMBER || type == LUA_TBOOLEAN) {
+    nest_leaf(L, depth, 0, NULL, info, op);
+    if (type == LUA_TBOOLEAN) info->has_bool = 1;
+    else if (lua_isinteger(L, idx)) info->has_int = 1;
+    else info->has_float = 1;
     return;
   }
   if (type != LUA_TTABLE) luaL_error(L, "%s: cannot make a tensor from a %s", op, luaL_typename(L, idx));
   if (depth >= MT_MAX_DIMS) luaL_error(L, "%s: nested too deep", op);
-  int64_t n = (int64_t)luaL_len(L, idx);
-  if (depth == info->ndim) { info->shape[depth] = n; info->ndim = depth + 1; }
-  else if (depth > info->ndim || info->shape[depth] != n)
-    luaL_error(L, "%s: ragged nested table (length %d at depth %d, expected %d)", op, (int)n, depth + 1,
-               depth < info->ndim ? (int)info->shape[depth] : 0);
+  int64_t n = lt_len(L, idx, LT_MAX_TABLE_LEN, "values", op);
+  if (depth == info->ndim && !info->fixed) { info->shape[depth] = n; info->ndim = depth + 1; }
+  else if (depth >= info->ndim)
+    luaL_error(L, "%s: ragged nested table (a table at depth %d, where the first had a value)", op, depth + 1);
+  else if (info->shape[depth] != n)
+    luaL_error(L, "%s: ragged nested table (length %I at depth %d, expected %I)", op, (lua_Integer)n, depth + 1,
+               (lua_Integer)info->shape[depth]);
   luaL_checkstack(L, 4, "nesting");
   for (int64_t i = 1; i <= n; i++) {
     lua_geti(L, idx, i);
@@ -317,8 +337,24 @@ static void nest_shape(lua_State *L, int idx, int depth, nest_info *info, const 
   }
 }
 
-static void nest_fill(lua_State *L, int idx, const mt_tensor *r, int64_t *pos, int depth) {
+/* The second pass reads the table again, and its metamethods may answer
+   otherwise: every value is checked against r's shape before it is written. */
+static void nest_fill(lua_State *L, int idx, const mt_tensor *r, int64_t *pos, int depth, const char *op) {
   mt_tensor *t = lt_test(L, idx);
+  int type = lua_type(L, idx);
+  if (type == LUA_TTABLE) {
+    int64_t n = lt_len(L, idx, LT_MAX_TABLE_LEN, "values", op);
+    if (depth >= r->ndim || n != r->shape[depth]) luaL_error(L, "%s: the table changed while it was read", op);
+    for (int64_t i = 1; i <= n; i++) {
+      lua_geti(L, idx, i);
+      nest_fill(L, lua_gettop(L), r, pos, depth + 1, op);
+      lua_pop(L, 1);
+    }
+    return;
+  }
+  if (t ? !nest_fits(depth, t->ndim, t->shape, r->ndim, r->shape)
+        : (depth != r->ndim || (type != LUA_TNUMBER && type != LUA_TBOOLEAN)))
+    luaL_error(L, "%s: the table changed while it was read", op);
   if (t) {
     mt_tensor dst = {0};
     int64_t numel = mt_numel(t);
@@ -328,17 +364,8 @@ static void nest_fill(lua_State *L, int idx, const mt_tensor *r, int64_t *pos, i
     *pos += numel;
     return;
   }
-  if (lua_type(L, idx) == LUA_TTABLE) {
-    int64_t n = (int64_t)luaL_len(L, idx);
-    for (int64_t i = 1; i <= n; i++) {
-      lua_geti(L, idx, i);
-      nest_fill(L, lua_gettop(L), r, pos, depth + 1);
-      lua_pop(L, 1);
-    }
-    return;
-  }
   char *p = (char *)r->storage->data + (size_t)(*pos) * (size_t)mt_dtypes[r->dtype].size;
-  if (lua_isboolean(L, idx)) mt_set_i64(r->dtype, p, lua_toboolean(L, idx));
+  if (type == LUA_TBOOLEAN) mt_set_i64(r->dtype, p, lua_toboolean(L, idx));
   else if (lua_isinteger(L, idx)) mt_set_i64(r->dtype, p, lua_tointeger(L, idx));
   else mt_set_f64(r->dtype, p, lua_tonumber(L, idx));
   (*pos)++;
@@ -352,7 +379,7 @@ static void tensor_from_value(lua_State *L, int idx, int dtype, const char *op) 
   if (dtype < 0) dtype = info.has_float ? lt_default_dtype : info.has_int ? MT_INT64 : info.has_bool ? MT_BOOL : lt_default_dtype;
   mt_tensor *r = lt_push_new(L, op, dtype, info.ndim, info.shape);
   int64_t pos = 0;
-  nest_fill(L, idx, r, &pos, 0);
+  nest_fill(L, idx, r, &pos, 0, op);
 }
 
 /* torch.tensor(data, {dtype=}) */
@@ -909,7 +936,7 @@ static int read_range(lua_State *L, int i, int dim, int64_t n, int64_t *start, i
 /* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r: a select
    or narrow per entry, each recorded when t requires grad in grad mode. */
 static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r) {
-  int n = (int)luaL_len(L, key);
+  int n = (int)lt_len(L, key, MT_MAX_DIMS, "indices", "index");
   int record = mt_ag_requires_grad(t) && mt_ag_grad_enabled();
   mt_tensor cur = {0}, next = {0};
   if (record) mt_ag_alias(&cur, t); else mt_tensor_alias(&cur, t);
