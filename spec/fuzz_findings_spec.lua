@@ -2,6 +2,7 @@
 -- behind docs/security.md found, each kept as a spec: the call that crashed or tripped
 -- a sanitizer now raises a clear Lua error.
 local torch = require 'torch'
+local F = require('nn').functional
 
 -- a table that claims a length of n (its __len) and holds nothing
 local function claims(n) return setmetatable({}, {__len = function() return n end}) end
@@ -91,5 +92,36 @@ describe('torch.tensor of nested tables and tensors', function()
     assert.are.same({{1, 2}}, torch.tensor({{torch.tensor(1), 2}}):totable())
     assert.are.equal('2x0', tostring(torch.tensor({{}, torch.zeros(0)}):size()))
     assert.are.equal('0', tostring(torch.tensor({}):size()))
+  end)
+end)
+
+describe('sizes that overflow', function()
+  it('adaptive_max_pool2d refuses an output too large to index', function()
+    local x = torch.randn(1, 2, 4, 4)
+    raises('adaptive_max_pool2d: an output of 9223372036854775807x2 is too large for the input 1x2x4x4',
+           F.adaptive_max_pool2d, x, {math.maxinteger, 2})
+    raises('adaptive_max_pool2d: an output of 2305843009213693952x2305843009213693952 is too large',
+           F.adaptive_max_pool2d, x, {1 << 61, 1 << 61})
+    assert.are.equal('1x2x2x3', tostring(F.adaptive_max_pool2d(x, {2, 3}):size()))
+  end)
+
+  it('fold refuses a kernel whose taps overflow', function()
+    raises("fold: input of size 1x4x1: dim 2 must be divisible by the kernel's %-4611686018427387903x%-9223372036854775808",
+           torch._fold, torch.ones(1, 4, 1), 2, 2, -(1 << 62) + 1, math.mininteger, 1, 1, 0, 0, 1, 1)
+  end)
+
+  it('roll by the most negative shift has a gradient', function()
+    local x = torch.randn(5, {requires_grad = true})
+    x:roll(math.mininteger):sum():backward()
+    assert.are.same({1, 1, 1, 1, 1}, x.grad:totable())
+    local y = torch.randn(5, {requires_grad = true})
+    torch.roll(y, -7, 1):mul(torch.arange(0, 5)):sum():backward()
+    assert.are.same({3, 4, 0, 1, 2}, y.grad:totable())
+  end)
+end)
+
+describe('reductions to a dtype', function()
+  it('logsumexp to an integer dtype raises (it called a missing kernel)', function()
+    raises('logsumexp: expects a floating dtype, got int8', torch.Tensor.logsumexp, torch.tensor(3), {dtype = 'int8'})
   end)
 end)

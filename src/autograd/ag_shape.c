@@ -280,7 +280,10 @@ int mt_ag_record_flip(mt_tensor *r, const mt_tensor *x, const int *dims, int n) 
 
 int mt_ag_record_roll(mt_tensor *r, const mt_tensor *x, const int64_t *shifts, int ns, const int *dims, int nd) {
   vspec s = {.kind = K_ROLL, .n = ns, .nd = nd};
-  for (int i = 0; i < ns; i++) s.p[i] = shifts[i];
+  for (int i = 0; i < ns; i++) {                 /* modulo the size rolled along, as mt_roll reads it: */
+    int64_t size = nd ? x->shape[wrap(dims[i], x->ndim)] : mt_numel(x);
+    s.p[i] = size ? shifts[i] % size : 0;        /* then the adjoint's negation cannot overflow */
+  }
   for (int i = 0; i < nd; i++) s.q[i] = wrap(dims[i], x->ndim);
   return record_spec(r, x, &s, apply_names[K_ROLL], apply_backward);
 }

@@ -162,7 +162,10 @@ static int check_input(const mt_tensor *x, const char *op) {
 
 /* room for the windows of an output plane (oh, ow), in one block */
 static int windows_alloc(windows *wh, windows *ww, int64_t oh, int64_t ow, const char *op) {
-  int64_t *block = mt_alloc(sizeof(int64_t) * (size_t)(2 * (oh + ow)));
+  size_t entries, bytes;
+  if (__builtin_add_overflow(oh, ow, &entries) || __builtin_mul_overflow(entries, 2 * sizeof(int64_t), &bytes))
+    return mt_fail("%s: an output of %lldx%lld is too large", op, (long long)oh, (long long)ow);
+  int64_t *block = mt_alloc(bytes);
   if (!block) return mt_fail("%s: out of memory", op);
   *wh = (windows){oh, 1, block, block + oh};
   *ww = (windows){ow, 1, block + 2 * oh, block + 2 * oh + ow};
@@ -253,6 +256,12 @@ int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int
   if (out[0] < 1 || out[1] < 1 || in[0] < 1 || in[1] < 1)
     return mt_fail("%s: cannot pool an input of size %s to %lldx%lld", op, mt_shape_str(x, bx, sizeof bx),
                    (long long)out[0], (long long)out[1]);
+  for (int i = 0; i < 2; i++) {                  /* a window's bounds stay below out * (in + 1) */
+    int64_t reach;
+    if (__builtin_mul_overflow(out[i], in[i] + 1, &reach))
+      return mt_fail("%s: an output of %lldx%lld is too large for the input %s", op, (long long)out[0],
+                     (long long)out[1], mt_shape_str(x, bx, sizeof bx));
+  }
   windows wd[2];
   if (windows_alloc(&wd[0], &wd[1], out[0], out[1], op)) return -1;
   for (int i = 0; i < 2; i++)

@@ -740,6 +740,10 @@ int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_reduce_op op, uint32_t dims, 
     break;
   case MT_RED_COUNT_NONZERO: pl.kind[0] = K_NONZERO; out = MT_INT64; break;
   case MT_RED_LOGSUMEXP:
+    if (!isf) {                                /* no exp kernel for integers: {dtype='int8'} asked for one */
+      mt_fail("logsumexp: expects a floating dtype, got %s", mt_dtypes[xd].name);
+      goto done;
+    }
     pl.kind[0] = K_MAX;
     pl.kind[1] = K_EXPSUM;
     pl.param = PARAM_SHIFT;
