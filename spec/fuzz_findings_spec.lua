@@ -125,3 +125,15 @@ describe('reductions to a dtype', function()
     raises('logsumexp: expects a floating dtype, got int8', torch.Tensor.logsumexp, torch.tensor(3), {dtype = 'int8'})
   end)
 end)
+
+describe('loading a file', function()
+  it('never gives a table a class with a finalizer (it ran on the file\'s values when collected)', function()
+    -- a DataLoader's finalizer closes the descriptors and kills the pids of the workers it
+    -- holds: a file could name any (pid -1: every process of the user); this one holds none
+    local data = require 'data'
+    local bytes = torch.serialize({setmetatable({}, data.DataLoader)})
+    raises("torch.load: string holds an object of class 'data.DataLoader', which has a finalizer %(__gc%) "
+           .. 'and so is never loaded', torch.deserialize, bytes)
+    collectgarbage()
+  end)
+end)

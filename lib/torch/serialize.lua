@@ -152,6 +152,11 @@ local function class_named(name, source)
                         .. "that defines it before loading; torch.load itself requires only %s)", source, name,
                         table.concat(allowed, ', ')), 0)
   end
+  -- a finalizer would run, at the next collection, on whatever values the file gave the table
+  if rawget(mt, '__gc') ~= nil then
+    error(string.format("torch.load: %s holds an object of class '%s', which has a finalizer (__gc) and so is "
+                        .. 'never loaded', source, name), 0)
+  end
   return mt
 end
 
