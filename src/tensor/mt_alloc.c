@@ -1,6 +1,7 @@
 /* mt_alloc.c: size-bucketed caching allocator. Blocks are rounded up to a
    power of two (at least 64 bytes) and kept in per-size free lists on free. */
 #include "mt_alloc.h"
+#include <sanitizer/asan_interface.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,17 @@ static volatile int lock_word;
 
 static void lock(void) { while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE)) ; }
 static void unlock(void) { __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE); }
+
+/* Under AddressSanitizer (the macros are no-ops elsewhere) only the bytes
+   asked for are addressable: the rounding's tail and the cached blocks are
+   poisoned, so that an overrun or a use after free shows as one. A cached
+   block's free-list link stays addressable: LeakSanitizer ignores pointers in
+   poisoned memory, and would call the rest of the list leaked. */
+static void *hand_out(void *p, size_t nbytes, size_t rounded) {
+  ASAN_UNPOISON_MEMORY_REGION(p, nbytes);
+  ASAN_POISON_MEMORY_REGION((char *)p + nbytes, rounded - nbytes);
+  return p;
+}
 
 static int bucket_of(size_t n, size_t *rounded) {
   int b = n <= 64 ? 6 : 64 - __builtin_clzll((unsigned long long)(n - 1));
@@ -49,7 +61,7 @@ void *mt_alloc(size_t nbytes) {
     if (stats.allocated > stats.peak) stats.peak = stats.allocated;
     mt_alloc_debt_bytes += (int64_t)rounded;
     unlock();
-    return p;
+    return hand_out(p, nbytes, rounded);
   }
   unlock();
   p = aligned_alloc(MT_ALLOC_ALIGN, rounded);
@@ -63,7 +75,7 @@ void *mt_alloc(size_t nbytes) {
   if (stats.allocated > stats.peak) stats.peak = stats.allocated;
   mt_alloc_debt_bytes += (int64_t)rounded;
   unlock();
-  return p;
+  return hand_out(p, nbytes, rounded);
 }
 
 void mt_free(void *p, size_t nbytes) {
@@ -77,7 +89,9 @@ void mt_free(void *p, size_t nbytes) {
   stats.allocated -= (int64_t)rounded;
   if (b >= 0 && stats.cached + (int64_t)rounded <= MT_ALLOC_CACHE_LIMIT) {
     block *blk = p;
+    ASAN_UNPOISON_MEMORY_REGION(blk, sizeof *blk);
     blk->next = free_lists[b];
+    ASAN_POISON_MEMORY_REGION((char *)blk + sizeof *blk, rounded - sizeof *blk);
     free_lists[b] = blk;
     stats.cached += (int64_t)rounded;
     p = NULL;
