@@ -29,7 +29,7 @@ TH := $(BUILD)/th
 
 BUSTED = busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./$(BUILD)/?.so'
 
-.PHONY: all deps test run asan install clean bench
+.PHONY: all deps test run asan asan-build install clean bench FORCE
 
 all: $(LIB) $(CORE) $(TH)
 
@@ -39,7 +39,15 @@ $(DEPS_STAMP): scripts/deps.sh
 
 deps: $(DEPS_STAMP)
 
-$(BUILD)/%.o: %.c $(HEADERS) | $(DEPS_STAMP)
+# The flags an object was built with are part of what it depends on: a tree
+# built before a change of SAN or OPT is rebuilt, not reused.
+FLAGS_STAMP := $(BUILD)/.cflags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CFLAGS_ALL)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(HEADERS) $(FLAGS_STAMP) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -57,25 +65,38 @@ $(TH): $(BUILD)/src/vm/th.o $(VM_OBJ) $(LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BUILD)/src/vm/th.o $(VM_OBJ) -L$(BUILD) -lmoontorch \
 	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' -Wl,-E $(PKG_LIBS_LUA) -lreadline -lz -lm
 
-# Specs: busted's TAP output, then the one-line summary CI reads.
-test: all
-	@rm -f $(BUILD)/test.tap
-	@$(BUSTED) -o TAP spec > $(BUILD)/test.tap 2>&1; status=$$?; \
-	  cat $(BUILD)/test.tap; \
-	  passed=$$(grep -c '^ok ' $(BUILD)/test.tap); failed=$$(grep -c '^not ok ' $(BUILD)/test.tap); \
+# Runs the specs with the busted command $(1): its TAP output (kept in $(2)),
+# then the one-line summary CI reads, "N passed, N failed" (a run that dies
+# early, a sanitizer's abort, counts one failure more than its TAP shows).
+define run_specs
+	@rm -f $(2)
+	@$(1) -o TAP spec > $(2) 2>&1; status=$$?; \
+	  cat $(2); \
+	  passed=$$(grep -c '^ok ' $(2)); failed=$$(grep -c '^not ok ' $(2)); \
 	  if [ $$status -ne 0 ] && [ $$failed -eq 0 ]; then failed=1; fi; \
 	  echo "$$passed passed, $$failed failed"; [ $$failed -eq 0 ]
+endef
+
+test: all
+	$(call run_specs,$(BUSTED),$(BUILD)/test.tap)
 
 run: all
 	$(TH) examples/fashion_mnist_mlp.lua --epochs $(or $(EPOCHS),10) --workers $(or $(WORKERS),0) $(if $(THREADS),--threads $(THREADS))
 
 # Specs under AddressSanitizer + UndefinedBehaviorSanitizer, in their own
 # build tree; the sanitizer runtimes are preloaded into the stock lua5.4.
-asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN='-fsanitize=address,undefined -fno-omit-frame-pointer' all
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
-	  busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./build-asan/?.so' spec
+# -fno-sanitize-recover=all: UBSan's reports abort, as ASan's do, rather
+# than print and let the run pass.
+ASAN_BUILD := build-asan
+ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+asan-build:
+	$(MAKE) BUILD=$(ASAN_BUILD) OPT=-O1 SAN='$(ASAN_SAN)' all
+
+ASAN_BUSTED = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+  busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./$(ASAN_BUILD)/?.so'
+asan: asan-build
+	$(call run_specs,$(ASAN_BUSTED),$(ASAN_BUILD)/test.tap)
 
 # Benchmarks against PyTorch, side by side: make bench [B=name] [THREADS=n] [RUNS=n]
 bench: all
