@@ -110,6 +110,22 @@ describe('sizes that overflow', function()
            torch._fold, torch.ones(1, 4, 1), 2, 2, -(1 << 62) + 1, math.mininteger, 1, 1, 0, 0, 1, 1)
   end)
 
+  it('fold, unfold and the convolutions refuse geometries whose sizes overflow', function()
+    raises('fold: too large: a 1x1 kernel %(dilation 1x1, padding 0x0%) over 4611686018427387904x1 images of 2 channels',
+           F.fold, torch.randn(1, 2, 1), {1 << 62, 1}, 1)
+    raises('unfold: too large: a 2x2 kernel %(dilation 1x1, padding 9223372036854775807x9223372036854775807%)',
+           F.unfold, torch.randn(1, 1, 3, 3), 2, {padding = math.maxinteger})
+    local x, w = torch.randn(1, 1, 3, 3), torch.randn(1, 1, 2, 2)
+    raises('conv2d: too large: a 2x2 kernel %(dilation 1x1, padding 4611686018427387904x4611686018427387904%)',
+           F.conv2d, x, w, nil, {padding = 1 << 62})
+    raises('conv2d: kernel size 2x2 %(dilation 9223372036854775807x9223372036854775807%) does not fit the input padded by',
+           F.conv2d, x, w, nil, {dilation = math.maxinteger})
+    raises('conv_transpose2d: too large: stride 9223372036854775807, padding 0 and dilation 1',
+           F.conv_transpose2d, x, w, nil, {stride = math.maxinteger})
+    raises('conv_transpose2d: too large: a 2x2 kernel %(dilation 4611686018427387904x4611686018427387904',
+           F.conv_transpose2d, x, w, nil, {dilation = 1 << 62})
+  end)
+
   it('roll by the most negative shift has a gradient', function()
     local x = torch.randn(5, {requires_grad = true})
     x:roll(math.mininteger):sum():backward()

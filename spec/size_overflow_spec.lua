@@ -93,9 +93,9 @@ describe('output sizes of convolution, pooling and padding cannot wrap', functio
   local x = torch.randn(1, 1, 4, 4)
   local w = torch.randn(1, 1, 3, 3)
   it('convolution with huge padding, dilation or stride is an error', function()
-    raises('conv2d: kernel size 3x3 %(dilation 1x1%) does not fit', function() return F.conv2d(x, w, nil, {padding = MAX}) end)
-    raises('conv2d: kernel size 3x3 %(dilation ' .. MAX, function() return F.conv2d(x, w, nil, {dilation = MAX}) end)
-    raises('conv_transpose2d: the output size overflows',
+    raises('conv2d: too large: a 3x3 kernel %(dilation 1x1, padding ' .. MAX, function() return F.conv2d(x, w, nil, {padding = MAX}) end)
+    raises('conv2d: too large: a 3x3 kernel %(dilation ' .. MAX, function() return F.conv2d(x, w, nil, {dilation = MAX}) end)
+    raises('conv_transpose2d: too large: stride ' .. MAX,
            function() return F.conv_transpose2d(x, w, nil, {stride = MAX}) end)
   end)
   it('pooling, padding and interpolation with huge sizes are errors', function()

@@ -18,13 +18,31 @@
 
 /* ---- geometry ---- */
 
-/* output size along one dim; 0 when the dilated kernel does not fit, -1
-   when the sizes overflow */
+/* output size along one dim; 0 when the dilated kernel does not fit, -1 when the
+   padded input or the dilated kernel overflows (sizes and padding are not negative) */
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d) {
-  int overflow = 0;
-  int64_t padded = mt_size_add(mt_size_add(in, before, &overflow), after, &overflow);
-  int64_t span = mt_size_sub(padded, mt_size_add(mt_size_mul(d, k - 1, &overflow), 1, &overflow), &overflow);
-  return overflow ? -1 : span < 0 ? 0 : span / s + 1;
+  int64_t padded, reach;
+  if (__builtin_add_overflow(in, before, &padded) || __builtin_add_overflow(padded, after, &padded) ||
+      __builtin_mul_overflow(d, k - 1, &reach))
+    return -1;
+  int64_t span = padded - reach - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+/* The sizes a geometry implies must fit int64, for they size buffers and index
+   them: the input (n, c, h, w), an image's columns (c * kh * kw, oh * ow) and
+   the output (n, o, oh, ow); -1 (and the error) when one does not. */
+static int check_sizes(const mt_conv_geom *g, const char *op) {
+  int64_t in, cols, out;
+  if (g->oh < 0 || g->ow < 0 || __builtin_mul_overflow(g->n, g->c, &in) || __builtin_mul_overflow(in, g->h, &in) ||
+      __builtin_mul_overflow(in, g->w, &in) || __builtin_mul_overflow(g->c, g->kh, &cols) ||
+      __builtin_mul_overflow(cols, g->kw, &cols) || __builtin_mul_overflow(cols, g->oh, &cols) ||
+      __builtin_mul_overflow(cols, g->ow, &cols) || __builtin_mul_overflow(g->n, g->o, &out) ||
+      __builtin_mul_overflow(out, g->oh, &out) || __builtin_mul_overflow(out, g->ow, &out))
+    return mt_fail("%s: too large: a %lldx%lld kernel (dilation %lldx%lld, padding %lldx%lld) over %lldx%lld images "
+                   "of %lld channels", op, (long long)g->kh, (long long)g->kw, (long long)g->dh, (long long)g->dw,
+                   (long long)g->ph, (long long)g->pw, (long long)g->h, (long long)g->w, (long long)g->c);
+  return 0;
 }
 
 static int check_params(const char *op, const int64_t *stride, const int64_t *dilation, int64_t groups) {
@@ -62,6 +80,7 @@ int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const
                       0, 0, stride[0], stride[1], pad_before[0], pad_before[1], dilation[0], dilation[1], groups};
   g->oh = out_size(g->h, g->kh, g->sh, pad_before[0], pad_after[0], g->dh);
   g->ow = out_size(g->w, g->kw, g->sw, pad_before[1], pad_after[1], g->dw);
+  if (check_sizes(g, op)) return -1;
   if (g->oh < 1 || g->ow < 1 || g->kh < 1 || g->kw < 1)
     return mt_fail("%s: kernel size %lldx%lld (dilation %lldx%lld) does not fit the input padded by (%lld, %lld)x(%lld, %lld) "
                    "(input %s, weight %s)", op, (long long)g->kh, (long long)g->kw, (long long)g->dh, (long long)g->dw,
@@ -91,14 +110,14 @@ int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor
     if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i])
       return mt_fail("%s: output padding (%lld) must be smaller than either stride (%lld) or dilation (%lld)", op,
                      (long long)output_padding[i], (long long)stride[i], (long long)dilation[i]);
-    int overflow = 0;
-    int64_t grown = mt_size_mul(x->shape[2 + i] - 1, stride[i], &overflow);
-    int64_t reach = mt_size_add(mt_size_mul(dilation[i], w->shape[2 + i] - 1, &overflow), output_padding[i] + 1, &overflow);
-    size[i] = mt_size_add(mt_size_sub(grown, mt_size_mul(2, padding[i], &overflow), &overflow), reach, &overflow);
-    if (overflow)
-      return mt_fail("%s: the output size overflows for input %s, weight %s, stride %lld, padding %lld, dilation %lld",
-                     op, mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw), (long long)stride[i],
-                     (long long)padding[i], (long long)dilation[i]);
+    int64_t span, reach, crop;                 /* output_padding + 1 fits: it is below stride or dilation */
+    if (__builtin_mul_overflow(x->shape[2 + i] - 1, stride[i], &span) ||
+        __builtin_mul_overflow(dilation[i], w->shape[2 + i] - 1, &reach) || __builtin_add_overflow(span, reach, &span) ||
+        __builtin_add_overflow(span, output_padding[i] + 1, &span) || __builtin_mul_overflow(padding[i], 2, &crop) ||
+        __builtin_sub_overflow(span, crop, &size[i]))
+      return mt_fail("%s: too large: stride %lld, padding %lld and dilation %lld for input %s and weight %s", op,
+                     (long long)stride[i], (long long)padding[i], (long long)dilation[i],
+                     mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
     if (size[i] < 1 || w->shape[2 + i] < 1)
       return mt_fail("%s: the output would be empty (%lld) for input %s and weight %s", op, (long long)size[i],
                      mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
@@ -110,7 +129,7 @@ int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor
   *g = (mt_conv_geom){x->shape[0], out_channels, size[0], size[1], w->shape[0], w->shape[2], w->shape[3],
                       x->shape[2], x->shape[3], stride[0], stride[1], padding[0], padding[1],
                       dilation[0], dilation[1], groups};
-  return 0;
+  return check_sizes(g, op);
 }
 
 int mt_unfold_geom_make(mt_conv_geom *g, const char *op, const int64_t *image, const int64_t *k, const int64_t *d,
@@ -124,6 +143,7 @@ int mt_unfold_geom_make(mt_conv_geom *g, const char *op, const int64_t *image, c
                       d[0], d[1], 1};
   g->oh = out_size(g->h, g->kh, g->sh, p[0], p[0], g->dh);
   g->ow = out_size(g->w, g->kw, g->sw, p[1], p[1], g->dw);
+  if (check_sizes(g, op)) return -1;
   if (g->oh < 1 || g->ow < 1)
     return mt_fail("%s: kernel %lldx%lld (dilation %lldx%lld) does not fit the input %lldx%lld padded by %lldx%lld", op,
                    (long long)k[0], (long long)k[1], (long long)d[0], (long long)d[1], (long long)image[2],
