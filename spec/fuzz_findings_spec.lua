@@ -126,6 +126,12 @@ describe('sizes that overflow', function()
            F.conv_transpose2d, x, w, nil, {dilation = 1 << 62})
   end)
 
+  it('group_norm refuses more groups than its statistics can count', function()
+    raises('group_norm: 0 channels %(input size 3x0%) cannot be split into 9223372036854775807 groups',
+           F.group_norm, torch.zeros(3, 0), math.maxinteger)
+    assert.are.equal('3x0', tostring(F.group_norm(torch.zeros(3, 0), 2):size()))
+  end)
+
   it('roll by the most negative shift has a gradient', function()
     local x = torch.randn(5, {requires_grad = true})
     x:roll(math.mininteger):sum():backward()

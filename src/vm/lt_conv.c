@@ -233,7 +233,8 @@ static int l_group_norm(lua_State *L) {
   const double eps = luaL_checknumber(L, 5);
   const mt_norm_geom g = channel_geom(L, x, op, groups);
   char buf[128];
-  if (groups < 1 || g.c % groups)
+  int64_t count;                                 /* the statistics: one per sample and group */
+  if (groups < 1 || g.c % groups || __builtin_mul_overflow(g.n, groups, &count))
     LT_TRY(L, mt_fail("%s: %lld channels (input size %s) cannot be split into %lld groups", op, (long long)g.c,
                       mt_shape_str(x, buf, sizeof buf), (long long)groups));
   mt_tensor *stats = lt_push(L);
