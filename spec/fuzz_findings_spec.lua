@@ -113,6 +113,8 @@ describe('sizes that overflow', function()
   it('fold, unfold and the convolutions refuse geometries whose sizes overflow', function()
     raises('fold: too large: a 1x1 kernel %(dilation 1x1, padding 0x0%) over 4611686018427387904x1 images of 2 channels',
            F.fold, torch.randn(1, 2, 1), {1 << 62, 1}, 1)
+    raises('fold: the output size must be positive, got %-9223372036854775808x%-9223372036854775808',
+           F.fold, torch.randn(1, 2, 1), math.mininteger, 1)
     raises('unfold: too large: a 2x2 kernel %(dilation 1x1, padding 9223372036854775807x9223372036854775807%)',
            F.unfold, torch.randn(1, 1, 3, 3), 2, {padding = math.maxinteger})
     local x, w = torch.randn(1, 1, 3, 3), torch.randn(1, 1, 2, 2)
@@ -124,6 +126,11 @@ describe('sizes that overflow', function()
            F.conv_transpose2d, x, w, nil, {stride = math.maxinteger})
     raises('conv_transpose2d: too large: a 2x2 kernel %(dilation 4611686018427387904x4611686018427387904',
            F.conv_transpose2d, x, w, nil, {dilation = 1 << 62})
+  end)
+
+  it('max_pool2d checks its padding against half the kernel without doubling it', function()
+    raises('max_pool2d: padding 4611686018427387904 must be between 0 and half the kernel size 9223372036854775806',
+           torch._max_pool2d_indices, torch.randn(1, 1, 4, 4), math.maxinteger - 1, 1, 1, 1, 1 << 62, 0, 1, 1, false)
   end)
 
   it('group_norm refuses more groups than its statistics can count', function()

@@ -168,6 +168,8 @@ static int l_fold(lua_State *L) {
   read_ints(L, 2, 10, v);
   char b[128];
   if (x->ndim != 3) luaL_error(L, "%s: expected a 3-D input (N, C * kh * kw, L), got size %s", op, mt_shape_str(x, b, sizeof b));
+  if (v[0] < 1 || v[1] < 1)
+    LT_TRY(L, mt_fail("%s: the output size must be positive, got %lldx%lld", op, (long long)v[0], (long long)v[1]));
   int overflow = 0;
   const int64_t taps = mt_size_mul(v[2], v[3], &overflow);
   if (overflow || taps < 1 || x->shape[1] % taps)
