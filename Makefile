@@ -111,7 +111,7 @@ install: all
 	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
 
 clean:
-	rm -rf build build-asan build-fuzz build-fuzz-api
+	rm -rf build build-asan build-fuzz
 
 # Fuzzing: make fuzz [SECONDS=60] [SEED=n] runs the API fuzzer for SECONDS,
 # then, where clang is installed, each loader fuzzer for SECONDS too (three
@@ -128,15 +128,8 @@ fuzz: fuzz-api
 	@if command -v clang > /dev/null; then $(MAKE) fuzz-loaders; \
 	  else echo "fuzz: clang not found, the loader fuzzers (make fuzz-loaders) are skipped"; fi
 
-# TEMPORARY (issue 17): while fuzz/known_bugs.supp lists known bugs, the API
-# fuzzer runs on a build of its own, the same but with UBSan's signed-overflow
-# reports recoverable, so that those listed can be suppressed (halt_on_error
-# keeps every other report fatal). Once the list is empty, fuzz-api runs on
-# build-asan again and this build goes.
-FUZZ_API_BUILD := build-fuzz-api
-fuzz-api:
-	$(MAKE) BUILD=$(FUZZ_API_BUILD) OPT=-O1 SAN='$(ASAN_SAN) -fsanitize-recover=signed-integer-overflow' all
-	$(if $(CALLS),FUZZ_CALLS=$(CALLS)) sh fuzz/run_api.sh $(FUZZ_API_BUILD)/th $(SECONDS) $(SEED)
+fuzz-api: asan-build
+	$(if $(CALLS),FUZZ_CALLS=$(CALLS)) sh fuzz/run_api.sh $(ASAN_BUILD)/th $(SECONDS) $(SEED)
 
 # Fuzzing the loaders with libFuzzer: make fuzz-loaders [FUZZ_SECONDS=SECONDS]. clang
 # builds the engine into build-fuzz under AddressSanitizer with coverage, one

@@ -42,16 +42,7 @@ local DENY = {
   ['torch.set_num_threads'] = true, ['torch.setnumthreads'] = true,
 }
 
--- TEMPORARY (issue 17): functions with known bugs, being fixed in the shape and size
--- checks, that ASan reports (UBSan's known reports are suppressed instead, in
--- fuzz/known_bugs.supp); this list empties when that fix lands.
-local KNOWN_BUGS = {
-  -- huge strides or offsets make a view past its storage (heap-buffer-overflow on reading it)
-  'torch.as_strided', 'torch.Tensor.as_strided',
-}
-
 for name in (os.getenv('FUZZ_SKIP') or ''):gmatch('[^,%s]+') do DENY[name] = true end
-for _, name in ipairs(KNOWN_BUGS) do DENY[name] = true end
 
 -- ---- the pool: Lua expressions, so that a logged call reads as a script ----
 local DTYPES = {'float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16',

@@ -20,7 +20,7 @@ log=$work/last-call.lua
 # process holds over 4 GB, fails as out of memory (the engine must turn that into a
 # Lua error) rather than take the machine's memory; ASan's warning on each is dropped.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_abort=1:allocator_may_return_null=1:max_allocation_size_mb=1024:soft_rss_limit_mb=4096
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1:suppressions=$root/fuzz/known_bugs.supp
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 echo "fuzz: API fuzzer, seed $seed, $seconds s (replay: make fuzz-api SEED=$seed SECONDS=$seconds)"
 
 mkfifo "$work/stderr"
