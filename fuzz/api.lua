@@ -108,7 +108,9 @@ local POOL = {
            '{kernel_size = 2, stride = 1}', "{size = {3, 3}, mode = 'bilinear', align_corners = true}",
            '{scale_factor = 1e308}', '{generator = torch.Generator()}',
            '{retain_graph = true, create_graph = true}', '{ignore_index = -1, label_smoothing = 0.5}',
-           'setmetatable({}, {__len = function() return math.maxinteger end})',
+           -- a length no table has, told to C code (which must check it); Lua code gets 2,
+           -- for a Lua loop to #t, as any Lua library writes, would only exhaust memory
+           "setmetatable({}, {__len = function() return debug.getinfo(2, 'S').what == 'C' and math.maxinteger or 2 end})",
            "setmetatable({2, 3}, {__index = function() error('fuzz: __index raised') end})",
            -- (ipairs stops at the first nil: these end at 3)
            'setmetatable({}, {__index = function(_, k) collectgarbage() if k ~= 3 then return 2 end end})',
