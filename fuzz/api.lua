@@ -265,7 +265,8 @@ local unclear = {}
 local function note_error(err)
   local msg = tostring(err)
   if msg:find('attempt to ') or msg:find('stack overflow') then
-    local key = msg:gsub('%d+%.?%d*', 'N'):sub(1, 160)
+    local where, what = msg:match('^(.-:%d+: )(.*)$')       -- the place stays, the values go
+    local key = ((where or '') .. (what or msg):gsub('%d+%.?%d*', 'N')):sub(1, 160)
     unclear[key] = (unclear[key] or 0) + 1
   end
 end
