@@ -43,6 +43,16 @@ describe('metamethods called from Lua', function()
     collectgarbage()
   end)
 
+  it('a graph node released by __gc is no node after', function()
+    local node = (torch.ones(2, {requires_grad = true}) * 2).grad_fn
+    local nmt = getmetatable(node)
+    nmt.__gc(node)
+    nmt.__gc(node)
+    assert.is_nil(getmetatable(node))
+    raises('torch.autograd.Node expected', nmt.__tostring, node)
+    collectgarbage()
+  end)
+
   it('__index, __newindex and __len check that they were given a tensor', function()
     raises('^index: argument 1 must be a tensor, got number', mt.__index, 3, 4)
     raises('^index assignment: argument 1 must be a tensor, got string', mt.__newindex, 'x', 1, 2)
@@ -67,6 +77,10 @@ describe('tables whose length comes from __len', function()
     raises('index_select: a table of indices must have 0 to 2147483647', x.index_select, x, 1, claims(-5))
     raises('sum: a table of dims must have 0 to 16', x.sum, x, claims(1 << 40), false)
     raises('tensor: a table of values must have 0 to 2147483647', torch.tensor, claims(-3))
+    -- these cut the length to an int, so -1 flipped nothing and -5 went on to a huge buffer
+    raises('flip: a table of dims must have 0 to 16, got a length of %-1', x.flip, x, claims(-1))
+    raises('cat: a table of tensors must have 0 to 2147483647, got a length of %-5', torch.cat, claims(-5))
+    raises('split: a table of sizes must have 0 to 2147483647', x.split, x, claims(-2))
   end)
 
   it('torch.tensor refuses a table that answers otherwise the second time it is read', function()

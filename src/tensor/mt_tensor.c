@@ -160,7 +160,7 @@ int64_t mt_shape_numel(const char *op, int ndim, const int64_t *shape) {
     if (shape[i] == 0) { empty = 1; continue; }
     if (nonzero > MT_MAX_NUMEL / shape[i]) {
       char b[256];
-      return mt_fail("%s: size %s is too large (more than 2^60 elements)", op, mt_dims_str(shape, ndim, b, sizeof b));
+      return mt_fail("%s: size %s is too large (a tensor holds at most 2^60 - 1 elements)", op, mt_dims_str(shape, ndim, b, sizeof b));
     }
     nonzero *= shape[i];
   }

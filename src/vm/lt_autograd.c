@@ -20,10 +20,15 @@ static void push_node(lua_State *L, mt_node *n) {
   luaL_setmetatable(L, "torch.autograd.Node");
 }
 
+/* Releases once, and takes the metatable with it: __gc called again from Lua,
+   or any method after it, meets a plain userdata and raises. */
 static int node_gc(lua_State *L) {
-  lt_node *u = luaL_checkudata(L, 1, "torch.autograd.Node");
+  lt_node *u = luaL_testudata(L, 1, "torch.autograd.Node");
+  if (!u) return 0;
   mt_ag_node_release(u->node);
   u->node = NULL;
+  lua_pushnil(L);
+  lua_setmetatable(L, 1);
   return 0;
 }
 
@@ -444,8 +449,8 @@ static int tensor_list(lua_State *L, int i, mt_tensor **out, int max, int nil_ok
   if (t) { out[0] = t; return 1; }
   if (lua_type(L, i) != LUA_TTABLE)
     luaL_error(L, "%s: %s must be a tensor or a list of tensors, got %s", op, what, luaL_typename(L, i));
-  int n = (int)luaL_len(L, i);
-  if (n < 1 || n > max) luaL_error(L, "%s: %s must hold 1 to %d tensors, got %d", op, what, max, n);
+  int n = (int)lt_len(L, i, max, what, op);
+  if (n < 1) luaL_error(L, "%s: %s must hold 1 to %d tensors, got %d", op, what, max, n);
   for (int k = 0; k < n; k++) {
     lua_geti(L, i, k + 1);
     out[k] = lt_test(L, -1);

@@ -138,7 +138,7 @@ static int s_file_tensors(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   int mapped = lua_toboolean(L, 3);
   const char *op = luaL_checkstring(L, 4);
-  int n = (int)luaL_len(L, 2);
+  int n = (int)lt_len(L, 2, LT_MAX_TABLE_LEN, "tensor specs", op);
   mt_tensor *file = lt_push(L);                   /* the mapping, freed by the collector on an error */
   if (mt_map_file(file, path, MT_UINT8)) luaL_error(L, "%s: %s", op, mt_error());
   int64_t file_bytes = file->shape[0];

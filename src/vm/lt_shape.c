@@ -38,8 +38,7 @@ static int read_dims(lua_State *L, int i, int ndim, int *dims, const char *op) {
     dims[0] = lt_check_dim(L, i, ndim, op);
     return 1;
   }
-  int n = (int)luaL_len(L, i);
-  if (n > MT_MAX_DIMS) luaL_error(L, "%s: %d dims given, at most %d allowed", op, n, MT_MAX_DIMS);
+  int n = (int)lt_len(L, i, MT_MAX_DIMS, "dims", op);
   for (int k = 0; k < n; k++) {
     lua_geti(L, i, k + 1);
     dims[k] = lt_check_dim(L, lua_gettop(L), ndim, op);
@@ -57,7 +56,7 @@ static int join(lua_State *L, int stack) {
   const mt_tensor *small[LT_SHAPE_SMALL], **ts;
   int n, dim_at;
   if (lua_type(L, 1) == LUA_TTABLE && !lt_test(L, 1)) {
-    n = (int)luaL_len(L, 1);
+    n = (int)lt_len(L, 1, LT_MAX_TABLE_LEN, "tensors", op);
     dim_at = 2;
     lua_settop(L, dim_at);                     /* scratch space goes above */
     ts = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *ts);
@@ -115,7 +114,7 @@ static int s_split(lua_State *L) {
   int dim = lua_isnoneornil(L, 3) ? 0 : lt_check_dim(L, 3, t->ndim, "split");
   int64_t small[LT_SHAPE_SMALL], *sizes, n;
   if (lua_type(L, 2) == LUA_TTABLE) {
-    n = (int64_t)luaL_len(L, 2);
+    n = lt_len(L, 2, LT_MAX_TABLE_LEN, "sizes", "split");
     sizes = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *sizes);
     for (int64_t i = 0; i < n; i++) {
       int ok;
