@@ -246,7 +246,7 @@ int mt_unflatten(mt_tensor *r, const mt_tensor *t, int dim, const int64_t *sizes
     if (i > 0 && mt_mul_size("unflatten", stride, out[i], &stride)) { mt_tensor_release(r); return -1; }
   }
   r->ndim = t->ndim - 1 + n;
-  return mt_check_view("unflatten", r) ? (mt_tensor_release(r), -1) : 0;
+  return mt_view_end("unflatten", r);
 }
 
 int mt_movedim(mt_tensor *r, const mt_tensor *t, const int *src, const int *dst, int n) {

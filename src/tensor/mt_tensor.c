@@ -539,9 +539,7 @@ static int view_begin(mt_tensor *r, const mt_tensor *t) {
   return 0;
 }
 
-/* Ends a view constructor whose sizes, strides or offset came from the
-   caller's numbers: r is released when its geometry fails mt_check_view. */
-static int view_end(const char *op, mt_tensor *r) {
+int mt_view_end(const char *op, mt_tensor *r) {
   if (mt_check_view(op, r) == 0) return 0;
   mt_tensor_release(r);
   return -1;
@@ -566,7 +564,7 @@ int mt_as_strided(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *sha
   r->offset = offset;
   memcpy(r->shape, shape, sizeof(int64_t) * (size_t)ndim);
   memcpy(r->stride, stride, sizeof(int64_t) * (size_t)ndim);
-  return view_end("as_strided", r);
+  return mt_view_end("as_strided", r);
 }
 
 /* Infers a -1 entry and checks the element count. */
@@ -759,7 +757,7 @@ int mt_expand(mt_tensor *r, const mt_tensor *t, int ndim, const int64_t *shape) 
   r->ndim = ndim;
   memcpy(r->shape, sh, sizeof(int64_t) * (size_t)ndim);
   memcpy(r->stride, st, sizeof(int64_t) * (size_t)ndim);
-  return view_end("expand", r);
+  return mt_view_end("expand", r);
 }
 
 int mt_unfold(mt_tensor *r, const mt_tensor *t, int dim, int64_t size, int64_t step) {

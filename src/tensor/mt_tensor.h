@@ -83,6 +83,9 @@ static inline int mt_range_ok(int64_t start, int64_t len, int64_t size) {
    storage. -1 with an error naming op, shape, strides and offset otherwise.
    Every view constructor ends with it. */
 int mt_check_view(const char *op, const mt_tensor *t);
+/* Ends a view constructor whose sizes, strides or offset came from the
+   caller's numbers: r is released (and -1 returned) when it fails mt_check_view. */
+int mt_view_end(const char *op, mt_tensor *r);
 
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
