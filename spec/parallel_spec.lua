@@ -5,6 +5,7 @@
 local torch = require 'torch'
 local nn = require 'nn'
 local data = require 'data'
+local th = dofile('spec/support/th.lua')
 
 -- fn() run at each thread count; the count is restored whatever happens
 local function at_threads(counts, fn)
@@ -111,5 +112,69 @@ describe('the thread pool', function()
         assert.is_true(math.abs(lin.weight.grad[o][i] - s) < 1e-5)
       end
     end
+  end)
+
+  -- Busy loops in other processes, one per core this process may use; each
+  -- dies by itself after 20 s should the spec fail before it kills them.
+  local function start_busy_loops()
+    local cores = tonumber(io.popen('nproc'):read('a'))
+    local pids = {}
+    for i = 1, cores do
+      local p = io.popen("timeout 20 sh -c 'while :; do :; done' > /dev/null 2>&1 & echo $!")
+      pids[i] = p:read('l')
+      p:close()
+    end
+    return pids
+  end
+
+  -- Polls torch._parallel_width() for up to `seconds` until it is `want`.
+  local function width_becomes(want, seconds)
+    local deadline = os.time() + seconds
+    repeat
+      if torch._parallel_width() == want then return true end
+      local t = os.clock() + 0.005
+      while os.clock() < t do end          -- busy: readings are taken while loops run
+    until os.time() > deadline
+    return torch._parallel_width() == want
+  end
+
+  it('runs loops on the caller alone while other processes keep every core busy, and splits them again after', function()
+    local before = torch.getnumthreads()
+    torch.setnumthreads(2)
+    local pids = start_busy_loops()
+    local ok, err = pcall(function()
+      assert.is_true(width_becomes(1, 3), 'the pool kept 2 threads beside a busy loop on every core')
+      local x = torch.arange(0, 300001, {dtype = 'float64'})
+      assert.are.equal(300001 * 300000, (x * 2):sum():item())   -- results as defined meanwhile
+    end)
+    os.execute('kill ' .. table.concat(pids, ' ') .. ' 2> /dev/null')
+    local back = ok and width_becomes(2, 5)
+    torch.setnumthreads(before)
+    assert(ok, err)
+    assert.is_true(back, 'the pool stayed on one thread after the busy loops ended')
+  end)
+
+  it("leaves no BLAS threads running beside its own, at start-up nor after forking DataLoader workers", function()
+    -- Debian's OpenBLAS starts a server thread per core when it loads, and its
+    -- fork handlers start them again; idle, they spin on sched_yield
+    local script = os.tmpname()
+    local f = assert(io.open(script, 'w'))
+    f:write([[
+      local data = require 'data'
+      torch.setnumthreads(2)
+      local function threads() return tonumber(io.open('/proc/self/status'):read('a'):match('Threads:%s*(%d+)')) end
+      local D = torch.class('data.SpecThreadsDS', 'data.Dataset')
+      function D:size() return 4 end
+      function D:get(i) return torch.tensor({i}) end
+      local at_start = threads()
+      local n = 0
+      for _, b in data.DataLoader(D(), {batch_size = 2, num_workers = 2}):iter() do n = n + b:numel() end
+      print(at_start, threads(), n)
+    ]])
+    f:close()
+    local ok, out = th.run(script)
+    os.remove(script)
+    assert.is_true(ok, out)
+    assert.are.equal('1\t1\t4', out:match('[^\n]*\n?$'):gsub('\n', ''))
   end)
 end)

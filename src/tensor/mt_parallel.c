@@ -9,8 +9,10 @@
    spins on sched_yield, each stealing the other's core. Here the caller
    never waits for a chunk nobody has started, and OpenBLAS never starts
    threads of its own (mt_linalg splits large products over this pool). */
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
 #include "mt_parallel.h"
 #include "mt_tensor.h"
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,6 +47,24 @@
 /* waits shorter than this are a worker waking up, never a pause */
 #define MT_POOL_LATE_MIN_NS 50000
 
+/* A loaded machine, seen before it costs anything: every MT_POOL_LOAD_NS
+   the caller of a loop reads how many threads the whole system has ready to
+   run (/proc/loadavg's fourth field) and takes away its own (itself and its
+   workers not asleep). What is left runs on cores the pool would share; a
+   loop uses at most the cores allowed to the process less those. On an idle
+   machine the count is the process's own threads, so nothing changes; with
+   one other busy thread on two cores loops run on the caller alone instead
+   of losing a time slice whenever a worker is paused. The lateness rule
+   above stays as the fallback for load that comes and goes between two
+   readings (and where /proc cannot be read). */
+#define MT_POOL_LOAD_NS 10000000
+/* A reading is a snapshot: a worker waking up, a kernel thread, a shell
+   command count as runnable for microseconds. Only the least of the last
+   MT_POOL_LOAD_READINGS readings counts (of two at least, when a process
+   has just started), so load must last that many readings (20-30 ms) to
+   be taken into account, and is let go at once. */
+#define MT_POOL_LOAD_READINGS 3
+
 /* state: the loop's generation (high 32 bits) and its next unclaimed chunk
    (low 32 bits). While a loop's fields are written the low half is CLOSED,
    so no worker can claim a chunk of a loop half set up. */
@@ -62,6 +82,10 @@ static struct {
   _Atomic int started;         /* workers started, in slots 1..started */
   _Atomic int64_t solo_until;  /* loops run inline until this time (now_ns), see MT_POOL_SOLO_NS */
   int late;                    /* loops in a row whose workers were late; written only under busy */
+  _Atomic int64_t load_at;     /* when the load was last read (now_ns): its reader's claim */
+  _Atomic int free_cores;      /* cores the last readings left to the pool (0: not known) */
+  int others[MT_POOL_LOAD_READINGS];   /* the last readings of other runnable threads */
+  int reading;                 /* readings taken (the next slot of others, modulo) */
   pthread_mutex_t start_lock;
 } pool = {.state = CLOSED, .start_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -72,6 +96,61 @@ static _Atomic int num_threads = 1;
    __tls_get_addr each time from this shared library. */
 static _Thread_local int tls_slot __attribute__((tls_model("initial-exec")));
 static _Thread_local int tls_in_chunk __attribute__((tls_model("initial-exec")));
+
+/* The number of runnable threads in the system, from /proc/loadavg
+   ("0.10 0.20 0.30 3/120 4567": 3 runnable), or -1. */
+static int system_runnable(void) {
+#ifdef __linux__
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  ssize_t len = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (len <= 0) return -1;
+  buf[len] = 0;
+  const char *p = buf;
+  for (int field = 0; field < 3; field++) {   /* skip the three averages */
+    while (*p && *p != ' ') p++;
+    while (*p == ' ') p++;
+  }
+  if (*p < '0' || *p > '9') return -1;
+  int n = 0;
+  while (*p >= '0' && *p <= '9' && n < 1000000) n = n * 10 + (*p++ - '0');
+  return *p == '/' ? n : -1;
+#else
+  return -1;
+#endif
+}
+
+/* Cores this process may run on, or 0 when unknown. */
+static int allowed_cores(void) {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+  return 0;
+}
+
+/* Cores left to the pool by the rest of the system, refreshed at most every
+   MT_POOL_LOAD_NS (see there) by the caller that finds the reading stale and
+   claims it; 0 when not known. */
+static int free_cores(int64_t now) {
+  int64_t at = atomic_load(&pool.load_at);
+  if (now - at < MT_POOL_LOAD_NS || !atomic_compare_exchange_strong(&pool.load_at, &at, now))
+    return atomic_load(&pool.free_cores);
+  int runnable = system_runnable(), cores = allowed_cores(), spare = 0;
+  if (runnable >= 0 && cores > 0) {
+    int ours = 1 + atomic_load(&pool.started) - atomic_load(&pool.sleepers);
+    pool.others[pool.reading++ % MT_POOL_LOAD_READINGS] = runnable > ours ? runnable - ours : 0;
+    int taken = pool.reading < MT_POOL_LOAD_READINGS ? pool.reading : MT_POOL_LOAD_READINGS;
+    int others = taken < 2 ? 0 : pool.others[0];   /* one reading alone proves nothing */
+    for (int i = 1; i < taken; i++)
+      if (pool.others[i] < others) others = pool.others[i];
+    spare = cores > others ? cores - others : 1;
+  }
+  atomic_store(&pool.free_cores, spare);
+  return spare;
+}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -156,6 +235,10 @@ static void after_fork_child(void) {
   atomic_store(&pool.state, CLOSED);
   atomic_store(&pool.solo_until, 0);
   pool.late = 0;
+  pool.load_at = 0;
+  pool.free_cores = 0;
+  pool.reading = 0;
+  for (int i = 0; i < MT_POOL_LOAD_READINGS; i++) pool.others[i] = 0;
 }
 
 /* Starts workers up to slot want; returns how many threads a loop can use
@@ -165,8 +248,6 @@ static int start_workers(int want) {
   int started = atomic_load(&pool.started);
   if (started >= want) return want + 1;
   pthread_mutex_lock(&pool.start_lock);
-  static int registered;
-  if (!registered) registered = pthread_atfork(NULL, NULL, after_fork_child) == 0;
   if (pool.started < want) {
     sigset_t all, old;
     sigfillset(&all);
@@ -191,19 +272,13 @@ static int start_workers(int want) {
 void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  int width = mt_parallel_width();
   int64_t nchunks = n / grain;
-  int idle = 0;
-  if (width < 2 || nchunks < 2 || !atomic_compare_exchange_strong(&pool.busy, &idle, 1)) {
+  int width = nchunks < 2 ? 1 : mt_parallel_width(), idle = 0;
+  if (width < 2 || !atomic_compare_exchange_strong(&pool.busy, &idle, 1)) {
     fn(ctx, 0, n);
     return;
   }
   int64_t start = now_ns();
-  if (start < atomic_load(&pool.solo_until)) {
-    atomic_store(&pool.busy, 0);
-    fn(ctx, 0, n);
-    return;
-  }
   width = start_workers(width - 1);
   if (nchunks > (int64_t)width * MT_POOL_CHUNKS_PER_THREAD) nchunks = (int64_t)width * MT_POOL_CHUNKS_PER_THREAD;
   if (width < 2) {
@@ -245,18 +320,57 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   atomic_store(&pool.busy, 0);
 }
 
-int mt_parallel_width(void) { return tls_in_chunk ? 1 : atomic_load(&num_threads); }
+int mt_parallel_width(void) {
+  if (tls_in_chunk) return 1;
+  int width = atomic_load(&num_threads);
+  if (width < 2) return width;
+  int64_t now = now_ns();
+  if (now < atomic_load(&pool.solo_until)) return 1;
+  int spare = free_cores(now);
+  return spare > 0 && spare < width ? spare : width;
+}
+
+int mt_parallel_slots(void) { return tls_in_chunk ? tls_slot + 1 : atomic_load(&num_threads); }
 
 int mt_parallel_slot(void) { return tls_slot; }
 
 /* ---- the thread count ---- */
+/* OpenBLAS runs on one thread per call (the pool splits large products).
+   Debian's default OpenBLAS is built on pthreads and starts a server thread
+   per core when it loads, which spins on sched_yield for a while whenever it
+   is idle -- at start-up, and again after each fork, whose handlers restart
+   the server in parent and child. A thread that only spins takes a core
+   from the pool (and the pool's load reading counts it as another busy
+   thread), so the server is stopped once calls are single-threaded and after
+   every fork. The symbol is weak: other OpenBLAS builds (serial, OpenMP) or
+   other BLAS libraries have no such server. */
 extern void openblas_set_num_threads(int);
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
+static void blas_server_stop(void) {
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
+/* Registered after OpenBLAS's own handlers (its library is loaded first),
+   so these run after the server has been restarted. */
+static void after_fork_parent(void) { blas_server_stop(); }
+static void after_fork(void) {
+  after_fork_child();
+  blas_server_stop();
+}
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static void blas_single_threaded(void) {
+  openblas_set_num_threads(1);
+  blas_server_stop();
+  pthread_atfork(NULL, after_fork_parent, after_fork);
+}
 
 void mt_set_num_threads(int n) {
   if (n < 1) n = 1;
   if (n > MT_POOL_MAX) n = MT_POOL_MAX;
   atomic_store(&num_threads, n);
-  openblas_set_num_threads(1);
+  pthread_once(&blas_once, blas_single_threaded);
 }
 
 int mt_get_num_threads(void) { return atomic_load(&num_threads); }

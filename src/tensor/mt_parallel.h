@@ -26,10 +26,15 @@ static inline int64_t mt_parallel_items(int64_t elements, int64_t work, int64_t 
   return elements > per_item ? (elements + per_item - 1) / per_item : 1;
 }
 
-/* The number of threads mt_parallel_for may use right now (1 inside a
-   chunk): the size of a scratch array indexed by mt_parallel_slot(). */
+/* The number of threads a loop started now would use (1 inside a chunk):
+   mt_get_num_threads(), less the cores other busy threads of the system
+   hold, and 1 while the pool's workers are being paused (mt_parallel.c).
+   Kernels size their splits by it; it may change from one call to the next. */
 int mt_parallel_width(void);
-/* The running thread's slot, 0 .. mt_parallel_width() - 1: stable for the
+/* The size of a scratch array indexed by mt_parallel_slot(): every slot a
+   chunk of a loop started now can run in is below it. */
+int mt_parallel_slots(void);
+/* The running thread's slot, 0 .. mt_parallel_slots() - 1: stable for the
    length of a chunk, 0 outside any parallel loop. */
 int mt_parallel_slot(void);
 

@@ -285,7 +285,7 @@ int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, i
   if (rc == 0) rc = taps_build(&tw, rs, 1, src[1], dst[1]);
   const int64_t h = src[0], w = src[1], oh = dst[0], ow = dst[1];
   const int64_t planes = plane[0] * plane[1] > 0 ? mt_numel(x) / (plane[0] * plane[1]) : 0;
-  const int nt = mt_parallel_width();
+  const int nt = mt_parallel_slots();
   int overflow = 0;
   const int64_t tmp_size = adjoint ? mt_size_mul(oh, w, &overflow) : mt_size_mul(h, ow, &overflow);
   const size_t es = mt_dtypes[x->dtype].size;

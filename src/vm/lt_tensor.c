@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lt.h"
 #include "../tensor/mt_alloc.h"
+#include "../tensor/mt_parallel.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_shape.h"
 
@@ -1099,6 +1100,9 @@ static int t_get_default_dtype(lua_State *L) { lt_push_dtype(L, lt_default_dtype
 
 static int t_setnumthreads(lua_State *L) { mt_set_num_threads((int)luaL_checkinteger(L, 1)); return 0; }
 static int t_getnumthreads(lua_State *L) { lua_pushinteger(L, mt_get_num_threads()); return 1; }
+/* torch._parallel_width(): the threads a parallel loop started now would
+   use, after the pool's look at the machine's load (for specs). */
+static int t_parallel_width(lua_State *L) { lua_pushinteger(L, mt_parallel_width()); return 1; }
 
 static int t_memory_stats(lua_State *L) {
   mt_alloc_stats s;
@@ -1150,6 +1154,7 @@ static const luaL_Reg functions[] = {
   {"set_default_dtype", t_set_default_dtype}, {"get_default_dtype", t_get_default_dtype},
   {"setnumthreads", t_setnumthreads}, {"getnumthreads", t_getnumthreads},
   {"set_num_threads", t_setnumthreads}, {"get_num_threads", t_getnumthreads},
+  {"_parallel_width", t_parallel_width},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
   {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor},
   {"view", t_view}, {"reshape", t_reshape}, {"transpose", t_transpose}, {"t", t_t},
