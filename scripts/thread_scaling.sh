@@ -4,12 +4,22 @@
 # ratio 2-thread / 1-thread. More threads must never be slower: a case whose
 # ratio passes SLACK (default 1.05, the machine's run-to-run noise) is marked
 # SLOWER and the script exits 1. Not part of `make test` (timings never are).
-#   scripts/thread_scaling.sh [bench names...]     RUNS=5 SLACK=1.05
+# LOAD=n runs every measurement beside n busy loops in other processes (a
+# shared or loaded machine): 2 threads must still not be slower than 1.
+#   scripts/thread_scaling.sh [bench names...]     RUNS=5 SLACK=1.05 LOAD=0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 SLACK=${SLACK:-1.05}
-TH=./build/th
+LOAD=${LOAD:-0}
+TH=${TH:-./build/th}   # TH=path: another build
+busy=()
+stop_busy() { [ ${#busy[@]} -eq 0 ] || kill "${busy[@]}" 2> /dev/null || true; }
+trap stop_busy EXIT
+for ((i = 0; i < LOAD; i++)); do
+  sh -c 'while :; do :; done' & busy+=($!)
+done
+[ "$LOAD" -eq 0 ] || echo "beside $LOAD busy loop(s)"
 [ -x "$TH" ] || make -s all
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
