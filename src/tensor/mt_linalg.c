@@ -263,8 +263,11 @@ static void run_blocks(const batch_plan *p, int64_t i, int blas) {
   int64_t dim = by_columns ? g->n : g->m;
   int64_t units = (dim + MT_LINALG_BLOCK_ALIGN - 1) / MT_LINALG_BLOCK_ALIGN;
   int64_t parts = g->m > 1 && g->n > 1 && blas ? macs(g->m, g->n, g->k) / MT_LINALG_BLOCK_GRAIN : 1;
-  if (parts > mt_parallel_width()) parts = mt_parallel_width();
   if (parts > units) parts = units;
+  if (parts >= 2) {   /* the width reads the clock (and now and then the load): only when it matters */
+    const int width = mt_parallel_width();
+    if (parts > width) parts = width;
+  }
   if (parts < 2) {
     run_product(p, i);
     return;

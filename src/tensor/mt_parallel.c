@@ -122,8 +122,7 @@ static int system_runnable(void) {
 #endif
 }
 
-/* Cores this process may run on, or 0 when unknown. */
-static int allowed_cores(void) {
+int mt_allowed_cores(void) {
 #ifdef __linux__
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -138,7 +137,7 @@ static int free_cores(int64_t now) {
   int64_t at = atomic_load(&pool.load_at);
   if (now - at < MT_POOL_LOAD_NS || !atomic_compare_exchange_strong(&pool.load_at, &at, now))
     return atomic_load(&pool.free_cores);
-  int runnable = system_runnable(), cores = allowed_cores(), spare = 0;
+  int runnable = system_runnable(), cores = mt_allowed_cores(), spare = 0;
   if (runnable >= 0 && cores > 0) {
     int ours = 1 + atomic_load(&pool.started) - atomic_load(&pool.sleepers);
     pool.others[pool.reading++ % MT_POOL_LOAD_READINGS] = runnable > ours ? runnable - ours : 0;

@@ -31,6 +31,9 @@ static inline int64_t mt_parallel_items(int64_t elements, int64_t work, int64_t 
    hold, and 1 while the pool's workers are being paused (mt_parallel.c).
    Kernels size their splits by it; it may change from one call to the next. */
 int mt_parallel_width(void);
+/* Cores this process may run on (its affinity mask, which taskset and
+   cpusets narrow), or 0 when unknown. */
+int mt_allowed_cores(void);
 /* The size of a scratch array indexed by mt_parallel_slot(): every slot a
    chunk of a loop started now can run in is below it. */
 int mt_parallel_slots(void);

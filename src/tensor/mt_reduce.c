@@ -576,7 +576,9 @@ static void reduce_runs(const red_geom *g, const red_target *tg) {
   for (int k = 0; k < g->nk; k++) O *= g->size[k];
   int64_t work = O * g->R, pieces = O * ((g->R + RED_CHUNK - 1) / RED_CHUNK);
   red_job job = {g, tg, mt_parallel_items(MT_ITER_GRAIN / 2, work, pieces), 0};
-  int by_outputs = O >= RED_OUTPUTS_PER_THREAD * (int64_t)mt_parallel_width();
+  /* below two threads' worth of outputs the width need not be read: one
+     thread's loop runs inline whatever its grain */
+  int by_outputs = O >= 2 * RED_OUTPUTS_PER_THREAD && O >= RED_OUTPUTS_PER_THREAD * (int64_t)mt_parallel_width();
   int64_t grain = by_outputs ? mt_parallel_items(MT_ITER_GRAIN / 2, work, O) : O;   /* O: one chunk, inline */
   mt_parallel_for(O, grain, reduce_runs_range, &job);
 }

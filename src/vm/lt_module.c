@@ -1,8 +1,7 @@
 /* lt_module.c: luaopen_torch_core, the C half of `require 'torch'`: builds
    the tensor metatable and methods table and lets each area register. */
-#define _GNU_SOURCE
 #include "lt.h"
-#include <sched.h>
+#include "../tensor/mt_parallel.h"
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -18,8 +17,8 @@ static const lt_opener areas[] = {
 static int default_threads(void) {
   const char *env = getenv("OMP_NUM_THREADS");
   if (env && atoi(env) > 0) return atoi(env);
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  int cores = mt_allowed_cores();
+  if (cores > 0) return cores;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
 }
