@@ -4,6 +4,9 @@
 #     0.4 * sin(s + 0.9 j), s = (sum of the bytes of n) % 97 / 7
 #   input number c, element j: 0.5 * cos(0.3 j + c)
 import math, re, torch
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import refgen
 import torch.nn as nn
 torch.set_default_dtype(torch.float64)
 
@@ -93,4 +96,4 @@ emit('bce', nn.BCELoss()(prob, lab)); emit('bce_logits', nn.BCEWithLogitsLoss(po
 emit('kl_batchmean', nn.KLDivLoss(reduction='batchmean')(inp(16, 3, 2).log_softmax(1), inp(17, 3, 2).softmax(1)))
 emit('cosine_embedding', nn.CosineEmbeddingLoss(margin=0.2)(inp(18, 3, 4), inp(19, 3, 4), torch.tensor([1, -1, -1])))
 out.append('}')
-print('\n'.join(out))
+refgen.finish('spec/ref/nn_layers_ref.lua', out)

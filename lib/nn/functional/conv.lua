@@ -144,7 +144,7 @@ end
 
 -- F.conv2d(x, weight, bias, {stride=1, padding=0 | 'same' | 'valid', dilation=1, groups=1}):
 -- x (N, C, H, W) or (C, H, W), weight (O, C / groups, kh, kw), bias (O). The C kernel
--- (torch._conv2d); padding as F._conv_padding.
+-- (torch._conv2d); 'same' pads d * (k - 1) in all, the extra one after, as PyTorch.
 function F.conv2d(x, weight, bias, opts)
   opts = opts or {}
   local input, unbatched = batched4(x, 'F.conv2d')

@@ -179,7 +179,8 @@ torch.empty_cache()
   Returns the allocator's cached free blocks to the system.
 
 torch.set_num_threads(n), torch.setnumthreads(n)
-  Threads used by large ops (OpenMP and OpenBLAS).
+  Threads used by large ops: the engine's pool, which also splits large matrix products
+  (OpenBLAS itself always runs on one thread). Ops too small to split stay on one.
 
 torch.get_num_threads(), torch.getnumthreads()
   The thread count set by set_num_threads (at start, OMP_NUM_THREADS or the cores).
