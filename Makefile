@@ -17,7 +17,7 @@ PKG_LIBS_LUA = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 CFLAGS_ALL = -std=gnu11 $(OPT) -g -fPIC -pthread -fopenmp-simd -fno-math-errno -Wall -Wextra $(SAN) $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 
-ENGINE_SRC := $(wildcard src/tensor/*.c src/autograd/*.c)
+ENGINE_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/ops/*.c)
 VM_SRC := $(filter-out src/vm/th.c,$(wildcard src/vm/*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 VM_OBJ := $(VM_SRC:%.c=$(BUILD)/%.o)

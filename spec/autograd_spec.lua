@@ -136,43 +136,13 @@ end)
 
 describe('derivatives', function()
   torch.manual_seed(7)
-  local unary = {'exp', 'expm1', 'log', 'log1p', 'log2', 'log10', 'sqrt', 'rsqrt', 'sin', 'cos',
-                 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'sigmoid', 'erf', 'erfc',
-                 'reciprocal', 'gelu', 'silu', 'neg', 'abs', 'relu', 'square', 'frac'}
-  for _, op in ipairs(unary) do
-    it('of ' .. op .. ' match finite differences', function()
-      local x = torch.rand(3, 2, {dtype = 'float64'}) * 0.8 + 0.1      -- inside every domain
-      gradcheck(function(t) return t[op](t):sum() end, x)
-      gradcheck(function(t) return (t[op](t) * t):sum() end, x:t())    -- non-contiguous input
-    end)
-  end
-
+  -- every elementwise op's derivative, on every layout, is checked by
+  -- spec/registry_spec.lua, which walks the op registry
   it('of rounding ops are zero', function()
     local x = torch.tensor({0.3, 1.7}, {dtype = 'float64', requires_grad = true})
     x:floor():sum():backward()
     close(x.grad, torch.zeros(2))
   end)
-
-  local binary = {
-    add = function(a, b) return a + b end,
-    sub = function(a, b) return a - b end,
-    mul = function(a, b) return a * b end,
-    div = function(a, b) return a / b end,
-    pow = function(a, b) return a ^ b end,
-    maximum = function(a, b) return a:maximum(b) end,
-    minimum = function(a, b) return a:minimum(b) end,
-    atan2 = function(a, b) return a:atan2(b) end,
-    add_alpha = function(a, b) return a:add(b, {alpha = 2.5}) end,
-    sub_alpha = function(a, b) return a:sub(b, {alpha = 0.5}) end,
-  }
-  for name, f in pairs(binary) do
-    it('of ' .. name .. ' match finite differences, with broadcasting', function()
-      local a = torch.rand(2, 3, {dtype = 'float64'}) + 0.5
-      local b = torch.rand(1, 3, {dtype = 'float64'}) + 0.5
-      gradcheck(function(t) return f(t, b):sum() end, a)
-      gradcheck(function(t) return (f(a, t) * a):sum() end, b)
-    end)
-  end
 
   -- inputs as laid out: transposed, narrowed (gaps between rows) and
   -- permuted, each really non-contiguous; broadcast operands of both shapes
@@ -183,21 +153,12 @@ describe('derivatives', function()
     return {transposed = t, narrowed = n, permuted = p}
   end
   for name, x in pairs(layouts()) do
-    it('on a ' .. name .. ' input: unary, binary with broadcasting, and reductions', function()
+    it('on a ' .. name .. ' input: broadcasting views and reductions', function()
       assert.is_false(x:is_contiguous())
       local function check(f, ...)
         local inputs = {}
         for i, v in ipairs({...}) do inputs[i] = v:detach():requires_grad_() end
         assert.is_true(torch.autograd.gradcheck(f, inputs))
-      end
-      for _, op in ipairs({'exp', 'log', 'sqrt', 'tanh', 'sigmoid', 'sin', 'reciprocal', 'gelu', 'abs'}) do
-        check(function(a) return a[op](a) end, x)
-      end
-      local row = torch.rand(1, 4, {dtype = 'float64'}) + 0.5
-      local col = (torch.rand(1, 3, {dtype = 'float64'}) + 0.5):t()
-      for _, f in pairs(binary) do
-        check(f, x, row)                       -- 3x4 with 1x4
-        check(f, col, x)                       -- 3x1 (transposed) with 3x4
       end
       check(function(a, b) return a:expand(2, 3, 4) * b end, x, torch.rand(2, 1, 4, {dtype = 'float64'}))
       check(function(a) return a:sum(2) end, x)

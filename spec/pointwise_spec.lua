@@ -1,4 +1,4 @@
--- pointwise_spec.lua: every op of the elementwise lists in mt_ops.h (unary
+-- pointwise_spec.lua: every elementwise op of the op registry (src/ops/registry.h: unary
 -- float, rounding, unary same, unary bool, binary, binary float, compare,
 -- rounded division through div's rounding_mode and floor_divide)
 -- against values computed with PyTorch: all float dtypes and the integer and
@@ -102,33 +102,28 @@ local function sorted_keys(t)
   return keys
 end
 
--- ---- coverage: every op of the lists in mt_ops.h has reference values ----
+-- ---- coverage: every elementwise op of the registry has reference values ----
 
-describe('the op lists', function()
-  it('are all covered by the reference values', function()
-    local f = io.open('src/tensor/mt_ops.h')
-    if not f then
-      pending('src/tensor/mt_ops.h not found (run from the repository root)')
-      return
-    end
-    local header = f:read('a')
-    f:close()
+describe('the op registry', function()
+  it('has reference values for every elementwise op, and each is bound under its names', function()
     local count = 0
-    for list, body in header:gmatch('#define (MT_[%u_]+_OPS)%(X, E%)(.-)\n\n') do
-      for name in body:gmatch('X%(([%w_]+),') do
-        count = count + 1
-        local unary = list:find('UNARY', 1, true)
-        local mode = ROUNDING_MODE[name]     -- rounded division is reached through div
-        local covered = unary and REF.unary[name] or mode and REF.rounded_div[mode]
-                        or (REF.binary[name] and REF.broadcast[name] and REF.scalar[name])
-        assert(covered, name .. ' (' .. list .. ') has no reference values')
-        if not mode then
-          assert.is_function(torch[name], 'torch.' .. name)
-          assert.is_function(torch._methods[name], 'x:' .. name)
-        end
+    for _, op in ipairs(torch._ops()) do
+      count = count + 1
+      local name = op.name
+      local mode = ROUNDING_MODE[name]     -- rounded division is reached through div
+      local covered = op.arity == 1 and REF.unary[name] or mode and REF.rounded_div[mode]
+                      or (REF.binary[name] and REF.broadcast[name] and REF.scalar[name])
+      assert(covered, name .. ' (' .. op.family .. ') has no reference values')
+      local names = {table.unpack(op.aliases)}
+      if op.lua_name then names[#names + 1] = name end
+      assert.is_true(#names > 0 or mode ~= nil, name .. ' has no Lua name (nor a rounding mode of div)')
+      for _, n in ipairs(names) do
+        assert.is_function(torch[n], 'torch.' .. n)
+        assert.is_function(torch._methods[n], 'x:' .. n)
+        if op.inplace then assert.is_function(torch._methods[n .. '_'], 'x:' .. n .. '_') end
       end
     end
-    assert.is_true(count >= 56, count .. " ops found")
+    assert.is_true(count >= 56, count .. ' ops found')
   end)
 end)
 

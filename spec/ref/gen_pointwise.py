@@ -1,18 +1,32 @@
-# Generates the reference data block of spec/pointwise_spec.lua with PyTorch.
+# Generates spec/ref/pointwise_ref.lua, the reference values of spec/pointwise_spec.lua, with
+# PyTorch (after make: it reads the op registry from build/th).
 import math, torch, warnings
-import os, sys
+import os, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import refgen
 warnings.filterwarnings('ignore')
 
-UNARY_FLOAT = ['exp','expm1','log','log1p','log2','log10','sqrt','rsqrt','sin','cos','tan','asin','acos',
-               'atan','sinh','cosh','tanh','sigmoid','erf','erfc','reciprocal','gelu','gelu_tanh','silu','frac']
-UNARY_ROUND = ['floor','ceil','round','trunc']
-UNARY_SAME = ['neg','abs','sign','relu','square']
-UNARY_BOOL = ['isnan','isinf','isfinite','logical_not']
-BINARY = ['add','sub','mul','maximum','minimum','fmod','remainder','pow']
-BINARY_FLOAT = ['div','atan2']
-COMPARE = ['eq','ne','lt','le','gt','ge','logical_and','logical_or','logical_xor']
+# The ops, by registry family, from the op registry itself (build/th's torch._ops()):
+# no op is listed here by hand.
+def registry():
+    lua = "for _, o in ipairs(torch._ops()) do print(o.name .. ' ' .. o.family) end"
+    out = subprocess.run([os.path.join(ROOT, 'build', 'th'), '-e', lua], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    families = {}
+    for line in out.split('\n'):
+        if line:
+            name, family = line.split(' ')
+            families.setdefault(family, []).append(name)
+    return families
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAMILIES = registry()
+UNARY_FLOAT = FAMILIES['unary_float'] + FAMILIES['unary_float_only']
+UNARY_ROUND = FAMILIES['unary_round']
+UNARY_SAME = FAMILIES['unary_same']
+UNARY_BOOL = FAMILIES['unary_bool']
+BINARY = FAMILIES['binary']
+BINARY_FLOAT = FAMILIES['binary_float']
+COMPARE = FAMILIES['compare']     # binary_div (rounded division) is reached through div's rounding_mode
 DT = {'float32': torch.float32, 'float64': torch.float64, 'float16': torch.float16, 'bfloat16': torch.bfloat16,
       'int8': torch.int8, 'uint8': torch.uint8, 'int16': torch.int16, 'int32': torch.int32, 'int64': torch.int64,
       'bool': torch.bool}

@@ -1,11 +1,14 @@
-/* ag_ops.c: one derivative per op, next to the code that records it. The
-   derivatives are written with recording ops (the E_* helpers), so with
-   create_graph the backward pass builds a graph of its own and higher-order
-   gradients come for free. */
+/* ag_ops.c: the recording ops that derivatives are written with (ag_expr.h),
+   and the derivatives of sum and mean, views, expand, casts and mm. The
+   derivatives are written with recording ops, so with create_graph the
+   backward pass builds a graph of its own and higher-order gradients come
+   for free. The elementwise ops' derivatives are in the registry
+   (src/ops/registry.h), expanded by ag_pointwise.c. */
 #include <math.h>
 #include <string.h>
 #include "ag.h"
 #include "ag_expr.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_reduce.h"
 #include "../tensor/mt_linalg.h"
 
@@ -27,7 +30,7 @@ int ag_any_requires_grad(const mt_tensor *a, const mt_tensor *b) {
 mt_tensor ag_binop(mt_op op, const mt_operand *a, const mt_operand *b) {
   mt_tensor r = {0};
   if (ag_failed || (a->t && !a->t->storage) || (b->t && !b->t->storage)) { ag_failed = 1; return r; }
-  if (mt_binary(&r, a, b, op, 1, 0, MT_FLOAT32) || mt_ag_record_binary(&r, a, b, op, 1)) {
+  if (mt_call_binary(&r, a, b, op, 1, 0, MT_FLOAT32)) {
     ag_drop(&r);
     ag_failed = 1;
   }
@@ -48,7 +51,7 @@ mt_tensor ag_sbin(mt_op op, double s, const mt_tensor *b) {   /* s op b */
 mt_tensor ag_un(mt_op op, const mt_tensor *x) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_unary(&r, x, op, 0, MT_FLOAT32) || mt_ag_record_unary(&r, x, op)) { ag_drop(&r); ag_failed = 1; }
+  if (mt_call_unary(&r, (mt_tensor *)x, op, 0, MT_FLOAT32)) { ag_drop(&r); ag_failed = 1; }
   return r;
 }
 mt_tensor ag_reshape(const mt_tensor *x, int ndim, const int64_t *shape) {
@@ -82,7 +85,7 @@ mt_tensor ag_cast(const mt_tensor *x, int dtype) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
   if (x->dtype == dtype) { mt_ag_alias(&r, x); return r; }
-  if (mt_to_dtype(&r, x, dtype) || mt_ag_record_cast(&r, x)) { ag_drop(&r); ag_failed = 1; }
+  if (mt_call_cast(&r, x, dtype)) { ag_drop(&r); ag_failed = 1; }
   return r;
 }
 
@@ -119,292 +122,6 @@ int ag_done(void) {
   ag_failed = 0;
   const char *e = mt_error();
   return e[0] ? -1 : mt_fail("backward: a derivative failed");
-}
-
-/* ---- unary ops ---- */
-/* What each unary derivative is written from, as PyTorch's derivatives.yaml
-   writes it: exp's from its result (g r), log's from its input (g / x),
-   floor's from neither (zeros). A node saves that one tensor and no more, so
-   the input of a result-reading op may change in place afterwards, and a
-   chain of them keeps one tensor per op alive, not two. An op not listed
-   reads its input. */
-enum { READS_INPUT, READS_RESULT, READS_NOTHING };
-static const unsigned char unary_reads[MT_NUM_OPS] = {
-  [MT_OP_exp] = READS_RESULT, [MT_OP_expm1] = READS_RESULT, [MT_OP_sqrt] = READS_RESULT,
-  [MT_OP_rsqrt] = READS_RESULT, [MT_OP_tan] = READS_RESULT, [MT_OP_tanh] = READS_RESULT,
-  [MT_OP_sigmoid] = READS_RESULT, [MT_OP_reciprocal] = READS_RESULT, [MT_OP_relu] = READS_RESULT,
-  [MT_OP_floor] = READS_NOTHING, [MT_OP_ceil] = READS_NOTHING, [MT_OP_round] = READS_NOTHING,
-  [MT_OP_trunc] = READS_NOTHING, [MT_OP_sign] = READS_NOTHING, [MT_OP_frac] = READS_NOTHING,
-  [MT_OP_neg] = READS_NOTHING,
-};
-
-/* Whether g * f'(v) may take mt_activation_grad's one pass: the backward
-   records nothing (create_graph records the formulas) and g matches v. */
-static int one_pass(const mt_tensor *g, const mt_tensor *v) {
-  return !mt_ag_grad_enabled() && v && v->storage && g->dtype == v->dtype && mt_same_shape(g, v);
-}
-
-/* g * f'(v) in one kernel, for a backward that records nothing */
-static mt_tensor ag_activation_grad(const mt_tensor *g, const mt_tensor *y, mt_activation kind) {
-  mt_tensor d = {0};
-  if (!ag_failed && mt_activation_grad(&d, g, y, kind)) { mt_tensor_release(&d); ag_failed = 1; }
-  return d;
-}
-
-static int unary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x = NULL;
-  mt_tensor r = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};   /* r: the result, when read */
-  if (unary_reads[n->op] == READS_INPUT && mt_ag_saved(n, 0, &x)) return -1;
-  if (unary_reads[n->op] == READS_RESULT && mt_ag_saved_result(n, 0, &r)) return -1;
-  ag_failed = 0;
-  switch ((mt_op)n->op) {
-  case MT_OP_exp: d = ag_bin(MT_OP_mul, g, &r); break;
-  case MT_OP_expm1: t1 = ag_bins(MT_OP_add, &r, 1); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_log: d = ag_bin(MT_OP_div, g, x); break;
-  case MT_OP_log1p: t1 = ag_bins(MT_OP_add, x, 1); d = ag_bin(MT_OP_div, g, &t1); break;
-  case MT_OP_log2: t1 = ag_bins(MT_OP_mul, x, M_LN2); d = ag_bin(MT_OP_div, g, &t1); break;
-  case MT_OP_log10: t1 = ag_bins(MT_OP_mul, x, M_LN10); d = ag_bin(MT_OP_div, g, &t1); break;
-  case MT_OP_sqrt: t1 = ag_bins(MT_OP_mul, &r, 2); d = ag_bin(MT_OP_div, g, &t1); break;
-  case MT_OP_rsqrt:                              /* -0.5 r^3 */
-    t1 = ag_bins(MT_OP_pow, &r, 3); t2 = ag_bins(MT_OP_mul, &t1, -0.5); d = ag_bin(MT_OP_mul, g, &t2); break;
-  case MT_OP_sin: t1 = ag_un(MT_OP_cos, x); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_cos: t1 = ag_un(MT_OP_sin, x); t2 = ag_un(MT_OP_neg, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
-  case MT_OP_tan:                                /* 1 + r^2 */
-    t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_bins(MT_OP_add, &t1, 1); d = ag_bin(MT_OP_mul, g, &t2); break;
-  case MT_OP_asin: case MT_OP_acos:              /* +-1 / sqrt(1 - x^2) */
-    t1 = ag_bin(MT_OP_mul, x, x); t2 = ag_sbin(MT_OP_sub, 1, &t1); t3 = ag_un(MT_OP_rsqrt, &t2);
-    d = ag_bin(MT_OP_mul, g, &t3);
-    if (n->op == MT_OP_acos) { mt_tensor neg = ag_un(MT_OP_neg, &d); ag_drop(&d); d = neg; }
-    break;
-  case MT_OP_atan:
-    t1 = ag_bin(MT_OP_mul, x, x); t2 = ag_bins(MT_OP_add, &t1, 1); d = ag_bin(MT_OP_div, g, &t2); break;
-  case MT_OP_sinh: t1 = ag_un(MT_OP_cosh, x); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_cosh: t1 = ag_un(MT_OP_sinh, x); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_tanh:                               /* 1 - r^2 */
-    if (one_pass(g, &r)) { d = ag_activation_grad(g, &r, MT_ACT_TANH); break; }
-    t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_sbin(MT_OP_sub, 1, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
-  case MT_OP_sigmoid:                            /* r (1 - r) */
-    if (one_pass(g, &r)) { d = ag_activation_grad(g, &r, MT_ACT_SIGMOID); break; }
-    t1 = ag_sbin(MT_OP_sub, 1, &r); t2 = ag_bin(MT_OP_mul, &r, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
-  case MT_OP_erf: case MT_OP_erfc:               /* +-2/sqrt(pi) exp(-x^2) */
-    t1 = ag_bin(MT_OP_mul, x, x); t2 = ag_un(MT_OP_neg, &t1); t3 = ag_un(MT_OP_exp, &t2);
-    ag_drop(&t1);
-    t1 = ag_bins(MT_OP_mul, &t3, n->op == MT_OP_erf ? M_2_SQRTPI : -M_2_SQRTPI);
-    d = ag_bin(MT_OP_mul, g, &t1);
-    break;
-  case MT_OP_reciprocal:                         /* -r^2 */
-    t1 = ag_bin(MT_OP_mul, &r, &r); t2 = ag_un(MT_OP_neg, &t1); d = ag_bin(MT_OP_mul, g, &t2); break;
-  case MT_OP_gelu: {                             /* Phi(x) + x phi(x) */
-    if (one_pass(g, x)) { d = ag_activation_grad(g, x, MT_ACT_GELU); break; }
-    t1 = ag_bins(MT_OP_mul, x, M_SQRT1_2); t2 = ag_un(MT_OP_erf, &t1); ag_drop(&t1);
-    t1 = ag_bins(MT_OP_add, &t2, 1); ag_drop(&t2);
-    t2 = ag_bins(MT_OP_mul, &t1, 0.5); ag_drop(&t1);           /* Phi(x) */
-    t1 = ag_bin(MT_OP_mul, x, x); t3 = ag_bins(MT_OP_mul, &t1, -0.5); ag_drop(&t1);
-    t1 = ag_un(MT_OP_exp, &t3); ag_drop(&t3);
-    t3 = ag_bins(MT_OP_mul, &t1, 0.3989422804014327); ag_drop(&t1);  /* phi(x) */
-    t1 = ag_bin(MT_OP_mul, x, &t3); ag_drop(&t3);
-    t3 = ag_bin(MT_OP_add, &t2, &t1);
-    d = ag_bin(MT_OP_mul, g, &t3);
-    break;
-  }
-  case MT_OP_gelu_tanh: {   /* t = tanh(c (x + a x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
-    if (one_pass(g, x)) { d = ag_activation_grad(g, x, MT_ACT_GELU_TANH); break; }
-    const double c = 0.79788456080286535588, a = 0.044715;
-    mt_tensor x2 = ag_bin(MT_OP_mul, x, x), t;
-    t1 = ag_bins(MT_OP_mul, &x2, a); t2 = ag_bins(MT_OP_add, &t1, 1); ag_drop(&t1);
-    t1 = ag_bin(MT_OP_mul, x, &t2); ag_drop(&t2);                     /* x + a x^3 */
-    t2 = ag_bins(MT_OP_mul, &t1, c); ag_drop(&t1);
-    t = ag_un(MT_OP_tanh, &t2); ag_drop(&t2);
-    t1 = ag_bin(MT_OP_mul, &t, &t); t2 = ag_sbin(MT_OP_sub, 1, &t1); ag_drop(&t1);   /* 1 - t^2 */
-    t1 = ag_bins(MT_OP_mul, &x2, 3 * a); t3 = ag_bins(MT_OP_add, &t1, 1); ag_drop(&t1);
-    t1 = ag_bin(MT_OP_mul, &t2, &t3); ag_drop(&t2); ag_drop(&t3);
-    t2 = ag_bin(MT_OP_mul, x, &t1); ag_drop(&t1);
-    t1 = ag_bins(MT_OP_mul, &t2, 0.5 * c); ag_drop(&t2);             /* 0.5 x (1 - t^2) c (1 + 3 a x^2) */
-    t2 = ag_bins(MT_OP_add, &t, 1); ag_drop(&t);
-    t3 = ag_bins(MT_OP_mul, &t2, 0.5); ag_drop(&t2);
-    t2 = ag_bin(MT_OP_add, &t3, &t1); ag_drop(&t1); ag_drop(&t3);
-    d = ag_bin(MT_OP_mul, g, &t2);                                     /* t2 dropped below */
-    ag_drop(&x2);
-    break;
-  }
-  case MT_OP_silu: {                             /* s (1 + x (1 - s)) */
-    mt_tensor s = ag_un(MT_OP_sigmoid, x);
-    t1 = ag_sbin(MT_OP_sub, 1, &s); t2 = ag_bin(MT_OP_mul, x, &t1); ag_drop(&t1);
-    t1 = ag_bins(MT_OP_add, &t2, 1); t3 = ag_bin(MT_OP_mul, &s, &t1);
-    ag_drop(&s);
-    d = ag_bin(MT_OP_mul, g, &t3);
-    break;
-  }
-  case MT_OP_floor: case MT_OP_ceil: case MT_OP_round: case MT_OP_trunc: case MT_OP_sign:
-    d = ag_bins(MT_OP_mul, g, 0); break;
-  case MT_OP_frac: mt_ag_alias(&d, g); break;
-  case MT_OP_neg: d = ag_un(MT_OP_neg, g); break;
-  case MT_OP_abs: t1 = ag_un(MT_OP_sign, x); d = ag_bin(MT_OP_mul, g, &t1); break;
-  case MT_OP_relu: {                             /* g where r > 0: one pass over g, no float mask */
-    if (one_pass(g, &r)) { d = ag_activation_grad(g, &r, MT_ACT_RELU); break; }
-    const mt_operand go = {g, 0, 0}, zero = {NULL, 0, 0};
-    t1 = ag_bins(MT_OP_gt, &r, 0); d = ag_where_ops(&t1, &go, &zero); break;
-  }
-  case MT_OP_square: t1 = ag_bins(MT_OP_mul, x, 2); d = ag_bin(MT_OP_mul, g, &t1); break;
-  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
-  }
-  ag_drop(&r); ag_drop(&t1); ag_drop(&t2); ag_drop(&t3);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-/* PyTorch's node names: "mul" -> "MulBackward", "log_softmax" -> "LogSoftmaxBackward" */
-#define MT_AG_OP_NAME(name, expr, E) [MT_OP_##name] = #name,
-static const char *const differentiable_ops[MT_NUM_OPS] = {
-  MT_UNARY_FLOAT_OPS(MT_AG_OP_NAME, _) MT_UNARY_ROUND_OPS(MT_AG_OP_NAME, _)
-  MT_UNARY_FLOAT_ONLY_OPS(MT_AG_OP_NAME, _) MT_UNARY_SAME_OPS(MT_AG_OP_NAME, _)
-  MT_BINARY_OPS(MT_AG_OP_NAME, _) MT_BINARY_FLOAT_OPS(MT_AG_OP_NAME, _)
-};
-static char backward_name_buf[MT_NUM_OPS][40];
-static const char *backward_names[MT_NUM_OPS];
-
-static void init_names(void) {
-  static int done_once;
-  if (done_once) return;
-  done_once = 1;
-  for (int op = 0; op < MT_NUM_OPS; op++) {
-    const char *src = differentiable_ops[op];
-    if (!src) continue;
-    char *dst = backward_name_buf[op];
-    size_t k = 0;
-    for (int up = 1; *src && k < sizeof backward_name_buf[op] - 9; src++) {
-      if (*src == '_') { up = 1; continue; }
-      dst[k++] = up && *src >= 'a' && *src <= 'z' ? (char)(*src - 'a' + 'A') : *src;
-      up = 0;
-    }
-    memcpy(dst + k, "Backward", 9);
-    backward_names[op] = dst;
-  }
-}
-
-static int differentiable(mt_op op) {
-  switch (op) {
-  case MT_OP_isnan: case MT_OP_isinf: case MT_OP_isfinite: case MT_OP_logical_not:
-  case MT_OP_eq: case MT_OP_ne: case MT_OP_lt: case MT_OP_le: case MT_OP_gt: case MT_OP_ge:
-  case MT_OP_logical_and: case MT_OP_logical_or: case MT_OP_logical_xor:
-    return 0;
-  default:
-    if (!backward_names[op]) init_names();
-    return backward_names[op] != NULL;
-  }
-}
-
-int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op) {
-  if (!ag_any_requires_grad(x, NULL) || !differentiable(op) || !mt_dtype_is_float(r->dtype)) return 0;
-  const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node(backward_names[op], unary_backward, 1, in);
-  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
-  n->op = op;
-  if (unary_reads[op] == READS_INPUT) mt_ag_save(n, x, 0);
-  else if (unary_reads[op] == READS_RESULT) mt_ag_save(n, r, 1);
-  return mt_ag_attach(r, n);
-}
-
-/* ---- binary ops ---- */
-static int binary_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *a = NULL, *b = NULL;          /* saved slots in dims[0], dims[1] */
-  if (n->dims[0] >= 0 && mt_ag_saved(n, n->dims[0], &a)) return -1;
-  if (n->dims[1] >= 0 && mt_ag_saved(n, n->dims[1], &b)) return -1;
-  ag_failed = 0;
-  double s = n->scalar;
-  mt_tensor da = {0}, db = {0}, t1 = {0}, t2 = {0}, t3 = {0};
-  int want_a = n->next[0].node != NULL, want_b = n->next[1].node != NULL;
-  switch ((mt_op)n->op) {
-  case MT_OP_add: case MT_OP_sub: {             /* scalar holds alpha */
-    double alpha = n->op == MT_OP_sub ? -n->scalar : n->scalar;
-    if (want_a) mt_ag_alias(&da, g);
-    if (want_b) {
-      if (alpha == 1) mt_ag_alias(&db, g);
-      else db = ag_bins(MT_OP_mul, g, alpha);
-    }
-    break;
-  }
-  case MT_OP_mul:
-    if (want_a) da = b ? ag_bin(MT_OP_mul, g, b) : ag_bins(MT_OP_mul, g, s);
-    if (want_b) db = a ? ag_bin(MT_OP_mul, g, a) : ag_bins(MT_OP_mul, g, s);
-    break;
-  case MT_OP_div:
-    if (want_a) da = b ? ag_bin(MT_OP_div, g, b) : ag_bins(MT_OP_div, g, s);
-    if (want_b) {                                /* -g a / b^2 */
-      t1 = ag_bin(MT_OP_mul, b, b);
-      t2 = a ? ag_bin(MT_OP_mul, g, a) : ag_bins(MT_OP_mul, g, s);
-      t3 = ag_bin(MT_OP_div, &t2, &t1);
-      db = ag_un(MT_OP_neg, &t3);
-    }
-    break;
-  case MT_OP_pow:
-    if (want_a) {                                /* g b a^(b-1) */
-      if (b) { t1 = ag_bins(MT_OP_sub, b, 1); t2 = ag_bin(MT_OP_pow, a, &t1); t3 = ag_bin(MT_OP_mul, &t2, b); }
-      else if (s == 2) t3 = ag_bins(MT_OP_mul, a, 2);   /* x^2 (a squared loss): 2 a, no pow pass */
-      else { t2 = ag_bins(MT_OP_pow, a, s - 1); t3 = ag_bins(MT_OP_mul, &t2, s); }
-      da = ag_bin(MT_OP_mul, g, &t3);
-      ag_drop(&t1); ag_drop(&t2); ag_drop(&t3);
-    }
-    if (want_b) {                                /* g a^b log(a) */
-      if (a) { t1 = ag_bin(MT_OP_pow, a, b); t2 = ag_un(MT_OP_log, a); t3 = ag_bin(MT_OP_mul, &t1, &t2); }
-      else { t1 = ag_sbin(MT_OP_pow, s, b); t3 = ag_bins(MT_OP_mul, &t1, log(s)); }
-      db = ag_bin(MT_OP_mul, g, &t3);
-    }
-    break;
-  case MT_OP_maximum: case MT_OP_minimum: {     /* ties share the gradient */
-    mt_op cmp = n->op == MT_OP_maximum ? MT_OP_gt : MT_OP_lt;
-    if (a && b) { t1 = ag_bin(cmp, a, b); t2 = ag_bin(MT_OP_eq, a, b); }
-    else if (a) { t1 = ag_bins(cmp, a, s); t2 = ag_bins(MT_OP_eq, a, s); }
-    else { t1 = ag_sbin(cmp, s, b); t2 = ag_sbin(MT_OP_eq, s, b); }
-    mt_tensor half = ag_bins(MT_OP_mul, &t2, 0.5);
-    t3 = ag_bin(MT_OP_add, &t1, &half);           /* weight of a */
-    ag_drop(&half);
-    if (want_a) da = ag_bin(MT_OP_mul, g, &t3);
-    if (want_b) { mt_tensor wb = ag_sbin(MT_OP_sub, 1, &t3); db = ag_bin(MT_OP_mul, g, &wb); ag_drop(&wb); }
-    break;
-  }
-  case MT_OP_atan2: {                            /* (b, -a) / (a^2 + b^2) */
-    t1 = ag_bin(MT_OP_mul, a, a); t2 = ag_bin(MT_OP_mul, b, b); t3 = ag_bin(MT_OP_add, &t1, &t2);
-    if (want_a) { mt_tensor q = ag_bin(MT_OP_div, b, &t3); da = ag_bin(MT_OP_mul, g, &q); ag_drop(&q); }
-    if (want_b) { mt_tensor q = ag_bin(MT_OP_div, a, &t3), nq = ag_un(MT_OP_neg, &q);
-                  db = ag_bin(MT_OP_mul, g, &nq); ag_drop(&q); ag_drop(&nq); }
-    break;
-  }
-  case MT_OP_fmod: case MT_OP_remainder:
-    if (want_a) mt_ag_alias(&da, g);
-    if (want_b) {                                /* -g * trunc(a/b) (fmod) or floor(a/b) */
-      t1 = a ? (b ? ag_bin(MT_OP_div, a, b) : ag_bins(MT_OP_div, a, s)) : ag_sbin(MT_OP_div, s, b);
-      t2 = ag_un(n->op == MT_OP_fmod ? MT_OP_trunc : MT_OP_floor, &t1);
-      t3 = ag_un(MT_OP_neg, &t2);
-      db = ag_bin(MT_OP_mul, g, &t3);
-    }
-    break;
-  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
-  }
-  ag_drop(&t1); ag_drop(&t2); ag_drop(&t3);
-  if (!ag_failed && want_a && da.storage) ag_finish(n, 0, &da, &gi[0]); else ag_drop(&da);
-  if (!ag_failed && want_b && db.storage) ag_finish(n, 1, &db, &gi[1]); else ag_drop(&db);
-  return ag_done();
-}
-
-int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha) {
-  if (!ag_any_requires_grad(a->t, b->t) || !differentiable(op) || !mt_dtype_is_float(r->dtype)) return 0;
-  const mt_tensor *in[2] = {a->t, b->t};
-  mt_node *n = mt_ag_new_node(backward_names[op], binary_backward, 2, in);
-  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
-  n->op = op;
-  n->scalar = !a->t ? a->value : !b->t ? b->value : 0;
-  n->dims[0] = n->dims[1] = -1;
-  if (op == MT_OP_add || op == MT_OP_sub) { n->scalar = alpha; return mt_ag_attach(r, n); }  /* nothing saved */
-  /* save only what the wanted gradients read (as PyTorch): x * c saves
-     nothing of x, so x may change in place afterwards */
-  int want_a = ag_any_requires_grad(a->t, NULL), want_b = ag_any_requires_grad(b->t, NULL);
-  int need[2] = {1, 1};
-  if (op == MT_OP_mul) { need[0] = want_b; need[1] = want_a; }
-  else if (op == MT_OP_div) { need[0] = want_b; need[1] = 1; }
-  for (int i = 0; i < 2; i++)
-    if (in[i] && need[i]) { n->dims[i] = n->nsaved; mt_ag_save(n, in[i], 0); }
-  return mt_ag_attach(r, n);
 }
 
 /* ---- sum and mean ---- */

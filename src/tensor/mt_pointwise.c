@@ -1,5 +1,5 @@
-/* mt_pointwise.c: every elementwise kernel, generated from the op lists in
-   mt_ops.h for each dtype, with PyTorch's result-type and in-place rules. */
+/* mt_pointwise.c: every elementwise kernel, generated from the kernel column
+   of the op registry (src/ops/registry.h) for each dtype, with PyTorch's result-type and in-place rules. */
 #include <tgmath.h>
 #include "mt_ops.h"
 #include "mt_iter.h"
@@ -18,7 +18,7 @@
   MT_BINARY_FLOAT_OPS(X, _) MT_COMPARE_OPS(X, _) MT_BINARY_DIV_OPS(X, _)
 
 const char *const mt_op_names[MT_NUM_OPS] = {
-#define MT_X(name, expr, E) #name,
+#define MT_X(name, expr, E, ...) #name,
   MT_ALL_OPS(MT_X)
 #undef MT_X
 };
@@ -27,7 +27,7 @@ const char *const mt_op_names[MT_NUM_OPS] = {
 enum { C_UNARY_FLOAT, C_UNARY_FLOAT_ONLY, C_UNARY_ROUND, C_UNARY_SAME, C_UNARY_BOOL, C_BINARY,
        C_BINARY_FLOAT, C_COMPARE };
 static const unsigned char op_class[MT_NUM_OPS] = {
-#define MT_X(name, expr, C) [MT_OP_##name] = C,
+#define MT_X(name, expr, C, ...) [MT_OP_##name] = C,
   MT_UNARY_FLOAT_OPS(MT_X, C_UNARY_FLOAT) MT_UNARY_FLOAT_ONLY_OPS(MT_X, C_UNARY_FLOAT_ONLY)
   MT_UNARY_ROUND_OPS(MT_X, C_UNARY_ROUND)
   MT_UNARY_SAME_OPS(MT_X, C_UNARY_SAME) MT_UNARY_BOOL_OPS(MT_X, C_UNARY_BOOL)
@@ -120,8 +120,8 @@ MT_DTYPES(MT_X)
     }                                                                           \
     for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) { ct v = MT_LOAD_##E(x); STORE(o, (expr)); } \
   }
-#define MT_UNARY_KERNEL(name, expr, E) MT_UNARY_KERNEL_AS(name, expr, E, mt_st_##E, MT_STORE_##E)
-#define MT_UNARY_BOOL_KERNEL(name, expr, E) MT_UNARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
+#define MT_UNARY_KERNEL(name, expr, E, ...) MT_UNARY_KERNEL_AS(name, expr, E, mt_st_##E, MT_STORE_##E)
+#define MT_UNARY_BOOL_KERNEL(name, expr, E, ...) MT_UNARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
 
 #define MT_BINARY_KERNEL_AS(name, expr, E, OT, STORE)                           \
   static void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) {  \
@@ -149,8 +149,8 @@ MT_DTYPES(MT_X)
       ct a = MT_LOAD_##E(pa), b = MT_LOAD_##E(pb); STORE(o, (expr));            \
     }                                                                           \
   }
-#define MT_BINARY_KERNEL(name, expr, E) MT_BINARY_KERNEL_AS(name, expr, E, mt_st_##E, MT_STORE_##E)
-#define MT_COMPARE_KERNEL(name, expr, E) MT_BINARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
+#define MT_BINARY_KERNEL(name, expr, E, ...) MT_BINARY_KERNEL_AS(name, expr, E, mt_st_##E, MT_STORE_##E)
+#define MT_COMPARE_KERNEL(name, expr, E, ...) MT_BINARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
 
 #define MT_GEN_ALL(E, T, N, TN, K)                                              \
   MT_UNARY_SAME_OPS(MT_UNARY_KERNEL, E)                                         \
@@ -166,7 +166,7 @@ MT_DTYPES(MT_X)
 MT_DTYPES(MT_GEN_ALL)
 MT_FLOAT_DTYPES(MT_GEN_FLOAT)
 
-#define MT_ENTRY(name, expr, E) [MT_OP_##name][MT_##E] = k_##name##_##E,
+#define MT_ENTRY(name, expr, E, ...) [MT_OP_##name][MT_##E] = k_##name##_##E,
 #define MT_TAB_ALL(E, T, N, TN, K)                                              \
   MT_UNARY_SAME_OPS(MT_ENTRY, E) MT_UNARY_BOOL_OPS(MT_ENTRY, E)                 \
   MT_BINARY_OPS(MT_ENTRY, E) MT_BINARY_DIV_OPS(MT_ENTRY, E) MT_COMPARE_OPS(MT_ENTRY, E)

@@ -1,12 +1,14 @@
-/* lt_math.c: Lua bindings of the elementwise ops, generated from the op
-   lists in mt_ops.h: x:op(), x:op_(), torch.op(), and the arithmetic
-   metamethods. */
+/* lt_math.c: Lua bindings of the elementwise ops, generated from the
+   registry (src/ops/registry.h): x:op(), x:op_(), torch.op() under the op's
+   name and its aliases, and the arithmetic metamethods. A binding reads its
+   arguments and calls the dispatcher (src/ops/dispatch.h), which checks,
+   runs the kernel and records the derivative. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "lt.h"
 #include "../tensor/mt_ops.h"
-#include "../autograd/ag.h"
+#include "../ops/dispatch.h"
 
 /* An operand from a Lua value: a tensor, a number or a boolean. */
 static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) {
@@ -26,59 +28,16 @@ static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) 
   }
 }
 
-/* r = x in dtype, recorded */
-static mt_tensor *push_cast(lua_State *L, const mt_tensor *x, int dtype) {
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_to_dtype(r, x, dtype));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_cast(r, x));
-  return r;
-}
-
-/* x:round({decimals=d}) as PyTorch: round(x * 10^d) / 10^d, or for d < 0
-   round(x / 10^-d) * 10^-d, in x's dtype (float16 and bfloat16 compute in
-   float32, as PyTorch). Composed of recorded ops, so the gradient is
-   round's (zero); in place it follows unary's path below. */
-static int round_decimals(lua_State *L, mt_tensor *x, double decimals, int inplace) {
-  const char *op = inplace ? "round_" : "round";
-  if (decimals != floor(decimals)) luaL_error(L, "%s: decimals must be an integer, got %f", op, decimals);
-  if (!mt_dtype_is_float(x->dtype))
-    luaL_error(L, "%s: decimals are not supported for %s tensors", op, mt_dtypes[x->dtype].name);
-  mt_operand scale = {NULL, pow(10, fabs(decimals)), 0}, in = {x, 0, 0};
-  mt_op into = decimals > 0 ? MT_OP_mul : MT_OP_div, back = decimals > 0 ? MT_OP_div : MT_OP_mul;
-  int need = 0;
-  if (inplace) {
-    LT_TRY(L, mt_check_writable("round", x));
-    if (x->grad_meta && (need = mt_ag_inplace_needed(op, x, NULL)) < 0) LT_TRY(L, need);
-    if (need) {                                   /* x = x:round(...), for autograd */
-      mt_tensor *src = lt_push(L);
-      LT_TRY(L, mt_ag_inplace_source(src, x));
-      in.t = src;
-    }
-  }
-  int half = x->dtype == MT_FLOAT16 || x->dtype == MT_BFLOAT16;
-  if (half) in.t = push_cast(L, in.t, MT_FLOAT32);
-  mt_tensor *scaled = lt_push(L);
-  LT_TRY(L, mt_binary(scaled, &in, &scale, into, 1, 0, lt_default_dtype));
-  if (in.t->grad_meta) LT_TRY(L, mt_ag_record_binary(scaled, &in, &scale, into, 1));
-  mt_tensor *rounded = lt_push(L);
-  LT_TRY(L, mt_unary(rounded, scaled, MT_OP_round, 0, lt_default_dtype));
-  if (scaled->grad_meta) LT_TRY(L, mt_ag_record_unary(rounded, scaled, MT_OP_round));
-  in.t = rounded;
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_binary(r, &in, &scale, back, 1, 0, lt_default_dtype));
-  if (in.t->grad_meta) LT_TRY(L, mt_ag_record_binary(r, &in, &scale, back, 1));
-  if (half) r = push_cast(L, r, x->dtype);
-  if (!inplace) return 1;
-  LT_TRY(L, need ? mt_ag_inplace_commit(x, r) : mt_copy(x, r));
-  lua_settop(L, 1);
-  return 1;
-}
-
 static int unary(lua_State *L, mt_op op, int inplace) {
   mt_tensor *x = lt_check(L, 1, mt_op_names[op]);
   if (op == MT_OP_round && lua_istable(L, 2) && !lt_test(L, 2)) {   /* x:round({decimals=2}) */
     double decimals = lt_opt_number(L, 2, "decimals", 0);
-    if (decimals != 0) return round_decimals(L, x, decimals, inplace);
+    if (decimals != 0) {
+      mt_tensor *r = inplace ? x : lt_push(L);
+      LT_TRY(L, mt_call_round_decimals(r, x, decimals, inplace, lt_default_dtype));
+      if (inplace) lua_settop(L, 1);
+      return 1;
+    }
   }
   if (op == MT_OP_gelu && lua_istable(L, 2)) {        /* x:gelu({approximate='tanh'|'none'}) */
     lua_getfield(L, 2, "approximate");
@@ -88,28 +47,11 @@ static int unary(lua_State *L, mt_op op, int inplace) {
     else if (strcmp(a, "none")) luaL_error(L, "gelu: approximate must be 'none' or 'tanh', got '%s'", a);
   }
   if (inplace) {
-    if (x->grad_meta) {
-      char opname[64];
-      snprintf(opname, sizeof opname, "%s_", mt_op_names[op]);
-      int need = mt_ag_inplace_needed(opname, x, NULL);
-      if (need < 0) LT_TRY(L, need);
-      if (need) {                                 /* x = x:op(), for autograd */
-        mt_tensor *src = lt_push(L), *r = lt_push(L);
-        LT_TRY(L, mt_ag_inplace_source(src, x));
-        LT_TRY(L, mt_unary(r, src, op, 0, lt_default_dtype));
-        LT_TRY(L, mt_ag_record_unary(r, src, op));
-        LT_TRY(L, mt_ag_inplace_commit(x, r));
-        lua_settop(L, 1);
-        return 1;
-      }
-    }
-    LT_TRY(L, mt_unary(x, x, op, 1, lt_default_dtype));
+    LT_TRY(L, mt_call_unary(x, x, op, 1, lt_default_dtype));
     lua_settop(L, 1);
     return 1;
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_unary(r, x, op, 0, lt_default_dtype));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_unary(r, x, op));
+  LT_TRY(L, mt_call_unary(lt_push(L), x, op, 0, lt_default_dtype));
   return 1;
 }
 
@@ -125,19 +67,6 @@ static mt_op rounding_op(lua_State *L, int i) {
   if (!strcmp(mode, "floor")) return MT_OP_div_floor;
   if (!strcmp(mode, "trunc")) return MT_OP_div_trunc;
   return luaL_error(L, "div: rounding_mode must be 'trunc', 'floor' or nil, got '%s'", mode);
-}
-
-/* Records r = a op b. Rounded division has PyTorch's derivative, zero: it
-   is recorded as floor (trunc) of the true quotient, whose values r holds. */
-static void record_binary(lua_State *L, mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
-                          double alpha) {
-  if (op != MT_OP_div_floor && op != MT_OP_div_trunc) { LT_TRY(L, mt_ag_record_binary(r, a, b, op, alpha)); return; }
-  if (!mt_ag_grad_enabled() || !((a->t && mt_ag_requires_grad(a->t)) || (b->t && mt_ag_requires_grad(b->t)))) return;
-  mt_tensor *q = lt_push(L);
-  LT_TRY(L, mt_binary(q, a, b, MT_OP_div, 1, 0, lt_default_dtype));
-  LT_TRY(L, mt_ag_record_binary(q, a, b, MT_OP_div, 1));
-  LT_TRY(L, mt_ag_record_unary(r, q, op == MT_OP_div_floor ? MT_OP_floor : MT_OP_trunc));
-  lua_pop(L, 1);                                  /* the graph keeps q's history */
 }
 
 /* x:add(y), x:add(y, {alpha=a}), Torch7's x:add(a, y); x:div(y, mode) */
@@ -160,71 +89,59 @@ static int binary(lua_State *L, mt_op op, int inplace) {
   read_operand(L, 2, &b, name);
   if (inplace) {
     if (!a.t) luaL_error(L, "%s_: self must be a tensor", name);
-    if (a.t->grad_meta || (b.t && b.t->grad_meta)) {
-      char opname[64];
-      snprintf(opname, sizeof opname, "%s_", name);
-      int need = mt_ag_inplace_needed(opname, a.t, b.t);
-      if (need < 0) LT_TRY(L, need);
-      if (need) {                                 /* a = a:op(b), for autograd */
-        mt_tensor *self = lt_test(L, 1), *src = lt_push(L), *r = lt_push(L);
-        LT_TRY(L, mt_ag_inplace_source(src, self));
-        if (b.t == self) b.t = src;               /* x:mul_(x) */
-        a.t = src;
-        LT_TRY(L, mt_binary(r, &a, &b, op, alpha, 0, lt_default_dtype));
-        record_binary(L, r, &a, &b, op, alpha);
-        if (r->dtype != self->dtype) {           /* computed in the promoted type, stored in self's */
-          mt_tensor *c = lt_push(L);
-          LT_TRY(L, mt_to_dtype(c, r, self->dtype));
-          LT_TRY(L, mt_ag_record_cast(c, r));
-          r = c;
-        }
-        LT_TRY(L, mt_ag_inplace_commit(self, r));
-        lua_settop(L, 1);
-        return 1;
-      }
-    }
-    LT_TRY(L, mt_binary(lt_test(L, 1), &a, &b, op, alpha, 1, lt_default_dtype));
+    LT_TRY(L, mt_call_binary(lt_test(L, 1), &a, &b, op, alpha, 1, lt_default_dtype));
     lua_settop(L, 1);
     return 1;
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_binary(r, &a, &b, op, alpha, 0, lt_default_dtype));
-  if ((a.t && a.t->grad_meta) || (b.t && b.t->grad_meta)) record_binary(L, r, &a, &b, op, alpha);
+  LT_TRY(L, mt_call_binary(lt_push(L), &a, &b, op, alpha, 0, lt_default_dtype));
   return 1;
 }
 
-#define LT_UNARY(name, expr, E)                                                    \
-  static int m_##name(lua_State *L) { return unary(L, MT_OP_##name, 0); }          \
-  static int m_##name##_(lua_State *L) { return unary(L, MT_OP_##name, 1); }
-#define LT_UNARY_OUT(name, expr, E)                                                \
-  static int m_##name(lua_State *L) { return unary(L, MT_OP_##name, 0); }
-#define LT_BINARY(name, expr, E)                                                   \
-  static int m_##name(lua_State *L) { return binary(L, MT_OP_##name, 0); }         \
-  static int m_##name##_(lua_State *L) { return binary(L, MT_OP_##name, 1); }
-MT_UNARY_FLOAT_OPS(LT_UNARY, _)
-MT_UNARY_FLOAT_ONLY_OPS(LT_UNARY, _)
-MT_UNARY_ROUND_OPS(LT_UNARY, _)
-MT_UNARY_SAME_OPS(LT_UNARY, _)
-MT_UNARY_BOOL_OPS(LT_UNARY_OUT, _)
-static int m_logical_not_(lua_State *L) { return unary(L, MT_OP_logical_not, 1); }
-MT_BINARY_OPS(LT_BINARY, _)
-MT_BINARY_FLOAT_OPS(LT_BINARY, _)
-MT_COMPARE_OPS(LT_BINARY, _)
-static int m_floor_divide(lua_State *L) { return binary(L, MT_OP_div_floor, 0); }
-static int m_floor_divide_(lua_State *L) { return binary(L, MT_OP_div_floor, 1); }
+/* Every registry op's binding: upvalue 1 is the tensor metatable (lt_check),
+   upvalue 2 the op and whether it runs in place (op * 2 + inplace). */
+static int op_call(lua_State *L) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 1);
+  return mt_op_infos[op].arity == 1 ? unary(L, op, (int)(code & 1)) : binary(L, op, (int)(code & 1));
+}
 
-#define LT_REG(name, expr, E) {#name, m_##name}, {#name "_", m_##name##_},
-#define LT_REG_OUT(name, expr, E) {#name, m_##name},
-static const luaL_Reg math_methods[] = {
-  MT_UNARY_FLOAT_OPS(LT_REG, _) MT_UNARY_FLOAT_ONLY_OPS(LT_REG, _) MT_UNARY_ROUND_OPS(LT_REG, _)
-  MT_UNARY_SAME_OPS(LT_REG, _) MT_UNARY_BOOL_OPS(LT_REG_OUT, _) {"logical_not_", m_logical_not_},
-  MT_BINARY_OPS(LT_REG, _) MT_BINARY_FLOAT_OPS(LT_REG, _) MT_COMPARE_OPS(LT_REG, _)
-  /* Torch7 and PyTorch aliases */
-  {"cmul", m_mul}, {"cmul_", m_mul_}, {"cdiv", m_div}, {"cdiv_", m_div_},
-  {"cmax", m_maximum}, {"cmin", m_minimum}, {"negative", m_neg}, {"true_divide", m_div},
-  {"multiply", m_mul}, {"subtract", m_sub}, {"divide", m_div}, {"absolute", m_abs},
-  {"fix", m_trunc}, {"floor_divide", m_floor_divide}, {"floor_divide_", m_floor_divide_},
-  {NULL, NULL}};
+static int m_add(lua_State *L) { return binary(L, MT_OP_add, 0); }
+static int m_sub(lua_State *L) { return binary(L, MT_OP_sub, 0); }
+static int m_mul(lua_State *L) { return binary(L, MT_OP_mul, 0); }
+static int m_div(lua_State *L) { return binary(L, MT_OP_div, 0); }
+static int m_pow(lua_State *L) { return binary(L, MT_OP_pow, 0); }
+static int m_remainder(lua_State *L) { return binary(L, MT_OP_remainder, 0); }
+static int m_floor_divide(lua_State *L) { return binary(L, MT_OP_div_floor, 0); }
+
+/* name (and name_ when in place) for op, as a method and as torch.name;
+   stack: methods torch mt */
+static void set_op(lua_State *L, const char *name, size_t len, mt_op op) {
+  char buf[64];
+  if (len + 2 > sizeof buf) return;
+  for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++) {
+    memcpy(buf, name, len);
+    if (inplace) buf[len++] = '_';
+    buf[len] = 0;
+    for (int table = -4; table <= -3; table++) {
+      lua_pushvalue(L, -1);
+      lua_pushinteger(L, (lua_Integer)op * 2 + inplace);
+      lua_pushcclosure(L, op_call, 2);
+      lua_setfield(L, table, buf);
+    }
+  }
+}
+
+static void set_registry_ops(lua_State *L) {
+  for (int op = 0; op < MT_NUM_OPS; op++) {
+    const mt_op_info *info = &mt_op_infos[op];
+    if (info->lua_name) set_op(L, info->name, strlen(info->name), (mt_op)op);
+    for (const char *p = info->aliases; *p;) {
+      size_t n = strcspn(p, " ");
+      if (n) set_op(L, p, n, (mt_op)op);
+      p += n + (p[n] == ' ');
+    }
+  }
+}
 
 /* 0-dim (one-element) tensors compare with numbers as numbers */
 static double as_number(lua_State *L, int i, const char *op) {
@@ -246,8 +163,59 @@ static const luaL_Reg metamethods[] = {
   {"__mod", m_remainder}, {"__idiv", m_floor_divide}, {"__unm", mm_unm}, {"__lt", mm_lt}, {"__le", mm_le},
   {NULL, NULL}};
 
+/* torch._ops(): the registry, one table per op: {name=, aliases={...},
+   family=, domain={...} (one word per input), arity=, autocast=,
+   differentiable=, inplace=, lua_name=} */
+static int m_ops(lua_State *L) {
+  static const char *const autocast[] = {"none", "lower", "fp32", "promote"};
+  lua_createtable(L, MT_NUM_OPS, 0);
+  for (int op = 0; op < MT_NUM_OPS; op++) {
+    const mt_op_info *info = &mt_op_infos[op];
+    lua_createtable(L, 0, 9);
+    lua_pushstring(L, info->name); lua_setfield(L, -2, "name");
+    lua_pushstring(L, info->family); lua_setfield(L, -2, "family");
+    lua_pushinteger(L, info->arity); lua_setfield(L, -2, "arity");
+    lua_pushstring(L, autocast[info->autocast]); lua_setfield(L, -2, "autocast");
+    lua_pushboolean(L, info->differentiable); lua_setfield(L, -2, "differentiable");
+    lua_pushboolean(L, info->inplace); lua_setfield(L, -2, "inplace");
+    lua_pushboolean(L, info->lua_name); lua_setfield(L, -2, "lua_name");
+    for (int list = 0; list < 2; list++) {
+      const char *p = list ? info->domain : info->aliases;
+      lua_newtable(L);
+      for (int k = 1; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n) { lua_pushlstring(L, p, n); lua_rawseti(L, -2, k++); }
+        p += n + (p[n] == ' ');
+      }
+      lua_setfield(L, -2, list ? "domain" : "aliases");
+    }
+    lua_rawseti(L, -2, op + 1);
+  }
+  return 1;
+}
+
+/* torch._op_counter(on): counting op calls (through the dispatcher's op
+   hook) from now, or no more; torch._op_counts(): {name = calls} of the ops
+   called at least once since it was turned on */
+static int m_op_counter(lua_State *L) {
+  mt_op_counter_enable(lua_toboolean(L, 1));
+  return 0;
+}
+static int m_op_counts(lua_State *L) {
+  lua_newtable(L);
+  for (int op = 0; op < MT_NUM_OPS; op++) {
+    int64_t n = mt_op_count(op);
+    if (n) { lua_pushinteger(L, n); lua_setfield(L, -2, mt_op_names[op]); }
+  }
+  return 1;
+}
+
+static const luaL_Reg registry_functions[] = {
+  {"_ops", m_ops}, {"_op_counter", m_op_counter}, {"_op_counts", m_op_counts}, {NULL, NULL}};
+
 void lt_open_math(lua_State *L) {
-  lt_setfuncs(L, math_methods, math_methods);
+  set_registry_ops(L);
+  lt_setfuncs(L, NULL, registry_functions);
   for (const luaL_Reg *m = metamethods; m->name; m++) {
     lua_pushvalue(L, -1);
     lua_pushcclosure(L, m->func, 1);

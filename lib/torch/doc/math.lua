@@ -5,13 +5,13 @@ return [=[
 torch.add(a, b, {alpha=1}), a:add(b, {alpha=}), a:add_(b), a + b
   a + alpha * b. Torch7's a:add(alpha, b) and PyTorch's a:add(b, alpha) work too.
 
-torch.sub(a, b, {alpha=1}), torch.subtract(a, b), a:sub(b), a:subtract(b), a:sub_(b), a - b
+torch.sub(a, b, {alpha=1}), torch.subtract(a, b), a:sub(b), a:subtract(b), a:sub_(b), a:subtract_(b), a - b
   a - alpha * b (alpha as for add).
 
-torch.mul(a, b), torch.multiply(a, b), torch.cmul(a, b), a:mul(b), a:multiply(b), a:cmul(b), a:mul_(b), a:cmul_(b), a * b
+torch.mul(a, b), torch.multiply(a, b), torch.cmul(a, b), a:mul(b), a:multiply(b), a:cmul(b), a:mul_(b), a:multiply_(b), a:cmul_(b), a * b
   a * b elementwise (cmul: Torch7's name). For matrix products see mm and matmul.
 
-torch.div(a, b, rounding_mode), torch.divide(a, b), torch.true_divide(a, b), torch.cdiv(a, b), a:div(b), a:divide(b), a:true_divide(b), a:cdiv(b), a:div_(b), a:cdiv_(b), a / b
+torch.div(a, b, rounding_mode), torch.divide(a, b), torch.true_divide(a, b), torch.cdiv(a, b), a:div(b), a:divide(b), a:true_divide(b), a:cdiv(b), a:div_(b), a:divide_(b), a:true_divide_(b), a:cdiv_(b), a / b
   a / b as a float (integers are promoted); rounding_mode 'floor' or 'trunc' (or
   {rounding_mode=}) rounds the quotient and keeps integer dtypes.
 
@@ -27,19 +27,19 @@ torch.fmod(a, b), a:fmod(b), a:fmod_(b)
 torch.pow(a, b), a:pow(b), a:pow_(b), a ^ b
   a to the power b; either may be a number.
 
-torch.atan2(a, b), a:atan2(b), a:atan2_(b)
+torch.atan2(a, b), torch.arctan2(a, b), a:atan2(b), a:arctan2(b), a:atan2_(b), a:arctan2_(b)
   The angle of the point (b, a) in radians, in [-pi, pi]; a float result.
 
-torch.maximum(a, b), torch.cmax(a, b), a:maximum(b), a:cmax(b), a:maximum_(b)
+torch.maximum(a, b), torch.cmax(a, b), a:maximum(b), a:cmax(b), a:maximum_(b), a:cmax_(b)
   The larger of a and b elementwise; NaN wins.
 
-torch.minimum(a, b), torch.cmin(a, b), a:minimum(b), a:cmin(b), a:minimum_(b)
+torch.minimum(a, b), torch.cmin(a, b), a:minimum(b), a:cmin(b), a:minimum_(b), a:cmin_(b)
   The smaller of a and b elementwise; NaN wins.
 
-torch.neg(x), torch.negative(x), x:neg(), x:negative(), x:neg_(), -x
+torch.neg(x), torch.negative(x), x:neg(), x:negative(), x:neg_(), x:negative_(), -x
   -x elementwise.
 
-torch.abs(x), torch.absolute(x), x:abs(), x:absolute(), x:abs_()
+torch.abs(x), torch.absolute(x), x:abs(), x:absolute(), x:abs_(), x:absolute_()
   |x| elementwise, in x's dtype.
 
 torch.sign(x), x:sign(), x:sign_()
@@ -84,13 +84,13 @@ torch.cos(x), x:cos(), x:cos_()
 torch.tan(x), x:tan(), x:tan_()
   Tangent (radians) elementwise.
 
-torch.asin(x), x:asin(), x:asin_()
+torch.asin(x), torch.arcsin(x), x:asin(), x:arcsin(), x:asin_(), x:arcsin_()
   Arcsine elementwise, in [-pi/2, pi/2].
 
-torch.acos(x), x:acos(), x:acos_()
+torch.acos(x), torch.arccos(x), x:acos(), x:arccos(), x:acos_(), x:arccos_()
   Arccosine elementwise, in [0, pi].
 
-torch.atan(x), x:atan(), x:atan_()
+torch.atan(x), torch.arctan(x), x:atan(), x:arctan(), x:atan_(), x:arctan_()
   Arctangent elementwise, in (-pi/2, pi/2).
 
 torch.sinh(x), x:sinh(), x:sinh_()
@@ -139,7 +139,7 @@ torch.ceil(x), x:ceil(), x:ceil_()
 torch.round(x), torch.round(x, {decimals=}), x:round(), x:round_()
   Round to the nearest integer, halves to even (2.5 -> 2), or to decimals places.
 
-torch.trunc(x), torch.fix(x), x:trunc(), x:fix(), x:trunc_()
+torch.trunc(x), torch.fix(x), x:trunc(), x:fix(), x:trunc_(), x:fix_()
   Round toward zero elementwise.
 
 torch.frac(x), x:frac(), x:frac_()

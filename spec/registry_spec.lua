@@ -1,0 +1,118 @@
+-- registry_spec.lua: the op registry (src/ops/registry.h), walked through
+-- torch._ops(): every op that gives float results has a derivative, and each
+-- derivative matches finite differences (gradcheck, and gradgradcheck for the
+-- recorded formula that create_graph takes) in float64, on contiguous,
+-- transposed, narrowed and broadcast inputs, and with a Lua number on either
+-- side. Nothing here lists ops by hand: an op added to the registry is checked
+-- here as soon as it exists. Also: every call reaches the dispatcher (the op
+-- counter sees it), and the registry's own columns are consistent.
+local torch = require 'torch'
+
+local OPS = torch._ops()
+
+-- Inputs inside each registry domain, away from the kinks of the piecewise
+-- ops (zero, whole and half numbers): 'any' either sign in [0.17, 0.83],
+-- 'pos' positive in the same range, 'big' magnitude in [1.25, 1.85] (a
+-- divisor whose quotients stay inside (-1, 1)). The two operands of a binary
+-- op come from shifts of different parity, so no pair of them is equal.
+local BASE = {0.17, 0.23, 0.31, 0.38, 0.44, 0.57, 0.63, 0.71, 0.78, 0.83, 0.27, 0.69, 0.36}
+local function sample(domain, shape, shift)
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  local v = {}
+  for k = 1, n do
+    local base = BASE[(k * 5 + shift) % #BASE + 1] + 0.013 * (shift % 2)   -- two operands never tie
+    local sign = (domain ~= 'pos' and (k + shift) % 3 == 0) and -1 or 1
+    v[k] = sign * (domain == 'big' and 1.1 + base * 0.9 or base)
+  end
+  return torch.tensor(v, {dtype = 'float64'}):view(shape)
+end
+
+-- the callable form of op: its Lua name, an alias, or div's rounding mode
+local function callable(op)
+  local name = op.lua_name and op.name or op.aliases[1]
+  if name then return function(...) return torch[name](...) end end
+  local mode = op.name:match('^div_(%a+)$')
+  assert(mode, op.name .. ': no Lua name, no alias and no rounding mode')
+  return function(a, b) return torch.div(a, b, mode) end
+end
+
+local function check(f, inputs, what)
+  local ins = {}
+  for i, v in ipairs(inputs) do ins[i] = torch.is_tensor(v) and v:detach():requires_grad_() or v end
+  local ok, err = pcall(torch.autograd.gradcheck, f, ins)
+  assert(ok, what .. ': ' .. tostring(err))
+  ok, err = pcall(torch.autograd.gradgradcheck, f, ins)
+  assert(ok, what .. ' (second derivative): ' .. tostring(err))
+end
+
+-- one value per input, each its own leaf when a tensor
+local function layouts(domain, arity)
+  local da, db = domain[1], domain[arity] or domain[1]
+  local t = sample(da, {4, 3}, 1):t()                  -- 3x4, transposed
+  local n = sample(da, {3, 6}, 2):narrow(2, 2, 4)      -- 3x4 with gaps between rows
+  if arity == 1 then return {{t}, {n}, {sample(da, {2, 3}, 3)}} end
+  local row = sample(db, {1, 4}, 4)
+  local col = sample(da, {1, 3}, 5):t()                -- 3x1, transposed
+  local tb = sample(db, {4, 3}, 6):t()
+  return {{t, row}, {col, tb}, {n, sample(db, {3, 4}, 7)}, {t, sample(db, {1}, 8)[1]},
+          {sample(da, {1}, 9)[1], tb}}
+end
+
+describe('the op registry', function()
+  it('lists the elementwise ops with their columns', function()
+    assert.is_true(#OPS >= 56, #OPS .. ' ops')
+    local seen = {}
+    for _, op in ipairs(OPS) do
+      assert.is_nil(seen[op.name], op.name .. ' twice')
+      seen[op.name] = true
+      assert.is_true(op.arity == 1 or op.arity == 2, op.name)
+      assert.are.equal(op.arity, #op.domain, op.name .. ': one domain per input')
+      assert.truthy(({none = 1, lower = 1, fp32 = 1, promote = 1})[op.autocast], op.name)
+      for _, alias in ipairs(op.aliases) do
+        assert.is_nil(seen['alias ' .. alias], alias .. ' names two ops')
+        seen['alias ' .. alias] = true
+      end
+    end
+  end)
+
+  it('gives every op with float results a derivative', function()
+    for _, op in ipairs(OPS) do
+      local bool_result = op.family == 'unary_bool' or op.family == 'compare'
+      assert(op.differentiable ~= bool_result, op.name .. (bool_result
+        and ': a bool result cannot carry a gradient' or ': no derivative in the registry'))
+    end
+  end)
+
+  for _, op in ipairs(OPS) do
+    if op.differentiable then
+      it('derivative of ' .. op.name .. ' matches finite differences on every layout', function()
+        local f = callable(op)
+        for i, inputs in ipairs(layouts(op.domain, op.arity)) do
+          check(function(...) return f(...) end, inputs, op.name .. ' layout ' .. i)
+        end
+        if op.name == 'add' or op.name == 'sub' then       -- alpha
+          check(function(a, b) return f(a, b, {alpha = 2.5}) end, layouts(op.domain, 2)[1], op.name .. ' alpha')
+        end
+      end)
+    end
+  end
+
+  it('sees every call through the dispatcher, derivatives and compositions included', function()
+    local x = sample('pos', {2, 3}, 1):float():requires_grad_()
+    local y = sample('pos', {2, 3}, 2):float()
+    torch._op_counter(true)
+    local z = x + y                    -- add
+    local w = torch.mul(z, 2)          -- mul
+    local e = w:exp()                  -- exp, saving its result
+    local q = (-e) // 3                -- neg, div_floor
+    local r = y:clone():add_(1):round({decimals = 1})   -- add, then mul, round, div
+    e:sum():backward()                 -- exp's derivative G * R is a mul, mul's another
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({add = 2, mul = 4, exp = 1, neg = 1, div_floor = 1, round = 1, div = 1}, counts)
+    local _ = x * 2                    -- the counter is off: nothing more is counted
+    assert.are.same(counts, torch._op_counts())
+    assert.is_true(q:numel() == 6 and r:numel() == 6)
+  end)
+end)

@@ -1,0 +1,196 @@
+/* dispatch.c: the op call path (dispatch.h) and the registry's runtime
+   table, expanded from src/ops/registry.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "dispatch.h"
+
+/* ---- the runtime table ---- */
+#define ANY "any "
+#define POS "pos "
+#define BIG "big "
+#define NODERIV 0
+#define DERIV(reads, expr) 1
+#define DERIV2(reads_a, expr_a, reads_b, expr_b) 1
+#define AC_NONE MT_AC_NONE
+#define AC_LOWER MT_AC_LOWER
+#define AC_FP32 MT_AC_FP32
+#define AC_PROMOTE MT_AC_PROMOTE
+#define INFO(name, kernel, E, deriv, autocast, domain, aliases, family, arity, inplace, lua_name) \
+  [MT_OP_##name] = {#name, aliases, family, domain, arity, autocast, deriv, inplace, lua_name},
+#define U(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 1, 1, 1)
+#define U_OUT(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 1, !strcmp(#name, "logical_not"), 1)
+#define B(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 2, 1, 1)
+#define B_ALIAS(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 2, 1, 0)
+const mt_op_info mt_op_infos[MT_NUM_OPS] = {
+  MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
+  MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
+  MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
+  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div")
+};
+
+/* ---- device kernels ---- */
+static mt_pointwise_kernels pointwise_kernels[MT_NUM_DEVICES] = {
+  [MT_CPU] = {mt_unary, mt_binary},
+};
+
+void mt_register_pointwise_kernels(int device, const mt_pointwise_kernels *k) {
+  if (device >= 0 && device < MT_NUM_DEVICES) pointwise_kernels[device] = *k;
+}
+
+static const char *const device_names[MT_NUM_DEVICES] = {"cpu", "cuda"};
+
+static const mt_pointwise_kernels *kernels_for(const char *op, const mt_tensor *t, int want_binary) {
+  int device = t && t->storage ? t->storage->device : MT_CPU;
+  const mt_pointwise_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &pointwise_kernels[device] : NULL;
+  if (!k || !(want_binary ? (void *)k->binary : (void *)k->unary)) {
+    mt_fail("%s: no kernel for tensors on device %s", op,
+            device >= 0 && device < MT_NUM_DEVICES ? device_names[device] : "unknown");
+    return NULL;
+  }
+  return k;
+}
+
+/* ---- the op hook and the op counter ---- */
+static mt_op_hook_fn op_hook;
+void mt_set_op_hook(mt_op_hook_fn hook) { op_hook = hook; }
+
+static int64_t op_counts[MT_NUM_OPS];
+static void count_hook(int op, int phase) {
+  if (phase == 0 && op >= 0 && op < MT_NUM_OPS) __atomic_add_fetch(&op_counts[op], 1, __ATOMIC_RELAXED);
+}
+void mt_op_counter_enable(int on) {
+  if (on) memset(op_counts, 0, sizeof op_counts);
+  mt_set_op_hook(on ? count_hook : NULL);
+}
+int64_t mt_op_count(int op) { return op >= 0 && op < MT_NUM_OPS ? op_counts[op] : 0; }
+
+#define HOOK(op, phase) do { if (__builtin_expect(op_hook != NULL, 0)) op_hook(op, phase); } while (0)
+
+/* ---- autocast ----
+   The policy is the registry's category (mt_op_infos[op].autocast); while
+   mixed precision is off (always, until the mixed-precision work adds the
+   switch and the casts) the inputs pass unchanged. */
+static _Thread_local int autocast_dtype;     /* 0: off */
+static inline int autocast_off(mt_op op) { (void)op; return !__builtin_expect(autocast_dtype != 0, 0); }
+
+/* ---- autograd's part ---- */
+static mt_autograd_hooks ag;
+void mt_register_autograd(const mt_autograd_hooks *hooks) { ag = *hooks; }
+
+/* a temporary that may carry autograd history */
+static void drop(mt_tensor *t) {
+  if (t->grad_meta && ag.release_meta) ag.release_meta(t->grad_meta);
+  t->grad_meta = NULL;
+  mt_tensor_release(t);
+}
+
+static const char *inplace_name(mt_op op, char *buf, size_t n) {
+  snprintf(buf, n, "%s_", mt_op_names[op]);
+  return buf;
+}
+
+int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
+  if (mt_to_dtype(r, x, dtype)) return -1;
+  return x->grad_meta ? ag.record_cast(r, x) : 0;
+}
+
+/* ---- unary ---- */
+int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
+  const mt_pointwise_kernels *k = kernels_for(mt_op_names[op], x, 0);
+  if (!k || !autocast_off(op)) return -1;
+  HOOK(op, 0);
+  int rc, need = 0;
+  if (inplace && x->grad_meta) {
+    char name[64];
+    need = ag.inplace_needed(inplace_name(op, name, sizeof name), x, NULL);
+    if (need < 0) return -1;
+  }
+  if (need) {                                     /* x = x:op(), for autograd */
+    mt_tensor src = {0}, t = {0};
+    rc = ag.inplace_source(&src, x) || k->unary(&t, &src, op, 0, default_float) ||
+         ag.record_unary(&t, &src, op) || ag.inplace_commit(x, &t) ? -1 : 0;
+    drop(&t);
+    drop(&src);
+  } else {
+    rc = k->unary(inplace ? x : r, x, op, inplace, default_float);
+    if (!rc && !inplace && x->grad_meta) rc = ag.record_unary(r, x, op);
+  }
+  HOOK(op, 1);
+  return rc;
+}
+
+/* ---- binary ---- */
+int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
+                   int default_float) {
+  const mt_pointwise_kernels *k = kernels_for(mt_op_names[op], a->t ? a->t : b->t, 1);
+  if (!k || !autocast_off(op)) return -1;
+  if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
+  HOOK(op, 0);
+  int rc, need = 0;
+  mt_tensor *self = (mt_tensor *)a->t;
+  if (inplace && (self->grad_meta || (b->t && b->t->grad_meta))) {
+    char name[64];
+    need = ag.inplace_needed(inplace_name(op, name, sizeof name), self, b->t);
+    if (need < 0) return -1;
+  }
+  if (need) {                                     /* a = a:op(b), for autograd */
+    mt_tensor src = {0}, t = {0}, c = {0};
+    mt_operand sa = *a, sb = *b;
+    rc = ag.inplace_source(&src, self);
+    if (!rc) {
+      sa.t = &src;
+      if (sb.t == self) sb.t = &src;              /* x:mul_(x) */
+      rc = k->binary(&t, &sa, &sb, op, alpha, 0, default_float) || ag.record_binary(&t, &sa, &sb, op, alpha);
+    }
+    if (!rc && t.dtype != self->dtype) {          /* computed in the promoted type, stored in self's */
+      rc = mt_call_cast(&c, &t, self->dtype);
+      if (!rc) { drop(&t); t = c; c = (mt_tensor){0}; }
+    }
+    if (!rc) rc = ag.inplace_commit(self, &t);
+    drop(&c);
+    drop(&t);
+    drop(&src);
+  } else {
+    rc = k->binary(inplace ? self : r, a, b, op, alpha, inplace, default_float);
+    if (!rc && !inplace && ((a->t && a->t->grad_meta) || (b->t && b->t->grad_meta)))
+      rc = ag.record_binary(r, a, b, op, alpha);
+  }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- round with decimals: a composition of registry ops ---- */
+int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inplace, int default_float) {
+  const char *op = inplace ? "round_" : "round";
+  if (decimals != floor(decimals)) return mt_fail("%s: decimals must be an integer, got %f", op, decimals);
+  if (!mt_dtype_is_float(x->dtype))
+    return mt_fail("%s: decimals are not supported for %s tensors", op, mt_dtypes[x->dtype].name);
+  int need = 0;
+  if (inplace) {
+    if (mt_check_writable("round", x)) return -1;
+    if (x->grad_meta && (need = ag.inplace_needed(op, x, NULL)) < 0) return -1;
+  }
+  mt_tensor src = {0}, wide = {0}, scaled = {0}, rounded = {0}, back = {0}, out = {0};
+  mt_operand scale = {NULL, pow(10, fabs(decimals)), 0}, in = {x, 0, 0};
+  mt_op into = decimals > 0 ? MT_OP_mul : MT_OP_div, undo = decimals > 0 ? MT_OP_div : MT_OP_mul;
+  int half = x->dtype == MT_FLOAT16 || x->dtype == MT_BFLOAT16, rc = 0;
+  if (need) { rc = ag.inplace_source(&src, x); in.t = &src; }   /* x = x:round(...), for autograd */
+  if (!rc && half) { rc = mt_call_cast(&wide, in.t, MT_FLOAT32); in.t = &wide; }
+  if (!rc) rc = mt_call_binary(&scaled, &in, &scale, into, 1, 0, default_float);
+  if (!rc) rc = mt_call_unary(&rounded, &scaled, MT_OP_round, 0, default_float);
+  in.t = &rounded;
+  if (!rc) rc = mt_call_binary(&back, &in, &scale, undo, 1, 0, default_float);
+  mt_tensor *result = &back;
+  if (!rc && half) { rc = mt_call_cast(&out, &back, x->dtype); result = &out; }
+  if (!rc) {
+    if (!inplace) { mt_tensor_move(r, result); r->grad_meta = result->grad_meta; result->grad_meta = NULL; }
+    else rc = need ? ag.inplace_commit(x, result) : mt_copy(x, result);
+  }
+  drop(&out); drop(&back); drop(&rounded); drop(&scaled); drop(&wide); drop(&src);
+  return rc ? -1 : 0;
+}

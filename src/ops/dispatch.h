@@ -1,0 +1,92 @@
+/* dispatch.h: the one path every op call takes, and the registry's runtime
+   table. A binding reads its Lua arguments and calls mt_call_*; the call
+   then runs, in this order:
+     1. the kernel's own argument checks (shapes, dtypes, values);
+     2. autocast: the op's category from the registry, applied when mixed
+        precision is on (nothing turns it on yet: the mixed-precision work
+        fills in the policy);
+     3. the op hook (the profiler's, or the op counter's): one branch when off;
+     4. the kernel of the tensors' device, from the device's kernel table
+        (src/tensor registers the CPU's; a GPU backend registers its own);
+     5. autograd, when an input carries autograd metadata: the node built
+        from the registry's derivative (src/autograd registers it, below),
+        and for an in-place op PyTorch's protocol (the op runs out of place on
+        a copy carrying the tensor's history, and the result is written back;
+        see mt_ag_inplace_needed).
+   Returns 0, or -1 with mt_error() set. */
+#ifndef MT_DISPATCH_H
+#define MT_DISPATCH_H
+
+#include "../tensor/mt_ops.h"
+
+/* ---- the registry at run time ---- */
+enum { MT_AC_NONE, MT_AC_LOWER, MT_AC_FP32, MT_AC_PROMOTE };
+
+typedef struct {
+  const char *name;          /* Lua and C name */
+  const char *aliases;       /* more Lua names, separated by spaces ("" none) */
+  const char *family;        /* the registry list: "unary_float", "binary", ... */
+  const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
+  int arity;                 /* tensor inputs: 1 or 2 */
+  int autocast;              /* MT_AC_* */
+  int differentiable;        /* the registry gives it a derivative */
+  int inplace;               /* has x:name_() */
+  int lua_name;              /* 0: reached only through its aliases or an option (div_floor) */
+} mt_op_info;
+
+extern const mt_op_info mt_op_infos[MT_NUM_OPS];
+
+/* ---- the device kernel table ---- */
+typedef struct {
+  int (*unary)(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int default_float);
+  int (*binary)(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
+                int default_float);
+} mt_pointwise_kernels;
+#define MT_NUM_DEVICES 2
+/* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there from the start. */
+void mt_register_pointwise_kernels(int device, const mt_pointwise_kernels *k);
+
+/* ---- autograd ----
+   src/autograd registers what the call path needs of it (as PyTorch's
+   autograd is one key of its dispatcher): the dispatcher sits below
+   autograd, whose derivative formulas call ops through it too, so that they
+   run on their tensors' device and the op hook sees them. */
+typedef struct {
+  int (*record_unary)(mt_tensor *r, const mt_tensor *x, mt_op op);
+  int (*record_binary)(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
+  int (*record_cast)(mt_tensor *r, const mt_tensor *x);
+  /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
+  int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
+  int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
+  int (*inplace_commit)(mt_tensor *t, mt_tensor *r);
+  void (*release_meta)(void *grad_meta);
+} mt_autograd_hooks;
+void mt_register_autograd(const mt_autograd_hooks *hooks);
+
+/* ---- the op hook ----
+   Called as hook(op, 0) before the kernel and hook(op, 1) after it; NULL is
+   off (one branch per call). The op counter below is one such hook. */
+typedef void (*mt_op_hook_fn)(int op, int phase);
+void mt_set_op_hook(mt_op_hook_fn hook);
+
+/* The op counter: while on, how many calls each op took (since it was
+   turned on): torch._op_counts(). */
+void mt_op_counter_enable(int on);
+int64_t mt_op_count(int op);
+
+/* ---- calls ----
+   Out of place, r is empty and receives the result. In place (inplace 1), r
+   is x (a's tensor) and takes the result, in its own dtype. default_float:
+   the float dtype integer inputs promote to. */
+int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float);
+int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
+                   int default_float);
+/* x:round({decimals=d}) as PyTorch: round(x * 10^d) / 10^d, or for d < 0
+   round(x / 10^-d) * 10^-d, in x's dtype (float16 and bfloat16 compute in
+   float32, as PyTorch); composed of the registry's ops, so its gradient is
+   round's (zero). */
+int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inplace, int default_float);
+/* r = x in dtype, recorded */
+int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype);
+
+#endif

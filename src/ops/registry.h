@@ -1,0 +1,194 @@
+/* registry.h: the op registry. Each op is one entry, and everything about it
+   is in that entry; the layers each read the columns they need:
+     - src/tensor (mt_pointwise.c): the kernel expression, per dtype;
+     - src/autograd (ag_pointwise.c): the derivative, and what it saves;
+     - src/ops (dispatch.c): the autocast category and the rest of the
+       runtime table (torch._ops() shows it);
+     - src/vm (lt_math.c): the Lua names, the in-place variant.
+   This file includes nothing and defines no code: a list is expanded only
+   where a layer supplies its OP. Adding an op is one line here, plus its help
+   text (lib/torch/doc) and its reference values (spec/ref/gen_pointwise.py).
+
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases):
+   - name: the C name (MT_OP_name) and the Lua name: x:name(), torch.name(),
+     and x:name_() in place where the family allows it.
+   - kernel: the value of one element, an expression in v (unary) or a and b
+     (binary), of the compute type ct; p1 is the op's scalar parameter
+     (add's and sub's alpha), in ct. E is the list's dtype argument.
+   - derivative: how each input's gradient is written, as PyTorch's
+     derivatives.yaml writes it, with the recording ops of ag_pointwise.c:
+       DERIV(reads, expr)    unary: expr is the input's gradient;
+       DERIV2(reads_a, expr_a, reads_b, expr_b)
+                             binary: one expression per operand;
+       NODERIV               not differentiable (bool results only: a spec
+                             fails on any float-valued op without one).
+     In expr, G is the incoming gradient, X the input, R the result, A and B
+     the operands (each a tensor or a number), ALPHA add's multiplier.
+     reads (INPUT, RESULT, NOTHING for unary; A, B, AB, NOTHING for an
+     operand's expression) is what the node saves: only those, and only for
+     the gradients wanted, so an input the derivative does not read may
+     change in place afterwards. FUSED(kind, v, expr) takes one fused kernel
+     (mt_activation_grad) when the backward records nothing.
+   - autocast: what autocast does to the op's float inputs (mixed precision):
+     AC_LOWER (runs in the lower precision), AC_FP32 (runs in float32: the
+     op loses precision or range in float16), AC_PROMOTE (inputs of mixed
+     float types run in the widest), AC_NONE (not a float computation).
+   - domain: where gradcheck samples each input (spec/registry_spec.lua):
+     ANY (either sign, away from zero and from whole and half numbers), POS
+     (positive, below 1), BIG (magnitude above 1: a divisor whose quotients
+     stay away from whole numbers).
+   - aliases: more Lua names of the op, PyTorch's and Torch7's, in one
+     string separated by spaces ("" for none); each has the in-place form
+     when the op does. */
+#ifndef MT_REGISTRY_H
+#define MT_REGISTRY_H
+
+/* ---- elementwise: unary ---- */
+
+/* float result; integer and bool inputs are promoted to the default float */
+#define MT_UNARY_FLOAT_OPS(OP, E)                                                                      \
+  OP(exp, mt_exp(v), E, DERIV(RESULT, MUL(G, R)), AC_FP32, ANY, "")                                     \
+  OP(expm1, mt_expm1(v), E, DERIV(RESULT, MUL(G, ADD(R, 1))), AC_FP32, ANY, "")                        \
+  OP(log, mt_log(v), E, DERIV(INPUT, DIV(G, X)), AC_FP32, POS, "")                                     \
+  OP(log1p, mt_log1p(v), E, DERIV(INPUT, DIV(G, ADD(X, 1))), AC_FP32, POS, "")                         \
+  OP(log2, mt_log2(v), E, DERIV(INPUT, DIV(G, MUL(X, M_LN2))), AC_FP32, POS, "")                       \
+  OP(log10, log10(v), E, DERIV(INPUT, DIV(G, MUL(X, M_LN10))), AC_FP32, POS, "")                       \
+  OP(sqrt, mt_sqrt(v), E, DERIV(RESULT, DIV(G, MUL(R, 2))), AC_FP32, POS, "")                          \
+  OP(rsqrt, (ct)1 / mt_sqrt(v), E, DERIV(RESULT, MUL(G, MUL(POW(R, 3), -0.5))), AC_FP32, POS, "")      \
+  OP(sin, mt_sin(v), E, DERIV(INPUT, MUL(G, F(cos, X))), AC_FP32, ANY, "")                             \
+  OP(cos, mt_cos(v), E, DERIV(INPUT, MUL(G, NEG(F(sin, X)))), AC_FP32, ANY, "")                        \
+  OP(tan, tan(v), E, DERIV(RESULT, MUL(G, ADD(MUL(R, R), 1))), AC_FP32, ANY, "")                       \
+  OP(asin, asin(v), E, DERIV(INPUT, MUL(G, F(rsqrt, SUB(1, MUL(X, X))))), AC_FP32, ANY, "arcsin")      \
+  OP(acos, mt_acos(v), E, DERIV(INPUT, NEG(MUL(G, F(rsqrt, SUB(1, MUL(X, X)))))), AC_FP32, ANY,        \
+    "arccos")                                                                                          \
+  OP(atan, mt_atan(v), E, DERIV(INPUT, DIV(G, ADD(MUL(X, X), 1))), AC_FP32, ANY, "arctan")             \
+  OP(sinh, mt_sinh(v), E, DERIV(INPUT, MUL(G, F(cosh, X))), AC_FP32, ANY, "")                          \
+  OP(cosh, mt_cosh(v), E, DERIV(INPUT, MUL(G, F(sinh, X))), AC_FP32, ANY, "")                          \
+  OP(tanh, mt_tanh(v), E,                                                                               \
+    DERIV(RESULT, FUSED(MT_ACT_TANH, R, MUL(G, SUB(1, MUL(R, R))))), AC_LOWER, ANY, "")               \
+  OP(sigmoid, (ct)1 / ((ct)1 + mt_exp(-v)), E,                                                         \
+    DERIV(RESULT, FUSED(MT_ACT_SIGMOID, R, MUL(G, MUL(R, SUB(1, R))))), AC_LOWER, ANY, "")            \
+  OP(erf, mt_erf(v), E, DERIV(INPUT, MUL(G, MUL(F(exp, NEG(MUL(X, X))), M_2_SQRTPI))), AC_FP32, ANY,   \
+    "")                                                                                                \
+  OP(erfc, mt_erfc(v), E, DERIV(INPUT, MUL(G, MUL(F(exp, NEG(MUL(X, X))), -M_2_SQRTPI))), AC_FP32,     \
+    ANY, "")                                                                                           \
+  OP(reciprocal, (ct)1 / v, E, DERIV(RESULT, MUL(G, NEG(MUL(R, R)))), AC_FP32, ANY, "")
+
+/* float tensors only: PyTorch refuses integer and bool inputs */
+#define MT_UNARY_FLOAT_ONLY_OPS(OP, E)                                                                 \
+  /* Phi(x) + x phi(x) */                                                                              \
+  OP(gelu, (ct)0.5 * v * ((ct)1 + mt_erf(v * (ct)0.70710678118654752440)), E,                         \
+    DERIV(INPUT, FUSED(MT_ACT_GELU, X,                                                                 \
+                       MUL(G, ADD(MUL(ADD(F(erf, MUL(X, M_SQRT1_2)), 1), 0.5),                         \
+                                  MUL(X, MUL(F(exp, MUL(MUL(X, X), -0.5)), 0.3989422804014327)))))),   \
+    AC_LOWER, ANY, "")                                                                                 \
+  /* t = tanh(c (x + a x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */                        \
+  OP(gelu_tanh,                                                                                         \
+    (ct)0.5 * v * ((ct)1 + mt_tanh((ct)0.79788456080286535588 * (v + (ct)0.044715 * v * v * v))), E, \
+    DERIV(INPUT, FUSED(MT_ACT_GELU_TANH, X,                                                            \
+                       MUL(G, LET(T, F(tanh, MUL(MUL(X, ADD(MUL(MUL(X, X), 0.044715), 1)),           \
+                                                 0.79788456080286535588)),                             \
+                                  ADD(MUL(ADD(T, 1), 0.5),                                             \
+                                      MUL(MUL(X, MUL(SUB(1, MUL(T, T)),                                \
+                                                     ADD(MUL(MUL(X, X), 3 * 0.044715), 1))),           \
+                                          0.5 * 0.79788456080286535588)))))),                          \
+    AC_LOWER, ANY, "")                                                                                 \
+  /* s (1 + x (1 - s)), s = sigmoid(x) */                                                              \
+  OP(silu, v / ((ct)1 + mt_exp(-v)), E,                                                                 \
+    DERIV(INPUT, MUL(G, LET(S, F(sigmoid, X), MUL(S, ADD(MUL(X, SUB(1, S)), 1))))), AC_LOWER, ANY, "") \
+  OP(frac, v - trunc(v), E, DERIV(NOTHING, G), AC_LOWER, ANY, "")
+
+/* rounding: float tensors round (half to even for round); integer tensors
+   are already whole and come back unchanged, in their dtype; not for bool.
+   Their derivative is zero, as PyTorch's. */
+#define MT_UNARY_ROUND_OPS(OP, E)                                                                      \
+  OP(floor, floor(v), E, DERIV(NOTHING, MUL(G, 0)), AC_NONE, ANY, "")                                   \
+  OP(ceil, ceil(v), E, DERIV(NOTHING, MUL(G, 0)), AC_NONE, ANY, "")                                     \
+  OP(round, nearbyint(v), E, DERIV(NOTHING, MUL(G, 0)), AC_NONE, ANY, "")                               \
+  OP(trunc, trunc(v), E, DERIV(NOTHING, MUL(G, 0)), AC_NONE, ANY, "fix")
+
+/* same dtype in and out, every dtype but bool (sign(b) is b and square(b)
+   is b as int64, as in PyTorch) */
+#define MT_UNARY_SAME_OPS(OP, E)                                                                       \
+  OP(neg, MT_WRAP_NEG(v), E, DERIV(NOTHING, NEG(G)), AC_NONE, ANY, "negative")                          \
+  OP(abs, v < 0 ? MT_WRAP_NEG(v) : v, E, DERIV(INPUT, MUL(G, F(sign, X))), AC_NONE, ANY, "absolute")   \
+  OP(sign, (ct)((v > 0) - (v < 0)), E, DERIV(NOTHING, MUL(G, 0)), AC_NONE, ANY, "")                     \
+  /* g where r > 0: one pass over g, no float mask */                                                  \
+  OP(relu, v > 0 ? v : (ct)0, E, DERIV(RESULT, FUSED(MT_ACT_RELU, R, WHERE(GT(R, 0), G, 0))), AC_NONE,  \
+    ANY, "")                                                                                           \
+  OP(square, MT_WRAP(v, *, v), E, DERIV(INPUT, MUL(G, MUL(X, 2))), AC_NONE, ANY, "")
+
+/* bool result from any dtype; logical_not_ also exists in place */
+#define MT_UNARY_BOOL_OPS(OP, E)                                                                       \
+  OP(isnan, v != v, E, NODERIV, AC_NONE, ANY, "")                                                       \
+  OP(isinf, isinf((double)v), E, NODERIV, AC_NONE, ANY, "")                                             \
+  OP(isfinite, isfinite((double)v), E, NODERIV, AC_NONE, ANY, "")                                       \
+  OP(logical_not, !v, E, NODERIV, AC_NONE, ANY, "")
+
+/* ---- elementwise: binary ---- */
+
+/* result in the promoted dtype; bool allowed for add, mul, maximum and
+   minimum; integer fmod and remainder by zero raise, as in PyTorch */
+#define MT_BINARY_OPS(OP, E)                                                                           \
+  OP(add, MT_WRAP(a, +, MT_WRAP(p1, *, b)), E, DERIV2(NOTHING, G, NOTHING, MUL(G, ALPHA)), AC_PROMOTE, \
+    ANY ANY, "")                                                                                       \
+  OP(sub, MT_WRAP(a, -, MT_WRAP(p1, *, b)), E, DERIV2(NOTHING, G, NOTHING, MUL(G, -ALPHA)),            \
+    AC_PROMOTE, ANY ANY, "subtract")                                                                   \
+  OP(mul, MT_WRAP(a, *, b), E, DERIV2(B, MUL(G, B), A, MUL(G, A)), AC_PROMOTE, ANY ANY,                \
+    "cmul multiply")                                                                                   \
+  /* ties share the gradient */                                                                        \
+  OP(maximum, (a != a || a > b) ? a : b, E,                                                             \
+    DERIV2(AB, MUL(G, ADD(GT(A, B), MUL(EQ(A, B), 0.5))),                                             \
+           AB, MUL(G, SUB(1, ADD(GT(A, B), MUL(EQ(A, B), 0.5))))), AC_PROMOTE, ANY ANY, "cmax")        \
+  OP(minimum, (a != a || a < b) ? a : b, E,                                                             \
+    DERIV2(AB, MUL(G, ADD(LT(A, B), MUL(EQ(A, B), 0.5))),                                             \
+           AB, MUL(G, SUB(1, ADD(LT(A, B), MUL(EQ(A, B), 0.5))))), AC_PROMOTE, ANY ANY, "cmin")        \
+  OP(fmod, mt_fmod(a, b), E, DERIV2(NOTHING, G, AB, NEG(MUL(G, F(trunc, DIV(A, B))))), AC_PROMOTE,     \
+    ANY BIG, "")                                                                                       \
+  OP(remainder, mt_remainder(a, b), E, DERIV2(NOTHING, G, AB, NEG(MUL(G, F(floor, DIV(A, B))))),       \
+    AC_PROMOTE, ANY BIG, "")                                                                           \
+  /* g b a^(b-1) and g a^b log(a) */                                                                   \
+  OP(pow, mt_pow(a, b), E,                                                                              \
+    DERIV2(AB, MUL(G, MUL(B, POW(A, SUB(B, 1)))), AB, MUL(G, MUL(POW(A, B), F(log, A)))), AC_FP32,       \
+    POS ANY, "")
+
+/* always a float result (true division and friends) */
+#define MT_BINARY_FLOAT_OPS(OP, E)                                                                     \
+  OP(div, a / b, E, DERIV2(B, DIV(G, B), AB, NEG(DIV(MUL(G, A), MUL(B, B)))), AC_PROMOTE, ANY BIG,     \
+    "cdiv true_divide divide")                                                                         \
+  /* (b, -a) / (a^2 + b^2) */                                                                          \
+  OP(atan2, atan2(a, b), E,                                                                             \
+    DERIV2(AB, MUL(G, DIV(B, ADD(MUL(A, A), MUL(B, B)))),                                             \
+           AB, NEG(MUL(G, DIV(A, ADD(MUL(A, A), MUL(B, B)))))), AC_FP32, ANY ANY, "arctan2")
+
+/* bool result; operands compared in their promoted dtype */
+#define MT_COMPARE_OPS(OP, E)                                                                          \
+  OP(eq, a == b, E, NODERIV, AC_PROMOTE, ANY ANY, "")                                                   \
+  OP(ne, a != b, E, NODERIV, AC_PROMOTE, ANY ANY, "")                                                   \
+  OP(lt, a < b, E, NODERIV, AC_PROMOTE, ANY ANY, "")                                                    \
+  OP(le, a <= b, E, NODERIV, AC_PROMOTE, ANY ANY, "")                                                   \
+  OP(gt, a > b, E, NODERIV, AC_PROMOTE, ANY ANY, "")                                                    \
+  OP(ge, a >= b, E, NODERIV, AC_PROMOTE, ANY ANY, "")                                                   \
+  OP(logical_and, (a != 0) && (b != 0), E, NODERIV, AC_NONE, ANY ANY, "")                               \
+  OP(logical_or, (a != 0) || (b != 0), E, NODERIV, AC_NONE, ANY ANY, "")                                \
+  OP(logical_xor, (a != 0) != (b != 0), E, NODERIV, AC_NONE, ANY ANY, "")
+
+/* division rounded to a whole number (div's rounding_mode 'floor', also
+   floor_divide, and 'trunc'): the result in the promoted dtype, so integers
+   stay integers; integer division by zero raises, as in PyTorch. Their
+   derivative is zero, as PyTorch's. */
+#define MT_BINARY_DIV_OPS(OP, E)                                                                       \
+  OP(div_floor, mt_div_floor(a, b), E, DERIV2(NOTHING, MUL(G, 0), NOTHING, MUL(G, 0)), AC_PROMOTE,     \
+    ANY BIG, "floor_divide")                                                                           \
+  OP(div_trunc, mt_div_trunc(a, b), E, DERIV2(NOTHING, MUL(G, 0), NOTHING, MUL(G, 0)), AC_PROMOTE,     \
+    ANY BIG, "")
+
+/* Every elementwise op, in the order of the mt_op enum; FAMILY(list) names
+   each list for the expansions that need to know which one an op came from. */
+#define MT_POINTWISE_LISTS(L)                                                                         \
+  L(MT_UNARY_FLOAT_OPS, UNARY_FLOAT) L(MT_UNARY_FLOAT_ONLY_OPS, UNARY_FLOAT_ONLY)                     \
+  L(MT_UNARY_ROUND_OPS, UNARY_ROUND) L(MT_UNARY_SAME_OPS, UNARY_SAME) L(MT_UNARY_BOOL_OPS, UNARY_BOOL) \
+  L(MT_BINARY_OPS, BINARY) L(MT_BINARY_FLOAT_OPS, BINARY_FLOAT) L(MT_COMPARE_OPS, COMPARE)            \
+  L(MT_BINARY_DIV_OPS, BINARY_DIV)
+
+#endif
