@@ -6,10 +6,10 @@
 # Another PyTorch version (or libm) moves some values in their last digits. Such
 # noise is not a change: a number within TOLERANCE of the committed one keeps its
 # committed spelling, so regenerating reproduces the committed file, and a diff
-# shows only values that really moved (and any change of structure: new cases,
-# other sizes). The header line that names the PyTorch version is kept too
+# shows only values that really moved and the lines of new or removed cases (lines
+# are matched by their text without the numbers). The header line that names the PyTorch version is kept too
 # unless something else changed.
-import math, os, re, sys, tempfile
+import difflib, math, os, re, sys, tempfile
 
 TOLERANCE = 1e-6          # relative, or absolute below 1e-30
 NUMBER = re.compile(r'(?<![\w.])-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])')
@@ -28,18 +28,31 @@ def _close(a, b):
     return abs(x - y) <= TOLERANCE * max(abs(x), abs(y), 1e-30)
 
 
-def merge(committed, generated):
-    """generated, with committed's spelling of every number that did not move."""
-    gen_body = generated.split('\n', 1)
-    com_body = committed.split('\n', 1)
-    if len(gen_body) < 2 or len(com_body) < 2:
-        return generated
-    (gs, gn), (cs, cn) = _split(gen_body[1]), _split(com_body[1])
+def _merge_line(committed, generated):
+    (gs, gn), (cs, cn) = _split(generated), _split(committed)
     if gs != cs or len(gn) != len(cn):
-        return generated                      # the structure changed: take it whole
+        return generated
     kept = iter([c if _close(c, g) else g for c, g in zip(cn, gn)])
-    body = re.sub('\0', lambda _: next(kept), gs)
-    header = com_body[0] if body == com_body[1] else gen_body[0]
+    return re.sub('\0', lambda _: next(kept), gs)
+
+
+def merge(committed, generated):
+    """generated, with committed's spelling of every number that did not move: lines are
+    matched by their text without numbers (so added or removed cases leave the other lines
+    as they were), and a matched line keeps each committed number within TOLERANCE."""
+    com, gen = committed.split('\n'), generated.split('\n')
+    if not com or not gen:
+        return generated
+    skel = lambda lines: [_split(line)[0] for line in lines[1:]]
+    out = []
+    matcher = difflib.SequenceMatcher(None, skel(com), skel(gen), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == 'equal':
+            out += [_merge_line(com[1 + i1 + k], gen[1 + j1 + k]) for k in range(j2 - j1)]
+        else:
+            out += gen[1 + j1:1 + j2]
+    body = '\n'.join(out)
+    header = com[0] if body == '\n'.join(com[1:]) else gen[0]
     return header + '\n' + body
 
 

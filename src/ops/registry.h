@@ -72,7 +72,11 @@
     "")                                                                                                \
   OP(erfc, mt_erfc(v), E, DERIV(INPUT, MUL(G, MUL(F(exp, NEG(MUL(X, X))), -M_2_SQRTPI))), AC_FP32,     \
     ANY, "")                                                                                           \
-  OP(reciprocal, (ct)1 / v, E, DERIV(RESULT, MUL(G, NEG(MUL(R, R)))), AC_FP32, ANY, "")
+  OP(reciprocal, (ct)1 / v, E, DERIV(RESULT, MUL(G, NEG(MUL(R, R)))), AC_FP32, ANY, "")               \
+  /* sin(pi x) / (pi x), 1 at 0; derivative (cos(pi x) - sinc(x)) / x, 0 at 0 */                       \
+  OP(sinc, v == 0 ? (ct)1 : mt_sin((ct)M_PI * v) / ((ct)M_PI * v), E,                                  \
+     DERIV(INPUT, MUL(G, WHERE(EQ(X, 0), 0, DIV(SUB(F(cos, MUL(X, M_PI)), F(sinc, X)), X)))), AC_FP32,  \
+     ANY, "")
 
 /* float tensors only: PyTorch refuses integer and bool inputs */
 #define MT_UNARY_FLOAT_ONLY_OPS(OP, E)                                                                 \

@@ -57,6 +57,9 @@ torch.rsqrt(x), x:rsqrt(), x:rsqrt_()
 torch.reciprocal(x), x:reciprocal(), x:reciprocal_()
   1 / x elementwise; float result.
 
+torch.sinc(x), x:sinc(), x:sinc_()
+  The normalized sinc, sin(pi x) / (pi x) elementwise, and 1 at 0; float result.
+
 torch.exp(x), x:exp(), x:exp_()
   e^x elementwise; float result.
 
