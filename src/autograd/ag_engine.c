@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ag.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_alloc.h"
 
 static _Thread_local int grad_disabled;
@@ -550,8 +551,7 @@ static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out) {
   if (mt_ag_grad_enabled()) {                  /* create_graph: grad = grad + g, recorded */
     mt_tensor sum = {0};
     mt_operand a = {&m->grad, 0, 0}, b = {grad_out, 0, 0};
-    if (mt_binary(&sum, &a, &b, MT_OP_add, 1, 0, MT_FLOAT32)) return -1;
-    if (mt_ag_record_binary(&sum, &a, &b, MT_OP_add, 1)) { mt_tensor_release(&sum); return -1; }
+    if (mt_call_binary(&sum, &a, &b, MT_OP_add, 1, 0, MT_FLOAT32)) { drop_tensor(&sum); return -1; }
     mt_ag_meta_release(m->grad.grad_meta);
     m->grad.grad_meta = NULL;
     mt_tensor_release(&m->grad);
@@ -618,8 +618,7 @@ static int add_to_buffer(mt_node *n, mt_tensor *g) {
   }
   mt_tensor sum = {0};
   mt_operand a = {n->buffer, 0, 0}, b = {g, 0, 0};
-  if (mt_binary(&sum, &a, &b, MT_OP_add, 1, 0, MT_FLOAT32)) return -1;
-  if (mt_ag_record_binary(&sum, &a, &b, MT_OP_add, 1)) { mt_tensor_release(&sum); return -1; }
+  if (mt_call_binary(&sum, &a, &b, MT_OP_add, 1, 0, MT_FLOAT32)) { drop_tensor(&sum); return -1; }
   drop_tensor(n->buffer);
   *n->buffer = sum;
   return 0;

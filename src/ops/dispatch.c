@@ -44,14 +44,17 @@ void mt_register_pointwise_kernels(int device, const mt_pointwise_kernels *k) {
 
 static const char *const device_names[MT_NUM_DEVICES] = {"cpu", "cuda"};
 
-static const mt_pointwise_kernels *kernels_for(const char *op, const mt_tensor *t, int want_binary) {
+static __attribute__((noinline, cold)) const mt_pointwise_kernels *no_kernel(const char *op, int device) {
+  mt_fail("%s: no kernel for tensors on device %s", op,
+          device >= 0 && device < MT_NUM_DEVICES ? device_names[device] : "unknown");
+  return NULL;
+}
+
+static inline const mt_pointwise_kernels *kernels_for(mt_op op, const mt_tensor *t, int want_binary) {
   int device = t && t->storage ? t->storage->device : MT_CPU;
+  if (__builtin_expect(device == MT_CPU, 1)) return &pointwise_kernels[MT_CPU];
   const mt_pointwise_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &pointwise_kernels[device] : NULL;
-  if (!k || !(want_binary ? (void *)k->binary : (void *)k->unary)) {
-    mt_fail("%s: no kernel for tensors on device %s", op,
-            device >= 0 && device < MT_NUM_DEVICES ? device_names[device] : "unknown");
-    return NULL;
-  }
+  if (!k || !(want_binary ? (void *)k->binary : (void *)k->unary)) return no_kernel(mt_op_names[op], device);
   return k;
 }
 
@@ -69,14 +72,20 @@ void mt_op_counter_enable(int on) {
 }
 int64_t mt_op_count(int op) { return op >= 0 && op < MT_NUM_OPS ? op_counts[op] : 0; }
 
-#define HOOK(op, phase) do { if (__builtin_expect(op_hook != NULL, 0)) op_hook(op, phase); } while (0)
+#define HOOK(op, phase) do { mt_op_hook_fn h_ = op_hook; if (__builtin_expect(h_ != NULL, 0)) h_(op, phase); } while (0)
 
 /* ---- autocast ----
    The policy is the registry's category (mt_op_infos[op].autocast); while
    mixed precision is off (always, until the mixed-precision work adds the
    switch and the casts) the inputs pass unchanged. */
 static _Thread_local int autocast_dtype;     /* 0: off */
-static inline int autocast_off(mt_op op) { (void)op; return !__builtin_expect(autocast_dtype != 0, 0); }
+/* Whether any thread has it on: a plain load on the hot path, where a
+   thread-local read in a dlopen'd library is a call (__tls_get_addr). */
+static int autocast_anywhere;
+static inline int autocast_off(mt_op op) {
+  (void)op;
+  return !__builtin_expect(autocast_anywhere, 0) || !autocast_dtype;
+}
 
 /* ---- autograd's part ---- */
 static mt_autograd_hooks ag;
@@ -101,7 +110,7 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
 
 /* ---- unary ---- */
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
-  const mt_pointwise_kernels *k = kernels_for(mt_op_names[op], x, 0);
+  const mt_pointwise_kernels *k = kernels_for(op, x, 0);
   if (!k || !autocast_off(op)) return -1;
   HOOK(op, 0);
   int rc, need = 0;
@@ -127,7 +136,7 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
 /* ---- binary ---- */
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
-  const mt_pointwise_kernels *k = kernels_for(mt_op_names[op], a->t ? a->t : b->t, 1);
+  const mt_pointwise_kernels *k = kernels_for(op, a->t ? a->t : b->t, 1);
   if (!k || !autocast_off(op)) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
   HOOK(op, 0);

@@ -98,11 +98,12 @@ static int binary(lua_State *L, mt_op op, int inplace) {
 }
 
 /* Every registry op's binding: upvalue 1 is the tensor metatable (lt_check),
-   upvalue 2 the op and whether it runs in place (op * 2 + inplace). */
+   upvalue 2 the op, whether it is binary and whether it runs in place
+   (op * 4 + binary * 2 + inplace). */
 static int op_call(lua_State *L) {
   lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 1);
-  return mt_op_infos[op].arity == 1 ? unary(L, op, (int)(code & 1)) : binary(L, op, (int)(code & 1));
+  mt_op op = (mt_op)(code >> 2);
+  return code & 2 ? binary(L, op, (int)(code & 1)) : unary(L, op, (int)(code & 1));
 }
 
 static int m_add(lua_State *L) { return binary(L, MT_OP_add, 0); }
@@ -124,7 +125,7 @@ static void set_op(lua_State *L, const char *name, size_t len, mt_op op) {
     buf[len] = 0;
     for (int table = -4; table <= -3; table++) {
       lua_pushvalue(L, -1);
-      lua_pushinteger(L, (lua_Integer)op * 2 + inplace);
+      lua_pushinteger(L, (lua_Integer)op * 4 + (mt_op_infos[op].arity == 2) * 2 + inplace);
       lua_pushcclosure(L, op_call, 2);
       lua_setfield(L, table, buf);
     }

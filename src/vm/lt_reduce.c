@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "lt.h"
+#include "../ops/dispatch.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_reduce.h"
 #include "../autograd/ag_index.h"
@@ -117,10 +118,7 @@ static int minmax(lua_State *L, int is_min) {
   mt_tensor *y = lt_test(L, 2);
   if (y) {
     mt_operand a = {x, 0, 0}, b = {y, 0, 0};
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_binary(r, &a, &b, is_min ? MT_OP_minimum : MT_OP_maximum, 1, 0, lt_default_dtype));
-    if (x->grad_meta || y->grad_meta)
-      LT_TRY(L, mt_ag_record_binary(r, &a, &b, is_min ? MT_OP_minimum : MT_OP_maximum, 1));
+    LT_TRY(L, mt_call_binary(lt_push(L), &a, &b, is_min ? MT_OP_minimum : MT_OP_maximum, 1, 0, lt_default_dtype));
     return 1;
   }
   dim_args a;
