@@ -178,8 +178,6 @@ int mt_ag_output_of(mt_node *n, const mt_tensor *t, mt_tensor *out);
 int mt_ag_attach(mt_tensor *r, mt_node *n);
 
 /* ---- recording: call after the op computed r from its inputs ---- */
-/* Whether the registry gives op a derivative (src/ops/registry.h). */
-int mt_ag_op_differentiable(mt_op op);
 int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op);
 int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
 int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, int is_mean, uint32_t mask, int keepdim);

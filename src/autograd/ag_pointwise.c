@@ -125,7 +125,7 @@ static ag_v fused(ag_v g, ag_v v, mt_activation kind) {
 enum { NOTHING = 0, INPUT = 1, A = 1, B = 2, AB = 3, RESULT = 4 };
 
 /* ---- the registry's columns, as tables (OPC: one entry) ---- */
-#define EVERY_LIST(list, family) list(OPC, _)
+#define EVERY_LIST(list) list(OPC, _)
 #define NODERIV NOTHING
 #define DERIV(reads, expr) reads
 #define DERIV2(reads_a, expr_a, reads_b, expr_b) reads_a
@@ -143,17 +143,7 @@ static const unsigned char reads_b[MT_NUM_OPS] = {
 #undef DERIV2
 #undef NODERIV
 
-#define NODERIV 0
-#define DERIV(reads, expr) 1
-#define DERIV2(reads_a, expr_a, reads_b, expr_b) 1
-#define OPC(name, kernel, E, deriv, ...) [MT_OP_##name] = deriv,
-static const unsigned char has_derivative[MT_NUM_OPS] = { MT_POINTWISE_LISTS(EVERY_LIST) };
-#undef OPC
-#undef DERIV
-#undef DERIV2
-#undef NODERIV
-
-int mt_ag_op_differentiable(mt_op op) { return op >= 0 && op < MT_NUM_OPS && has_derivative[op]; }
+static int differentiable(mt_op op) { return mt_op_infos[op].differentiable; }
 
 /* PyTorch's node names: "mul" -> "MulBackward", "log_softmax" -> "LogSoftmaxBackward" */
 static char backward_name_buf[MT_NUM_OPS][40];
@@ -162,7 +152,7 @@ static void init_names(void) {
   static int done_once;
   if (__atomic_load_n(&done_once, __ATOMIC_ACQUIRE)) return;
   for (int op = 0; op < MT_NUM_OPS; op++) {
-    if (!has_derivative[op]) continue;
+    if (!differentiable((mt_op)op)) continue;
     const char *src = mt_op_names[op];
     char *dst = backward_name_buf[op];
     size_t k = 0;
@@ -216,7 +206,7 @@ static int unary_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
 }
 
 int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_ag_op_differentiable(op) || !mt_dtype_is_float(r->dtype)) return 0;
+  if (!ag_any_requires_grad(x, NULL) || !differentiable(op) || !mt_dtype_is_float(r->dtype)) return 0;
   init_names();
   const mt_tensor *in[1] = {x};
   mt_node *n = mt_ag_new_node(backward_names[op], unary_backward, 1, in);
@@ -258,7 +248,7 @@ static int binary_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
 }
 
 int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha) {
-  if (!ag_any_requires_grad(a->t, b->t) || !mt_ag_op_differentiable(op) || !mt_dtype_is_float(r->dtype)) return 0;
+  if (!ag_any_requires_grad(a->t, b->t) || !differentiable(op) || !mt_dtype_is_float(r->dtype)) return 0;
   init_names();
   const mt_tensor *in[2] = {a->t, b->t};
   mt_node *n = mt_ag_new_node(backward_names[op], binary_backward, 2, in);

@@ -74,19 +74,6 @@ int64_t mt_op_count(int op) { return op >= 0 && op < MT_NUM_OPS ? op_counts[op] 
 
 #define HOOK(op, phase) do { mt_op_hook_fn h_ = op_hook; if (__builtin_expect(h_ != NULL, 0)) h_(op, phase); } while (0)
 
-/* ---- autocast ----
-   The policy is the registry's category (mt_op_infos[op].autocast); while
-   mixed precision is off (always, until the mixed-precision work adds the
-   switch and the casts) the inputs pass unchanged. */
-static _Thread_local int autocast_dtype;     /* 0: off */
-/* Whether any thread has it on: a plain load on the hot path, where a
-   thread-local read in a dlopen'd library is a call (__tls_get_addr). */
-static int autocast_anywhere;
-static inline int autocast_off(mt_op op) {
-  (void)op;
-  return !__builtin_expect(autocast_anywhere, 0) || !autocast_dtype;
-}
-
 /* ---- autograd's part ---- */
 static mt_autograd_hooks ag;
 void mt_register_autograd(const mt_autograd_hooks *hooks) { ag = *hooks; }
@@ -98,9 +85,28 @@ static void drop(mt_tensor *t) {
   mt_tensor_release(t);
 }
 
-static const char *inplace_name(mt_op op, char *buf, size_t n) {
-  snprintf(buf, n, "%s_", mt_op_names[op]);
-  return buf;
+/* Whether op_ on self (reading other, may be NULL) takes autograd's
+   in-place protocol: 1, 0 (it writes directly), or -1 (refused). */
+static int inplace_protocol(mt_op op, const mt_tensor *self, const mt_tensor *other) {
+  if (!self->grad_meta && !(other && other->grad_meta)) return 0;
+  char name[64];
+  snprintf(name, sizeof name, "%s_", mt_op_names[op]);
+  return ag.inplace_needed(name, self, other);
+}
+
+/* The protocol's end: t (computed out of place from src, a copy of self
+   with its history) is cast to self's dtype and written into self, which
+   takes its history; t and src are released. */
+static int inplace_commit(mt_tensor *self, mt_tensor *t, mt_tensor *src, int rc) {
+  mt_tensor c = {0};
+  if (!rc && t->dtype != self->dtype) {         /* computed in the promoted type, stored in self's */
+    rc = mt_call_cast(&c, t, self->dtype);
+    if (!rc) { drop(t); *t = c; }
+  }
+  if (!rc) rc = ag.inplace_commit(self, t);
+  drop(t);
+  drop(src);
+  return rc ? -1 : 0;
 }
 
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
@@ -111,20 +117,14 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
 /* ---- unary ---- */
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
   const mt_pointwise_kernels *k = kernels_for(op, x, 0);
-  if (!k || !autocast_off(op)) return -1;
+  if (!k) return -1;
+  int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
+  if (need < 0) return -1;
   HOOK(op, 0);
-  int rc, need = 0;
-  if (inplace && x->grad_meta) {
-    char name[64];
-    need = ag.inplace_needed(inplace_name(op, name, sizeof name), x, NULL);
-    if (need < 0) return -1;
-  }
   if (need) {                                     /* x = x:op(), for autograd */
     mt_tensor src = {0}, t = {0};
-    rc = ag.inplace_source(&src, x) || k->unary(&t, &src, op, 0, default_float) ||
-         ag.record_unary(&t, &src, op) || ag.inplace_commit(x, &t) ? -1 : 0;
-    drop(&t);
-    drop(&src);
+    rc = ag.inplace_source(&src, x) || k->unary(&t, &src, op, 0, default_float) || ag.record_unary(&t, &src, op);
+    rc = inplace_commit(x, &t, &src, rc);
   } else {
     rc = k->unary(inplace ? x : r, x, op, inplace, default_float);
     if (!rc && !inplace && x->grad_meta) rc = ag.record_unary(r, x, op);
@@ -137,18 +137,14 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
   const mt_pointwise_kernels *k = kernels_for(op, a->t ? a->t : b->t, 1);
-  if (!k || !autocast_off(op)) return -1;
+  if (!k) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
-  HOOK(op, 0);
-  int rc, need = 0;
   mt_tensor *self = (mt_tensor *)a->t;
-  if (inplace && (self->grad_meta || (b->t && b->t->grad_meta))) {
-    char name[64];
-    need = ag.inplace_needed(inplace_name(op, name, sizeof name), self, b->t);
-    if (need < 0) return -1;
-  }
+  int rc, need = inplace ? inplace_protocol(op, self, b->t) : 0;
+  if (need < 0) return -1;
+  HOOK(op, 0);
   if (need) {                                     /* a = a:op(b), for autograd */
-    mt_tensor src = {0}, t = {0}, c = {0};
+    mt_tensor src = {0}, t = {0};
     mt_operand sa = *a, sb = *b;
     rc = ag.inplace_source(&src, self);
     if (!rc) {
@@ -156,14 +152,7 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
       if (sb.t == self) sb.t = &src;              /* x:mul_(x) */
       rc = k->binary(&t, &sa, &sb, op, alpha, 0, default_float) || ag.record_binary(&t, &sa, &sb, op, alpha);
     }
-    if (!rc && t.dtype != self->dtype) {          /* computed in the promoted type, stored in self's */
-      rc = mt_call_cast(&c, &t, self->dtype);
-      if (!rc) { drop(&t); t = c; c = (mt_tensor){0}; }
-    }
-    if (!rc) rc = ag.inplace_commit(self, &t);
-    drop(&c);
-    drop(&t);
-    drop(&src);
+    rc = inplace_commit(self, &t, &src, rc);
   } else {
     rc = k->binary(inplace ? self : r, a, b, op, alpha, inplace, default_float);
     if (!rc && !inplace && ((a->t && a->t->grad_meta) || (b->t && b->t->grad_meta)))
@@ -182,7 +171,7 @@ int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inpl
   int need = 0;
   if (inplace) {
     if (mt_check_writable("round", x)) return -1;
-    if (x->grad_meta && (need = ag.inplace_needed(op, x, NULL)) < 0) return -1;
+    if ((need = inplace_protocol(MT_OP_round, x, NULL)) < 0) return -1;
   }
   mt_tensor src = {0}, wide = {0}, scaled = {0}, rounded = {0}, back = {0}, out = {0};
   mt_operand scale = {NULL, pow(10, fabs(decimals)), 0}, in = {x, 0, 0};

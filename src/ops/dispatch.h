@@ -2,17 +2,17 @@
    table. A binding reads its Lua arguments and calls mt_call_*; the call
    then runs, in this order:
      1. the kernel's own argument checks (shapes, dtypes, values);
-     2. autocast: the op's category from the registry, applied when mixed
-        precision is on (nothing turns it on yet: the mixed-precision work
-        fills in the policy);
-     3. the op hook (the profiler's, or the op counter's): one branch when off;
-     4. the kernel of the tensors' device, from the device's kernel table
+     2. the op hook (the profiler's, or the op counter's): one branch when off;
+     3. the kernel of the tensors' device, from the device's kernel table
         (src/tensor registers the CPU's; a GPU backend registers its own);
-     5. autograd, when an input carries autograd metadata: the node built
+     4. autograd, when an input carries autograd metadata: the node built
         from the registry's derivative (src/autograd registers it, below),
         and for an in-place op PyTorch's protocol (the op runs out of place on
         a copy carrying the tensor's history, and the result is written back;
         see mt_ag_inplace_needed).
+   Autocast is not a step yet: each op's category is in the registry
+   (mt_op_infos[op].autocast), and the mixed-precision work adds the switch
+   and the casts between steps 1 and 2.
    Returns 0, or -1 with mt_error() set. */
 #ifndef MT_DISPATCH_H
 #define MT_DISPATCH_H

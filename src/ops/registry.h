@@ -187,12 +187,10 @@
   OP(div_trunc, mt_div_trunc(a, b), E, DERIV2(NOTHING, MUL(G, 0), NOTHING, MUL(G, 0)), AC_PROMOTE,     \
     ANY BIG, "")
 
-/* Every elementwise op, in the order of the mt_op enum; FAMILY(list) names
-   each list for the expansions that need to know which one an op came from. */
+/* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
+   expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
-  L(MT_UNARY_FLOAT_OPS, UNARY_FLOAT) L(MT_UNARY_FLOAT_ONLY_OPS, UNARY_FLOAT_ONLY)                     \
-  L(MT_UNARY_ROUND_OPS, UNARY_ROUND) L(MT_UNARY_SAME_OPS, UNARY_SAME) L(MT_UNARY_BOOL_OPS, UNARY_BOOL) \
-  L(MT_BINARY_OPS, BINARY) L(MT_BINARY_FLOAT_OPS, BINARY_FLOAT) L(MT_COMPARE_OPS, COMPARE)            \
-  L(MT_BINARY_DIV_OPS, BINARY_DIV)
+  L(MT_UNARY_FLOAT_OPS) L(MT_UNARY_FLOAT_ONLY_OPS) L(MT_UNARY_ROUND_OPS) L(MT_UNARY_SAME_OPS)          \
+  L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
 
 #endif

@@ -9,9 +9,9 @@
 
 typedef enum {
 #define MT_X(name, expr, E, ...) MT_OP_##name,
-  MT_UNARY_FLOAT_OPS(MT_X, _) MT_UNARY_FLOAT_ONLY_OPS(MT_X, _) MT_UNARY_ROUND_OPS(MT_X, _)
-  MT_UNARY_SAME_OPS(MT_X, _) MT_UNARY_BOOL_OPS(MT_X, _) MT_BINARY_OPS(MT_X, _)
-  MT_BINARY_FLOAT_OPS(MT_X, _) MT_COMPARE_OPS(MT_X, _) MT_BINARY_DIV_OPS(MT_X, _)
+#define MT_LIST(list) list(MT_X, _)
+  MT_POINTWISE_LISTS(MT_LIST)
+#undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
 } mt_op;

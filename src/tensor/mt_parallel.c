@@ -268,16 +268,26 @@ static int start_workers(int want) {
   return (started < want ? started : want) + 1;
 }
 
+/* The width at time now (num_threads >= 2, outside a chunk): 1 while
+   loops run solo, else the thread count capped by the cores the system
+   leaves free. */
+static int width_at(int64_t now) {
+  int width = atomic_load(&num_threads);
+  if (now < atomic_load(&pool.solo_until)) return 1;
+  int spare = free_cores(now);
+  return spare > 0 && spare < width ? spare : width;
+}
+
 void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  int64_t nchunks = n / grain;
-  int width = nchunks < 2 ? 1 : mt_parallel_width(), idle = 0;
+  int64_t nchunks = n / grain, start = 0;
+  int width = 1, idle = 0;
+  if (nchunks >= 2 && !tls_in_chunk && atomic_load(&num_threads) >= 2) width = width_at(start = now_ns());
   if (width < 2 || !atomic_compare_exchange_strong(&pool.busy, &idle, 1)) {
     fn(ctx, 0, n);
     return;
   }
-  int64_t start = now_ns();
   width = start_workers(width - 1);
   if (nchunks > (int64_t)width * MT_POOL_CHUNKS_PER_THREAD) nchunks = (int64_t)width * MT_POOL_CHUNKS_PER_THREAD;
   if (width < 2) {
@@ -321,12 +331,7 @@ void mt_parallel_for(int64_t n, int64_t grain, mt_chunk_fn fn, void *ctx) {
 
 int mt_parallel_width(void) {
   if (tls_in_chunk) return 1;
-  int width = atomic_load(&num_threads);
-  if (width < 2) return width;
-  int64_t now = now_ns();
-  if (now < atomic_load(&pool.solo_until)) return 1;
-  int spare = free_cores(now);
-  return spare > 0 && spare < width ? spare : width;
+  return atomic_load(&num_threads) < 2 ? atomic_load(&num_threads) : width_at(now_ns());
 }
 
 int mt_parallel_slots(void) { return tls_in_chunk ? tls_slot + 1 : atomic_load(&num_threads); }

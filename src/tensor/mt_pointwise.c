@@ -12,14 +12,12 @@
 #pragma GCC diagnostic ignored "-Wint-in-bool-context"
 #pragma GCC diagnostic ignored "-Wbool-compare"
 
-#define MT_ALL_OPS(X)                                                           \
-  MT_UNARY_FLOAT_OPS(X, _) MT_UNARY_FLOAT_ONLY_OPS(X, _) MT_UNARY_ROUND_OPS(X, _) \
-  MT_UNARY_SAME_OPS(X, _) MT_UNARY_BOOL_OPS(X, _) MT_BINARY_OPS(X, _)           \
-  MT_BINARY_FLOAT_OPS(X, _) MT_COMPARE_OPS(X, _) MT_BINARY_DIV_OPS(X, _)
-
+/* in the enum's order: both come from MT_POINTWISE_LISTS */
 const char *const mt_op_names[MT_NUM_OPS] = {
 #define MT_X(name, expr, E, ...) #name,
-  MT_ALL_OPS(MT_X)
+#define MT_LIST(list) list(MT_X, _)
+  MT_POINTWISE_LISTS(MT_LIST)
+#undef MT_LIST
 #undef MT_X
 };
 

@@ -87,9 +87,8 @@ static int binary(lua_State *L, mt_op op, int inplace) {
   }
   read_operand(L, 1, &a, name);
   read_operand(L, 2, &b, name);
-  if (inplace) {
-    if (!a.t) luaL_error(L, "%s_: self must be a tensor", name);
-    LT_TRY(L, mt_call_binary(lt_test(L, 1), &a, &b, op, alpha, 1, lt_default_dtype));
+  if (inplace) {                                  /* the dispatcher refuses a number as self */
+    LT_TRY(L, mt_call_binary((mt_tensor *)a.t, &a, &b, op, alpha, 1, lt_default_dtype));
     lua_settop(L, 1);
     return 1;
   }
@@ -132,15 +131,23 @@ static void set_op(lua_State *L, const char *name, size_t len, mt_op op) {
   }
 }
 
+/* The next word of a registry string of words separated by spaces (the
+   aliases, the domains): its start, its length in *n; NULL at the end. */
+static const char *next_word(const char **p, size_t *n) {
+  while (**p == ' ') (*p)++;
+  if (!**p) return NULL;
+  const char *word = *p;
+  *n = strcspn(word, " ");
+  *p += *n;
+  return word;
+}
+
 static void set_registry_ops(lua_State *L) {
   for (int op = 0; op < MT_NUM_OPS; op++) {
     const mt_op_info *info = &mt_op_infos[op];
     if (info->lua_name) set_op(L, info->name, strlen(info->name), (mt_op)op);
-    for (const char *p = info->aliases; *p;) {
-      size_t n = strcspn(p, " ");
-      if (n) set_op(L, p, n, (mt_op)op);
-      p += n + (p[n] == ' ');
-    }
+    size_t n;
+    for (const char *p = info->aliases, *w; (w = next_word(&p, &n));) set_op(L, w, n, (mt_op)op);
   }
 }
 
@@ -181,13 +188,10 @@ static int m_ops(lua_State *L) {
     lua_pushboolean(L, info->inplace); lua_setfield(L, -2, "inplace");
     lua_pushboolean(L, info->lua_name); lua_setfield(L, -2, "lua_name");
     for (int list = 0; list < 2; list++) {
-      const char *p = list ? info->domain : info->aliases;
+      const char *p = list ? info->domain : info->aliases, *w;
+      size_t n;
       lua_newtable(L);
-      for (int k = 1; *p;) {
-        size_t n = strcspn(p, " ");
-        if (n) { lua_pushlstring(L, p, n); lua_rawseti(L, -2, k++); }
-        p += n + (p[n] == ' ');
-      }
+      for (int k = 1; (w = next_word(&p, &n)); k++) { lua_pushlstring(L, w, n); lua_rawseti(L, -2, k); }
       lua_setfield(L, -2, list ? "domain" : "aliases");
     }
     lua_rawseti(L, -2, op + 1);
