@@ -165,7 +165,7 @@ end)
 
 describe('reductions to a dtype', function()
   it('logsumexp to an integer dtype raises (it called a missing kernel)', function()
-    raises('logsumexp: expects a floating dtype, got int8', torch.Tensor.logsumexp, torch.tensor(3), {dtype = 'int8'})
+    raises('logsumexp: expects a floating point tensor, got int8', torch.Tensor.logsumexp, torch.tensor(3), {dtype = 'int8'})
   end)
 end)
 

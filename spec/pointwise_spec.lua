@@ -108,6 +108,7 @@ describe('the op registry', function()
   it('has reference values for every elementwise op, and each is bound under its names', function()
     local count = 0
     for _, op in ipairs(torch._ops()) do
+      if op.family == 'reduce' then goto continue end   -- reductions: reduce_spec.lua
       count = count + 1
       local name = op.name
       local mode = ROUNDING_MODE[name]     -- rounded division is reached through div
@@ -122,6 +123,7 @@ describe('the op registry', function()
         assert.is_function(torch._methods[n], 'x:' .. n)
         if op.inplace then assert.is_function(torch._methods[n .. '_'], 'x:' .. n .. '_') end
       end
+      ::continue::
     end
     assert.is_true(count >= 56, count .. ' ops found')
   end)

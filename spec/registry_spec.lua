@@ -28,9 +28,10 @@ local function sample(domain, shape, shift)
   return torch.tensor(v, {dtype = 'float64'}):view(shape)
 end
 
--- the callable form of op: its Lua name, an alias, or div's rounding mode
+-- the callable form of op: its Lua name, an alias, div's rounding mode, or
+-- (max and min of every element) the binding it shares with other forms
 local function callable(op)
-  local name = op.lua_name and op.name or op.aliases[1]
+  local name = op.lua_name and op.name or op.aliases[1] or (op.family == 'reduce' and op.name)
   if name then return function(...) return torch[name](...) end end
   local mode = op.name:match('^div_(%a+)$')
   assert(mode, op.name .. ': no Lua name, no alias and no rounding mode')
@@ -59,9 +60,35 @@ local function layouts(domain, arity)
           {sample(da, {1}, 9)[1], tb}}
 end
 
+-- the ways a reduction is called, by its signature: every element, one dim,
+-- a dim kept, a list of dims
+local REDUCE_CALLS = {
+  dims = {{}, {1}, {2, true}, {{1, 2}}, {-1, {keepdim = true}}},
+  var = {{}, {2}, {1, false, true}, {{1, 2}, {correction = 2}}},
+  norm = {{}, {3, 2}, {1, 1, true}, {'inf', 2}, {2.5, {1, 2}}},
+  none = {{}},
+}
+
+-- every op's calls on float64 inputs: {inputs, the function} pairs
+local function calls(op)
+  local f = callable(op)
+  if op.family ~= 'reduce' then
+    local out = {}
+    for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
+    return out
+  end
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    for _, args in ipairs(REDUCE_CALLS[op.signature]) do
+      out[#out + 1] = {inputs, function(x) return f(x, table.unpack(args)) end}
+    end
+  end
+  return out
+end
+
 describe('the op registry', function()
-  it('lists the elementwise ops with their columns', function()
-    assert.is_true(#OPS >= 56, #OPS .. ' ops')
+  it('lists the ops with their columns', function()
+    assert.is_true(#OPS >= 70, #OPS .. ' ops')
     local seen = {}
     for _, op in ipairs(OPS) do
       assert.is_nil(seen[op.name], op.name .. ' twice')
@@ -76,11 +103,13 @@ describe('the op registry', function()
     end
   end)
 
-  it('gives every op with float results a derivative', function()
+  it('gives every op with float results a derivative, and no other op one', function()
     for _, op in ipairs(OPS) do
-      local bool_result = op.family == 'unary_bool' or op.family == 'compare'
-      assert(op.differentiable ~= bool_result, op.name .. (bool_result
-        and ': a bool result cannot carry a gradient' or ': no derivative in the registry'))
+      local c = calls(op)[1]
+      local r = c[2](table.unpack(c[1]))
+      local float_result = r:is_floating_point()
+      assert(op.differentiable == float_result, op.name .. (float_result
+        and ': no derivative in the registry' or ': a ' .. r.dtype .. ' result cannot carry a gradient'))
     end
   end)
 
@@ -88,8 +117,8 @@ describe('the op registry', function()
     if op.differentiable then
       it('derivative of ' .. op.name .. ' matches finite differences on every layout', function()
         local f = callable(op)
-        for i, inputs in ipairs(layouts(op.domain, op.arity)) do
-          check(function(...) return f(...) end, inputs, op.name .. ' layout ' .. i)
+        for i, c in ipairs(calls(op)) do
+          check(c[2], c[1], op.name .. ' call ' .. i)
         end
         if op.name == 'add' or op.name == 'sub' then       -- alpha
           check(function(a, b) return f(a, b, {alpha = 2.5}) end, layouts(op.domain, 2)[1], op.name .. ' alpha')
@@ -107,10 +136,10 @@ describe('the op registry', function()
     local e = w:exp()                  -- exp, saving its result
     local q = (-e) // 3                -- neg, div_floor
     local r = y:clone():add_(1):round({decimals = 1})   -- add, then mul, round, div
-    e:sum():backward()                 -- exp's derivative G * R is a mul, mul's another
+    e:sum():backward()                 -- sum; exp's derivative G * R is a mul, mul's another
     local counts = torch._op_counts()
     torch._op_counter(false)
-    assert.are.same({add = 2, mul = 4, exp = 1, neg = 1, div_floor = 1, round = 1, div = 1}, counts)
+    assert.are.same({add = 2, mul = 4, exp = 1, neg = 1, div_floor = 1, round = 1, div = 1, sum = 1}, counts)
     local _ = x * 2                    -- the counter is off: nothing more is counted
     assert.are.same(counts, torch._op_counts())
     assert.is_true(q:numel() == 6 and r:numel() == 6)

@@ -271,7 +271,7 @@ describe('th REPL', function()
     end
     local out, code = repl_session({
       {'x = torch.ones(2); nn = require "nn"\n', 1.0},
-      {'x:na\t1, 1, 1)\n', 0.15},                   -- one candidate: narrow, with its '('
+      {'x:nar\t1, 1, 1)\n', 0.15},                  -- one candidate: narrow, with its '('
       {'torch.manual_se\t(3)\n', 0.15},
       {'nn.Li\t\n', 0.15},
       {'m = nn.Linear(2, 3)\n', 0.15},
@@ -290,7 +290,7 @@ describe('th REPL', function()
       {'torch.arange(0, 2000):view(40, 50)\n'},
     }, home, 'NO_COLOR=1')
     assert.are.equal(0, code, out)
-    assert.truthy(out:find('x:narrow(1, 1, 1)', 1, true), 'completion of x:na:\n' .. out)
+    assert.truthy(out:find('x:narrow(1, 1, 1)', 1, true), 'completion of x:nar:\n' .. out)
     assert.truthy(out:find('torch.manual_seed(3)', 1, true), 'completion of torch.manual_se:\n' .. out)
     assert.truthy(out:find('th> nn.Linear\nnn.Linear\n', 1, true), 'completion of nn.Li:\n' .. out)
     assert.truthy(out:find('m:zero_grad()', 1, true), 'completion of m:zero_gr:\n' .. out)

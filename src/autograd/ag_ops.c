@@ -1,5 +1,5 @@
 /* ag_ops.c: the recording ops that derivatives are written with (ag_expr.h),
-   and the derivatives of sum and mean, views, expand, casts and mm. The
+   and the derivatives of views, expand, casts and mm. The
    derivatives are written with recording ops, so with create_graph the
    backward pass builds a graph of its own and higher-order gradients come
    for free. The elementwise ops' derivatives are in the registry
@@ -72,15 +72,16 @@ mt_tensor ag_mm(const mt_tensor *a, const mt_tensor *b) {
   if (mt_mm(&r, a, b) || mt_ag_record_mm(&r, a, b)) { ag_drop(&r); ag_failed = 1; }
   return r;
 }
-mt_tensor ag_sum(const mt_tensor *x, uint32_t mask, int keepdim) {
+mt_tensor ag_reduce(mt_op op, const mt_tensor *x, uint32_t mask, int keepdim, double param) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_reduce(&r, x, MT_RED_SUM, mask, keepdim, -1) || mt_ag_record_reduce(&r, x, 0, mask, keepdim)) {
+  if (mt_call_reduce(&r, x, op, mask, keepdim, -1, param, MT_FLOAT32)) {
     ag_drop(&r);
     ag_failed = 1;
   }
   return r;
 }
+mt_tensor ag_sum(const mt_tensor *x, uint32_t mask, int keepdim) { return ag_reduce(MT_OP_sum, x, mask, keepdim, 0); }
 mt_tensor ag_cast(const mt_tensor *x, int dtype) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
@@ -122,38 +123,6 @@ int ag_done(void) {
   ag_failed = 0;
   const char *e = mt_error();
   return e[0] ? -1 : mt_fail("backward: a derivative failed");
-}
-
-/* ---- sum and mean ---- */
-static int reduce_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  ag_failed = 0;
-  int nd = n->in_ndim[0];
-  const int64_t *shape = n->in_shape[0];
-  int64_t kept[MT_MAX_DIMS], count = 1;
-  for (int d = 0; d < nd; d++) {
-    int reduced = (n->mask >> d) & 1;
-    kept[d] = reduced ? 1 : shape[d];
-    if (reduced) count *= shape[d];
-  }
-  mt_tensor k = ag_reshape(g, nd, kept);
-  mt_tensor expanded = ag_expand(&k, nd, shape), e = {0};
-  if (n->op) e = ag_bins(MT_OP_div, &expanded, (double)count);
-  else mt_ag_alias(&e, &expanded);
-  ag_drop(&k);
-  ag_drop(&expanded);
-  if (!ag_failed) ag_finish(n, 0, &e, &gi[0]); else ag_drop(&e);
-  return ag_done();
-}
-
-int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, int is_mean, uint32_t mask, int keepdim) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
-  const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node(is_mean ? "MeanBackward" : "SumBackward", reduce_backward, 1, in);
-  if (!n) return mt_fail("sum: out of memory recording the graph");
-  n->op = is_mean;
-  n->mask = x->ndim ? (mask & ((x->ndim >= 32 ? 0xffffffffu : (1u << x->ndim) - 1))) : 0;
-  n->keepdim = keepdim;
-  return mt_ag_attach(r, n);
 }
 
 /* ---- views, expand, casts, mm ---- */

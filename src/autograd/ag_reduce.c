@@ -1,19 +1,25 @@
 /* ag_reduce.c: derivatives of the reductions, scans and softmax, written
    with recording ops (ag_expr.h), so create_graph gives higher-order
-   gradients. The recording ops these derivatives need beyond ag_expr.h
-   (softmax, logsumexp, prod, var/std, norm, cumsum, cumprod) are defined
-   here, each computing with the engine and recording with its own
-   mt_ag_record_*.
+   gradients. The registry's reductions (sum, mean, amax, var, norm, ...)
+   take the derivative written in their entry (src/ops/registry.h), in the
+   formula language of ag_formula.h with the reductions' own words (EXPAND,
+   SUMR, N, P, NAMED); the two too long for one expression (prod_grad,
+   norm_grad) are here. The scans, softmax and the selections along a dim
+   still record with their own mt_ag_record_*.
 
-   Node fields used: op (take_log / is_min / take_sqrt), dims[0] (the dim),
-   dims[1] (the result's dtype, which x is cast to first), mask, keepdim,
-   scalar (p, correction). */
+   Node fields used: op (the registry op; take_log / is_min for the rest),
+   dims[0] (the dim), dims[1] (the result's dtype, which x is cast to
+   first), mask, keepdim, scalar (the op's parameter: p, correction). */
 #include <math.h>
 #include <string.h>
 #include "ag.h"
-#include "ag_expr.h"
+#include "ag_formula.h"
+#include "../ops/dispatch.h"
 #include "ag_reduce.h"
 #include "../tensor/mt_reduce.h"
+
+static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param,
+                         const char *name);
 
 /* ---- helpers ---- */
 static uint32_t clip_mask(int ndim, uint32_t mask) {
@@ -58,7 +64,8 @@ static mt_tensor as_dtype(const mt_tensor *t, int dtype) { return ag_cast(t, dty
 static int holds_zero(const mt_tensor *x, int *found) {
   mt_tensor eq = {0}, any = {0};
   mt_operand a = {x, 0, 0}, zero = {NULL, 0, 0};
-  int rc = mt_binary(&eq, &a, &zero, MT_OP_eq, 1, 0, MT_FLOAT32) || mt_reduce(&any, &eq, MT_RED_ANY, MT_ALL_DIMS, 0, -1);
+  int rc = mt_call_binary(&eq, &a, &zero, MT_OP_eq, 1, 0, MT_FLOAT32) ||
+           mt_call_reduce(&any, &eq, MT_OP_any, MT_ALL_DIMS, 0, -1, 0, MT_FLOAT32);
   if (!rc) *found = mt_get_i64(any.dtype, mt_data(&any)) != 0;
   mt_tensor_release(&eq);
   mt_tensor_release(&any);
@@ -76,37 +83,6 @@ static mt_tensor where_value(const mt_tensor *cond, double v, const mt_tensor *t
 }
 
 /* ---- recording ops used by the derivatives ---- */
-static mt_tensor ag_red(mt_reduce_op op, const mt_tensor *x, uint32_t mask, int keepdim) {
-  mt_tensor r = {0};
-  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  int rc = mt_reduce(&r, x, op, mask, keepdim, -1);
-  if (!rc && op == MT_RED_LOGSUMEXP) rc = mt_ag_record_logsumexp(&r, x, mask, keepdim, -1);
-  if (!rc && op == MT_RED_PROD) rc = mt_ag_record_prod(&r, x, mask, keepdim, -1);
-  if (rc) { ag_drop(&r); ag_failed = 1; }
-  return r;
-}
-
-static mt_tensor ag_var_std(const mt_tensor *x, uint32_t mask, double correction, int keepdim, int take_sqrt) {
-  mt_tensor r = {0};
-  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_var(&r, x, mask, correction, keepdim, take_sqrt) ||
-      mt_ag_record_var(&r, x, mask, correction, keepdim, take_sqrt)) {
-    ag_drop(&r);
-    ag_failed = 1;
-  }
-  return r;
-}
-
-static mt_tensor ag_norm(const mt_tensor *x, double p, uint32_t mask, int keepdim) {
-  mt_tensor r = {0};
-  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_norm(&r, x, p, mask, keepdim) || mt_ag_record_norm(&r, x, p, mask, keepdim)) {
-    ag_drop(&r);
-    ag_failed = 1;
-  }
-  return r;
-}
-
 static mt_tensor ag_cumulative(const mt_tensor *x, int dim, int is_prod) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
@@ -185,83 +161,10 @@ int mt_ag_record_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log
   return mt_ag_attach(r, n);
 }
 
-/* ---- logsumexp: g exp(x - lse) ---- */
-static int logsumexp_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_r;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
-  ag_failed = 0;
-  mt_tensor xx = ag_cast(x, n->dims[1]), r = {0}, gk = to_kept(n, g), t1 = {0}, t2 = {0}, d = {0};
-  if (mt_ag_grad_enabled()) r = ag_red(MT_RED_LOGSUMEXP, &xx, n->mask, 1);
-  else r = to_kept(n, saved_r);
-  t1 = ag_bin(MT_OP_sub, &xx, &r);
-  t2 = ag_un(MT_OP_exp, &t1);
-  d = ag_bin(MT_OP_mul, &gk, &t2);
-  ag_drop(&xx); ag_drop(&r); ag_drop(&gk); ag_drop(&t1); ag_drop(&t2);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_logsumexp(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int dtype) {
-  (void)dtype;
-  int rc;
-  mt_node *n = new_node("LogsumexpBackward", logsumexp_backward, r, x, &rc);
-  if (!n) return rc;
-  n->mask = clip_mask(x->ndim, mask);
-  n->keepdim = keepdim;
-  n->dims[1] = r->dtype;
-  mt_ag_save(n, x, 0);
-  mt_ag_save(n, r, 1);
-  return mt_ag_attach(r, n);
-}
-
-/* ---- amax, amin, max(), min(): ties share the gradient evenly ---- */
-static int amax_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_r;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
-  ag_failed = 0;
-  mt_tensor rk = {0}, gk = to_kept(n, g), eq = {0}, w = {0}, cnt = {0}, wn = {0}, d = {0};
-  {
-    /* the extremes' positions are constants: computed without history */
-    int64_t kept[MT_MAX_DIMS];
-    kept_shape(n, kept);
-    if (!ag_failed && mt_reshape(&rk, saved_r, n->in_ndim[0], kept)) ag_failed = 1;
-  }
-  mt_tensor xd = {0};
-  mt_tensor_alias(&xd, x);                       /* x without its history */
-  eq = ag_bin(MT_OP_eq, &xd, &rk);
-  w = as_dtype(&eq, g->dtype);
-  cnt = ag_sum(&w, n->mask, 1);
-  wn = ag_bin(MT_OP_div, &w, &cnt);
-  d = ag_bin(MT_OP_mul, &gk, &wn);
-  mt_tensor_release(&xd);
-  ag_drop(&rk); ag_drop(&gk); ag_drop(&eq); ag_drop(&w); ag_drop(&cnt); ag_drop(&wn);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-static int record_extreme(const char *name, mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim,
-                          int is_min) {
-  int rc;
-  mt_node *n = new_node(name, amax_backward, r, x, &rc);
-  if (!n) return rc;
-  n->op = is_min;
-  n->mask = clip_mask(x->ndim, mask);
-  n->keepdim = keepdim;
-  mt_ag_save(n, x, 0);
-  mt_ag_save(n, r, 1);
-  return mt_ag_attach(r, n);
-}
-
-int mt_ag_record_amax(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int is_min) {
-  const char *name = mask == MT_ALL_DIMS && !keepdim ? (is_min ? "MinBackward" : "MaxBackward")
-                                                     : (is_min ? "AminBackward" : "AmaxBackward");
-  return record_extreme(name, r, x, mask, keepdim, is_min);
-}
-
 /* median of every element: its gradient is shared by the elements equal to
    it, as PyTorch's (amax's rule) */
 int mt_ag_record_median(mt_tensor *r, const mt_tensor *x) {
-  return record_extreme("MedianBackward", r, x, MT_ALL_DIMS, 0, 0);
+  return record_reduce(r, x, MT_OP_amax, MT_ALL_DIMS, 0, 0, "MedianBackward");
 }
 
 /* ---- max/min along a dim: the gradient goes to the returned index ---- */
@@ -336,19 +239,16 @@ static mt_tensor others_product(const mt_node *n, const mt_tensor *x) {
   return r;
 }
 
-static int prod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x;
-  if (mt_ag_saved(n, 0, &x)) return -1;
-  ag_failed = 0;
+static ag_v prod_grad(mt_node *n, ag_v G, ag_v X, ag_v R) {
+  (void)R;
   int dt = n->dims[1], zeros = 0;
-  mt_tensor xx = ag_cast(x, dt), gk = to_kept(n, g);
+  mt_tensor xx = ag_cast(X.t, dt), gk = to_kept(n, G.t);
   if (!ag_failed && n->in_ndim[0] > 0 && mt_ag_grad_enabled() && holds_zero(&xx, &zeros)) ag_failed = 1;
   if (zeros) {
     mt_tensor others = others_product(n, &xx);
     mt_tensor d = ag_bin(MT_OP_mul, &gk, &others);
     ag_drop(&xx); ag_drop(&gk); ag_drop(&others);
-    if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-    return ag_done();
+    return ag_keep(d);
   }
   mt_tensor xd = {0};
   mt_tensor_alias(&xd, &xx);                     /* no history: for the constants */
@@ -358,7 +258,7 @@ static int prod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   mt_tensor f0 = as_dtype(&b0, dt), f1 = as_dtype(&b1, dt);
   mt_tensor f1z = ag_bin(MT_OP_mul, &f1, &z), w = ag_bin(MT_OP_add, &f0, &f1z);
   mt_tensor x1 = ag_bin(MT_OP_add, &xx, &z);     /* recorded: d x1 / d x = 1 */
-  mt_tensor p1 = ag_red(MT_RED_PROD, &x1, n->mask, 1);
+  mt_tensor p1 = ag_reduce(MT_OP_prod, &x1, n->mask, 1, 0);
   mt_tensor q = ag_bin(MT_OP_div, &p1, &x1);
   mt_tensor qw = ag_bin(MT_OP_mul, &q, &w);
   mt_tensor d = ag_bin(MT_OP_mul, &gk, &qw);
@@ -366,20 +266,7 @@ static int prod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   ag_drop(&xx); ag_drop(&gk); ag_drop(&zb); ag_drop(&z); ag_drop(&nz); ag_drop(&b0); ag_drop(&b1);
   ag_drop(&f0); ag_drop(&f1); ag_drop(&f1z); ag_drop(&w); ag_drop(&x1); ag_drop(&p1); ag_drop(&q);
   ag_drop(&qw);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_prod(mt_tensor *r, const mt_tensor *x, uint32_t mask, int keepdim, int dtype) {
-  (void)dtype;
-  int rc;
-  mt_node *n = new_node("ProdBackward", prod_backward, r, x, &rc);
-  if (!n) return rc;
-  n->mask = clip_mask(x->ndim, mask);
-  n->keepdim = keepdim;
-  n->dims[1] = r->dtype;
-  mt_ag_save(n, x, 0);
-  return mt_ag_attach(r, n);
+  return ag_keep(d);
 }
 
 /* ---- cumprod: d x_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k ----
@@ -509,53 +396,9 @@ int mt_ag_record_cumprod(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
   return record_scan("CumprodBackward", cumprod_backward, r, x, dim, 1);
 }
 
-/* ---- var, std: var' = 2 (x - mean) / (N - c); std' = (x - mean) / (std (N - c)) ---- */
-static int var_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_r;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
-  ag_failed = 0;
-  int64_t kept[MT_MAX_DIMS];
-  double count = (double)kept_shape(n, kept);
-  double div = count - n->scalar;
-  if (div < 0) div = 0;
-  mt_tensor gk = to_kept(n, g), s = ag_sum(x, n->mask, 1);
-  mt_tensor mean = ag_bins(MT_OP_div, &s, count);
-  mt_tensor xc = ag_bin(MT_OP_sub, x, &mean);
-  mt_tensor t = {0}, sd = {0}, d = {0};
-  if (!n->op) {
-    t = ag_bins(MT_OP_mul, &xc, 2 / div);
-  } else {
-    if (mt_ag_grad_enabled()) sd = ag_var_std(x, n->mask, n->scalar, 1, 1);
-    else sd = to_kept(n, saved_r);
-    mt_tensor den = ag_bins(MT_OP_mul, &sd, div);
-    t = ag_bin(MT_OP_div, &xc, &den);
-    ag_drop(&den);
-  }
-  d = ag_bin(MT_OP_mul, &gk, &t);
-  ag_drop(&gk); ag_drop(&s); ag_drop(&mean); ag_drop(&xc); ag_drop(&t); ag_drop(&sd);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_var(mt_tensor *r, const mt_tensor *x, uint32_t mask, double correction, int keepdim,
-                     int take_sqrt) {
-  int rc;
-  mt_node *n = new_node(take_sqrt ? "StdBackward" : "VarBackward", var_backward, r, x, &rc);
-  if (!n) return rc;
-  n->op = take_sqrt;
-  n->mask = clip_mask(x->ndim, mask);
-  n->keepdim = keepdim;
-  n->scalar = correction;
-  mt_ag_save(n, x, 0);
-  mt_ag_save(n, r, 1);
-  return mt_ag_attach(r, n);
-}
-
 /* ---- norm: sign(x) |x|^(p-1) / r^(p-1); p = +-inf like amax of |x|; p = 0: none ---- */
-static int norm_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_r;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
-  ag_failed = 0;
+static ag_v norm_grad(mt_node *n, ag_v G, ag_v X, ag_v R) {
+  const mt_tensor *g = G.t, *x = X.t, *saved_r = R.t;
   double p = n->scalar;
   mt_tensor gk = to_kept(n, g), r = {0}, t = {0}, d = {0};
   if (p == 0) {
@@ -582,8 +425,7 @@ static int norm_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     ag_drop(&rk); ag_drop(&ax); ag_drop(&eq); ag_drop(&w); ag_drop(&cnt); ag_drop(&wn); ag_drop(&s);
     ag_drop(&sw);
   } else {
-    if (mt_ag_grad_enabled()) r = ag_norm(x, p, n->mask, 1);
-    else r = to_kept(n, saved_r);
+    r = to_kept(n, saved_r);
     /* r = 0 only where the whole slice is 0: then sign(x) = 0 gives 0 */
     mt_tensor rz = ag_bins(MT_OP_eq, &r, 0), rzf = as_dtype(&rz, r.dtype);
     mt_tensor rs = ag_bin(MT_OP_add, &r, &rzf);
@@ -603,20 +445,7 @@ static int norm_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     ag_drop(&rz); ag_drop(&rzf); ag_drop(&rs);
   }
   ag_drop(&gk); ag_drop(&r); ag_drop(&t);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t mask, int keepdim) {
-  int rc;
-  mt_node *n = new_node("NormBackward", norm_backward, r, x, &rc);
-  if (!n) return rc;
-  n->mask = clip_mask(x->ndim, mask);
-  n->keepdim = keepdim;
-  n->scalar = p;
-  mt_ag_save(n, x, 0);
-  mt_ag_save(n, r, 1);
-  return mt_ag_attach(r, n);
+  return ag_keep(d);
 }
 
 /* ---- cumsum: the reverse cumsum of g, as sum(g) - cumsum(g) + g ---- */
@@ -635,4 +464,84 @@ static int cumsum_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
 int mt_ag_record_cumsum(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
   (void)dtype;
   return record_scan("CumsumBackward", cumsum_backward, r, x, dim, 0);
+}
+
+/* ---- the registry's reductions: the derivative column, expanded ---- */
+
+/* t, shaped like the result (keepdim or not), broadcast back to the
+   input's shape; a number stays a number */
+static ag_v f_expand(const mt_node *n, ag_v t) {
+  if (!t.t) return t;
+  mt_tensor k = to_kept(n, t.t), e = ag_expand(&k, n->in_ndim[0], n->in_shape[0]);
+  ag_drop(&k);
+  return ag_keep(e);
+}
+/* t summed over the reduced dims, kept as ones */
+static ag_v f_sumr(const mt_node *n, ag_v t) {
+  if (!t.t) { ag_failed = 1; mt_fail("%s: SUMR of a number", n->name); return agv_t(&ag_failed_value); }
+  return ag_keep(ag_sum(t.t, n->mask, 1));
+}
+
+/* What each reduction's derivative reads */
+#define NODERIV NOTHING
+#define DERIV(reads, expr) reads
+#define OPC(name, kernel, E, deriv, ...) [MT_OP_##name - MT_NUM_POINTWISE_OPS] = deriv,
+static const unsigned char reduce_reads[MT_NUM_OPS - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(OPC, _)};
+#undef OPC
+#undef DERIV
+#undef NODERIV
+
+static int reduce_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  unsigned reads = reduce_reads[n->op - MT_NUM_POINTWISE_OPS];
+  const mt_tensor *x = NULL;
+  mt_tensor r = {0};                              /* the result, when read */
+  if ((reads & INPUT) && mt_ag_saved(n, 0, &x)) return -1;
+  if ((reads & RESULT) && mt_ag_saved_result(n, reads & INPUT ? 1 : 0, &r)) return -1;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  int64_t kept[MT_MAX_DIMS];
+  const ag_v G = V(grad), X = x ? V(x) : V(&ag_failed_value), R = V((const mt_tensor *)&r);
+  const double N = (double)kept_shape(n, kept), P = n->scalar;
+  (void)X; (void)R; (void)N; (void)P;
+#define EXPAND(t) f_expand(n, V(t))
+#define SUMR(t) f_sumr(n, V(t))
+#define NAMED(fn) fn(n, G, X, R)
+#define NODERIV ag_failed = 1; mt_fail("%s: no derivative", n->name)
+#define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
+  switch ((mt_op)n->op) {
+    MT_REDUCE_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV
+#undef NODERIV
+#undef NAMED
+#undef SUMR
+#undef EXPAND
+  ag_release_scratch(mark);
+  ag_drop(&r);
+  return ag_done();
+}
+
+/* The node of r = op(x) over mask, named name (NULL: the registry's). */
+static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param,
+                         const char *name) {
+  if (!mt_op_infos[op].differentiable || !ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
+  const mt_tensor *in[1] = {x};
+  mt_node *n = mt_ag_new_node(name ? name : ag_backward_name(op), reduce_backward, 1, in);
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
+  n->mask = clip_mask(x->ndim, mask);
+  n->keepdim = keepdim;
+  n->scalar = param;
+  n->dims[1] = r->dtype;
+  unsigned reads = reduce_reads[op - MT_NUM_POINTWISE_OPS];
+  if (reads & INPUT) mt_ag_save(n, x, 0);
+  if (reads & RESULT) mt_ag_save(n, r, 1);
+  return mt_ag_attach(r, n);
+}
+
+int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param) {
+  return record_reduce(r, x, op, mask, keepdim, param, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "dispatch.h"
+#include "../tensor/mt_reduce.h"
 
 /* ---- the runtime table ---- */
 #define ANY "any "
@@ -16,46 +17,62 @@
 #define AC_LOWER MT_AC_LOWER
 #define AC_FP32 MT_AC_FP32
 #define AC_PROMOTE MT_AC_PROMOTE
-#define INFO(name, kernel, E, deriv, autocast, domain, aliases, family, arity, inplace, lua_name) \
-  [MT_OP_##name] = {#name, aliases, family, domain, arity, autocast, deriv, inplace, lua_name},
+#define INFO(name, deriv, autocast, domain, aliases, family, signature, arity, inplace, lua_name) \
+  [MT_OP_##name] = {#name, aliases, family, signature, domain, arity, autocast, deriv, inplace, lua_name},
 #define U(name, kernel, E, deriv, autocast, domain, aliases) \
-  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 1, 1, 1)
+  INFO(name, deriv, autocast, domain, aliases, E, "", 1, 1, 1)
 #define U_OUT(name, kernel, E, deriv, autocast, domain, aliases) \
-  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 1, !strcmp(#name, "logical_not"), 1)
+  INFO(name, deriv, autocast, domain, aliases, E, "", 1, !strcmp(#name, "logical_not"), 1)
 #define B(name, kernel, E, deriv, autocast, domain, aliases) \
-  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 2, 1, 1)
+  INFO(name, deriv, autocast, domain, aliases, E, "", 2, 1, 1)
 #define B_ALIAS(name, kernel, E, deriv, autocast, domain, aliases) \
-  INFO(name, kernel, E, deriv, autocast, domain, aliases, E, 2, 1, 0)
+  INFO(name, deriv, autocast, domain, aliases, E, "", 2, 1, 0)
+/* a reduction's kernel column: RED(first, second, finish, result, signature) */
+#define SIG_DIMS "dims"
+#define SIG_VAR "var"
+#define SIG_NORM "norm"
+#define SIG_NONE "none"
+#define RED(first, second, fin, result, signature) SIG_##signature
+#define R(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, strcmp(kernel, "none") != 0)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
-  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div")
+  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce")
 };
 
 /* ---- device kernels ---- */
-static mt_pointwise_kernels pointwise_kernels[MT_NUM_DEVICES] = {
-  [MT_CPU] = {mt_unary, mt_binary},
+static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
+  [MT_CPU] = {mt_unary, mt_binary, mt_reduce},
 };
 
-void mt_register_pointwise_kernels(int device, const mt_pointwise_kernels *k) {
-  if (device >= 0 && device < MT_NUM_DEVICES) pointwise_kernels[device] = *k;
+void mt_register_kernels(int device, const mt_device_kernels *k) {
+  if (device >= 0 && device < MT_NUM_DEVICES) device_kernels[device] = *k;
 }
 
 static const char *const device_names[MT_NUM_DEVICES] = {"cpu", "cuda"};
 
-static __attribute__((noinline, cold)) const mt_pointwise_kernels *no_kernel(const char *op, int device) {
+static __attribute__((noinline, cold)) const mt_device_kernels *no_kernel(const char *op, int device) {
   mt_fail("%s: no kernel for tensors on device %s", op,
           device >= 0 && device < MT_NUM_DEVICES ? device_names[device] : "unknown");
   return NULL;
 }
 
-static inline const mt_pointwise_kernels *kernels_for(mt_op op, const mt_tensor *t, int want_binary) {
+enum { FAMILY_UNARY, FAMILY_BINARY, FAMILY_REDUCE };
+static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, int family) {
   int device = t && t->storage ? t->storage->device : MT_CPU;
-  if (__builtin_expect(device == MT_CPU, 1)) return &pointwise_kernels[MT_CPU];
-  const mt_pointwise_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &pointwise_kernels[device] : NULL;
-  if (!k || !(want_binary ? (void *)k->binary : (void *)k->unary)) return no_kernel(mt_op_names[op], device);
+  if (__builtin_expect(device == MT_CPU, 1)) return &device_kernels[MT_CPU];
+  const mt_device_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &device_kernels[device] : NULL;
+  void *fn = !k ? NULL : family == FAMILY_UNARY ? (void *)k->unary : family == FAMILY_BINARY ? (void *)k->binary
+                                                                                              : (void *)k->reduce;
+  if (!fn) return no_kernel(mt_op_names[op], device);
   return k;
+}
+
+/* an internal caller's op of the wrong family: a bug, reported, not run */
+static __attribute__((noinline, cold)) int wrong_family(mt_op op, const char *call) {
+  return mt_fail("%s: %s is not an op of this family", call, op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
 }
 
 /* ---- the op hook and the op counter ---- */
@@ -116,7 +133,8 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
 
 /* ---- unary ---- */
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
-  const mt_pointwise_kernels *k = kernels_for(op, x, 0);
+  if (__builtin_expect((unsigned)op >= MT_NUM_POINTWISE_OPS, 0)) return wrong_family(op, "mt_call_unary");
+  const mt_device_kernels *k = kernels_for(op, x, FAMILY_UNARY);
   if (!k) return -1;
   int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
   if (need < 0) return -1;
@@ -136,7 +154,8 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
 /* ---- binary ---- */
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
-  const mt_pointwise_kernels *k = kernels_for(op, a->t ? a->t : b->t, 1);
+  if (__builtin_expect((unsigned)op >= MT_NUM_POINTWISE_OPS, 0)) return wrong_family(op, "mt_call_binary");
+  const mt_device_kernels *k = kernels_for(op, a->t ? a->t : b->t, FAMILY_BINARY);
   if (!k) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
   mt_tensor *self = (mt_tensor *)a->t;
@@ -158,6 +177,19 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
     if (!rc && !inplace && ((a->t && a->t->grad_meta) || (b->t && b->t->grad_meta)))
       rc = ag.record_binary(r, a, b, op, alpha);
   }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- reductions ---- */
+int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
+                   int default_float) {
+  if (__builtin_expect(op < MT_NUM_POINTWISE_OPS || op >= MT_NUM_OPS, 0)) return wrong_family(op, "mt_call_reduce");
+  const mt_device_kernels *k = kernels_for(op, x, FAMILY_REDUCE);
+  if (!k) return -1;
+  HOOK(op, 0);
+  int rc = k->reduce(r, x, op, mask, keepdim, dtype, param, default_float);
+  if (!rc && x->grad_meta) rc = ag.record_reduce(r, x, op, mask, keepdim, param);
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

@@ -25,7 +25,8 @@ enum { MT_AC_NONE, MT_AC_LOWER, MT_AC_FP32, MT_AC_PROMOTE };
 typedef struct {
   const char *name;          /* Lua and C name */
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
-  const char *family;        /* the registry list: "unary_float", "binary", ... */
+  const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce" */
+  const char *signature;     /* how Lua calls a reduction: "dims", "var", "norm", "none"; "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
   int arity;                 /* tensor inputs: 1 or 2 */
   int autocast;              /* MT_AC_* */
@@ -36,15 +37,18 @@ typedef struct {
 
 extern const mt_op_info mt_op_infos[MT_NUM_OPS];
 
-/* ---- the device kernel table ---- */
+/* ---- the device kernel table: one kernel per family ---- */
 typedef struct {
   int (*unary)(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int default_float);
   int (*binary)(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                 int default_float);
-} mt_pointwise_kernels;
+  int (*reduce)(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
+                int default_float);
+} mt_device_kernels;
 #define MT_NUM_DEVICES 2
-/* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there from the start. */
-void mt_register_pointwise_kernels(int device, const mt_pointwise_kernels *k);
+/* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
+   from the start. A family a backend leaves NULL fails with a clear error. */
+void mt_register_kernels(int device, const mt_device_kernels *k);
 
 /* ---- autograd ----
    src/autograd registers what the call path needs of it (as PyTorch's
@@ -55,6 +59,7 @@ typedef struct {
   int (*record_unary)(mt_tensor *r, const mt_tensor *x, mt_op op);
   int (*record_binary)(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
   int (*record_cast)(mt_tensor *r, const mt_tensor *x);
+  int (*record_reduce)(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -88,5 +93,10 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
 int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inplace, int default_float);
 /* r = x in dtype, recorded */
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype);
+/* r = the reduction op of x over the dims in mask (MT_ALL_DIMS: every
+   dim), as mt_reduce (src/tensor/mt_reduce.h): dtype (-1 none) converts x
+   first, param is var's correction or norm's order. */
+int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
+                   int default_float);
 
 #endif

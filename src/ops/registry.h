@@ -1,13 +1,17 @@
 /* registry.h: the op registry. Each op is one entry, and everything about it
    is in that entry; the layers each read the columns they need:
-     - src/tensor (mt_pointwise.c): the kernel expression, per dtype;
-     - src/autograd (ag_pointwise.c): the derivative, and what it saves;
+     - src/tensor (mt_pointwise.c, mt_reduce.c): the kernel, per dtype;
+     - src/autograd (ag_pointwise.c, ag_reduce.c): the derivative, and what
+       it saves;
      - src/ops (dispatch.c): the autocast category and the rest of the
        runtime table (torch._ops() shows it);
-     - src/vm (lt_math.c): the Lua names, the in-place variant.
+     - src/vm (lt_math.c, lt_reduce.c): the Lua names and signature, the
+       in-place variant.
    This file includes nothing and defines no code: a list is expanded only
-   where a layer supplies its OP. Adding an op is one line here, plus its help
-   text (lib/torch/doc) and its reference values (spec/ref/gen_pointwise.py).
+   where a layer supplies its OP. Adding an elementwise op is one entry here,
+   plus its help text (lib/torch/doc) and its reference values
+   (spec/ref/gen_pointwise.py); a reduction is an entry, plus a pass in
+   mt_reduce.c when it needs a new one.
 
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases):
    - name: the C name (MT_OP_name) and the Lua name: x:name(), torch.name(),
@@ -32,7 +36,7 @@
    - autocast: what autocast does to the op's float inputs (mixed precision):
      AC_LOWER (runs in the lower precision), AC_FP32 (runs in float32: the
      op loses precision or range in float16), AC_PROMOTE (inputs of mixed
-     float types run in the widest), AC_NONE (not a float computation).
+     float types run in the widest), AC_NONE (runs in its inputs' dtype).
    - domain: where gradcheck samples each input (spec/registry_spec.lua):
      ANY (either sign, away from zero and from whole and half numbers), POS
      (positive, below 1), BIG (magnitude above 1: a divisor whose quotients
@@ -187,10 +191,75 @@
   OP(div_trunc, mt_div_trunc(a, b), E, DERIV2(NOTHING, MUL(G, 0), NOTHING, MUL(G, 0)), AC_PROMOTE,     \
     ANY BIG, "")
 
+/* ---- reductions over a set of dims ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: RED(first, second, finish, result, signature):
+       first, second: the passes of mt_reduce.c's kernels; second (NONE when
+         one pass does) reads the first's value for each output: SQDEV the
+         mean, EXPSUM the max. NORM picks its passes by the order p.
+       finish: what the state becomes: SAME, MEAN, VAR, STD, LSE (log of the
+         sum, plus the max), ANY, ALL, ROOT (norm's 1/p power).
+       result: the result's dtype: SAME (x's), WIDEN (integers and bool to
+         int64), FLOAT (floating x only), TO_FLOAT (integers and bool to the
+         default float), BOOL (uint8 stays uint8, as PyTorch), INT64.
+       signature: how Lua calls it (src/vm/lt_reduce.c): DIMS x:op(),
+         x:op(dim), x:op({1, 2}, keepdim), {dim=, keepdim=, dtype=}; VAR
+         x:op(dim, unbiased, keepdim), {correction=}; NORM x:op(p, dim,
+         keepdim); NONE (reached through another binding: x:max() is max's).
+     A single MAX or MIN pass has no identity: an empty reduced dim is an
+     error. A new pass is a line in mt_reduce.c's pass list.
+   - derivative: as above, with G the result's gradient and, beyond the
+     elementwise language:
+       EXPAND(t)  t, shaped like the result, broadcast back to X's shape;
+       SUMR(t)    t summed over the reduced dims (kept, as ones);
+       N          how many elements each result element reduces;
+       P          the op's parameter (var's and std's correction, norm's p);
+       NAMED(fn)  fn(node, G, X, R) of src/autograd/ag_reduce.c, for the
+                  derivatives too long for one expression.
+     reads may also be INPUT_RESULT. */
+#define MT_REDUCE_OPS(OP, E)                                                                           \
+  OP(sum, RED(SUM, NONE, SAME, WIDEN, DIMS), E, DERIV(NOTHING, EXPAND(G)), AC_FP32, ANY, "")            \
+  /* NaN counts as zero, and takes no gradient */                                                      \
+  OP(nansum, RED(NANSUM, NONE, SAME, WIDEN, DIMS), E, DERIV(INPUT, WHERE(F(isnan, X), 0, EXPAND(G))),   \
+    AC_FP32, ANY, "")                                                                                  \
+  OP(mean, RED(SUM, NONE, MEAN, FLOAT, DIMS), E, DERIV(NOTHING, DIV(EXPAND(G), N)), AC_NONE, ANY, "")   \
+  /* the product of the others, zeros included */                                                      \
+  OP(prod, RED(PROD, NONE, SAME, WIDEN, DIMS), E, DERIV(INPUT, NAMED(prod_grad)), AC_FP32, ANY, "")     \
+  /* ties share the gradient evenly */                                                                 \
+  OP(amax, RED(MAX, NONE, SAME, SAME, DIMS), E,                                                         \
+    DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, ANY, "")   \
+  OP(amin, RED(MIN, NONE, SAME, SAME, DIMS), E,                                                         \
+    DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, ANY, "")   \
+  /* x:max() and x:min(), of every element (x:max(dim) is a selection) */                             \
+  OP(max, RED(MAX, NONE, SAME, SAME, NONE), E,                                                          \
+    DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, ANY, "")   \
+  OP(min, RED(MIN, NONE, SAME, SAME, NONE), E,                                                          \
+    DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, ANY, "")   \
+  OP(all, RED(NONZERO, NONE, ALL, BOOL, DIMS), E, NODERIV, AC_NONE, ANY, "")                            \
+  OP(any, RED(NONZERO, NONE, ANY, BOOL, DIMS), E, NODERIV, AC_NONE, ANY, "")                            \
+  OP(count_nonzero, RED(NONZERO, NONE, SAME, INT64, DIMS), E, NODERIV, AC_NONE, ANY, "")                \
+  /* g exp(x - r) */                                                                                   \
+  OP(logsumexp, RED(MAX, EXPSUM, LSE, TO_FLOAT, DIMS), E,                                               \
+    DERIV(INPUT_RESULT, MUL(EXPAND(G), F(exp, SUB(X, EXPAND(R))))), AC_FP32, ANY, "")                  \
+  /* divisor max(0, N - correction); var' = 2 (x - mean) / divisor, std' = var' / (2 std) */           \
+  OP(var, RED(SUM, SQDEV, VAR, FLOAT, VAR), E,                                                          \
+    DERIV(INPUT, MUL(EXPAND(G), MUL(SUB(X, DIV(SUMR(X), N)), 2 / fmax(0, N - P)))), AC_NONE, ANY, "")  \
+  OP(std, RED(SUM, SQDEV, STD, FLOAT, VAR), E,                                                          \
+    DERIV(INPUT_RESULT, DIV(MUL(EXPAND(G), SUB(X, DIV(SUMR(X), N))), MUL(EXPAND(R), fmax(0, N - P)))), \
+    AC_NONE, ANY, "")                                                                                  \
+  /* p = 0 counts nonzeros (no gradient), +-inf is max/min |x| */                                      \
+  OP(norm, RED(NORM, NONE, ROOT, FLOAT, NORM), E, DERIV(INPUT_RESULT, NAMED(norm_grad)), AC_FP32, ANY, \
+    "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
   L(MT_UNARY_FLOAT_OPS) L(MT_UNARY_FLOAT_ONLY_OPS) L(MT_UNARY_ROUND_OPS) L(MT_UNARY_SAME_OPS)          \
   L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
+
+/* Every list: the elementwise ones, then the reductions (the mt_op enum's
+   order). */
+#define MT_OP_LISTS(L) MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS)
 
 #endif

@@ -1336,7 +1336,7 @@ int mt_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, cons
   int rc = mt_tensor_init(gw, x->dtype, 4, shape);
   if (rc == 0 && gb)
     rc = fused ? mt_tensor_init(gb, x->dtype, 1, bshape)
-               : mt_reduce(gb, &c[1], MT_RED_SUM, 1u << 0 | 1u << 2 | 1u << 3, 0, -1);
+               : mt_reduce(gb, &c[1], MT_OP_sum, 1u << 0 | 1u << 2 | 1u << 3, 0, -1, 0, MT_FLOAT32);
   if (rc == 0 && g->n == 0)
     rc = mt_fill(gw, 0);
   else if (rc == 0 && x->dtype == MT_FLOAT32)

@@ -1,16 +1,21 @@
-/* mt_ops.h: the elementwise ops' kernels. The ops are declared in the
-   registry (src/ops/registry.h), one entry each; their kernels
-   (mt_pointwise.c) are generated from its kernel column. */
+/* mt_ops.h: the op enum, and the elementwise ops' kernels. The ops are
+   declared in the registry (src/ops/registry.h), one entry each; the
+   elementwise kernels (mt_pointwise.c) are generated from its kernel column,
+   the reductions' (mt_reduce.h) are built from it. */
 #ifndef MT_OPS_H
 #define MT_OPS_H
 
 #include "mt_tensor.h"
 #include "../ops/registry.h"
 
+/* Every op of the registry: the elementwise ones first. */
 typedef enum {
 #define MT_X(name, expr, E, ...) MT_OP_##name,
 #define MT_LIST(list) list(MT_X, _)
   MT_POINTWISE_LISTS(MT_LIST)
+  MT_NUM_POINTWISE_OPS,
+  MT_OP_REDUCE_BEFORE_ = MT_NUM_POINTWISE_OPS - 1,
+  MT_REDUCE_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS

@@ -12,11 +12,11 @@
 #pragma GCC diagnostic ignored "-Wint-in-bool-context"
 #pragma GCC diagnostic ignored "-Wbool-compare"
 
-/* in the enum's order: both come from MT_POINTWISE_LISTS */
+/* every op's name, in the enum's order: both come from MT_OP_LISTS */
 const char *const mt_op_names[MT_NUM_OPS] = {
-#define MT_X(name, expr, E, ...) #name,
+#define MT_X(name, expr, E, ...) [MT_OP_##name] = #name,
 #define MT_LIST(list) list(MT_X, _)
-  MT_POINTWISE_LISTS(MT_LIST)
+  MT_OP_LISTS(MT_LIST)
 #undef MT_LIST
 #undef MT_X
 };

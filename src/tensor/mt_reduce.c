@@ -84,7 +84,8 @@ typedef union { double f; int64_t i; uint64_t u; } red_acc;
 
 /* What a pass accumulates. m is a per-output parameter from an earlier pass
    (the mean for variance, the max for logsumexp), p the norm order. */
-enum { K_SUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM, K_EXPSUM, K_COUNT };
+enum { K_NORM = -2, K_NONE = -1, K_SUM, K_NANSUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM,
+       K_EXPSUM, K_COUNT };
 
 /* Reduces n elements x[i * s] (s in bytes) to one state. */
 typedef red_state (*run_fn)(const char *x, int64_t s, int64_t n, double m, double p);
@@ -314,6 +315,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
 
 #define RED_GEN_ALL(E, T, N, TN, K)                                                         \
   RED_PASS(SUM, +, 0, v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K, E, T)                  \
+  RED_PASS(NANSUM, +, 0, v != v ? (ct)0 : v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K, E, T) \
   RED_PASS(PROD, *, 1, v, RED_SUM_K##K, RED_SUM_K##K, RED_SUMF_K##K, E, T)                  \
   RED_PASS(NONZERO, +, 0, v != 0, uint64_t, uint64_t, u, E, T)                              \
   RED_EXT(MAX, RED_GT, RED_VAL_K##K, RED_VALF_K##K, E, T)                           \
@@ -328,7 +330,8 @@ MT_FLOAT_DTYPES(RED_GEN_FLOAT)
 
 #define RED_ENTRY(PFX, KIND, E) [K_##KIND][MT_##E] = PFX##_##KIND##_##E,
 #define RED_TAB_ALL(PFX, E)                                                                 \
-  RED_ENTRY(PFX, SUM, E) RED_ENTRY(PFX, PROD, E) RED_ENTRY(PFX, NONZERO, E)                 \
+  RED_ENTRY(PFX, SUM, E) RED_ENTRY(PFX, NANSUM, E) RED_ENTRY(PFX, PROD, E)                  \
+  RED_ENTRY(PFX, NONZERO, E)                                                                \
   RED_ENTRY(PFX, MAX, E) RED_ENTRY(PFX, MIN, E)
 #define RED_TAB_FLOAT(PFX, E)                                                               \
   RED_ENTRY(PFX, SQDEV, E) RED_ENTRY(PFX, ABSSUM, E) RED_ENTRY(PFX, POWSUM, E)              \
@@ -708,68 +711,18 @@ static int check_nonempty(const char *op, const mt_tensor *x, uint32_t mask) {
   return 0;
 }
 
-/* ---- the reduction ops ---- */
-int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_reduce_op op, uint32_t dims, int keepdim,
-              int dtype) {
-  static const char *const names[] = {"sum", "mean", "prod", "amax", "amin", "all", "any",
-                                      "count_nonzero", "logsumexp"};
-  const char *name = names[op];
-  mt_tensor in = {0};
-  if (dtype < 0 && op == MT_RED_LOGSUMEXP && !mt_dtype_is_float(x->dtype)) dtype = MT_FLOAT32;
-  if (dtype >= 0) { if (mt_to_dtype(&in, x, dtype)) return -1; }
-  else mt_tensor_alias(&in, x);
-  int xd = in.dtype, isf = mt_dtype_is_float(xd), out = xd, rc = -1;
-  red_plan pl = {{K_SUM, -1}, PARAM_NONE, FIN_SAME, 0};
-  switch (op) {
-  case MT_RED_SUM: out = isf ? xd : MT_INT64; break;
-  case MT_RED_PROD: pl.kind[0] = K_PROD; out = isf ? xd : MT_INT64; break;
-  case MT_RED_MEAN:
-    if (!isf) {
-      mt_fail("mean: could not infer output dtype; input dtype must be floating point, got %s "
-              "(convert it, or pass {dtype='float32'})", mt_dtypes[xd].name);
-      goto done;
-    }
-    pl.fin = FIN_MEAN;
-    break;
-  case MT_RED_AMAX: case MT_RED_AMIN:
-    if (check_nonempty(name, &in, x->ndim ? dims : 0)) goto done;
-    pl.kind[0] = op == MT_RED_AMAX ? K_MAX : K_MIN;
-    break;
-  case MT_RED_ALL: case MT_RED_ANY:
-    pl.kind[0] = K_NONZERO;
-    pl.fin = op == MT_RED_ALL ? FIN_ALL : FIN_ANY;
-    out = xd == MT_UINT8 ? MT_UINT8 : MT_BOOL;
-    break;
-  case MT_RED_COUNT_NONZERO: pl.kind[0] = K_NONZERO; out = MT_INT64; break;
-  case MT_RED_LOGSUMEXP:
-    if (!isf) {                                /* no exp kernel for integers: {dtype='int8'} asked for one */
-      mt_fail("logsumexp: expects a floating dtype, got %s", mt_dtypes[xd].name);
-      goto done;
-    }
-    pl.kind[0] = K_MAX;
-    pl.kind[1] = K_EXPSUM;
-    pl.param = PARAM_SHIFT;
-    pl.fin = FIN_LSE;
-    break;
-  }
-  rc = run_plan(r, NULL, &in, dims, keepdim, &pl, out);
-done:
-  mt_tensor_release(&in);
-  return rc;
-}
+/* ---- the registry's reductions (src/ops/registry.h): a plan from each entry ---- */
+enum { OUT_SAME, OUT_WIDEN, OUT_FLOAT, OUT_TO_FLOAT, OUT_BOOL, OUT_INT64 };
+enum { SIG_DIMS, SIG_VAR, SIG_NORM, SIG_NONE };
+typedef struct { signed char first, second, fin, out, sig; } red_entry;
+#define RED(first, second, fin, result, signature) {K_##first, K_##second, FIN_##fin, OUT_##result, SIG_##signature}
+#define RED_X(name, kernel, E, ...) [MT_OP_##name - MT_NUM_POINTWISE_OPS] = kernel,
+static const red_entry red_entries[MT_NUM_OPS - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(RED_X, _)};
+#undef RED_X
+#undef RED
 
-int mt_var(mt_tensor *r, const mt_tensor *x, uint32_t dims, double correction, int keepdim,
-           int take_sqrt) {
-  if (!mt_dtype_is_float(x->dtype))
-    return mt_fail("%s: std and var only support floating point dtypes, got %s",
-                   take_sqrt ? "std" : "var", mt_dtypes[x->dtype].name);
-  red_plan pl = {{K_SUM, K_SQDEV}, PARAM_MEAN, take_sqrt ? FIN_STD : FIN_VAR, correction};
-  return run_plan(r, NULL, x, dims, keepdim, &pl, x->dtype);
-}
-
-int mt_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim) {
-  if (!mt_dtype_is_float(x->dtype))
-    return mt_fail("norm: expected a floating point tensor, got %s", mt_dtypes[x->dtype].name);
+/* norm's passes by its order p */
+static int run_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim) {
   if (isnan(p)) return mt_fail("norm: the order p is NaN");
   if ((isinf(p) || p < 0) && x->ndim && mt_numel(x) == 0) {
     uint32_t m = dims & ((1u << x->ndim) - 1);
@@ -790,6 +743,45 @@ int mt_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepd
   else if (p == 1) { pl.kind[0] = K_ABSSUM; pl.fin = FIN_SAME; }
   else if (p == 2) { pl.kind[0] = K_SQDEV; pl.fin = FIN_SQRT; }
   return run_plan(r, NULL, x, dims, keepdim, &pl, x->dtype);
+}
+
+int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
+              int default_float) {
+  if (op < MT_NUM_POINTWISE_OPS || op >= MT_NUM_OPS)
+    return mt_fail("reduce: op %d is not a reduction", (int)op);
+  const red_entry *e = &red_entries[op - MT_NUM_POINTWISE_OPS];
+  const char *name = mt_op_names[op];
+  mt_tensor in = {0};
+  if (dtype < 0 && e->out == OUT_TO_FLOAT && !mt_dtype_is_float(x->dtype)) dtype = default_float;
+  if (dtype >= 0) { if (mt_to_dtype(&in, x, dtype)) return -1; }
+  else mt_tensor_alias(&in, x);
+  int xd = in.dtype, isf = mt_dtype_is_float(xd), out = xd, rc = -1;
+  switch (e->out) {
+  case OUT_WIDEN: out = isf ? xd : MT_INT64; break;
+  case OUT_BOOL: out = xd == MT_UINT8 ? MT_UINT8 : MT_BOOL; break;
+  case OUT_INT64: out = MT_INT64; break;
+  case OUT_FLOAT: case OUT_TO_FLOAT:
+    if (!isf) {
+      mt_fail("%s: expects a floating point tensor, got %s (convert it with x:float()%s)", name,
+              mt_dtypes[xd].name, e->sig == SIG_DIMS ? ", or pass {dtype='float32'}" : "");
+      goto done;
+    }
+    break;
+  default: break;
+  }
+  if (e->first == K_NORM) {
+    rc = run_norm(r, &in, param, dims, keepdim);
+  } else {
+    red_plan pl = {{e->first, e->second},
+                   e->second == K_SQDEV ? PARAM_MEAN : e->second == K_EXPSUM ? PARAM_SHIFT : PARAM_NONE,
+                   e->fin, param};
+    if (e->second < 0 && (e->first == K_MAX || e->first == K_MIN) && check_nonempty(name, &in, x->ndim ? dims : 0))
+      goto done;
+    rc = run_plan(r, NULL, &in, dims, keepdim, &pl, out);
+  }
+done:
+  mt_tensor_release(&in);
+  return rc;
 }
 
 int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim,
@@ -1235,7 +1227,7 @@ int mt_equal(int *result, const mt_tensor *a, const mt_tensor *b) {
   mt_operand oa = {a, 0, 0}, ob = {b, 0, 0};
   mt_tensor eq = {0}, all = {0};
   if (mt_binary(&eq, &oa, &ob, MT_OP_eq, 1, 0, MT_FLOAT32)) return -1;
-  int rc = mt_reduce(&all, &eq, MT_RED_ALL, MT_ALL_DIMS, 0, -1);
+  int rc = mt_reduce(&all, &eq, MT_OP_all, MT_ALL_DIMS, 0, -1, 0, MT_FLOAT32);
   if (rc == 0) *result = *(const bool *)mt_data(&all);
   mt_tensor_release(&eq);
   mt_tensor_release(&all);
@@ -1290,7 +1282,7 @@ int mt_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol
   mt_tensor close = {0}, all = {0};
   *result = 0;
   if (mt_isclose(&close, a, b, rtol, atol, equal_nan)) return -1;
-  int rc = mt_reduce(&all, &close, MT_RED_ALL, MT_ALL_DIMS, 0, -1);
+  int rc = mt_reduce(&all, &close, MT_OP_all, MT_ALL_DIMS, 0, -1, 0, MT_FLOAT32);
   if (rc == 0) *result = *(const bool *)mt_data(&all);
   mt_tensor_release(&close);
   mt_tensor_release(&all);

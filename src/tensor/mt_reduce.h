@@ -4,32 +4,20 @@
 #define MT_REDUCE_H
 
 #include "mt_tensor.h"
+#include "mt_ops.h"
 
 /* The dims to reduce, as a bit mask of 0-based dims (MT_MAX_DIMS fits in 32
    bits); MT_ALL_DIMS reduces every dim. A 0-dim tensor ignores the mask. */
 #define MT_ALL_DIMS 0xffffffffu
 
-typedef enum {
-  MT_RED_SUM,            /* ints and bool sum to int64 */
-  MT_RED_MEAN,           /* floating dtypes only, as in PyTorch */
-  MT_RED_PROD,           /* ints and bool multiply to int64 */
-  MT_RED_AMAX,           /* values only; an empty reduction is an error */
-  MT_RED_AMIN,
-  MT_RED_ALL,            /* bool result (uint8 for uint8 input, as PyTorch) */
-  MT_RED_ANY,
-  MT_RED_COUNT_NONZERO,  /* int64 result */
-  MT_RED_LOGSUMEXP,      /* max-shifted; ints are promoted to float32 */
-} mt_reduce_op;
-
-/* r = op over the dims in mask. dtype >= 0 converts x to it first (the
-   dtype= option of sum, mean, prod); -1 keeps x's dtype. */
-int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_reduce_op op, uint32_t dims, int keepdim,
-              int dtype);
-/* Variance with a divisor max(0, n - correction), or its square root. */
-int mt_var(mt_tensor *r, const mt_tensor *x, uint32_t dims, double correction, int keepdim,
-           int take_sqrt);
-/* Vector p-norm over the dims: p = 0 counts nonzeros, +-inf is max/min |x|. */
-int mt_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim);
+/* r = the registry's reduction op (src/ops/registry.h: sum, mean, var,
+   norm, ...) over the dims in mask. dtype >= 0 converts x to it first (the
+   dtype= option of sum, mean, prod); -1 keeps x's dtype, or takes
+   default_float for an op whose integer inputs become floats. param is the
+   op's parameter: var's and std's correction (the divisor is max(0, n -
+   correction)), norm's order p (0 counts nonzeros, +-inf is max/min |x|). */
+int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
+              int default_float);
 
 /* max/min along one dim: values and 0-based int64 indices of the first
    extreme (NaN counts as the extreme, as in PyTorch). */

@@ -65,6 +65,9 @@ void lt_push_dtype(lua_State *L, int dtype);
    the area; the tensor metatable must be at the top of the stack and the
    methods table and torch table below it at -3 and -2. */
 void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions);
+/* The next word of a registry string of words separated by spaces (the
+   aliases, the domains): its start, its length in *n; NULL at the end. */
+const char *lt_next_word(const char **p, size_t *n);
 
 /* The same for ops with no derivative yet: they raise when an input requires
    grad rather than return a result without history (lt_autograd.c). */

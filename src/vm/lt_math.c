@@ -131,23 +131,12 @@ static void set_op(lua_State *L, const char *name, size_t len, mt_op op) {
   }
 }
 
-/* The next word of a registry string of words separated by spaces (the
-   aliases, the domains): its start, its length in *n; NULL at the end. */
-static const char *next_word(const char **p, size_t *n) {
-  while (**p == ' ') (*p)++;
-  if (!**p) return NULL;
-  const char *word = *p;
-  *n = strcspn(word, " ");
-  *p += *n;
-  return word;
-}
-
 static void set_registry_ops(lua_State *L) {
-  for (int op = 0; op < MT_NUM_OPS; op++) {
+  for (int op = 0; op < MT_NUM_POINTWISE_OPS; op++) {
     const mt_op_info *info = &mt_op_infos[op];
     if (info->lua_name) set_op(L, info->name, strlen(info->name), (mt_op)op);
     size_t n;
-    for (const char *p = info->aliases, *w; (w = next_word(&p, &n));) set_op(L, w, n, (mt_op)op);
+    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_op(L, w, n, (mt_op)op);
   }
 }
 
@@ -173,13 +162,13 @@ static const luaL_Reg metamethods[] = {
 
 /* torch._ops(): the registry, one table per op: {name=, aliases={...},
    family=, domain={...} (one word per input), arity=, autocast=,
-   differentiable=, inplace=, lua_name=} */
+   differentiable=, inplace=, lua_name=, and for a reduction signature=} */
 static int m_ops(lua_State *L) {
   static const char *const autocast[] = {"none", "lower", "fp32", "promote"};
   lua_createtable(L, MT_NUM_OPS, 0);
   for (int op = 0; op < MT_NUM_OPS; op++) {
     const mt_op_info *info = &mt_op_infos[op];
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 10);
     lua_pushstring(L, info->name); lua_setfield(L, -2, "name");
     lua_pushstring(L, info->family); lua_setfield(L, -2, "family");
     lua_pushinteger(L, info->arity); lua_setfield(L, -2, "arity");
@@ -187,11 +176,12 @@ static int m_ops(lua_State *L) {
     lua_pushboolean(L, info->differentiable); lua_setfield(L, -2, "differentiable");
     lua_pushboolean(L, info->inplace); lua_setfield(L, -2, "inplace");
     lua_pushboolean(L, info->lua_name); lua_setfield(L, -2, "lua_name");
+    if (info->signature[0]) { lua_pushstring(L, info->signature); lua_setfield(L, -2, "signature"); }
     for (int list = 0; list < 2; list++) {
       const char *p = list ? info->domain : info->aliases, *w;
       size_t n;
       lua_newtable(L);
-      for (int k = 1; (w = next_word(&p, &n)); k++) { lua_pushlstring(L, w, n); lua_rawseti(L, -2, k); }
+      for (int k = 1; (w = lt_next_word(&p, &n)); k++) { lua_pushlstring(L, w, n); lua_rawseti(L, -2, k); }
       lua_setfield(L, -2, list ? "domain" : "aliases");
     }
     lua_rawseti(L, -2, op + 1);

@@ -1,5 +1,6 @@
-/* lt_reduce.c: Lua bindings of the reductions, scans, softmax, sorting and
-   selection ops, and tensor comparisons. Dims and returned indices are
+/* lt_reduce.c: Lua bindings of the reductions (the registry's, through
+   one generic binding), scans, softmax, sorting and selection ops, and
+   tensor comparisons. Dims and returned indices are
    1-based; every op takes PyTorch's positional arguments or an options
    table ({dim=, keepdim=, ...}) as its last argument. */
 #include <math.h>
@@ -77,40 +78,6 @@ static int single_dim(lua_State *L, const dim_args *a, const char *op) {
   return __builtin_ctz(m);
 }
 
-/* ---- sum, mean, prod, amax, amin, all, any, count_nonzero, logsumexp ---- */
-static int reduce(lua_State *L, mt_reduce_op op, const char *name) {
-  mt_tensor *x = lt_check(L, 1, name);
-  dim_args a;
-  read_dims(L, 2, x, name, &a);
-  int dtype = lt_opt_dtype(L, a.opts, -1, name);
-  if (op == MT_RED_LOGSUMEXP && dtype < 0 && !mt_dtype_is_float(x->dtype)) dtype = lt_default_dtype;
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_reduce(r, x, op, a.mask, a.keepdim, dtype));
-  if (x->grad_meta) {
-    if (op == MT_RED_SUM || op == MT_RED_MEAN) {
-      LT_TRY(L, mt_ag_record_reduce(r, x, op == MT_RED_MEAN, a.mask, a.keepdim));
-    } else if (op == MT_RED_LOGSUMEXP) {
-      LT_TRY(L, mt_ag_record_logsumexp(r, x, a.mask, a.keepdim, dtype));
-    } else if (op == MT_RED_PROD) {
-      LT_TRY(L, mt_ag_record_prod(r, x, a.mask, a.keepdim, dtype));
-    } else if (op == MT_RED_AMAX || op == MT_RED_AMIN) {
-      LT_TRY(L, mt_ag_record_amax(r, x, a.mask, a.keepdim, op == MT_RED_AMIN));
-    } else if (mt_dtype_is_float(r->dtype)) {
-      LT_TRY(L, mt_ag_unsupported(name, x, NULL));
-    }                                          /* all, any, count_nonzero: no gradient */
-  }
-  return 1;
-}
-static int r_sum(lua_State *L) { return reduce(L, MT_RED_SUM, "sum"); }
-static int r_mean(lua_State *L) { return reduce(L, MT_RED_MEAN, "mean"); }
-static int r_prod(lua_State *L) { return reduce(L, MT_RED_PROD, "prod"); }
-static int r_amax(lua_State *L) { return reduce(L, MT_RED_AMAX, "amax"); }
-static int r_amin(lua_State *L) { return reduce(L, MT_RED_AMIN, "amin"); }
-static int r_all(lua_State *L) { return reduce(L, MT_RED_ALL, "all"); }
-static int r_any(lua_State *L) { return reduce(L, MT_RED_ANY, "any"); }
-static int r_count_nonzero(lua_State *L) { return reduce(L, MT_RED_COUNT_NONZERO, "count_nonzero"); }
-static int r_logsumexp(lua_State *L) { return reduce(L, MT_RED_LOGSUMEXP, "logsumexp"); }
-
 /* ---- max, min: x:max() -> 0-dim; x:max(dim) -> values, indices; x:max(y) elementwise ---- */
 static int minmax(lua_State *L, int is_min) {
   const char *name = is_min ? "min" : "max";
@@ -127,9 +94,7 @@ static int minmax(lua_State *L, int is_min) {
   if (dim < 0) {
     if (mt_numel(x) == 0)
       luaL_error(L, "%s: cannot take the %s of an empty tensor; specify a non-empty dim", name, name);
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_reduce(r, x, is_min ? MT_RED_AMIN : MT_RED_AMAX, MT_ALL_DIMS, 0, -1));
-    if (x->grad_meta) LT_TRY(L, mt_ag_record_amax(r, x, MT_ALL_DIMS, 0, is_min));
+    LT_TRY(L, mt_call_reduce(lt_push(L), x, is_min ? MT_OP_min : MT_OP_max, MT_ALL_DIMS, 0, -1, 0, lt_default_dtype));
     return 1;
   }
   mt_tensor *values = lt_push(L), *indices = lt_push(L);
@@ -155,33 +120,29 @@ static int argminmax(lua_State *L, int is_min) {
 static int r_argmax(lua_State *L) { return argminmax(L, 0); }
 static int r_argmin(lua_State *L) { return argminmax(L, 1); }
 
-/* ---- var, std: x:var(), x:var(dim), x:var(dim, unbiased, keepdim),
-   x:var(dim, {unbiased=false, correction=n, keepdim=true}) ---- */
-static int var_std(lua_State *L, int take_sqrt) {
-  const char *name = take_sqrt ? "std" : "var";
-  mt_tensor *x = lt_check(L, 1, name);
-  int opts = lt_opts_index(L), top = last_positional(L, opts), i = 2, unbiased = 1, keepdim = 0;
-  uint32_t mask = MT_ALL_DIMS;
-  if (i <= top && !lua_isboolean(L, i)) { if (!lua_isnil(L, i)) mask = dim_mask(L, i, x, name); i++; }
+/* var, std: x:var(), x:var(dim), x:var(dim, unbiased, keepdim),
+   x:var(dim, {unbiased=false, correction=n, keepdim=true}); the parameter
+   is the correction */
+static void var_args(lua_State *L, mt_tensor *x, const char *name, dim_args *a, double *param) {
+  int opts = lt_opts_index(L), top = last_positional(L, opts), i = 2, unbiased = 1;
+  a->opts = opts;
+  a->mask = MT_ALL_DIMS;
+  a->keepdim = 0;
+  if (i <= top && !lua_isboolean(L, i)) { if (!lua_isnil(L, i)) a->mask = dim_mask(L, i, x, name); i++; }
   if (i <= top && lua_isboolean(L, i)) unbiased = lua_toboolean(L, i++);
-  if (i <= top && lua_isboolean(L, i)) keepdim = lua_toboolean(L, i++);
+  if (i <= top && lua_isboolean(L, i)) a->keepdim = lua_toboolean(L, i++);
   if (i <= top && !lua_isnil(L, i)) luaL_error(L, "%s: unexpected argument %d (%s)", name, i, luaL_typename(L, i));
   if (opts) {
-    if (lua_getfield(L, opts, "dim") != LUA_TNIL) mask = dim_mask(L, -1, x, name);
+    if (lua_getfield(L, opts, "dim") != LUA_TNIL) a->mask = dim_mask(L, -1, x, name);
     lua_pop(L, 1);
-    keepdim = lt_opt_bool(L, opts, "keepdim", keepdim);
+    a->keepdim = lt_opt_bool(L, opts, "keepdim", a->keepdim);
     unbiased = lt_opt_bool(L, opts, "unbiased", unbiased);
   }
-  double correction = lt_opt_number(L, opts, "correction", unbiased ? 1 : 0);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_var(r, x, mask, correction, keepdim, take_sqrt));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_var(r, x, mask, correction, keepdim, take_sqrt));
-  return 1;
+  *param = lt_opt_number(L, opts, "correction", unbiased ? 1 : 0);
 }
-static int r_var(lua_State *L) { return var_std(L, 0); }
-static int r_std(lua_State *L) { return var_std(L, 1); }
 
-/* ---- norm: x:norm(), x:norm(p), x:norm(p, dim, keepdim), x:norm({p=, dim=}) ---- */
+/* norm: x:norm(), x:norm(p), x:norm(p, dim, keepdim), x:norm({p=, dim=});
+   the parameter is the order p */
 static double read_order(lua_State *L, int i) {
   if (lua_type(L, i) == LUA_TSTRING) {
     const char *s = lua_tostring(L, i);
@@ -194,20 +155,61 @@ static double read_order(lua_State *L, int i) {
   return lua_tonumber(L, i);
 }
 
-static int r_norm(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "norm");
-  dim_args a;
-  read_dims(L, 3, x, "norm", &a);
-  double p = 2;
-  if (2 <= last_positional(L, a.opts) && !lua_isnil(L, 2)) p = read_order(L, 2);
-  if (a.opts) {
-    if (lua_getfield(L, a.opts, "p") != LUA_TNIL) p = read_order(L, -1);
+static void norm_args(lua_State *L, mt_tensor *x, const char *name, dim_args *a, double *param) {
+  read_dims(L, 3, x, name, a);
+  *param = 2;
+  if (2 <= last_positional(L, a->opts) && !lua_isnil(L, 2)) *param = read_order(L, 2);
+  if (a->opts) {
+    if (lua_getfield(L, a->opts, "p") != LUA_TNIL) *param = read_order(L, -1);
     lua_pop(L, 1);
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_norm(r, x, p, a.mask, a.keepdim));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_norm(r, x, p, a.mask, a.keepdim));
+}
+
+/* ---- the registry's reductions (src/ops/registry.h): one binding for all,
+   reading the arguments its signature names; the dispatcher checks, runs
+   the kernel and records the derivative. Upvalue 1 is the tensor
+   metatable, upvalue 2 the op. ---- */
+static int reduce_call(lua_State *L) {
+  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(2));
+  const mt_op_info *info = &mt_op_infos[op];
+  mt_tensor *x = lt_check(L, 1, info->name);
+  dim_args a;
+  double param = 0;
+  int dtype = -1;
+  if (!strcmp(info->signature, "var")) {
+    var_args(L, x, info->name, &a, &param);
+  } else if (!strcmp(info->signature, "norm")) {
+    norm_args(L, x, info->name, &a, &param);
+  } else {
+    read_dims(L, 2, x, info->name, &a);
+    dtype = lt_opt_dtype(L, a.opts, -1, info->name);
+  }
+  LT_TRY(L, mt_call_reduce(lt_push(L), x, op, a.mask, a.keepdim, dtype, param, lt_default_dtype));
   return 1;
+}
+
+/* x:op() and torch.op(x) under each reduction's name and aliases; stack:
+   methods torch mt */
+static void set_reduction(lua_State *L, const char *name, size_t len, mt_op op) {
+  lua_pushlstring(L, name, len);
+  const char *key = lua_tostring(L, -1);
+  for (int table = -5; table <= -4; table++) {
+    lua_pushvalue(L, -2);
+    lua_pushinteger(L, (lua_Integer)op);
+    lua_pushcclosure(L, reduce_call, 2);
+    lua_setfield(L, table, key);
+  }
+  lua_pop(L, 1);
+}
+
+static void set_registry_reductions(lua_State *L) {
+  for (int op = MT_NUM_POINTWISE_OPS; op < MT_NUM_OPS; op++) {
+    const mt_op_info *info = &mt_op_infos[op];
+    if (!info->lua_name) continue;
+    set_reduction(L, info->name, strlen(info->name), (mt_op)op);
+    size_t n;
+    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_reduction(L, w, n, (mt_op)op);
+  }
 }
 
 /* ---- ops along one required dim ---- */
@@ -426,11 +428,7 @@ static int r_isclose(lua_State *L) {
 
 /* Methods and torch functions alike: torch.sum(x, 2) is x:sum(2). */
 static const luaL_Reg reduce_funcs[] = {
-  {"sum", r_sum}, {"mean", r_mean}, {"prod", r_prod}, {"amax", r_amax}, {"amin", r_amin},
-  {"all", r_all}, {"any", r_any}, {"count_nonzero", r_count_nonzero},
-  {"logsumexp", r_logsumexp}, {"max", r_max}, {"min", r_min}, {"argmax", r_argmax},
-  {"argmin", r_argmin}, {"var", r_var}, {"std", r_std}, {"norm", r_norm},
-  {"cumsum", r_cumsum}, {"cumprod", r_cumprod}, {"softmax", r_softmax},
+  {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"cumsum", r_cumsum}, {"cumprod", r_cumprod}, {"softmax", r_softmax},
   {"log_softmax", r_log_softmax}, {"sort", r_sort}, {"argsort", r_argsort}, {"topk", r_topk},
   {"kthvalue", r_kthvalue}, {"median", r_median}, {"mode", r_mode}, {"equal", r_equal},
   {"allclose", r_allclose}, {"isclose", r_isclose},
@@ -440,6 +438,7 @@ static const luaL_Reg reduce_funcs[] = {
 static const luaL_Reg reduce_methods[] = {{"cumsum_", r_cumsum_}, {"cumprod_", r_cumprod_}, {NULL, NULL}};
 
 void lt_open_reduce(lua_State *L) {
+  set_registry_reductions(L);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
   lt_setfuncs_guarded(L, reduce_methods, NULL);
 }

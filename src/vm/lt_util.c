@@ -68,3 +68,12 @@ void lt_open_util(lua_State *L) {
   lua_pop(L, 1);
   lt_setfuncs(L, NULL, functions);
 }
+
+const char *lt_next_word(const char **p, size_t *n) {
+  while (**p == ' ') (*p)++;
+  if (!**p) return NULL;
+  const char *word = *p;
+  *n = strcspn(word, " ");
+  *p += *n;
+  return word;
+}

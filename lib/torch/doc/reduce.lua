@@ -8,6 +8,9 @@ torch.sum(x, dim, keepdim), x:sum(), x:sum(dim, keepdim), x:sum({dim=, keepdim=,
   The sum of all elements (0-dim), or along dim (a number or a table of dims);
   keepdim keeps the reduced dims with size 1. Integer and bool sums are int64.
 
+torch.nansum(x, dim, keepdim), x:nansum(), x:nansum(dim, keepdim), x:nansum({dim=, keepdim=, dtype=})
+  sum, with NaN counted as zero; the gradient at a NaN is zero.
+
 torch.mean(x, dim, keepdim), x:mean(), x:mean(dim, keepdim)
   The mean of all elements, or along dim (a number or a table of dims).
 
