@@ -60,19 +60,20 @@ local function layouts(domain, arity)
           {sample(da, {1}, 9)[1], tb}}
 end
 
--- the ways a reduction is called, by its signature: every element, one dim,
--- a dim kept, a list of dims
+-- the ways a reduction or an op along a dim is called, by its signature:
+-- every element, one dim, a dim kept, a list of dims
 local REDUCE_CALLS = {
   dims = {{}, {1}, {2, true}, {{1, 2}}, {-1, {keepdim = true}}},
   var = {{}, {2}, {1, false, true}, {{1, 2}, {correction = 2}}},
   norm = {{}, {3, 2}, {1, 1, true}, {'inf', 2}, {2.5, {1, 2}}},
   none = {{}},
+  dim = {{1}, {2}, {-1, {dtype = 'float64'}}},        -- along a dim
 }
 
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
-  if op.family ~= 'reduce' then
+  if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
     return out

@@ -122,7 +122,7 @@ static void release_meta(void *meta) { mt_ag_meta_release(meta); }
 
 __attribute__((constructor)) static void register_autograd(void) {
   static const mt_autograd_hooks hooks = {
-    mt_ag_record_unary, mt_ag_record_binary, mt_ag_record_cast, mt_ag_record_reduce,
+    mt_ag_record_unary, mt_ag_record_binary, mt_ag_record_cast, mt_ag_record_reduce, mt_ag_record_along,
     mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
   };
   mt_register_autograd(&hooks);

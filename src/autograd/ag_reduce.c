@@ -19,7 +19,7 @@
 #include "../tensor/mt_reduce.h"
 
 static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param,
-                         const char *name);
+                         int dim, const char *name);
 
 /* ---- helpers ---- */
 static uint32_t clip_mask(int ndim, uint32_t mask) {
@@ -83,18 +83,17 @@ static mt_tensor where_value(const mt_tensor *cond, double v, const mt_tensor *t
 }
 
 /* ---- recording ops used by the derivatives ---- */
-static mt_tensor ag_cumulative(const mt_tensor *x, int dim, int is_prod) {
+static mt_tensor ag_along(mt_op op, const mt_tensor *x, int dim) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_cumulative(&r, x, dim, is_prod, -1) ||
-      (is_prod ? mt_ag_record_cumprod(&r, x, dim, -1) : mt_ag_record_cumsum(&r, x, dim, -1))) {
+  if (mt_call_along(&r, x, op, dim, -1)) {
     ag_drop(&r);
     ag_failed = 1;
   }
   return r;
 }
-static mt_tensor ag_cumsum(const mt_tensor *x, int dim) { return ag_cumulative(x, dim, 0); }
-static mt_tensor ag_cumprod(const mt_tensor *x, int dim) { return ag_cumulative(x, dim, 1); }
+static mt_tensor ag_cumsum(const mt_tensor *x, int dim) { return ag_along(MT_OP_cumsum, x, dim); }
+static mt_tensor ag_cumprod(const mt_tensor *x, int dim) { return ag_along(MT_OP_cumprod, x, dim); }
 
 /* the cumulative sum along dim from the far end */
 static mt_tensor reverse_cumsum(const mt_tensor *t, int dim) {
@@ -125,46 +124,10 @@ static mt_tensor exclusive_cumprod(const mt_tensor *x, int dim) {
   return r;
 }
 
-/* ---- softmax, log_softmax ---- */
-/* softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g). Written from
-   the result y alone, as PyTorch's: the input is not saved. */
-static int softmax_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  mt_tensor y = {0}, t1 = {0}, t2 = {0}, t3 = {0}, d = {0};
-  if (mt_ag_saved_result(n, 0, &y)) return -1;
-  ag_failed = 0;
-  int dim = n->dims[0], take_log = n->op;
-  uint32_t m = clip_mask(n->in_ndim[0], 1u << dim);
-  if (!take_log) {
-    t1 = ag_bin(MT_OP_mul, g, &y);
-    t2 = ag_sum(&t1, m, 1);
-    t3 = ag_bin(MT_OP_sub, g, &t2);
-    d = ag_bin(MT_OP_mul, &y, &t3);
-  } else {
-    t1 = ag_sum(g, m, 1);
-    t2 = ag_un(MT_OP_exp, &y);
-    t3 = ag_bin(MT_OP_mul, &t2, &t1);
-    d = ag_bin(MT_OP_sub, g, &t3);
-  }
-  ag_drop(&y); ag_drop(&t1); ag_drop(&t2); ag_drop(&t3);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtype) {
-  (void)dtype;
-  int rc;
-  mt_node *n = new_node(take_log ? "LogSoftmaxBackward" : "SoftmaxBackward", softmax_backward, r, x, &rc);
-  if (!n) return rc;
-  n->op = take_log;
-  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
-  mt_ag_save(n, r, 1);
-  return mt_ag_attach(r, n);
-}
-
 /* median of every element: its gradient is shared by the elements equal to
    it, as PyTorch's (amax's rule) */
 int mt_ag_record_median(mt_tensor *r, const mt_tensor *x) {
-  return record_reduce(r, x, MT_OP_amax, MT_ALL_DIMS, 0, 0, "MedianBackward");
+  return record_reduce(r, x, MT_OP_amax, MT_ALL_DIMS, 0, 0, 0, "MedianBackward");
 }
 
 /* ---- max/min along a dim: the gradient goes to the returned index ---- */
@@ -354,10 +317,8 @@ static mt_tensor cumprod_grad_pairs(const mt_tensor *x, const mt_tensor *g, int 
   return d;
 }
 
-static int cumprod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *x, *saved_r;
-  if (mt_ag_saved(n, 0, &x) || mt_ag_saved(n, 1, &saved_r)) return -1;
-  ag_failed = 0;
+static ag_v cumprod_grad(mt_node *n, ag_v G, ag_v X, ag_v R) {
+  const mt_tensor *g = G.t, *x = X.t, *saved_r = R.t;
   int dim = n->dims[0], dt = n->dims[1], zeros = 0, graph = mt_ag_grad_enabled();
   int64_t len = n->in_ndim[0] ? n->in_shape[0][dim] : 1;
   mt_tensor xx = ag_cast(x, dt), out = {0}, d = {0};
@@ -372,28 +333,7 @@ static int cumprod_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
     else d = cumprod_grad_pairs(&xx, g, dim);
   }
   ag_drop(&xx); ag_drop(&out);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-/* a scan's node: dims[0] the dim, dims[1] r's dtype; saving x and r when
-   the derivative reads them */
-static int record_scan(const char *name, mt_backward_fn fn, mt_tensor *r, const mt_tensor *x, int dim, int save) {
-  int rc;
-  mt_node *n = new_node(name, fn, r, x, &rc);
-  if (!n) return rc;
-  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
-  n->dims[1] = r->dtype;
-  if (save) {
-    mt_ag_save(n, x, 0);
-    mt_ag_save(n, r, 1);
-  }
-  return mt_ag_attach(r, n);
-}
-
-int mt_ag_record_cumprod(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
-  (void)dtype;
-  return record_scan("CumprodBackward", cumprod_backward, r, x, dim, 1);
+  return ag_keep(d);
 }
 
 /* ---- norm: sign(x) |x|^(p-1) / r^(p-1); p = +-inf like amax of |x|; p = 0: none ---- */
@@ -448,24 +388,6 @@ static ag_v norm_grad(mt_node *n, ag_v G, ag_v X, ag_v R) {
   return ag_keep(d);
 }
 
-/* ---- cumsum: the reverse cumsum of g, as sum(g) - cumsum(g) + g ---- */
-static int cumsum_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  ag_failed = 0;
-  int dim = n->dims[0];
-  mt_tensor s = ag_sum(g, clip_mask(n->in_ndim[0], 1u << dim), 1);
-  mt_tensor c = ag_cumsum(g, dim);
-  mt_tensor t = ag_bin(MT_OP_sub, &s, &c);
-  mt_tensor d = ag_bin(MT_OP_add, &t, g);
-  ag_drop(&s); ag_drop(&c); ag_drop(&t);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_cumsum(mt_tensor *r, const mt_tensor *x, int dim, int dtype) {
-  (void)dtype;
-  return record_scan("CumsumBackward", cumsum_backward, r, x, dim, 0);
-}
-
 /* ---- the registry's reductions: the derivative column, expanded ---- */
 
 /* t, shaped like the result (keepdim or not), broadcast back to the
@@ -476,6 +398,12 @@ static ag_v f_expand(const mt_node *n, ag_v t) {
   ag_drop(&k);
   return ag_keep(e);
 }
+/* t's running sum along an along-dim op's dim */
+static ag_v f_cumsum(const mt_node *n, ag_v t) {
+  if (!t.t) { ag_failed = 1; mt_fail("%s: CUMSUM of a number", n->name); return agv_t(&ag_failed_value); }
+  return ag_keep(ag_cumsum(t.t, n->dims[0]));
+}
+
 /* t summed over the reduced dims, kept as ones */
 static ag_v f_sumr(const mt_node *n, ag_v t) {
   if (!t.t) { ag_failed = 1; mt_fail("%s: SUMR of a number", n->name); return agv_t(&ag_failed_value); }
@@ -486,7 +414,7 @@ static ag_v f_sumr(const mt_node *n, ag_v t) {
 #define NODERIV NOTHING
 #define DERIV(reads, expr) reads
 #define OPC(name, kernel, E, deriv, ...) [MT_OP_##name - MT_NUM_POINTWISE_OPS] = deriv,
-static const unsigned char reduce_reads[MT_NUM_OPS - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(OPC, _)};
+static const unsigned char reduce_reads[MT_NUM_OPS - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(OPC, _) MT_ALONG_OPS(OPC, _)};
 #undef OPC
 #undef DERIV
 #undef NODERIV
@@ -505,18 +433,20 @@ static int reduce_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   (void)X; (void)R; (void)N; (void)P;
 #define EXPAND(t) f_expand(n, V(t))
 #define SUMR(t) f_sumr(n, V(t))
+#define CUMSUM(t) f_cumsum(n, V(t))
 #define NAMED(fn) fn(n, G, X, R)
 #define NODERIV ag_failed = 1; mt_fail("%s: no derivative", n->name)
 #define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
 #define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
   switch ((mt_op)n->op) {
-    MT_REDUCE_OPS(OPC, _)
+    MT_REDUCE_OPS(OPC, _) MT_ALONG_OPS(OPC, _)
   default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
   }
 #undef OPC
 #undef DERIV
 #undef NODERIV
 #undef NAMED
+#undef CUMSUM
 #undef SUMR
 #undef EXPAND
   ag_release_scratch(mark);
@@ -524,9 +454,10 @@ static int reduce_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   return ag_done();
 }
 
-/* The node of r = op(x) over mask, named name (NULL: the registry's). */
+/* The node of r = op(x) over mask (along dim, for an op along one), named
+   name (NULL: the registry's). */
 static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param,
-                         const char *name) {
+                         int dim, const char *name) {
   if (!mt_op_infos[op].differentiable || !ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
   const mt_tensor *in[1] = {x};
   mt_node *n = mt_ag_new_node(name ? name : ag_backward_name(op), reduce_backward, 1, in);
@@ -535,6 +466,7 @@ static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t ma
   n->mask = clip_mask(x->ndim, mask);
   n->keepdim = keepdim;
   n->scalar = param;
+  n->dims[0] = dim;
   n->dims[1] = r->dtype;
   unsigned reads = reduce_reads[op - MT_NUM_POINTWISE_OPS];
   if (reads & INPUT) mt_ag_save(n, x, 0);
@@ -543,5 +475,11 @@ static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t ma
 }
 
 int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param) {
-  return record_reduce(r, x, op, mask, keepdim, param, NULL);
+  return record_reduce(r, x, op, mask, keepdim, param, 0, NULL);
+}
+
+/* an op along dim: a reduction's node over that dim, kept, with the dim */
+int mt_ag_record_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim) {
+  if (x->ndim && (dim < 0 || dim >= x->ndim)) return mt_fail("%s: dim %d out of range", mt_op_names[op], dim + 1);
+  return record_reduce(r, x, op, x->ndim ? 1u << dim : 0, 1, 0, x->ndim ? dim : 0, NULL);
 }

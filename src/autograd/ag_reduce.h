@@ -7,21 +7,16 @@
 
 #include "ag.h"
 
-/* softmax / log_softmax along dim (0-based, already checked); dtype is the
-   dtype= option (-1: none). */
-int mt_ag_record_softmax(mt_tensor *r, const mt_tensor *x, int dim, int take_log, int dtype);
 /* r = op(x) over the dims in mask, op one of the registry's reductions
    (src/ops/registry.h): its derivative is the entry's. The dispatcher
    calls it (mt_call_reduce). */
 int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param);
+/* r = op(x) along dim (0-based), op one of the registry's ops along a dim */
+int mt_ag_record_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim);
 /* median of every element (x:median()), a 0-dim r */
 int mt_ag_record_median(mt_tensor *r, const mt_tensor *x);
 /* max/min along dim: the gradient goes to the positions in indices (the
    1-based indices handed to Lua, shaped like values); indices get none. */
 int mt_ag_record_max_dim(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
                          int keepdim, int is_min);
-/* cumsum along dim (0-based); dtype as mt_cumulative's */
-int mt_ag_record_cumsum(mt_tensor *r, const mt_tensor *x, int dim, int dtype);
-int mt_ag_record_cumprod(mt_tensor *r, const mt_tensor *x, int dim, int dtype);
-
 #endif

@@ -35,16 +35,19 @@
 #define RED(first, second, fin, result, signature) SIG_##signature
 #define R(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, strcmp(kernel, "none") != 0)
+#define ALONG(call) "dim"
+#define D(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
-  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce")
+  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
-  [MT_CPU] = {mt_unary, mt_binary, mt_reduce},
+  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -59,13 +62,16 @@ static __attribute__((noinline, cold)) const mt_device_kernels *no_kernel(const 
   return NULL;
 }
 
-enum { FAMILY_UNARY, FAMILY_BINARY, FAMILY_REDUCE };
+enum { FAMILY_UNARY, FAMILY_BINARY, FAMILY_REDUCE, FAMILY_ALONG };
 static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, int family) {
   int device = t && t->storage ? t->storage->device : MT_CPU;
   if (__builtin_expect(device == MT_CPU, 1)) return &device_kernels[MT_CPU];
   const mt_device_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &device_kernels[device] : NULL;
-  void *fn = !k ? NULL : family == FAMILY_UNARY ? (void *)k->unary : family == FAMILY_BINARY ? (void *)k->binary
-                                                                                              : (void *)k->reduce;
+  void *fn = !k ? NULL
+             : family == FAMILY_UNARY ? (void *)k->unary
+             : family == FAMILY_BINARY ? (void *)k->binary
+             : family == FAMILY_REDUCE ? (void *)k->reduce
+                                       : (void *)k->along;
   if (!fn) return no_kernel(mt_op_names[op], device);
   return k;
 }
@@ -184,12 +190,24 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
 /* ---- reductions ---- */
 int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                    int default_float) {
-  if (__builtin_expect(op < MT_NUM_POINTWISE_OPS || op >= MT_NUM_OPS, 0)) return wrong_family(op, "mt_call_reduce");
+  if (__builtin_expect(!mt_op_is_reduce(op), 0)) return wrong_family(op, "mt_call_reduce");
   const mt_device_kernels *k = kernels_for(op, x, FAMILY_REDUCE);
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->reduce(r, x, op, mask, keepdim, dtype, param, default_float);
   if (!rc && x->grad_meta) rc = ag.record_reduce(r, x, op, mask, keepdim, param);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- ops along a dim ---- */
+int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype) {
+  if (__builtin_expect(!mt_op_is_along(op), 0)) return wrong_family(op, "mt_call_along");
+  const mt_device_kernels *k = kernels_for(op, x, FAMILY_ALONG);
+  if (!k) return -1;
+  HOOK(op, 0);
+  int rc = k->along(r, x, op, dim, dtype);
+  if (!rc && x->grad_meta) rc = ag.record_along(r, x, op, dim);
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

@@ -26,7 +26,8 @@ typedef struct {
   const char *name;          /* Lua and C name */
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce" */
-  const char *signature;     /* how Lua calls a reduction: "dims", "var", "norm", "none"; "" elementwise */
+  const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
+                                (along a dim); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
   int arity;                 /* tensor inputs: 1 or 2 */
   int autocast;              /* MT_AC_* */
@@ -44,6 +45,7 @@ typedef struct {
                 int default_float);
   int (*reduce)(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                 int default_float);
+  int (*along)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);
 } mt_device_kernels;
 #define MT_NUM_DEVICES 2
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
@@ -60,6 +62,7 @@ typedef struct {
   int (*record_binary)(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
   int (*record_cast)(mt_tensor *r, const mt_tensor *x);
   int (*record_reduce)(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param);
+  int (*record_along)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -98,5 +101,8 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype);
    first, param is var's correction or norm's order. */
 int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                    int default_float);
+/* r = the op along dim (0-based) of x (cumsum, softmax, ...), as mt_along;
+   dtype (-1 none) converts x first */
+int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);
 
 #endif

@@ -252,14 +252,37 @@
   OP(norm, RED(NORM, NONE, ROOT, FLOAT, NORM), E, DERIV(INPUT_RESULT, NAMED(norm_grad)), AC_FP32, ANY, \
     "")
 
+/* ---- along one dim: a result of x's shape, each slice along dim computed
+   from that slice ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: ALONG(call), the kernel as a call of src/tensor/mt_reduce.h in
+     r, x, dim (0-based) and dtype (the dtype= option, -1 none); Lua calls
+     it as x:op(dim), x:op(dim, {dtype=}).
+   - derivative: as the reductions', over the one dim (SUMR sums along it,
+     N is its length), and CUMSUM(t), t's running sum along it. */
+#define MT_ALONG_OPS(OP, E)                                                                            \
+  /* the running sum of g from the far end: sum(g) - cumsum(g) + g */                                \
+  OP(cumsum, ALONG(mt_cumulative(r, x, dim, 0, dtype)), E, DERIV(NOTHING, ADD(SUB(SUMR(G), CUMSUM(G)), G)), \
+    AC_FP32, ANY, "")                                                                                  \
+  /* zeros take the slow exact path: see cumprod_grad */                                              \
+  OP(cumprod, ALONG(mt_cumulative(r, x, dim, 1, dtype)), E, DERIV(INPUT_RESULT, NAMED(cumprod_grad)),  \
+    AC_FP32, ANY, "")                                                                                  \
+  /* y (g - sum(g y)), from the result alone */                                                       \
+  OP(softmax, ALONG(mt_softmax(r, x, dim, 0, dtype)), E, DERIV(RESULT, MUL(R, SUB(G, SUMR(MUL(G, R))))), \
+    AC_FP32, ANY, "")                                                                                  \
+  /* g - exp(y) sum(g) */                                                                             \
+  OP(log_softmax, ALONG(mt_softmax(r, x, dim, 1, dtype)), E,                                            \
+    DERIV(RESULT, SUB(G, MUL(F(exp, R), SUMR(G)))), AC_FP32, ANY, "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
   L(MT_UNARY_FLOAT_OPS) L(MT_UNARY_FLOAT_ONLY_OPS) L(MT_UNARY_ROUND_OPS) L(MT_UNARY_SAME_OPS)          \
   L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
 
-/* Every list: the elementwise ones, then the reductions (the mt_op enum's
-   order). */
-#define MT_OP_LISTS(L) MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS)
+/* Every list: the elementwise ones, the reductions, the ops along a dim
+   (the mt_op enum's order). */
+#define MT_OP_LISTS(L) MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS)
 
 #endif

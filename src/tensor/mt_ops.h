@@ -16,12 +16,20 @@ typedef enum {
   MT_NUM_POINTWISE_OPS,
   MT_OP_REDUCE_BEFORE_ = MT_NUM_POINTWISE_OPS - 1,
   MT_REDUCE_OPS(MT_X, _)
+  MT_OP_END_REDUCE,
+  MT_OP_ALONG_BEFORE_ = MT_OP_END_REDUCE - 1,
+  MT_ALONG_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
 } mt_op;
 
 extern const char *const mt_op_names[MT_NUM_OPS];
+
+/* the families, as ranges of the enum */
+static inline int mt_op_is_pointwise(int op) { return op >= 0 && op < MT_NUM_POINTWISE_OPS; }
+static inline int mt_op_is_reduce(int op) { return op >= MT_NUM_POINTWISE_OPS && op < MT_OP_END_REDUCE; }
+static inline int mt_op_is_along(int op) { return op >= MT_OP_END_REDUCE && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */

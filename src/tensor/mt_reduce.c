@@ -717,7 +717,7 @@ enum { SIG_DIMS, SIG_VAR, SIG_NORM, SIG_NONE };
 typedef struct { signed char first, second, fin, out, sig; } red_entry;
 #define RED(first, second, fin, result, signature) {K_##first, K_##second, FIN_##fin, OUT_##result, SIG_##signature}
 #define RED_X(name, kernel, E, ...) [MT_OP_##name - MT_NUM_POINTWISE_OPS] = kernel,
-static const red_entry red_entries[MT_NUM_OPS - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(RED_X, _)};
+static const red_entry red_entries[MT_OP_END_REDUCE - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(RED_X, _)};
 #undef RED_X
 #undef RED
 
@@ -747,7 +747,7 @@ static int run_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, i
 
 int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
               int default_float) {
-  if (op < MT_NUM_POINTWISE_OPS || op >= MT_NUM_OPS)
+  if (!mt_op_is_reduce(op))
     return mt_fail("reduce: op %d is not a reduction", (int)op);
   const red_entry *e = &red_entries[op - MT_NUM_POINTWISE_OPS];
   const char *name = mt_op_names[op];
@@ -782,6 +782,18 @@ int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int kee
 done:
   mt_tensor_release(&in);
   return rc;
+}
+
+/* ---- the registry's ops along a dim: each entry's kernel call ---- */
+int mt_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype) {
+#define ALONG(call) return call
+#define ALONG_X(name, kernel, E, ...) case MT_OP_##name: kernel;
+  switch (op) {
+    MT_ALONG_OPS(ALONG_X, _)
+  default: return mt_fail("along: op %d is not an op along a dim", (int)op);
+  }
+#undef ALONG_X
+#undef ALONG
 }
 
 int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim,

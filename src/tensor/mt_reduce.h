@@ -19,6 +19,10 @@
 int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
               int default_float);
 
+/* r = the registry's op along dim (cumsum, cumprod, softmax, log_softmax:
+   its entry's kernel call); dtype as theirs. */
+int mt_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);
+
 /* max/min along one dim: values and 0-based int64 indices of the first
    extreme (NaN counts as the extreme, as in PyTorch). */
 int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim,

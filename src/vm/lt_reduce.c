@@ -188,15 +188,31 @@ static int reduce_call(lua_State *L) {
   return 1;
 }
 
-/* x:op() and torch.op(x) under each reduction's name and aliases; stack:
-   methods torch mt */
+static int last_dim(const mt_tensor *x);
+static int read_one_dim(lua_State *L, int i, int opts, const mt_tensor *x, const char *op, int def);
+
+/* The registry's ops along a dim: x:cumsum(dim), torch.softmax(x, dim,
+   {dtype=}); the dim is required. Upvalues as reduce_call's. */
+static int along_call(lua_State *L) {
+  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(2));
+  const char *name = mt_op_infos[op].name;
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L);
+  int dim = read_one_dim(L, 2, opts, x, name, -1);
+  int dtype = lt_opt_dtype(L, opts, -1, name);
+  LT_TRY(L, mt_call_along(lt_push(L), x, op, dim, dtype));
+  return 1;
+}
+
+/* x:op() and torch.op(x) under each registry name of a reduction or an op
+   along a dim; stack: methods torch mt */
 static void set_reduction(lua_State *L, const char *name, size_t len, mt_op op) {
   lua_pushlstring(L, name, len);
   const char *key = lua_tostring(L, -1);
   for (int table = -5; table <= -4; table++) {
     lua_pushvalue(L, -2);
     lua_pushinteger(L, (lua_Integer)op);
-    lua_pushcclosure(L, reduce_call, 2);
+    lua_pushcclosure(L, mt_op_is_along(op) ? along_call : reduce_call, 2);
     lua_setfield(L, table, key);
   }
   lua_pop(L, 1);
@@ -230,22 +246,6 @@ static int read_one_dim(lua_State *L, int i, int opts, const mt_tensor *x, const
 /* last dim, 0-based (0 for a 0-dim tensor) */
 static int last_dim(const mt_tensor *x) { return x->ndim ? x->ndim - 1 : 0; }
 
-/* x:cumsum(dim), x:cumsum(dim, {dtype=}) */
-static int cumulative(lua_State *L, int is_prod) {
-  const char *name = is_prod ? "cumprod" : "cumsum";
-  mt_tensor *x = lt_check(L, 1, name);
-  int opts = lt_opts_index(L);
-  int dim = read_one_dim(L, 2, opts, x, name, -1);
-  int dtype = lt_opt_dtype(L, opts, -1, name);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_cumulative(r, x, dim, is_prod, dtype));
-  if (x->grad_meta)
-    LT_TRY(L, is_prod ? mt_ag_record_cumprod(r, x, dim, dtype) : mt_ag_record_cumsum(r, x, dim, dtype));
-  return 1;
-}
-static int r_cumsum(lua_State *L) { return cumulative(L, 0); }
-static int r_cumprod(lua_State *L) { return cumulative(L, 1); }
-
 /* x:cumsum_(dim): the scan in x's own dtype (uint8 wraps, as in PyTorch),
    written back into x. Under autograd the guard makes it x = x:cumsum(dim). */
 static int cumulative_(lua_State *L, int is_prod) {
@@ -259,28 +259,13 @@ static int cumulative_(lua_State *L, int is_prod) {
   if (x->dtype == MT_BOOL) luaL_error(L, "%s: not supported for bool tensors", name);
   LT_TRY(L, mt_check_writable(is_prod ? "cumprod" : "cumsum", x));
   mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_cumulative(r, x, dim, is_prod, x->dtype));
+  LT_TRY(L, mt_call_along(r, x, is_prod ? MT_OP_cumprod : MT_OP_cumsum, dim, x->dtype));
   LT_TRY(L, mt_copy(x, r));
   lua_settop(L, 1);
   return 1;
 }
 static int r_cumsum_(lua_State *L) { return cumulative_(L, 0); }
 static int r_cumprod_(lua_State *L) { return cumulative_(L, 1); }
-
-/* x:softmax(dim), torch.softmax(x, dim, {dtype=}) */
-static int softmax(lua_State *L, int take_log) {
-  const char *name = take_log ? "log_softmax" : "softmax";
-  mt_tensor *x = lt_check(L, 1, name);
-  int opts = lt_opts_index(L);
-  int dim = read_one_dim(L, 2, opts, x, name, -1);
-  int dtype = lt_opt_dtype(L, opts, -1, name);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_softmax(r, x, dim, take_log, dtype));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_softmax(r, x, dim, take_log, dtype));
-  return 1;
-}
-static int r_softmax(lua_State *L) { return softmax(L, 0); }
-static int r_log_softmax(lua_State *L) { return softmax(L, 1); }
 
 /* x:sort(), x:sort(dim), x:sort(dim, descending), x:sort(true),
    x:sort({dim=, descending=, stable=}) -> values, indices */
@@ -428,8 +413,7 @@ static int r_isclose(lua_State *L) {
 
 /* Methods and torch functions alike: torch.sum(x, 2) is x:sum(2). */
 static const luaL_Reg reduce_funcs[] = {
-  {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"cumsum", r_cumsum}, {"cumprod", r_cumprod}, {"softmax", r_softmax},
-  {"log_softmax", r_log_softmax}, {"sort", r_sort}, {"argsort", r_argsort}, {"topk", r_topk},
+  {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"sort", r_sort}, {"argsort", r_argsort}, {"topk", r_topk},
   {"kthvalue", r_kthvalue}, {"median", r_median}, {"mode", r_mode}, {"equal", r_equal},
   {"allclose", r_allclose}, {"isclose", r_isclose},
   {NULL, NULL}};
