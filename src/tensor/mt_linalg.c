@@ -12,9 +12,10 @@
 /* OpenBLAS always runs on one thread (mt_parallel.c); the pool spreads the
    work instead. A product of at least 2 * MT_LINALG_BLOCK_GRAIN multiply-adds
    is cut into blocks of columns (or rows, when it has more rows), one BLAS
-   call per block and thread: below that a block loses more to the call and
-   to packing its shared operand again than the second thread gains. Blocks
-   are whole multiples of MT_LINALG_BLOCK_ALIGN, a vector register's worth. */
+   call per block, at most one block per core (block_cap): below that a
+   block loses more to the call and to packing its shared operand again than
+   the second thread gains. Blocks are whole multiples of
+   MT_LINALG_BLOCK_ALIGN, a vector register's worth. */
 #define MT_LINALG_BLOCK_GRAIN 524288
 #define MT_LINALG_BLOCK_ALIGN 16
 /* Smaller products of a batch go one per chunk, chunks of at least this
@@ -255,7 +256,24 @@ static void run_block_range(void *job, int64_t begin, int64_t end) {
   }
 }
 
-/* Product i of the plan, cut into one block per thread when it is large
+/* How many blocks a product may be cut into: the cores this process may
+   run on, read once. Not the pool's width: OpenBLAS's result for a row (or
+   a column) can depend on the block's size (its kernels for the edges of a
+   block sum in another order), so the blocks are the same at every thread
+   count, and a product has the same bits at 1 thread as at 2 (the pool
+   runs the blocks one after the other when it has one thread). */
+static int block_cap(void) {
+  static int cap;
+  int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+  if (!c) {
+    c = mt_allowed_cores();
+    if (c < 1) c = 1;
+    __atomic_store_n(&cap, c, __ATOMIC_RELAXED);
+  }
+  return c;
+}
+
+/* Product i of the plan, cut into one block per core when it is large
    enough to pay for it (BLAS matrix-matrix products only). */
 static void run_blocks(const batch_plan *p, int64_t i, int blas) {
   const gemm_geom *g = &p->g;
@@ -264,10 +282,7 @@ static void run_blocks(const batch_plan *p, int64_t i, int blas) {
   int64_t units = (dim + MT_LINALG_BLOCK_ALIGN - 1) / MT_LINALG_BLOCK_ALIGN;
   int64_t parts = g->m > 1 && g->n > 1 && blas ? macs(g->m, g->n, g->k) / MT_LINALG_BLOCK_GRAIN : 1;
   if (parts > units) parts = units;
-  if (parts >= 2) {   /* the width reads the clock (and now and then the load): only when it matters */
-    const int width = mt_parallel_width();
-    if (parts > width) parts = width;
-  }
+  if (parts > block_cap()) parts = block_cap();
   if (parts < 2) {
     run_product(p, i);
     return;
