@@ -5,12 +5,7 @@
 
 local TH = dofile('spec/support/th.lua').path()
 
-local function read_file(path)
-  local f = assert(io.open(path, 'rb'))
-  local s = f:read('a')
-  f:close()
-  return s
-end
+local read_file = dofile('spec/support/files.lua').read
 
 -- the first line where a and b differ, for the failure message
 local function first_difference(a, b)

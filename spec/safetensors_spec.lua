@@ -9,17 +9,8 @@ os.remove(tmp)
 os.execute('mkdir -p ' .. tmp)
 teardown(function() os.execute('rm -rf ' .. tmp) end)
 
-local function read(path)
-  local f = assert(io.open(path, 'rb'))
-  local s = f:read('a')
-  f:close()
-  return s
-end
-local function write(path, bytes)
-  local f = assert(io.open(path, 'wb'))
-  f:write(bytes)
-  f:close()
-end
+local files = dofile('spec/support/files.lua')
+local read, write = files.read, files.write
 local function same_bytes(a, b) return a.dtype == b.dtype and a:size() == b:size() and torch._tensor_bytes(a) == torch._tensor_bytes(b) end
 
 -- safetensors.torch.save_file(d, path, metadata={'format': 'pt'}) (safetensors 0.8,

@@ -4,8 +4,10 @@
    take the derivative written in their entry (src/ops/registry.h), in the
    formula language of ag_formula.h with the reductions' own words (EXPAND,
    SUMR, N, P, NAMED); the two too long for one expression (prod_grad,
-   norm_grad) are here. The scans, softmax and the selections along a dim
-   still record with their own mt_ag_record_*.
+   norm_grad) are here, and so is cumprod_grad, for the ops along a dim
+   (cumsum, cumprod, softmax, log_softmax) that share their expansion. The
+   selections (max/min along a dim, median) still record with their own
+   mt_ag_record_*.
 
    Node fields used: op (the registry op; take_log / is_min for the rest),
    dims[0] (the dim), dims[1] (the result's dtype, which x is cast to
@@ -478,8 +480,8 @@ int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mas
   return record_reduce(r, x, op, mask, keepdim, param, 0, NULL);
 }
 
-/* an op along dim: a reduction's node over that dim, kept, with the dim */
+/* an op along dim (checked by its kernel): a reduction's node over that
+   dim, kept, with the dim */
 int mt_ag_record_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim) {
-  if (x->ndim && (dim < 0 || dim >= x->ndim)) return mt_fail("%s: dim %d out of range", mt_op_names[op], dim + 1);
   return record_reduce(r, x, op, x->ndim ? 1u << dim : 0, 1, 0, x->ndim ? dim : 0, NULL);
 }

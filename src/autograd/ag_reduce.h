@@ -1,6 +1,7 @@
-/* ag_reduce.h: derivatives of the reductions, scans and softmax. Each
-   mt_ag_record_* is called by the binding right after the op computed r
-   from x (only when x has autograd metadata); it does nothing unless x
+/* ag_reduce.h: derivatives of the reductions, scans, softmax and the
+   selections. Each mt_ag_record_* is called right after the op computed r
+   from x (by the dispatcher for the registry's ops, by the binding for the
+   selections; only when x has autograd metadata); it does nothing unless x
    requires grad in grad mode and r is floating. */
 #ifndef MT_AG_REDUCE_H
 #define MT_AG_REDUCE_H

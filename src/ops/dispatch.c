@@ -139,7 +139,7 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
 
 /* ---- unary ---- */
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
-  if (__builtin_expect((unsigned)op >= MT_NUM_POINTWISE_OPS, 0)) return wrong_family(op, "mt_call_unary");
+  if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_unary");
   const mt_device_kernels *k = kernels_for(op, x, FAMILY_UNARY);
   if (!k) return -1;
   int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
@@ -160,7 +160,7 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
 /* ---- binary ---- */
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
-  if (__builtin_expect((unsigned)op >= MT_NUM_POINTWISE_OPS, 0)) return wrong_family(op, "mt_call_binary");
+  if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_binary");
   const mt_device_kernels *k = kernels_for(op, a->t ? a->t : b->t, FAMILY_BINARY);
   if (!k) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);

@@ -168,17 +168,19 @@ static void norm_args(lua_State *L, mt_tensor *x, const char *name, dim_args *a,
 /* ---- the registry's reductions (src/ops/registry.h): one binding for all,
    reading the arguments its signature names; the dispatcher checks, runs
    the kernel and records the derivative. Upvalue 1 is the tensor
-   metatable, upvalue 2 the op. ---- */
+   metatable, upvalue 2 the op and its signature (op * 4 + SIG_*). ---- */
+enum { SIG_DIMS, SIG_VAR, SIG_NORM };
 static int reduce_call(lua_State *L) {
-  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(2));
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 2);
   const mt_op_info *info = &mt_op_infos[op];
   mt_tensor *x = lt_check(L, 1, info->name);
   dim_args a;
   double param = 0;
   int dtype = -1;
-  if (!strcmp(info->signature, "var")) {
+  if ((code & 3) == SIG_VAR) {
     var_args(L, x, info->name, &a, &param);
-  } else if (!strcmp(info->signature, "norm")) {
+  } else if ((code & 3) == SIG_NORM) {
     norm_args(L, x, info->name, &a, &param);
   } else {
     read_dims(L, 2, x, info->name, &a);
@@ -186,46 +188,6 @@ static int reduce_call(lua_State *L) {
   }
   LT_TRY(L, mt_call_reduce(lt_push(L), x, op, a.mask, a.keepdim, dtype, param, lt_default_dtype));
   return 1;
-}
-
-static int last_dim(const mt_tensor *x);
-static int read_one_dim(lua_State *L, int i, int opts, const mt_tensor *x, const char *op, int def);
-
-/* The registry's ops along a dim: x:cumsum(dim), torch.softmax(x, dim,
-   {dtype=}); the dim is required. Upvalues as reduce_call's. */
-static int along_call(lua_State *L) {
-  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(2));
-  const char *name = mt_op_infos[op].name;
-  mt_tensor *x = lt_check(L, 1, name);
-  int opts = lt_opts_index(L);
-  int dim = read_one_dim(L, 2, opts, x, name, -1);
-  int dtype = lt_opt_dtype(L, opts, -1, name);
-  LT_TRY(L, mt_call_along(lt_push(L), x, op, dim, dtype));
-  return 1;
-}
-
-/* x:op() and torch.op(x) under each registry name of a reduction or an op
-   along a dim; stack: methods torch mt */
-static void set_reduction(lua_State *L, const char *name, size_t len, mt_op op) {
-  lua_pushlstring(L, name, len);
-  const char *key = lua_tostring(L, -1);
-  for (int table = -5; table <= -4; table++) {
-    lua_pushvalue(L, -2);
-    lua_pushinteger(L, (lua_Integer)op);
-    lua_pushcclosure(L, mt_op_is_along(op) ? along_call : reduce_call, 2);
-    lua_setfield(L, table, key);
-  }
-  lua_pop(L, 1);
-}
-
-static void set_registry_reductions(lua_State *L) {
-  for (int op = MT_NUM_POINTWISE_OPS; op < MT_NUM_OPS; op++) {
-    const mt_op_info *info = &mt_op_infos[op];
-    if (!info->lua_name) continue;
-    set_reduction(L, info->name, strlen(info->name), (mt_op)op);
-    size_t n;
-    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_reduction(L, w, n, (mt_op)op);
-  }
 }
 
 /* ---- ops along one required dim ---- */
@@ -420,6 +382,46 @@ static const luaL_Reg reduce_funcs[] = {
 
 /* In-place scans: methods only, as in PyTorch. */
 static const luaL_Reg reduce_methods[] = {{"cumsum_", r_cumsum_}, {"cumprod_", r_cumprod_}, {NULL, NULL}};
+
+
+/* The registry's ops along a dim: x:cumsum(dim), torch.softmax(x, dim,
+   {dtype=}); the dim is required. Upvalues as reduce_call's. */
+static int along_call(lua_State *L) {
+  mt_op op = (mt_op)(lua_tointeger(L, lua_upvalueindex(2)) >> 2);
+  const char *name = mt_op_infos[op].name;
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L);
+  int dim = read_one_dim(L, 2, opts, x, name, -1);
+  int dtype = lt_opt_dtype(L, opts, -1, name);
+  LT_TRY(L, mt_call_along(lt_push(L), x, op, dim, dtype));
+  return 1;
+}
+
+/* x:op() and torch.op(x) under each registry name of a reduction or an op
+   along a dim; stack: methods torch mt */
+static void set_reduction(lua_State *L, const char *name, size_t len, mt_op op) {
+  const char *sig = mt_op_infos[op].signature;
+  int kind = !strcmp(sig, "var") ? SIG_VAR : !strcmp(sig, "norm") ? SIG_NORM : SIG_DIMS;
+  lua_pushlstring(L, name, len);
+  const char *key = lua_tostring(L, -1);
+  for (int table = -5; table <= -4; table++) {
+    lua_pushvalue(L, -2);
+    lua_pushinteger(L, (lua_Integer)op * 4 + kind);
+    lua_pushcclosure(L, mt_op_is_along(op) ? along_call : reduce_call, 2);
+    lua_setfield(L, table, key);
+  }
+  lua_pop(L, 1);
+}
+
+static void set_registry_reductions(lua_State *L) {
+  for (int op = MT_NUM_POINTWISE_OPS; op < MT_NUM_OPS; op++) {
+    const mt_op_info *info = &mt_op_infos[op];
+    if (!info->lua_name) continue;
+    set_reduction(L, info->name, strlen(info->name), (mt_op)op);
+    size_t n;
+    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_reduction(L, w, n, (mt_op)op);
+  }
+}
 
 void lt_open_reduce(lua_State *L) {
   set_registry_reductions(L);
