@@ -32,6 +32,10 @@ end
 -- (max and min of every element) the binding it shares with other forms
 local function callable(op)
   local name = op.lua_name and op.name or op.aliases[1] or (op.family == 'reduce' and op.name)
+  if op.family == 'select' then                       -- values only; max_dim is reached as max
+    local f = torch[op.lua_name and op.name or op.name:match('^(.*)_dim$')]
+    return function(...) return (f(...)) end
+  end
   if name then return function(...) return torch[name](...) end end
   local mode = op.name:match('^div_(%a+)$')
   assert(mode, op.name .. ': no Lua name, no alias and no rounding mode')
@@ -69,10 +73,77 @@ local REDUCE_CALLS = {
   none = {{}},
   dim = {{1}, {2}, {-1, {dtype = 'float64'}}},        -- along a dim
 }
+-- the selections' calls, by signature (max along a dim is max's DIM form)
+local SELECT_CALLS = {
+  dim = {{1}, {2, true}, {-1}, {{dim = 1, keepdim = true}}},
+  kth = {{2}, {1, 1}, {3, 2, true}, {2, {dim = 1, keepdim = true}}},
+  sort = {{}, {1}, {2, true}, {{dim = 1, descending = true}}},
+  topk = {{2}, {1, 1}, {2, 2, false}, {3, {dim = 2, largest = false}}},
+}
+
+-- a product's factors (and input) from its signature, a word per input and
+-- a letter per dim: "MK KN" is a (3, 4) times a (4, 5); in "...MK ...KN"
+-- (matmul) the batch dims are none, one, or two that broadcast, and a
+-- factor without batch dims may be a vector (its M or N dropped)
+local SIZE = {B = 2, M = 3, K = 4, N = 5}
+local function word_shapes(word)
+  local batched, letters = word:match('^(%.*)(%a+)$')
+  local base = {}
+  for c in letters:gmatch('%a') do base[#base + 1] = SIZE[c] end
+  if batched == '' then return {base} end
+  local out = {base, {base[2]}, {2, base[1], base[2]}, {2, 1, base[1], base[2]}}
+  if letters == 'KN' then out[2] = {base[1]} end
+  return out
+end
+local function product_shapes(signature)
+  local words = {}
+  for w in signature:gmatch('%S+') do words[#words + 1] = word_shapes(w) end
+  local out = {{}}
+  for _, options in ipairs(words) do
+    local next_out = {}
+    for _, partial in ipairs(out) do
+      for _, shape in ipairs(options) do
+        local c = {table.unpack(partial)}
+        c[#c + 1] = shape
+        next_out[#next_out + 1] = c
+      end
+    end
+    out = next_out
+  end
+  return out
+end
+-- an input of shape: contiguous, or (t) a transpose of its last two dims
+local function sample_shape(shape, shift, t)
+  if not t or #shape < 2 then return sample('any', shape, shift) end
+  local s = {table.unpack(shape)}
+  s[#s], s[#s - 1] = s[#s - 1], s[#s]
+  return sample('any', s, shift):transpose(-1, -2)
+end
+local function product_calls(op, f)
+  local out = {}
+  for _, shapes in ipairs(product_shapes(op.signature)) do
+    for _, t in ipairs({false, true}) do
+      local inputs = {}
+      for i, shape in ipairs(shapes) do inputs[i] = sample_shape(shape, i, t) end
+      out[#out + 1] = {inputs, f}
+    end
+  end
+  if op.arity == 3 then                                -- input broadcast, scalars, Torch7's form, in place
+    local i, a, b = table.unpack(out[1][1])
+    out[#out + 1] = {{i:select(1, 1), a, b}, f}
+    out[#out + 1] = {{i, a, b}, function(x, y, z) return f(x, y, z, {beta = 0.5, alpha = -2.5}) end}
+    out[#out + 1] = {{i, a, b}, function(x, y, z) return f(0.5, x, -2.5, y, z) end}
+    local inplace = op.name .. '_'
+    out[#out + 1] = {{i, a, b}, function(x, y, z) local c = x:clone(); return c[inplace](c, y, z) end}
+    out[#out + 1] = {{i, a, b}, function(x, y, z) local c = x * 1; return c[inplace](c, 0.5, -2.5, y, z) end}
+  end
+  return out
+end
 
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
+  if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
@@ -80,7 +151,7 @@ local function calls(op)
   end
   local out = {}
   for _, inputs in ipairs(layouts(op.domain, 1)) do
-    for _, args in ipairs(REDUCE_CALLS[op.signature]) do
+    for _, args in ipairs((op.family == 'select' and SELECT_CALLS or REDUCE_CALLS)[op.signature]) do
       out[#out + 1] = {inputs, function(x) return f(x, table.unpack(args)) end}
     end
   end
@@ -94,7 +165,7 @@ describe('the op registry', function()
     for _, op in ipairs(OPS) do
       assert.is_nil(seen[op.name], op.name .. ' twice')
       seen[op.name] = true
-      assert.is_true(op.arity == 1 or op.arity == 2, op.name)
+      assert.is_true(op.arity >= 1 and op.arity <= 3, op.name)
       assert.are.equal(op.arity, #op.domain, op.name .. ': one domain per input')
       assert.truthy(({none = 1, lower = 1, fp32 = 1, promote = 1})[op.autocast], op.name)
       for _, alias in ipairs(op.aliases) do
@@ -144,5 +215,22 @@ describe('the op registry', function()
     local _ = x * 2                    -- the counter is off: nothing more is counted
     assert.are.same(counts, torch._op_counts())
     assert.is_true(q:numel() == 6 and r:numel() == 6)
+  end)
+
+  it('sees selections and products through the dispatcher, with their backward', function()
+    local x = sample('any', {2, 3}, 1):requires_grad_()
+    local w = sample('any', {4, 3}, 2)
+    torch._op_counter(true)
+    local v = x:max(2)                 -- max_dim: its node is MaxBackward
+    local s = x:sort(1, true)          -- sort
+    local p = x:mm(w:t())              -- mm, and one more in each backward reaching x
+    local m = (p * 1):addmm_(x, w:t(), {beta = 0.5})   -- mul, addmm (in place, under autograd)
+    m:sum():backward()                 -- sum; addmm's input gradient G * beta is a mul; x's two gradients add
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({max_dim = 1, sort = 1, mm = 3, mul = 2, addmm = 1, sum = 1, add = 1}, counts)
+    assert.are.equal('MaxBackward', v.grad_fn:name())
+    assert.are.equal('SortBackward', s.grad_fn:name())
+    assert.are.equal('AddmmBackward', m.grad_fn:name())
   end)
 end)

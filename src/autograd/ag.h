@@ -180,7 +180,6 @@ int mt_ag_attach(mt_tensor *r, mt_node *n);
 /* ---- recording: call after the op computed r from its inputs ---- */
 int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op);
 int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
-int mt_ag_record_mm(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
 int mt_ag_record_view(mt_tensor *r, const mt_tensor *x);       /* view, reshape, flatten ... */
 int mt_ag_record_expand(mt_tensor *r, const mt_tensor *x);     /* broadcast views */
 int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1);

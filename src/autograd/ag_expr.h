@@ -22,7 +22,6 @@ mt_tensor ag_un(mt_op op, const mt_tensor *x);
 mt_tensor ag_reshape(const mt_tensor *x, int ndim, const int64_t *shape);
 mt_tensor ag_transpose(const mt_tensor *x, int d0, int d1);
 mt_tensor ag_expand(const mt_tensor *x, int ndim, const int64_t *shape);
-mt_tensor ag_mm(const mt_tensor *a, const mt_tensor *b);
 mt_tensor ag_sum(const mt_tensor *x, uint32_t mask, int keepdim);
 /* a registry reduction (through the dispatcher, so recorded); param as mt_reduce's */
 mt_tensor ag_reduce(mt_op op, const mt_tensor *x, uint32_t mask, int keepdim, double param);

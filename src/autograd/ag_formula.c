@@ -103,10 +103,11 @@ static void init_names(void) {
   static int done_once;
   if (__atomic_load_n(&done_once, __ATOMIC_ACQUIRE)) return;
   for (int op = 0; op < MT_NUM_OPS; op++) {
-    const char *src = mt_op_names[op];
+    const char *src = mt_op_names[op], *end = src + strlen(src);
+    if (end - src > 4 && !strcmp(end - 4, "_dim")) end -= 4;   /* max_dim: MaxBackward */
     char *dst = backward_name_buf[op];
     size_t k = 0;
-    for (int up = 1; *src && k < sizeof backward_name_buf[op] - 9; src++) {
+    for (int up = 1; src < end && k < sizeof backward_name_buf[op] - 9; src++) {
       if (*src == '_') { up = 1; continue; }
       dst[k++] = up && *src >= 'a' && *src <= 'z' ? (char)(*src - 'a' + 'A') : *src;
       up = 0;

@@ -42,7 +42,7 @@ ag_v ag_fused(ag_v g, ag_v v, mt_activation kind);
 void ag_formula_finish(mt_node *n, int i, ag_v v, int mark, mt_tensor *out);
 
 /* PyTorch's node name of a registry op: "mul" -> "MulBackward",
-   "log_softmax" -> "LogSoftmaxBackward" */
+   "log_softmax" -> "LogSoftmaxBackward", "max_dim" -> "MaxBackward" */
 const char *ag_backward_name(mt_op op);
 
 /* ---- the language ---- */
@@ -61,6 +61,6 @@ const char *ag_backward_name(mt_op op);
 #define FUSED(kind, v, expr) (ag_can_fuse(G, V(v)) ? ag_fused(G, V(v), kind) : V(expr))
 
 /* What a formula reads (the registry's reads): bits of the saved inputs */
-enum { NOTHING = 0, INPUT = 1, A = 1, B = 2, AB = 3, RESULT = 4, INPUT_RESULT = 5 };
+enum { NOTHING = 0, INPUT = 1, A = 1, B = 2, AB = 3, RESULT = 4, INPUT_RESULT = 5, INDICES = 8 };
 
 #endif

@@ -1,7 +1,8 @@
 /* ag_index.c: derivatives of the ops that write into a copy of x at indices
    (scatter family, index_add/copy/fill, masked_scatter) and of the
-   value-selecting ops (sort, topk, kthvalue, median, mode), written with
-   recording ops so that create_graph gives higher-order gradients.
+   registry's selections (sort, topk, kthvalue, median, mode, max and min
+   along a dim: the derivative in their entry, src/ops/registry.h), written
+   with recording ops so that create_graph gives higher-order gradients.
 
    x's gradient is g where nothing was written (g with the written places
    zeroed by the same op, which is its own adjoint) or all of g where src was
@@ -10,7 +11,9 @@
 #include <string.h>
 #include "ag.h"
 #include "ag_expr.h"
+#include "ag_formula.h"
 #include "ag_index.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_index.h"
 
 /* ---- the put family: node op = kind, dims[0] = dim, dims[1] = base,
@@ -118,45 +121,77 @@ static int put_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
-/* ---- values selected along a dim: dims[0] = dim, keepdim; saved 0 = the
-   1-based indices. The gradient is g scattered back to those positions
-   (distinct within a slice, so adding is placing). ---- */
-static int select_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *idx;
-  if (mt_ag_saved(n, 0, &idx)) return -1;
-  ag_failed = 0;
+/* ---- the registry's selections (values selected along a dim): the
+   derivative column expanded. Node fields: dims[0] = dim, keepdim (the
+   values keep dim: sort, topk, keepdim=true), scalar = the indices' base;
+   saved 0 = the indices. ---- */
+
+/* t (values-shaped) placed at the indices along dim in zeros of x's shape
+   (the indices are distinct within a slice, so adding is placing) */
+static ag_v f_at_indices(const mt_node *n, ag_v t, const mt_tensor *idx) {
+  if (!t.t || !idx) { ag_failed = 1; mt_fail("%s: AT_INDICES of a number", n->name); return agv_t(&ag_failed_value); }
   int nd = n->in_ndim[0], dim = n->dims[0];
   mt_tensor d = {0};
   if (nd == 0) {                                 /* a 0-dim x is its own only value */
-    mt_ag_alias(&d, g);
-  } else {
-    mt_tensor gk = {0}, ik = {0};
-    if (n->keepdim) {
-      mt_ag_alias(&gk, g);
-      mt_tensor_alias(&ik, idx);
-    } else {                                     /* put the dim back, as size 1 */
-      int64_t kept[MT_MAX_DIMS];
-      memcpy(kept, n->in_shape[0], sizeof(int64_t) * (size_t)nd);
-      kept[dim] = 1;
-      gk = ag_reshape(g, nd, kept);
-      if (!ag_failed && mt_reshape(&ik, idx, nd, kept)) ag_failed = 1;
-    }
-    if (!ag_failed) d = ag_scatter_add_zeros(&gk, dim, &ik, 1, nd, n->in_shape[0]);
-    ag_drop(&gk);
-    mt_tensor_release(&ik);
+    mt_ag_alias(&d, t.t);
+    return ag_keep(d);
   }
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
+  mt_tensor gk = {0}, ik = {0};
+  if (n->keepdim) {
+    mt_ag_alias(&gk, t.t);
+    mt_tensor_alias(&ik, idx);
+  } else {                                       /* put the dim back, as size 1 */
+    int64_t kept[MT_MAX_DIMS];
+    memcpy(kept, n->in_shape[0], sizeof(int64_t) * (size_t)nd);
+    kept[dim] = 1;
+    gk = ag_reshape(t.t, nd, kept);
+    if (!ag_failed && mt_reshape(&ik, idx, nd, kept)) ag_failed = 1;
+  }
+  if (!ag_failed) d = ag_scatter_add_zeros(&gk, dim, &ik, (int64_t)n->scalar, nd, n->in_shape[0]);
+  ag_drop(&gk);
+  mt_tensor_release(&ik);
+  return ag_keep(d);
+}
+
+#define NODERIV NOTHING
+#define DERIV(reads, expr) reads
+#define OPC(name, kernel, E, deriv, ...) [MT_OP_##name - MT_OP_END_ALONG] = deriv,
+static const unsigned char select_reads[MT_OP_END_SELECT - MT_OP_END_ALONG] = {MT_SELECT_OPS(OPC, _)};
+#undef OPC
+#undef DERIV
+#undef NODERIV
+
+static int select_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  const mt_tensor *idx = NULL;
+  if ((select_reads[n->op - MT_OP_END_ALONG] & INDICES) && mt_ag_saved(n, 0, &idx)) return -1;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  const ag_v G = V(grad);
+#define AT_INDICES(t) f_at_indices(n, V(t), idx)
+#define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
+  switch ((mt_op)n->op) {
+    MT_SELECT_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV
+#undef AT_INDICES
+  ag_release_scratch(mark);
   return ag_done();
 }
 
-int mt_ag_record_select_values(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
-                               int keepdim, const char *name) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(values->dtype)) return 0;
+int mt_ag_record_selection(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, mt_op op, int dim,
+                        int64_t base) {
+  if (!mt_op_infos[op].differentiable || !ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(values->dtype))
+    return 0;
   const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node(name, select_backward, 1, in);
-  if (!n) return mt_fail("%s: out of memory recording the graph", name);
+  mt_node *n = mt_ag_new_node(ag_backward_name(op), select_backward, 1, in);
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
   n->dims[0] = x->ndim && dim < 0 ? dim + x->ndim : dim;
-  n->keepdim = keepdim;
-  mt_ag_save(n, indices, 0);
+  n->keepdim = values->ndim == x->ndim;
+  n->scalar = (double)base;
+  if (select_reads[op - MT_OP_END_ALONG] & INDICES) mt_ag_save(n, indices, 0);
   return mt_ag_attach(values, n);
 }

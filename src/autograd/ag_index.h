@@ -1,8 +1,9 @@
 /* ag_index.h: derivatives of the ops that write into a copy of x at indices
    (scatter, scatter_add, index_add, index_copy, index_fill, masked_scatter)
    and of the ops that select values along a dim and return their indices
-   (sort, topk, kthvalue, median, mode). Each mt_ag_record_* is called by a
-   binding after the op computed its result; it does nothing unless an input
+   (sort, topk, kthvalue, median, mode, max and min along a dim: called by
+   the dispatcher). Each mt_ag_record_* is called after the op computed its
+   result; it does nothing unless an input
    requires grad in grad mode and the result is floating. Dims are 0-based. */
 #ifndef MT_AG_INDEX_H
 #define MT_AG_INDEX_H
@@ -23,10 +24,10 @@ typedef enum {
 int mt_ag_record_put(mt_tensor *r, mt_ag_put kind, const mt_tensor *x, int dim, const mt_tensor *index,
                      const mt_tensor *src, double alpha, int64_t base);
 
-/* values = x's entries at indices (1-based, values' shape) along dim, with
-   dim kept in values (keepdim, sort, topk) or dropped; name names the node
-   ("SortBackward", ...). The gradient goes back to those positions. */
-int mt_ag_record_select_values(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
-                               int keepdim, const char *name);
+/* values = the registry's selection op of x along dim (indices counting
+   from base, values' shape, dim kept in values or dropped): the node of the
+   op's derivative (the gradient goes back to those positions). */
+int mt_ag_record_selection(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, mt_op op, int dim,
+                        int64_t base);
 
 #endif

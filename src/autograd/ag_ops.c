@@ -10,7 +10,6 @@
 #include "ag_expr.h"
 #include "../ops/dispatch.h"
 #include "../tensor/mt_reduce.h"
-#include "../tensor/mt_linalg.h"
 
 /* ---- recording ops for derivative formulas ----
    Each returns a fresh tensor; after a failure every later one is empty
@@ -66,12 +65,6 @@ mt_tensor ag_transpose(const mt_tensor *x, int d0, int d1) {
   if (mt_transpose(&r, x, d0, d1) || mt_ag_record_transpose(&r, x, d0, d1)) { ag_drop(&r); ag_failed = 1; }
   return r;
 }
-mt_tensor ag_mm(const mt_tensor *a, const mt_tensor *b) {
-  mt_tensor r = {0};
-  if (ag_failed || !a->storage || !b->storage) { ag_failed = 1; return r; }
-  if (mt_mm(&r, a, b) || mt_ag_record_mm(&r, a, b)) { ag_drop(&r); ag_failed = 1; }
-  return r;
-}
 mt_tensor ag_reduce(mt_op op, const mt_tensor *x, uint32_t mask, int keepdim, double param) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
@@ -125,7 +118,7 @@ int ag_done(void) {
   return e[0] ? -1 : mt_fail("backward: a derivative failed");
 }
 
-/* ---- views, expand, casts, mm ---- */
+/* ---- views, expand, casts ---- */
 static int view_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   ag_failed = 0;
   mt_tensor t = ag_reshape(g, n->in_ndim[0], n->in_shape[0]);
@@ -145,15 +138,6 @@ static int expand_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
 static int transpose_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   ag_failed = 0;
   gi[0] = ag_transpose(g, n->dims[0], n->dims[1]);
-  return ag_done();
-}
-
-static int mm_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *a, *b;
-  if (mt_ag_saved(n, 0, &a) || mt_ag_saved(n, 1, &b)) return -1;
-  ag_failed = 0;
-  if (n->next[0].node) { mt_tensor bt = ag_transpose(b, 0, 1); gi[0] = ag_mm(g, &bt); ag_drop(&bt); }
-  if (n->next[1].node) { mt_tensor at = ag_transpose(a, 0, 1); gi[1] = ag_mm(&at, g); ag_drop(&at); }
   return ag_done();
 }
 
@@ -181,12 +165,3 @@ int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1) {
   return 0;
 }
 
-int mt_ag_record_mm(mt_tensor *r, const mt_tensor *a, const mt_tensor *b) {
-  if (!ag_any_requires_grad(a, b)) return 0;
-  const mt_tensor *in[2] = {a, b};
-  mt_node *n = mt_ag_new_node("MmBackward", mm_backward, 2, in);
-  if (!n) return mt_fail("mm: out of memory recording the graph");
-  mt_ag_save(n, a, 0);
-  mt_ag_save(n, b, 0);
-  return mt_ag_attach(r, n);
-}

@@ -6,10 +6,9 @@
    SUMR, N, P, NAMED); the two too long for one expression (prod_grad,
    norm_grad) are here, and so is cumprod_grad, for the ops along a dim
    (cumsum, cumprod, softmax, log_softmax) that share their expansion. The
-   selections (max/min along a dim, median) still record with their own
-   mt_ag_record_*.
+   median of every element records here too, with amax's rule.
 
-   Node fields used: op (the registry op; take_log / is_min for the rest),
+   Node fields used: op (the registry op),
    dims[0] (the dim), dims[1] (the result's dtype, which x is cast to
    first), mask, keepdim, scalar (the op's parameter: p, correction). */
 #include <math.h>
@@ -46,17 +45,6 @@ static mt_tensor to_kept(const mt_node *n, const mt_tensor *t) {
   int64_t kept[MT_MAX_DIMS];
   kept_shape(n, kept);
   return ag_reshape(t, n->in_ndim[0], kept);
-}
-
-/* A one-input node for x -> r, or NULL with *rc = 0 when nothing is to be
-   recorded (-1 on failure). */
-static mt_node *new_node(const char *name, mt_backward_fn fn, mt_tensor *r, const mt_tensor *x, int *rc) {
-  *rc = 0;
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return NULL;
-  const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node(name, fn, 1, in);
-  if (!n) *rc = mt_fail("%s: out of memory recording the graph", name);
-  return n;
 }
 
 /* a mask tensor (bool or other) as dtype, never recorded */
@@ -130,48 +118,6 @@ static mt_tensor exclusive_cumprod(const mt_tensor *x, int dim) {
    it, as PyTorch's (amax's rule) */
 int mt_ag_record_median(mt_tensor *r, const mt_tensor *x) {
   return record_reduce(r, x, MT_OP_amax, MT_ALL_DIMS, 0, 0, 0, "MedianBackward");
-}
-
-/* ---- max/min along a dim: the gradient goes to the returned index ---- */
-static int max_dim_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *idx;
-  if (mt_ag_saved(n, 0, &idx)) return -1;
-  ag_failed = 0;
-  int nd = n->in_ndim[0], dim = n->dims[0];
-  int64_t kept[MT_MAX_DIMS], ashape[MT_MAX_DIMS];
-  kept_shape(n, kept);
-  mt_tensor ar = {0}, ik = {0}, hot = {0}, w = {0}, d = {0};
-  mt_tensor gk = to_kept(n, g);
-  if (!ag_failed) {                              /* 1..N along dim */
-    for (int k = 0; k < nd; k++) ashape[k] = k == dim ? n->in_shape[0][k] : 1;
-    if (mt_tensor_init(&ar, MT_INT64, nd, ashape)) ag_failed = 1;
-    else {
-      int64_t *p = (int64_t *)mt_data(&ar), len = mt_numel(&ar);
-      for (int64_t i = 0; i < len; i++) p[i] = i + 1;
-    }
-  }
-  if (!ag_failed && mt_reshape(&ik, idx, nd, kept)) ag_failed = 1;
-  hot = ag_bin(MT_OP_eq, &ar, &ik);
-  w = as_dtype(&hot, g->dtype);
-  d = ag_bin(MT_OP_mul, &gk, &w);
-  mt_tensor_release(&ar);
-  mt_tensor_release(&ik);
-  ag_drop(&gk); ag_drop(&hot); ag_drop(&w);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_max_dim(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
-                         int keepdim, int is_min) {
-  int rc;
-  mt_node *n = new_node(is_min ? "MinBackward" : "MaxBackward", max_dim_backward, values, x, &rc);
-  if (!n) return rc;
-  n->op = is_min;
-  n->dims[0] = x->ndim ? (dim < 0 ? dim + x->ndim : dim) : 0;
-  n->mask = clip_mask(x->ndim, 1u << n->dims[0]);
-  n->keepdim = keepdim;
-  mt_ag_save(n, indices, 1);
-  return mt_ag_attach(values, n);
 }
 
 /* ---- prod: the product of the others, zeros included ----

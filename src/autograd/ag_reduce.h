@@ -1,7 +1,7 @@
-/* ag_reduce.h: derivatives of the reductions, scans, softmax and the
-   selections. Each mt_ag_record_* is called right after the op computed r
-   from x (by the dispatcher for the registry's ops, by the binding for the
-   selections; only when x has autograd metadata); it does nothing unless x
+/* ag_reduce.h: derivatives of the reductions, scans and softmax. Each
+   mt_ag_record_* is called right after the op computed r from x (by the
+   dispatcher for the registry's ops, by the binding for median of every
+   element; only when x has autograd metadata); it does nothing unless x
    requires grad in grad mode and r is floating. */
 #ifndef MT_AG_REDUCE_H
 #define MT_AG_REDUCE_H
@@ -16,8 +16,4 @@ int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mas
 int mt_ag_record_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim);
 /* median of every element (x:median()), a 0-dim r */
 int mt_ag_record_median(mt_tensor *r, const mt_tensor *x);
-/* max/min along dim: the gradient goes to the positions in indices (the
-   1-based indices handed to Lua, shaped like values); indices get none. */
-int mt_ag_record_max_dim(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, int dim,
-                         int keepdim, int is_min);
 #endif

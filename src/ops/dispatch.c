@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "dispatch.h"
+#include "../tensor/mt_linalg.h"
 #include "../tensor/mt_reduce.h"
 
 /* ---- the runtime table ---- */
@@ -13,6 +14,7 @@
 #define NODERIV 0
 #define DERIV(reads, expr) 1
 #define DERIV2(reads_a, expr_a, reads_b, expr_b) 1
+#define DERIV3(reads_i, expr_i, reads_a, expr_a, reads_b, expr_b) 1
 #define AC_NONE MT_AC_NONE
 #define AC_LOWER MT_AC_LOWER
 #define AC_FP32 MT_AC_FP32
@@ -38,16 +40,33 @@
 #define ALONG(call) "dim"
 #define D(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
+/* a selection's kernel column: SELECT(call, signature) */
+#define SIG_DIM "dim"
+#define SIG_KTH "kth"
+#define SIG_SORT "sort"
+#define SIG_TOPK "topk"
+#define SELECT(call, signature) SIG_##signature
+/* an op_dim selection is reached through op's binding */
+#define S(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, strstr(#name, "_dim") == NULL)
+/* a product's kernel column: PRODUCT(call, shapes), ADD_PRODUCT(call, shapes) */
+#define PRODUCT(call, shapes) shapes
+#define ADD_PRODUCT(call, shapes) shapes
+#define P(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 2, 0, 1)
+#define P3(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 3, 1, 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
+  MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
-  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along},
+  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -62,7 +81,7 @@ static __attribute__((noinline, cold)) const mt_device_kernels *no_kernel(const 
   return NULL;
 }
 
-enum { FAMILY_UNARY, FAMILY_BINARY, FAMILY_REDUCE, FAMILY_ALONG };
+enum { FAMILY_UNARY, FAMILY_BINARY, FAMILY_REDUCE, FAMILY_ALONG, FAMILY_SELECT, FAMILY_PRODUCT, FAMILY_ADD_PRODUCT };
 static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, int family) {
   int device = t && t->storage ? t->storage->device : MT_CPU;
   if (__builtin_expect(device == MT_CPU, 1)) return &device_kernels[MT_CPU];
@@ -71,7 +90,10 @@ static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t,
              : family == FAMILY_UNARY ? (void *)k->unary
              : family == FAMILY_BINARY ? (void *)k->binary
              : family == FAMILY_REDUCE ? (void *)k->reduce
-                                       : (void *)k->along;
+             : family == FAMILY_ALONG ? (void *)k->along
+             : family == FAMILY_SELECT ? (void *)k->select
+             : family == FAMILY_PRODUCT ? (void *)k->product
+                                        : (void *)k->add_product;
   if (!fn) return no_kernel(mt_op_names[op], device);
   return k;
 }
@@ -208,6 +230,68 @@ int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype
   HOOK(op, 0);
   int rc = k->along(r, x, op, dim, dtype);
   if (!rc && x->grad_meta) rc = ag.record_along(r, x, op, dim);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- selections ---- */
+int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
+                   int keepdim, int flag, int64_t base) {
+  if (__builtin_expect(!mt_op_is_select(op), 0)) return wrong_family(op, "mt_call_select");
+  const mt_device_kernels *k_ = kernels_for(op, x, FAMILY_SELECT);
+  if (!k_) return -1;
+  HOOK(op, 0);
+  int rc = k_->select(values, indices, x, op, k, dim, keepdim, flag);
+  if (!rc && base) {                               /* fresh contiguous int64 */
+    int64_t *p = (int64_t *)mt_data(indices), n = mt_numel(indices);
+    for (int64_t i = 0; i < n; i++) p[i] += base;
+  }
+  if (!rc && x->grad_meta) rc = ag.record_select(values, indices, x, op, dim, base);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- products ---- */
+int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op) {
+  if (__builtin_expect(!mt_op_is_product(op), 0)) return wrong_family(op, "mt_call_product");
+  const mt_device_kernels *k = kernels_for(op, a, FAMILY_PRODUCT);
+  if (!k) return -1;
+  HOOK(op, 0);
+  int rc = k->product(r, a, b, op);
+  if (!rc && (a->grad_meta || b->grad_meta)) rc = ag.record_product(r, a, b, op);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
+                        double beta, double alpha, int inplace) {
+  if (__builtin_expect(!mt_op_is_add_product(op), 0)) return wrong_family(op, "mt_call_add_product");
+  const mt_device_kernels *k = kernels_for(op, input, FAMILY_ADD_PRODUCT);
+  if (!k) return -1;
+  int need = 0;
+  if (inplace && (need = inplace_protocol(op, input, a)) == 0) need = inplace_protocol(op, input, b);
+  if (need < 0) return -1;
+  int rc;
+  HOOK(op, 0);
+  if (need) {                                     /* input = input:op(a, b), for autograd */
+    mt_tensor src = {0}, t = {0};
+    rc = ag.inplace_source(&src, input);
+    if (!rc) {
+      const mt_tensor *sa = a == input ? &src : a, *sb = b == input ? &src : b;   /* M:addmm_(M, M) */
+      rc = k->add_product(&t, &src, sa, sb, op, beta, alpha, 0) ||
+           ag.record_add_product(&t, &src, sa, sb, op, beta, alpha);
+    }
+    if (!rc && !mt_same_shape(&t, input)) {
+      char b1[128], b2[128];
+      rc = mt_fail("%s_: self has size %s but the product has size %s", mt_op_names[op],
+                   mt_shape_str(input, b1, sizeof b1), mt_shape_str(&t, b2, sizeof b2));
+    }
+    rc = inplace_commit(input, &t, &src, rc);
+  } else {
+    rc = k->add_product(inplace ? input : r, input, a, b, op, beta, alpha, inplace);
+    if (!rc && !inplace && (input->grad_meta || a->grad_meta || b->grad_meta))
+      rc = ag.record_add_product(r, input, a, b, op, beta, alpha);
+  }
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

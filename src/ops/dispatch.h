@@ -25,11 +25,13 @@ enum { MT_AC_NONE, MT_AC_LOWER, MT_AC_FP32, MT_AC_PROMOTE };
 typedef struct {
   const char *name;          /* Lua and C name */
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
-  const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce" */
+  const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
+                                "select", "product", "add_product" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
-                                (along a dim); "" elementwise */
+                                (along a dim), "dim", "kth", "sort", "topk" (selections), the
+                                inputs' shapes (products: "MK KN"); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
-  int arity;                 /* tensor inputs: 1 or 2 */
+  int arity;                 /* tensor inputs: 1 to 3 */
   int autocast;              /* MT_AC_* */
   int differentiable;        /* the registry gives it a derivative */
   int inplace;               /* has x:name_() */
@@ -46,6 +48,11 @@ typedef struct {
   int (*reduce)(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                 int default_float);
   int (*along)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);
+  int (*select)(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
+                int keepdim, int flag);
+  int (*product)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op);
+  int (*add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
+                     double beta, double alpha, int inplace);
 } mt_device_kernels;
 #define MT_NUM_DEVICES 2
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
@@ -63,6 +70,11 @@ typedef struct {
   int (*record_cast)(mt_tensor *r, const mt_tensor *x);
   int (*record_reduce)(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param);
   int (*record_along)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim);
+  int (*record_select)(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, mt_op op, int dim,
+                       int64_t base);
+  int (*record_product)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op);
+  int (*record_add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b,
+                            mt_op op, double beta, double alpha);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -104,5 +116,17 @@ int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, in
 /* r = the op along dim (0-based) of x (cumsum, softmax, ...), as mt_along;
    dtype (-1 none) converts x first */
 int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);
+/* values and indices = the selection op of x along dim (sort, topk, max
+   along a dim, ...), as mt_selection (src/tensor/mt_reduce.h); the indices
+   count from base (the bindings' 1) */
+int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
+                   int keepdim, int flag, int64_t base);
+/* r = the product op of a and b (mm, matmul, ...), as mt_product
+   (src/tensor/mt_linalg.h) */
+int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op);
+/* r = beta * input + alpha * the product op (addmm, ...) of a and b; in
+   place (inplace 1), r is input, which must have the product's shape */
+int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
+                        double beta, double alpha, int inplace);
 
 #endif

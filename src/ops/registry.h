@@ -275,14 +275,117 @@
   OP(log_softmax, ALONG(mt_softmax(r, x, dim, 1, dtype)), E,                                            \
     DERIV(RESULT, SUB(G, MUL(F(exp, R), SUMR(G)))), AC_FP32, ANY, "")
 
+/* ---- selections along a dim: values of x and their indices ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: SELECT(call, signature): the kernel as a call of
+     src/tensor/mt_reduce.h in values, indices (int64, 0-based), x, k, dim
+     (0-based), keepdim and flag (descending for sort, largest for topk);
+     signature is how Lua calls it (src/vm/lt_reduce.c), the dim defaulting
+     to the last:
+       DIM   x:op(dim, keepdim), {dim=, keepdim=}
+       KTH   x:op(k, dim, keepdim), {dim=, keepdim=}
+       SORT  x:op(dim, descending), x:op(descending), {dim=, descending=}
+       TOPK  x:op(k, dim, largest, sorted), {dim=, largest=}
+     An entry named op_dim is op's form along one dim: Lua reaches it
+     through op's binding (x:max(2) is max's), and its node is op's
+     (MaxBackward), as PyTorch names it.
+   - derivative: DERIV(INDICES, AT_INDICES(G)): G placed at the returned
+     indices along dim (distinct within a slice), zeros elsewhere; the node
+     saves the indices only. */
+#define MT_SELECT_OPS(OP, E)                                                                           \
+  OP(max_dim, SELECT(mt_max_dim(values, indices, x, dim, keepdim, 0), DIM), E,                          \
+    DERIV(INDICES, AT_INDICES(G)), AC_NONE, ANY, "")                                                   \
+  OP(min_dim, SELECT(mt_max_dim(values, indices, x, dim, keepdim, 1), DIM), E,                          \
+    DERIV(INDICES, AT_INDICES(G)), AC_NONE, ANY, "")                                                   \
+  /* the lower median */                                                                             \
+  OP(median_dim, SELECT(mt_median(values, indices, x, dim, keepdim), DIM), E,                           \
+    DERIV(INDICES, AT_INDICES(G)), AC_NONE, ANY, "")                                                   \
+  /* the most frequent value, the smallest among ties, at its last index */                          \
+  OP(mode, SELECT(mt_mode(values, indices, x, dim, keepdim), DIM), E, DERIV(INDICES, AT_INDICES(G)),  \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(kthvalue, SELECT(mt_kthvalue(values, indices, x, k, dim, keepdim), KTH), E,                        \
+    DERIV(INDICES, AT_INDICES(G)), AC_NONE, ANY, "")                                                   \
+  /* stable; NaN sorts above every number */                                                         \
+  OP(sort, SELECT(mt_sort(values, indices, x, dim, flag), SORT), E, DERIV(INDICES, AT_INDICES(G)),     \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(topk, SELECT(mt_topk(values, indices, x, k, dim, flag), TOPK), E, DERIV(INDICES, AT_INDICES(G)),  \
+    AC_NONE, ANY, "")
+
+/* ---- linear algebra: products of matrices and vectors ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: PRODUCT(call, shapes), the kernel as a call of
+     src/tensor/mt_linalg.h in r, a and b; Lua calls it as a:op(b) and
+     torch.op(a, b). shapes is the factors' shapes, one word each, a letter
+     per dim: the contracted size K is shared, B is a batch (for matmul,
+     "..." is any number of batch dims, broadcast, and a factor may be a
+     vector).
+     ADD_PRODUCT(call, shapes): r = beta * input + alpha * product(a, b), a
+     call in r, input, a, b, beta, alpha and inplace (r is input then);
+     shapes has input's first (it broadcasts to the product's). Lua calls it
+     as input:op(a, b) with {beta=, alpha=} last or Torch7's numbers
+     (input:op(alpha, a, b), input:op(beta, alpha, a, b),
+     torch.op(beta, input, alpha, a, b)), and input:op_(a, b) in place.
+   - derivative: DERIV2 as the binary ops', A and B the two factors; the
+     add* ops DERIV3(reads, expr_input, reads_a, expr_a, reads_b, expr_b),
+     where reads A and B still name the factors (input's gradient reads
+     nothing), and BETA and ALPHA are the op's scalars. Beyond the
+     elementwise language:
+       MM(l, r)      l @ r of matrices, laid out like the operand whose
+                     gradient it is: a column-major one (a linear layer's
+                     weight read as weight:t()) gets a column-major gradient,
+                     which accumulates without a transposing copy;
+       MATMUL(l, r)  matmul's product (vectors and batches broadcast);
+       OUTER(l, r)   the outer product of two vectors;
+       MT(t)         t with its last two dims swapped;
+       NAMED(fn)     fn(node, which input, G, A, B) of
+                     src/autograd/ag_linalg.c.
+     matmul records as the product its shapes make it (mm, mv, dot or bmm,
+     whose entries give the node's name and derivative), as PyTorch. */
+#define MT_PRODUCT_OPS(OP, E)                                                                          \
+  OP(mm, PRODUCT(mt_mm(r, a, b), "MK KN"), E, DERIV2(B, MM(G, MT(B)), A, MM(MT(A), G)), AC_LOWER,       \
+    ANY ANY, "")                                                                                       \
+  OP(mv, PRODUCT(mt_mv(r, a, b), "MK K"), E, DERIV2(B, OUTER(G, B), A, MATMUL(MT(A), G)), AC_LOWER,     \
+    ANY ANY, "")                                                                                       \
+  OP(dot, PRODUCT(mt_dot(r, a, b), "K K"), E, DERIV2(B, MUL(G, B), A, MUL(G, A)), AC_PROMOTE, ANY ANY,  \
+    "")                                                                                                \
+  OP(bmm, PRODUCT(mt_bmm(r, a, b), "BMK BKN"), E, DERIV2(B, MATMUL(G, MT(B)), A, MATMUL(MT(A), G)),     \
+    AC_LOWER, ANY ANY, "")                                                                             \
+  /* the other shapes: vector @ matrix, stacks, broadcast batches */                                 \
+  OP(matmul, PRODUCT(mt_matmul(r, a, b), "...MK ...KN"), E,                                             \
+    DERIV2(AB, NAMED(matmul_grad), AB, NAMED(matmul_grad)), AC_LOWER, ANY ANY, "")                     \
+  OP(outer, PRODUCT(mt_outer(r, a, b), "M N"), E, DERIV2(B, MATMUL(G, B), A, MATMUL(A, G)), AC_NONE,    \
+    ANY ANY, "ger")
+
+#define MT_ADD_PRODUCT_OPS(OP, E)                                                                      \
+  OP(addmm, ADD_PRODUCT(mt_addmm(r, input, a, b, beta, alpha, inplace), "MN MK KN"), E,                 \
+    DERIV3(NOTHING, MUL(G, BETA), B, MM(MUL(G, ALPHA), MT(B)), A, MM(MT(A), MUL(G, ALPHA))), AC_LOWER,  \
+    ANY ANY ANY, "")                                                                                   \
+  OP(addmv, ADD_PRODUCT(mt_addmv(r, input, a, b, beta, alpha, inplace), "M MK K"), E,                   \
+    DERIV3(NOTHING, MUL(G, BETA), B, OUTER(MUL(G, ALPHA), B), A, MATMUL(MT(A), MUL(G, ALPHA))),         \
+    AC_LOWER, ANY ANY ANY, "")                                                                         \
+  OP(addr, ADD_PRODUCT(mt_addr(r, input, a, b, beta, alpha, inplace), "MN M N"), E,                     \
+    DERIV3(NOTHING, MUL(G, BETA), B, MATMUL(MUL(G, ALPHA), B), A, MATMUL(A, MUL(G, ALPHA))), AC_LOWER,  \
+    ANY ANY ANY, "")                                                                                   \
+  OP(baddbmm, ADD_PRODUCT(mt_baddbmm(r, input, a, b, beta, alpha, inplace), "BMN BMK BKN"), E,          \
+    DERIV3(NOTHING, MUL(G, BETA), B, MATMUL(MUL(G, ALPHA), MT(B)), A, MATMUL(MT(A), MUL(G, ALPHA))),    \
+    AC_LOWER, ANY ANY ANY, "")                                                                         \
+  /* the products of the batch summed: G, one matrix, broadcasts over it */                           \
+  OP(addbmm, ADD_PRODUCT(mt_addbmm(r, input, a, b, beta, alpha, inplace), "MN BMK BKN"), E,             \
+    DERIV3(NOTHING, MUL(G, BETA), B, MATMUL(MUL(G, ALPHA), MT(B)), A, MATMUL(MT(A), MUL(G, ALPHA))),    \
+    AC_LOWER, ANY ANY ANY, "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
   L(MT_UNARY_FLOAT_OPS) L(MT_UNARY_FLOAT_ONLY_OPS) L(MT_UNARY_ROUND_OPS) L(MT_UNARY_SAME_OPS)          \
   L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
 
-/* Every list: the elementwise ones, the reductions, the ops along a dim
-   (the mt_op enum's order). */
-#define MT_OP_LISTS(L) MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS)
+/* Every list: the elementwise ones, the reductions, the ops along a dim,
+   the selections, the products (the mt_op enum's order). */
+#define MT_OP_LISTS(L)                                                                                \
+  MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
+  L(MT_ADD_PRODUCT_OPS)
 
 #endif

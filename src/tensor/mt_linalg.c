@@ -544,3 +544,26 @@ int mt_addbmm(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt
   const int64_t shape[2] = {a->shape[1], b->shape[2]};
   return add_product("addbmm", r, input, a, b, 2, shape, beta, alpha, inplace, 1);
 }
+
+/* ---- the registry's products, by op ---- */
+#define PRODUCT(call, shapes) return call;
+#define ADD_PRODUCT(call, shapes) return call;
+#define OPC(name, kernel, ...) case MT_OP_##name: kernel
+int mt_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op) {
+  switch (op) {
+    MT_PRODUCT_OPS(OPC, _)
+  default: return mt_fail("mt_product: %s is not a product", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  }
+}
+
+int mt_add_product(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
+                   double beta, double alpha, int inplace) {
+  switch (op) {
+    MT_ADD_PRODUCT_OPS(OPC, _)
+  default:
+    return mt_fail("mt_add_product: %s is not an add product", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  }
+}
+#undef OPC
+#undef ADD_PRODUCT
+#undef PRODUCT

@@ -5,6 +5,14 @@
 #define MT_LINALG_H
 
 #include "mt_tensor.h"
+#include "mt_ops.h"
+
+/* The registry's products by op (src/ops/registry.h, the kernel column):
+   the CPU's kernels in the dispatcher's table. mt_add_product is
+   r = beta * input + alpha * product, as the add* functions below. */
+int mt_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op);
+int mt_add_product(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
+                   double beta, double alpha, int inplace);
 
 /* r: (M, N) = a (M, K) @ b (K, N) */
 int mt_mm(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
@@ -25,8 +33,6 @@ int mt_outer(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
    the product's shape. With beta 0, input's values are ignored (NaN too).
    addmm: a (M, K), b (K, N); addmv: a (M, K), b (K); addr: a (M), b (N);
    baddbmm: a (B, M, K), b (B, K, N); addbmm: the same, summed over B. */
-typedef int (*mt_addprod_fn)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a,
-                             const mt_tensor *b, double beta, double alpha, int inplace);
 int mt_addmm(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b,
              double beta, double alpha, int inplace);
 int mt_addmv(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b,

@@ -19,6 +19,15 @@ typedef enum {
   MT_OP_END_REDUCE,
   MT_OP_ALONG_BEFORE_ = MT_OP_END_REDUCE - 1,
   MT_ALONG_OPS(MT_X, _)
+  MT_OP_END_ALONG,
+  MT_OP_SELECT_BEFORE_ = MT_OP_END_ALONG - 1,
+  MT_SELECT_OPS(MT_X, _)
+  MT_OP_END_SELECT,
+  MT_OP_PRODUCT_BEFORE_ = MT_OP_END_SELECT - 1,
+  MT_PRODUCT_OPS(MT_X, _)
+  MT_OP_END_PRODUCT,
+  MT_OP_ADD_PRODUCT_BEFORE_ = MT_OP_END_PRODUCT - 1,
+  MT_ADD_PRODUCT_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -29,7 +38,10 @@ extern const char *const mt_op_names[MT_NUM_OPS];
 /* the families, as ranges of the enum */
 static inline int mt_op_is_pointwise(int op) { return op >= 0 && op < MT_NUM_POINTWISE_OPS; }
 static inline int mt_op_is_reduce(int op) { return op >= MT_NUM_POINTWISE_OPS && op < MT_OP_END_REDUCE; }
-static inline int mt_op_is_along(int op) { return op >= MT_OP_END_REDUCE && op < MT_NUM_OPS; }
+static inline int mt_op_is_along(int op) { return op >= MT_OP_END_REDUCE && op < MT_OP_END_ALONG; }
+static inline int mt_op_is_select(int op) { return op >= MT_OP_END_ALONG && op < MT_OP_END_SELECT; }
+static inline int mt_op_is_product(int op) { return op >= MT_OP_END_SELECT && op < MT_OP_END_PRODUCT; }
+static inline int mt_op_is_add_product(int op) { return op >= MT_OP_END_PRODUCT && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */

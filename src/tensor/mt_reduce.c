@@ -1300,3 +1300,17 @@ int mt_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol
   mt_tensor_release(&all);
   return rc;
 }
+
+/* ---- the registry's selections, by op ---- */
+int mt_selection(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim, int keepdim,
+              int flag) {
+  (void)k; (void)keepdim; (void)flag;
+#define SELECT(call, signature) return call;
+#define OPC(name, kernel, ...) case MT_OP_##name: kernel
+  switch (op) {
+    MT_SELECT_OPS(OPC, _)
+  default: return mt_fail("mt_selection: %s is not a selection", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  }
+#undef OPC
+#undef SELECT
+}

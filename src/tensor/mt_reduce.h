@@ -54,6 +54,12 @@ int mt_median(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim
    index where it occurs. */
 int mt_mode(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, int keepdim);
 
+/* The registry's selections by op (its entry's kernel call): values and
+   0-based indices along dim; k is topk's and kthvalue's, flag sort's
+   descending and topk's largest. */
+int mt_selection(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim, int keepdim,
+              int flag);
+
 /* *result = 1 when a and b have the same shape and equal values (compared
    in their promoted dtype), else 0. */
 int mt_equal(int *result, const mt_tensor *a, const mt_tensor *b);

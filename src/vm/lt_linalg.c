@@ -1,27 +1,20 @@
-/* lt_linalg.c: Lua bindings of the matrix products: x:mm(y), torch.matmul(x, y),
-   M:addmm(a, b, {beta=, alpha=}), M:addmm_(a, b), ... */
+/* lt_linalg.c: Lua bindings of the registry's products (src/ops/registry.h):
+   x:mm(y), torch.matmul(x, y), M:addmm(a, b, {beta=, alpha=}), M:addmm_(a, b),
+   ...: one binding per kind, driven by the op. */
+#include <stdio.h>
+#include <string.h>
 #include "lt.h"
-#include "../autograd/ag.h"
-#include "../autograd/ag_linalg.h"
-#include "../tensor/mt_linalg.h"
+#include "../ops/dispatch.h"
 
-typedef int (*product_fn)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b);
-
-static int product(lua_State *L, const char *op, product_fn fn) {
-  mt_tensor *a = lt_check(L, 1, op), *b = lt_check(L, 2, op);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, fn(r, a, b));
-  if (a->grad_meta || b->grad_meta) {
-    if (fn == mt_mm) LT_TRY(L, mt_ag_record_mm(r, a, b));
-    else if (fn == mt_outer) LT_TRY(L, mt_ag_record_outer(r, a, b));
-    else LT_TRY(L, mt_ag_record_matmul(r, a, b));    /* matmul, mv, dot, bmm */
-  }
+/* The registry's products: a:mm(b), torch.matmul(a, b), ...; upvalue 1 the
+   metatable, upvalue 2 the op. */
+static int product_call(lua_State *L) {
+  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(2));
+  const char *name = mt_op_names[op];
+  mt_tensor *a = lt_check(L, 1, name), *b = lt_check(L, 2, name);
+  LT_TRY(L, mt_call_product(lt_push(L), a, b, op));
   return 1;
 }
-
-#define LT_PRODUCTS(X) X(mm) X(mv) X(dot) X(bmm) X(matmul) X(outer)
-#define LT_PRODUCT(name) static int l_##name(lua_State *L) { return product(L, #name, mt_##name); }
-LT_PRODUCTS(LT_PRODUCT)
 
 /* Arguments of the add* ops: three tensors (input, then the two factors)
    with PyTorch's trailing {beta=, alpha=} or Torch7's numbers -- one before
@@ -57,38 +50,51 @@ static int read_add_args(lua_State *L, const char *op, mt_tensor **t, double *be
   return input_index;
 }
 
-static int add_product(lua_State *L, const char *op, mt_addprod_fn fn, mt_ag_addprod kind, int inplace) {
+/* The registry's add* products: M:addmm(a, b, {beta=, alpha=}), the Torch7
+   forms, and M:addmm_(a, b) in place; upvalue 2 is op * 2 + inplace. */
+static int add_product_call(lua_State *L) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 1);
+  int inplace = (int)(code & 1);
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
   mt_tensor *t[3];
   double beta, alpha;
-  int input_index = read_add_args(L, op, t, &beta, &alpha);
+  int input_index = read_add_args(L, name, t, &beta, &alpha);
   if (inplace) {
-    LT_TRY(L, fn(t[0], t[0], t[1], t[2], beta, alpha, 1));
+    LT_TRY(L, mt_call_add_product(t[0], t[0], t[1], t[2], op, beta, alpha, 1));
     lua_pushvalue(L, input_index);
     return 1;
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, fn(r, t[0], t[1], t[2], beta, alpha, 0));
-  if (t[0]->grad_meta || t[1]->grad_meta || t[2]->grad_meta)
-    LT_TRY(L, mt_ag_record_addprod(r, kind, t[0], t[1], t[2], beta, alpha));
+  LT_TRY(L, mt_call_add_product(lt_push(L), t[0], t[1], t[2], op, beta, alpha, 0));
   return 1;
 }
 
-#define LT_ADD_PRODUCTS(X) X(addmm, ADDMM) X(addmv, ADDMV) X(addr, ADDR) X(baddbmm, BADDBMM) X(addbmm, ADDBMM)
-#define LT_ADD_PRODUCT(name, KIND)                                                                   \
-  static int l_##name(lua_State *L) { return add_product(L, #name, mt_##name, MT_AG_##KIND, 0); }   \
-  static int l_##name##_(lua_State *L) { return add_product(L, #name, mt_##name, MT_AG_##KIND, 1); }
-LT_ADD_PRODUCTS(LT_ADD_PRODUCT)
+/* name (and name_ for the add* products) under each registry name of a
+   product, as a method and as torch.name; stack: methods torch mt */
+static void set_product(lua_State *L, const char *name, size_t len, mt_op op) {
+  char buf[64];
+  if (len + 2 > sizeof buf) return;
+  int add = mt_op_is_add_product(op);
+  for (int inplace = 0; inplace <= add; inplace++) {
+    memcpy(buf, name, len);
+    buf[len] = '_';
+    buf[len + (size_t)inplace] = 0;
+    for (int table = -4; table <= -3; table++) {
+      if (inplace && table == -3) continue;       /* in place: methods only, as PyTorch */
+      lua_pushvalue(L, -1);
+      lua_pushinteger(L, add ? (lua_Integer)op * 2 + inplace : (lua_Integer)op);
+      lua_pushcclosure(L, add ? add_product_call : product_call, 2);
+      lua_setfield(L, table, buf);
+    }
+  }
+}
 
-#define LT_REG(name) {#name, l_##name},
-#define LT_REG2(name, KIND) {#name, l_##name},
-#define LT_REG_INPLACE(name, KIND) {#name "_", l_##name##_},
-static const luaL_Reg linalg_methods[] = {
-  LT_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG2) LT_ADD_PRODUCTS(LT_REG_INPLACE)
-  {"ger", l_outer},
-  {NULL, NULL}};
-static const luaL_Reg linalg_functions[] = {
-  LT_PRODUCTS(LT_REG) LT_ADD_PRODUCTS(LT_REG2)
-  {"ger", l_outer},
-  {NULL, NULL}};
-
-void lt_open_linalg(lua_State *L) { lt_setfuncs_guarded(L, linalg_methods, linalg_functions); }
+void lt_open_linalg(lua_State *L) {
+  for (int op = MT_OP_END_SELECT; op < MT_NUM_OPS; op++) {
+    const mt_op_info *info = &mt_op_infos[op];
+    set_product(L, info->name, strlen(info->name), (mt_op)op);
+    size_t n;
+    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_product(L, w, n, (mt_op)op);
+  }
+}

@@ -162,7 +162,8 @@ static const luaL_Reg metamethods[] = {
 
 /* torch._ops(): the registry, one table per op: {name=, aliases={...},
    family=, domain={...} (one word per input), arity=, autocast=,
-   differentiable=, inplace=, lua_name=, and for a reduction signature=} */
+   differentiable=, inplace=, lua_name=, and signature= for the ops that have
+   one: reductions, ops along a dim, products (their inputs' shapes)} */
 static int m_ops(lua_State *L) {
   static const char *const autocast[] = {"none", "lower", "fp32", "promote"};
   lua_createtable(L, MT_NUM_OPS, 0);

@@ -1,15 +1,15 @@
-/* lt_reduce.c: Lua bindings of the reductions (the registry's, through
-   one generic binding), scans, softmax, sorting and selection ops, and
-   tensor comparisons. Dims and returned indices are
-   1-based; every op takes PyTorch's positional arguments or an options
-   table ({dim=, keepdim=, ...}) as its last argument. */
+/* lt_reduce.c: Lua bindings of the reductions, the ops along a dim and the
+   selections (the registry's, through one generic binding per family),
+   argmax, argmin and argsort, the in-place scans, and tensor comparisons.
+   Dims and returned indices are 1-based; every op takes PyTorch's
+   positional arguments or an options table ({dim=, keepdim=, ...}) as its
+   last argument. */
 #include <math.h>
 #include <string.h>
 #include "lt.h"
 #include "../ops/dispatch.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_reduce.h"
-#include "../autograd/ag_index.h"
 #include "../tensor/mt_reduce.h"
 #include "../tensor/mt_ops.h"
 
@@ -78,6 +78,13 @@ static int single_dim(lua_State *L, const dim_args *a, const char *op) {
   return __builtin_ctz(m);
 }
 
+/* A selection through the dispatcher: pushes values and 1-based indices. */
+static int select_run(lua_State *L, mt_op op, mt_tensor *x, int64_t k, int dim, int keepdim, int flag) {
+  mt_tensor *values = lt_push(L), *indices = lt_push(L);
+  LT_TRY(L, mt_call_select(values, indices, x, op, k, dim, keepdim, flag, 1));
+  return 2;
+}
+
 /* ---- max, min: x:max() -> 0-dim; x:max(dim) -> values, indices; x:max(y) elementwise ---- */
 static int minmax(lua_State *L, int is_min) {
   const char *name = is_min ? "min" : "max";
@@ -97,11 +104,7 @@ static int minmax(lua_State *L, int is_min) {
     LT_TRY(L, mt_call_reduce(lt_push(L), x, is_min ? MT_OP_min : MT_OP_max, MT_ALL_DIMS, 0, -1, 0, lt_default_dtype));
     return 1;
   }
-  mt_tensor *values = lt_push(L), *indices = lt_push(L);
-  LT_TRY(L, mt_max_dim(values, indices, x, dim, a.keepdim, is_min));
-  one_based(indices);
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_max_dim(values, indices, x, dim, a.keepdim, is_min));
-  return 2;
+  return select_run(L, is_min ? MT_OP_min_dim : MT_OP_max_dim, x, 0, dim, a.keepdim, 0);
 }
 static int r_max(lua_State *L) { return minmax(L, 0); }
 static int r_min(lua_State *L) { return minmax(L, 1); }
@@ -243,16 +246,6 @@ static int sort_args(lua_State *L, mt_tensor *x, const char *name, int *descendi
   return dim;
 }
 
-static int r_sort(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "sort");
-  int descending, dim = sort_args(L, x, "sort", &descending);
-  mt_tensor *values = lt_push(L), *indices = lt_push(L);
-  LT_TRY(L, mt_sort(values, indices, x, dim, descending));
-  one_based(indices);
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, 1, "SortBackward"));
-  return 2;
-}
-
 static int r_argsort(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "argsort");
   int descending, dim = sort_args(L, x, "argsort", &descending);
@@ -265,22 +258,6 @@ static int r_argsort(lua_State *L) {
   return 1;
 }
 
-/* x:topk(k), x:topk(k, dim, largest, sorted), x:topk(k, {dim=, largest=}) */
-static int r_topk(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "topk");
-  lua_Integer k = luaL_checkinteger(L, 2);
-  int opts = lt_opts_index(L), top = last_positional(L, opts);
-  int dim = read_one_dim(L, 3, opts, x, "topk", last_dim(x));
-  int largest = 1;
-  if (4 <= top && !lua_isnil(L, 4)) largest = lua_toboolean(L, 4);
-  largest = lt_opt_bool(L, opts, "largest", largest);
-  mt_tensor *values = lt_push(L), *indices = lt_push(L);
-  LT_TRY(L, mt_topk(values, indices, x, k, dim, largest));
-  one_based(indices);
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, 1, "TopkBackward"));
-  return 2;
-}
-
 /* Reads dim (default last) at i and keepdim at i + 1 or in opts. */
 static int dim_keepdim(lua_State *L, int i, const mt_tensor *x, const char *op, int *keepdim) {
   int opts = lt_opts_index(L), top = last_positional(L, opts);
@@ -288,18 +265,6 @@ static int dim_keepdim(lua_State *L, int i, const mt_tensor *x, const char *op, 
   *keepdim = i + 1 <= top ? lua_toboolean(L, i + 1) : 0;
   *keepdim = lt_opt_bool(L, opts, "keepdim", *keepdim);
   return dim;
-}
-
-/* x:kthvalue(k), x:kthvalue(k, dim, keepdim) -> values, indices */
-static int r_kthvalue(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "kthvalue");
-  lua_Integer k = luaL_checkinteger(L, 2);
-  int keepdim, dim = dim_keepdim(L, 3, x, "kthvalue", &keepdim);
-  mt_tensor *values = lt_push(L), *indices = lt_push(L);
-  LT_TRY(L, mt_kthvalue(values, indices, x, k, dim, keepdim));
-  one_based(indices);
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, keepdim, "KthvalueBackward"));
-  return 2;
 }
 
 /* x:median() -> 0-dim; x:median(dim, keepdim) -> values, indices */
@@ -315,22 +280,43 @@ static int r_median(lua_State *L) {
     return 1;
   }
   int keepdim, dim = dim_keepdim(L, 2, x, "median", &keepdim);
-  mt_tensor *values = lt_push(L), *indices = lt_push(L);
-  LT_TRY(L, mt_median(values, indices, x, dim, keepdim));
-  one_based(indices);
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, keepdim, "MedianBackward"));
-  return 2;
+  return select_run(L, MT_OP_median_dim, x, 0, dim, keepdim, 0);
 }
 
-/* x:mode(), x:mode(dim, keepdim) -> values, indices */
-static int r_mode(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "mode");
-  int keepdim, dim = dim_keepdim(L, 2, x, "mode", &keepdim);
-  mt_tensor *values = lt_push(L), *indices = lt_push(L);
-  LT_TRY(L, mt_mode(values, indices, x, dim, keepdim));
-  one_based(indices);
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_select_values(values, indices, x, dim, keepdim, "ModeBackward"));
-  return 2;
+/* The registry's selections under their own names: x:sort(dim, descending),
+   x:topk(k, dim, largest, sorted), x:kthvalue(k, dim, keepdim),
+   x:mode(dim, keepdim), each with an options table last; upvalue 2 is
+   op * 4 + the signature's kind. */
+enum { SEL_DIM, SEL_KTH, SEL_SORT, SEL_TOPK };
+static int select_call(lua_State *L) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 2);
+  const char *name = mt_op_names[op];
+  mt_tensor *x = lt_check(L, 1, name);
+  int keepdim = 0, dim, flag = 0;
+  lua_Integer k = 0;
+  switch ((int)(code & 3)) {
+  case SEL_DIM:
+    dim = dim_keepdim(L, 2, x, name, &keepdim);
+    break;
+  case SEL_KTH:
+    k = luaL_checkinteger(L, 2);
+    dim = dim_keepdim(L, 3, x, name, &keepdim);
+    break;
+  case SEL_SORT:
+    dim = sort_args(L, x, name, &flag);
+    break;
+  default: {                                      /* topk: largest by default */
+    k = luaL_checkinteger(L, 2);
+    int opts = lt_opts_index(L), top = last_positional(L, opts);
+    dim = read_one_dim(L, 3, opts, x, name, last_dim(x));
+    flag = 1;
+    if (4 <= top && !lua_isnil(L, 4)) flag = lua_toboolean(L, 4);
+    flag = lt_opt_bool(L, opts, "largest", flag);
+    break;
+  }
+  }
+  return select_run(L, op, x, k, dim, keepdim, flag);
 }
 
 /* ---- comparisons ---- */
@@ -375,8 +361,8 @@ static int r_isclose(lua_State *L) {
 
 /* Methods and torch functions alike: torch.sum(x, 2) is x:sum(2). */
 static const luaL_Reg reduce_funcs[] = {
-  {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"sort", r_sort}, {"argsort", r_argsort}, {"topk", r_topk},
-  {"kthvalue", r_kthvalue}, {"median", r_median}, {"mode", r_mode}, {"equal", r_equal},
+  {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"argsort", r_argsort},
+  {"median", r_median}, {"equal", r_equal},
   {"allclose", r_allclose}, {"isclose", r_isclose},
   {NULL, NULL}};
 
@@ -402,19 +388,21 @@ static int along_call(lua_State *L) {
 static void set_reduction(lua_State *L, const char *name, size_t len, mt_op op) {
   const char *sig = mt_op_infos[op].signature;
   int kind = !strcmp(sig, "var") ? SIG_VAR : !strcmp(sig, "norm") ? SIG_NORM : SIG_DIMS;
+  if (mt_op_is_select(op))
+    kind = !strcmp(sig, "kth") ? SEL_KTH : !strcmp(sig, "sort") ? SEL_SORT : !strcmp(sig, "topk") ? SEL_TOPK : SEL_DIM;
   lua_pushlstring(L, name, len);
   const char *key = lua_tostring(L, -1);
   for (int table = -5; table <= -4; table++) {
     lua_pushvalue(L, -2);
     lua_pushinteger(L, (lua_Integer)op * 4 + kind);
-    lua_pushcclosure(L, mt_op_is_along(op) ? along_call : reduce_call, 2);
+    lua_pushcclosure(L, mt_op_is_select(op) ? select_call : mt_op_is_along(op) ? along_call : reduce_call, 2);
     lua_setfield(L, table, key);
   }
   lua_pop(L, 1);
 }
 
 static void set_registry_reductions(lua_State *L) {
-  for (int op = MT_NUM_POINTWISE_OPS; op < MT_NUM_OPS; op++) {
+  for (int op = MT_NUM_POINTWISE_OPS; op < MT_OP_END_SELECT; op++) {
     const mt_op_info *info = &mt_op_infos[op];
     if (!info->lua_name) continue;
     set_reduction(L, info->name, strlen(info->name), (mt_op)op);
