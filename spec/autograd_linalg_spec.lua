@@ -189,4 +189,15 @@ describe('derivatives of the other products', function()
     torch.no_grad(function() c0:addmm_(a, randd(2, 2)) end)
     assert.is_false(c0.requires_grad)
   end)
+
+  it('read a tensor passed as its own factor before writing it: M:addmm_(M, M)', function()
+    local l = randd(3, 3):requires_grad_()
+    local m = l * 1
+    m:addmm_(m, m)                                   -- m = l + l @ l
+    m:sum():backward()
+    local g, ld = torch.ones(3, 3, {dtype = 'float64'}), l:detach()
+    local expected = g + g:mm(ld:t()) + ld:t():mm(g)  -- by the definition: d(l @ l) = dl l + l dl
+    assert.is_true(l.grad:allclose(expected, {rtol = 0, atol = 1e-12}))
+    assert.is_true(m:detach():allclose(ld + ld:mm(ld), {rtol = 0, atol = 1e-12}))
+  end)
 end)
