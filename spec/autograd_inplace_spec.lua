@@ -191,6 +191,17 @@ describe('in-place ops with autograd', function()
     assert.is_false(ok)
     assert.truthy(err:find('shares its storage with a tensor', 1, true), err)
   end)
+
+  it('name the op and both sizes when broadcasting would make the result larger than self', function()
+    local x = torch.ones(5):requires_grad_() * 1
+    local ok, err = pcall(function() x:add_(torch.ones(3, 5)) end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('add_: self has size 5 but the result has size 3x5', 1, true), err)
+    local m = torch.ones(5):requires_grad_() * 1
+    ok, err = pcall(function() m:addmm_(torch.ones(3, 4), torch.ones(4, 5)) end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('addmm_: self has size 5 but the result has size 3x5', 1, true), err)
+  end)
 end)
 
 describe('set_', function()

@@ -122,7 +122,7 @@ static ag_v f_product(mt_op op, ag_v l, ag_v r) {
   return ag_keep(ag_product(op, l.t, r.t));
 }
 static ag_v f_mm(const mt_node *n, int which, ag_v l, ag_v r) {
-  if (!l.t || !r.t) return f_product(MT_OP_mm, l, r);
+  if (!l.t || !r.t) return f_product(MT_OP_mm, l, r);   /* its error */
   return ag_keep(mm_laid_out(l.t, r.t, (n->mask >> which) & 1));
 }
 static ag_v f_mT(ag_v t) {

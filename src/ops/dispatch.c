@@ -1,6 +1,7 @@
 /* dispatch.c: the op call path (dispatch.h) and the registry's runtime
    table, expanded from src/ops/registry.h. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "dispatch.h"
@@ -81,19 +82,15 @@ static __attribute__((noinline, cold)) const mt_device_kernels *no_kernel(const 
   return NULL;
 }
 
-enum { FAMILY_UNARY, FAMILY_BINARY, FAMILY_REDUCE, FAMILY_ALONG, FAMILY_SELECT, FAMILY_PRODUCT, FAMILY_ADD_PRODUCT };
-static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, int family) {
+/* The kernels of t's device, when it has the one in slot (SLOT(unary),
+   ...); the CPU has them all. */
+#define SLOT(family) offsetof(mt_device_kernels, family)
+static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, size_t slot) {
   int device = t && t->storage ? t->storage->device : MT_CPU;
   if (__builtin_expect(device == MT_CPU, 1)) return &device_kernels[MT_CPU];
   const mt_device_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &device_kernels[device] : NULL;
-  void *fn = !k ? NULL
-             : family == FAMILY_UNARY ? (void *)k->unary
-             : family == FAMILY_BINARY ? (void *)k->binary
-             : family == FAMILY_REDUCE ? (void *)k->reduce
-             : family == FAMILY_ALONG ? (void *)k->along
-             : family == FAMILY_SELECT ? (void *)k->select
-             : family == FAMILY_PRODUCT ? (void *)k->product
-                                        : (void *)k->add_product;
+  void (*fn)(void) = NULL;
+  if (k) memcpy(&fn, (const char *)k + slot, sizeof fn);
   if (!fn) return no_kernel(mt_op_names[op], device);
   return k;
 }
@@ -140,10 +137,16 @@ static int inplace_protocol(mt_op op, const mt_tensor *self, const mt_tensor *ot
 }
 
 /* The protocol's end: t (computed out of place from src, a copy of self
-   with its history) is cast to self's dtype and written into self, which
-   takes its history; t and src are released. */
-static int inplace_commit(mt_tensor *self, mt_tensor *t, mt_tensor *src, int rc) {
+   with its history), which must have self's shape, is cast to self's dtype
+   and written into self, which takes its history; t and src are
+   released. */
+static int inplace_commit(mt_op op, mt_tensor *self, mt_tensor *t, mt_tensor *src, int rc) {
   mt_tensor c = {0};
+  if (!rc && !mt_same_shape(t, self)) {         /* broadcasting made the result larger than self */
+    char b1[128], b2[128];
+    rc = mt_fail("%s_: self has size %s but the result has size %s", mt_op_names[op],
+                 mt_shape_str(self, b1, sizeof b1), mt_shape_str(t, b2, sizeof b2));
+  }
   if (!rc && t->dtype != self->dtype) {         /* computed in the promoted type, stored in self's */
     rc = mt_call_cast(&c, t, self->dtype);
     if (!rc) { drop(t); *t = c; }
@@ -162,7 +165,7 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
 /* ---- unary ---- */
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_unary");
-  const mt_device_kernels *k = kernels_for(op, x, FAMILY_UNARY);
+  const mt_device_kernels *k = kernels_for(op, x, SLOT(unary));
   if (!k) return -1;
   int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
   if (need < 0) return -1;
@@ -170,7 +173,7 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
   if (need) {                                     /* x = x:op(), for autograd */
     mt_tensor src = {0}, t = {0};
     rc = ag.inplace_source(&src, x) || k->unary(&t, &src, op, 0, default_float) || ag.record_unary(&t, &src, op);
-    rc = inplace_commit(x, &t, &src, rc);
+    rc = inplace_commit(op, x, &t, &src, rc);
   } else {
     rc = k->unary(inplace ? x : r, x, op, inplace, default_float);
     if (!rc && !inplace && x->grad_meta) rc = ag.record_unary(r, x, op);
@@ -183,7 +186,7 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_binary");
-  const mt_device_kernels *k = kernels_for(op, a->t ? a->t : b->t, FAMILY_BINARY);
+  const mt_device_kernels *k = kernels_for(op, a->t ? a->t : b->t, SLOT(binary));
   if (!k) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
   mt_tensor *self = (mt_tensor *)a->t;
@@ -199,7 +202,7 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
       if (sb.t == self) sb.t = &src;              /* x:mul_(x) */
       rc = k->binary(&t, &sa, &sb, op, alpha, 0, default_float) || ag.record_binary(&t, &sa, &sb, op, alpha);
     }
-    rc = inplace_commit(self, &t, &src, rc);
+    rc = inplace_commit(op, self, &t, &src, rc);
   } else {
     rc = k->binary(inplace ? self : r, a, b, op, alpha, inplace, default_float);
     if (!rc && !inplace && ((a->t && a->t->grad_meta) || (b->t && b->t->grad_meta)))
@@ -213,7 +216,7 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
 int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_reduce(op), 0)) return wrong_family(op, "mt_call_reduce");
-  const mt_device_kernels *k = kernels_for(op, x, FAMILY_REDUCE);
+  const mt_device_kernels *k = kernels_for(op, x, SLOT(reduce));
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->reduce(r, x, op, mask, keepdim, dtype, param, default_float);
@@ -225,7 +228,7 @@ int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, in
 /* ---- ops along a dim ---- */
 int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype) {
   if (__builtin_expect(!mt_op_is_along(op), 0)) return wrong_family(op, "mt_call_along");
-  const mt_device_kernels *k = kernels_for(op, x, FAMILY_ALONG);
+  const mt_device_kernels *k = kernels_for(op, x, SLOT(along));
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->along(r, x, op, dim, dtype);
@@ -238,7 +241,7 @@ int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype
 int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
                    int keepdim, int flag, int64_t base) {
   if (__builtin_expect(!mt_op_is_select(op), 0)) return wrong_family(op, "mt_call_select");
-  const mt_device_kernels *k_ = kernels_for(op, x, FAMILY_SELECT);
+  const mt_device_kernels *k_ = kernels_for(op, x, SLOT(select));
   if (!k_) return -1;
   HOOK(op, 0);
   int rc = k_->select(values, indices, x, op, k, dim, keepdim, flag);
@@ -254,7 +257,7 @@ int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt
 /* ---- products ---- */
 int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op) {
   if (__builtin_expect(!mt_op_is_product(op), 0)) return wrong_family(op, "mt_call_product");
-  const mt_device_kernels *k = kernels_for(op, a, FAMILY_PRODUCT);
+  const mt_device_kernels *k = kernels_for(op, a, SLOT(product));
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->product(r, a, b, op);
@@ -266,7 +269,7 @@ int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op 
 int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                         double beta, double alpha, int inplace) {
   if (__builtin_expect(!mt_op_is_add_product(op), 0)) return wrong_family(op, "mt_call_add_product");
-  const mt_device_kernels *k = kernels_for(op, input, FAMILY_ADD_PRODUCT);
+  const mt_device_kernels *k = kernels_for(op, input, SLOT(add_product));
   if (!k) return -1;
   int need = 0;
   if (inplace && (need = inplace_protocol(op, input, a)) == 0) need = inplace_protocol(op, input, b);
@@ -281,12 +284,7 @@ int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, cons
       rc = k->add_product(&t, &src, sa, sb, op, beta, alpha, 0) ||
            ag.record_add_product(&t, &src, sa, sb, op, beta, alpha);
     }
-    if (!rc && !mt_same_shape(&t, input)) {
-      char b1[128], b2[128];
-      rc = mt_fail("%s_: self has size %s but the product has size %s", mt_op_names[op],
-                   mt_shape_str(input, b1, sizeof b1), mt_shape_str(&t, b2, sizeof b2));
-    }
-    rc = inplace_commit(input, &t, &src, rc);
+    rc = inplace_commit(op, input, &t, &src, rc);
   } else {
     rc = k->add_product(inplace ? input : r, input, a, b, op, beta, alpha, inplace);
     if (!rc && !inplace && (input->grad_meta || a->grad_meta || b->grad_meta))

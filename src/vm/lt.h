@@ -68,6 +68,15 @@ void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *function
 /* The next word of a registry string of words separated by spaces (the
    aliases, the domains): its start, its length in *n; NULL at the end. */
 const char *lt_next_word(const char **p, size_t *n);
+/* Binds fn, with upvalues the metatable and code, as name (len bytes, with
+   "_" after it when inplace) in the methods table and, unless methods_only,
+   in torch; stack: methods torch mt. */
+void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int methods_only, lua_CFunction fn,
+                lua_Integer code);
+/* Calls bind(L, name, len, op) for each Lua name of the registry's ops
+   first..end-1: its own name when it has one, and each alias. */
+typedef void (*lt_op_binder)(lua_State *L, const char *name, size_t len, int op);
+void lt_bind_registry(lua_State *L, int first, int end, lt_op_binder bind);
 
 /* The same for ops with no derivative yet: they raise when an input requires
    grad rather than return a result without history (lt_autograd.c). */

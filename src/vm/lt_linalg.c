@@ -70,31 +70,15 @@ static int add_product_call(lua_State *L) {
   return 1;
 }
 
-/* name (and name_ for the add* products) under each registry name of a
-   product, as a method and as torch.name; stack: methods torch mt */
-static void set_product(lua_State *L, const char *name, size_t len, mt_op op) {
-  char buf[64];
-  if (len + 2 > sizeof buf) return;
-  int add = mt_op_is_add_product(op);
-  for (int inplace = 0; inplace <= add; inplace++) {
-    memcpy(buf, name, len);
-    buf[len] = '_';
-    buf[len + (size_t)inplace] = 0;
-    for (int table = -4; table <= -3; table++) {
-      if (inplace && table == -3) continue;       /* in place: methods only, as PyTorch */
-      lua_pushvalue(L, -1);
-      lua_pushinteger(L, add ? (lua_Integer)op * 2 + inplace : (lua_Integer)op);
-      lua_pushcclosure(L, add ? add_product_call : product_call, 2);
-      lua_setfield(L, table, buf);
-    }
+/* name (and name_ for the add* products, a method only, as PyTorch's) under
+   a registry name of a product; stack: methods torch mt */
+static void set_product(lua_State *L, const char *name, size_t len, int op) {
+  if (!mt_op_is_add_product(op)) {
+    lt_bind_op(L, name, len, 0, 0, product_call, op);
+    return;
   }
+  for (int inplace = 0; inplace <= 1; inplace++)
+    lt_bind_op(L, name, len, inplace, inplace, add_product_call, (lua_Integer)op * 2 + inplace);
 }
 
-void lt_open_linalg(lua_State *L) {
-  for (int op = MT_OP_END_SELECT; op < MT_NUM_OPS; op++) {
-    const mt_op_info *info = &mt_op_infos[op];
-    set_product(L, info->name, strlen(info->name), (mt_op)op);
-    size_t n;
-    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_product(L, w, n, (mt_op)op);
-  }
-}
+void lt_open_linalg(lua_State *L) { lt_bind_registry(L, MT_OP_END_SELECT, MT_NUM_OPS, set_product); }

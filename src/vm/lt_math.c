@@ -115,29 +115,9 @@ static int m_floor_divide(lua_State *L) { return binary(L, MT_OP_div_floor, 0); 
 
 /* name (and name_ when in place) for op, as a method and as torch.name;
    stack: methods torch mt */
-static void set_op(lua_State *L, const char *name, size_t len, mt_op op) {
-  char buf[64];
-  if (len + 2 > sizeof buf) return;
-  for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++) {
-    memcpy(buf, name, len);
-    if (inplace) buf[len++] = '_';
-    buf[len] = 0;
-    for (int table = -4; table <= -3; table++) {
-      lua_pushvalue(L, -1);
-      lua_pushinteger(L, (lua_Integer)op * 4 + (mt_op_infos[op].arity == 2) * 2 + inplace);
-      lua_pushcclosure(L, op_call, 2);
-      lua_setfield(L, table, buf);
-    }
-  }
-}
-
-static void set_registry_ops(lua_State *L) {
-  for (int op = 0; op < MT_NUM_POINTWISE_OPS; op++) {
-    const mt_op_info *info = &mt_op_infos[op];
-    if (info->lua_name) set_op(L, info->name, strlen(info->name), (mt_op)op);
-    size_t n;
-    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_op(L, w, n, (mt_op)op);
-  }
+static void set_op(lua_State *L, const char *name, size_t len, int op) {
+  for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
+    lt_bind_op(L, name, len, inplace, 0, op_call, (lua_Integer)op * 4 + (mt_op_infos[op].arity == 2) * 2 + inplace);
 }
 
 /* 0-dim (one-element) tensors compare with numbers as numbers */
@@ -210,7 +190,7 @@ static const luaL_Reg registry_functions[] = {
   {"_ops", m_ops}, {"_op_counter", m_op_counter}, {"_op_counts", m_op_counts}, {NULL, NULL}};
 
 void lt_open_math(lua_State *L) {
-  set_registry_ops(L);
+  lt_bind_registry(L, 0, MT_NUM_POINTWISE_OPS, set_op);
   lt_setfuncs(L, NULL, registry_functions);
   for (const luaL_Reg *m = metamethods; m->name; m++) {
     lua_pushvalue(L, -1);

@@ -383,36 +383,19 @@ static int along_call(lua_State *L) {
   return 1;
 }
 
-/* x:op() and torch.op(x) under each registry name of a reduction or an op
-   along a dim; stack: methods torch mt */
-static void set_reduction(lua_State *L, const char *name, size_t len, mt_op op) {
+/* x:op() and torch.op(x) under a registry name of a reduction, an op along
+   a dim or a selection; stack: methods torch mt */
+static void set_reduction(lua_State *L, const char *name, size_t len, int op) {
   const char *sig = mt_op_infos[op].signature;
   int kind = !strcmp(sig, "var") ? SIG_VAR : !strcmp(sig, "norm") ? SIG_NORM : SIG_DIMS;
   if (mt_op_is_select(op))
     kind = !strcmp(sig, "kth") ? SEL_KTH : !strcmp(sig, "sort") ? SEL_SORT : !strcmp(sig, "topk") ? SEL_TOPK : SEL_DIM;
-  lua_pushlstring(L, name, len);
-  const char *key = lua_tostring(L, -1);
-  for (int table = -5; table <= -4; table++) {
-    lua_pushvalue(L, -2);
-    lua_pushinteger(L, (lua_Integer)op * 4 + kind);
-    lua_pushcclosure(L, mt_op_is_select(op) ? select_call : mt_op_is_along(op) ? along_call : reduce_call, 2);
-    lua_setfield(L, table, key);
-  }
-  lua_pop(L, 1);
-}
-
-static void set_registry_reductions(lua_State *L) {
-  for (int op = MT_NUM_POINTWISE_OPS; op < MT_OP_END_SELECT; op++) {
-    const mt_op_info *info = &mt_op_infos[op];
-    if (!info->lua_name) continue;
-    set_reduction(L, info->name, strlen(info->name), (mt_op)op);
-    size_t n;
-    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) set_reduction(L, w, n, (mt_op)op);
-  }
+  lua_CFunction fn = mt_op_is_select(op) ? select_call : mt_op_is_along(op) ? along_call : reduce_call;
+  lt_bind_op(L, name, len, 0, 0, fn, (lua_Integer)op * 4 + kind);
 }
 
 void lt_open_reduce(lua_State *L) {
-  set_registry_reductions(L);
+  lt_bind_registry(L, MT_NUM_POINTWISE_OPS, MT_OP_END_SELECT, set_reduction);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
   lt_setfuncs_guarded(L, reduce_methods, NULL);
 }

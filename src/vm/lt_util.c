@@ -1,7 +1,9 @@
-/* lt_util.c: small utilities with no tensor in them: a monotonic clock and
-   Torch7's torch.Timer. */
+/* lt_util.c: small utilities with no tensor in them: a monotonic clock,
+   Torch7's torch.Timer, and the binding of the registry's names. */
+#include <string.h>
 #include <time.h>
 #include "lt.h"
+#include "../ops/dispatch.h"
 
 static double now(void) {
   struct timespec ts;
@@ -76,4 +78,28 @@ const char *lt_next_word(const char **p, size_t *n) {
   *n = strcspn(word, " ");
   *p += *n;
   return word;
+}
+
+void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int methods_only, lua_CFunction fn,
+                lua_Integer code) {
+  char key[64];
+  if (len + 2 > sizeof key) luaL_error(L, "registry name too long: %s", name);
+  memcpy(key, name, len);
+  key[len] = '_';
+  key[len + (inplace != 0)] = 0;
+  for (int table = -4; table <= (methods_only ? -4 : -3); table++) {
+    lua_pushvalue(L, -1);
+    lua_pushinteger(L, code);
+    lua_pushcclosure(L, fn, 2);
+    lua_setfield(L, table, key);
+  }
+}
+
+void lt_bind_registry(lua_State *L, int first, int end, lt_op_binder bind) {
+  for (int op = first; op < end; op++) {
+    const mt_op_info *info = &mt_op_infos[op];
+    if (info->lua_name) bind(L, info->name, strlen(info->name), op);
+    size_t n;
+    for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) bind(L, w, n, op);
+  }
 }
