@@ -30,7 +30,58 @@ BUSTED = busted --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./$(BUILD)/?.so'
 
 .PHONY: all deps test run asan asan-build install clean bench FORCE
 
-all: $(LIB) $(CORE) $(TH)
+# ---- the CUDA backend (src/cuda -> build/torch/cuda.so) ----
+# Built whenever nvcc is found: on PATH, under $CUDA_HOME, or in the bin/ of
+# the toolkit's default prefix (which PATH often lacks); `make CUDA=0` skips
+# it. The CPU build never links CUDA: cuda.so links libmoontorch.so, and
+# `require 'torch'` loads it only when it is present and a GPU answers.
+# Device code for sm_80 and sm_90, plus PTX for newer GPUs; warnings are
+# errors in the CUDA sources.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || \
+  { [ -n "$$CUDA_HOME" ] && [ -x "$$CUDA_HOME/bin/nvcc" ] && echo "$$CUDA_HOME/bin/nvcc"; } || \
+  { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+CUDA ?= $(if $(NVCC),1,0)
+CUDA_ROOT = $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+  -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS = -std=c++17 -O3 $(CUDA_ARCH) -Werror all-warnings \
+  -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter $(NVCCFLAGS)
+CUDA_CFLAGS = -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Werror -I$(CUDA_ROOT)/include $(PKG_CFLAGS)
+CUDA_SRC := $(wildcard src/cuda/*.cu)
+CUDA_CSRC := $(wildcard src/cuda/*.c)
+CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.cu.o) $(CUDA_CSRC:%.c=$(BUILD)/%.o)
+CUDA_LIB := $(BUILD)/torch/cuda.so
+ifeq ($(CUDA),1)
+CUDA_TARGET := $(CUDA_LIB)
+endif
+
+all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET)
+
+cuda: $(CUDA_LIB)
+.PHONY: cuda
+
+NVCC_STAMP := $(BUILD)/.nvccflags
+$(NVCC_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(NVCC) $(NVCC_FLAGS)' | cmp -s - $@ || echo '$(NVCC) $(NVCC_FLAGS)' > $@
+
+$(BUILD)/src/cuda/%.cu.o: src/cuda/%.cu $(NVCC_STAMP) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/src/cuda/%.o: src/cuda/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CUDA_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(CUDA_OBJ:.o=.d)
+
+# cudart and cuBLAS from the toolkit's lib64 (rpath there and to the
+# toolkit's usual prefix), the engine from build/ beside it.
+$(CUDA_LIB): $(CUDA_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $(CUDA_OBJ) -L$(BUILD) -lmoontorch \
+	  -L$(CUDA_ROOT)/lib64 -lcublas -lcudart -lstdc++ \
+	  -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..:$(CUDA_ROOT)/lib64:/usr/local/cuda/lib64' -lm
 
 $(DEPS_STAMP): scripts/deps.sh
 	@sh scripts/deps.sh
@@ -96,7 +147,7 @@ run: all
 ASAN_BUILD := build-asan
 ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 asan-build:
-	$(MAKE) BUILD=$(ASAN_BUILD) OPT=-O1 SAN='$(ASAN_SAN)' all
+	$(MAKE) BUILD=$(ASAN_BUILD) OPT=-O1 SAN='$(ASAN_SAN)' CUDA=0 all
 
 ASAN_BUSTED = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
@@ -121,6 +172,7 @@ install: all
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(CORE) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/
 	install -m 755 $(TH) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/)
 	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
 
 clean:
@@ -156,7 +208,7 @@ FUZZ_BUILD := build-fuzz
 FUZZ_TARGETS := t7 safetensors
 fuzz-loaders:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 SAN='-fsanitize=address,fuzzer-no-link -fno-omit-frame-pointer' \
-	  CFLAGS='-Wno-pass-failed -Wno-unknown-warning-option' all
+	  CFLAGS='-Wno-pass-failed -Wno-unknown-warning-option' CUDA=0 all
 	for t in $(FUZZ_TARGETS); do \
 	  clang -std=gnu11 -O1 -g -Wall -Wextra -fsanitize=address,fuzzer $(PKG_CFLAGS) -DFUZZ_LOADER="\"$$t\"" \
 	    -DFUZZ_LIB="\"$(CURDIR)/lib\"" fuzz/fuzz_loader.c $(VM_SRC:%.c=$(FUZZ_BUILD)/%.o) -L$(FUZZ_BUILD) -lmoontorch \

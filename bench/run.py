@@ -110,11 +110,20 @@ def main():
             sys.exit('bench: no benchmark named %s' % only)
     rows, failures = [], []
     print('moontorch vs PyTorch %s, %s thread(s), %d runs each (median)\n' % (torch_version, THREADS, RUNS))
+    gpu = None
     for name in names:
         lua_file = os.path.join(HERE, name + '.lua')
         py_file = os.path.join(HERE, name + '.py')
         c_file = os.path.join(HERE, name + '.c')
-        whole = open(lua_file).readline().startswith('-- whole-process')
+        first = open(lua_file).readline()
+        if first.startswith('-- gpu'):                 # GPU benchmarks: only where PyTorch sees a GPU
+            if gpu is None:
+                gpu = subprocess.run([py, '-c', 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)'],
+                                     env=env()).returncode == 0
+            if not gpu:
+                print('%s: skipped (no GPU)\n' % name)
+                continue
+        whole = first.startswith('-- whole-process')
         sides = [('moontorch', [TH, lua_file]), ('pytorch', [py, py_file])]
         if os.path.exists(c_file):
             sides.append(('C', [c_binary(c_file)]))

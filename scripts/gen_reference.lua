@@ -16,6 +16,7 @@ local AREA_TITLES = {
   tensor = 'Tensors: creation, properties, conversion', shape = 'Views and shapes',
   math = 'Elementwise math', reduce = 'Reductions, sorting and comparisons', index = 'Indexing',
   linalg = 'Matrix products', random = 'Random numbers', autograd = 'Autograd', util = 'Utilities',
+  cuda = 'Devices and CUDA',
 }
 local LUA_SECTIONS = {
   {'torch.', 'More of torch'}, {'x:', 'More tensor methods'}, {'torch.autograd.', 'More of torch.autograd'},

@@ -29,7 +29,7 @@ end
 describe('help', function()
   it('documents every public function of torch, nn, optim and data', function()
     local roots = {
-      torch = torch, ['x:'] = torch._methods, ['torch.autograd'] = torch.autograd,
+      torch = torch, ['x:'] = torch._methods, ['torch.autograd'] = torch.autograd, ['torch.cuda'] = torch.cuda,
       nn = nn, ['nn.functional'] = nn.functional, ['nn.init'] = nn.init, ['nn.utils'] = nn.utils,
       optim = optim, ['optim.lr_scheduler'] = optim.lr_scheduler, data = data,
     }

@@ -346,35 +346,56 @@ end
 local dtype_of_typename = {['torch.FloatTensor'] = 'float32', ['torch.DoubleTensor'] = 'float64',
                            ['torch.HalfTensor'] = 'float16', ['torch.BFloat16Tensor'] = 'bfloat16'}
 
--- module:to(dtype or 'cpu'): converts floating parameters and buffers in place (the
--- parameter objects stay the same, so optimizers keep working); returns self.
+-- module:to(dtype), module:to('cuda'), module:to{dtype=, device=}, module:to(tensor) (its
+-- dtype and device): converts floating parameters and buffers in place, and moves every
+-- parameter and buffer to the device (the parameter objects stay the same, so optimizers
+-- keep working); returns self.
 function Module:to(target)
-  local dtype = target
-  if type(target) == 'table' then dtype = target.dtype end
-  if dtype == 'cpu' or dtype == nil then return self end
-  dtype = dtype_of_typename[dtype] or dtype
-  if dtype ~= 'float32' and dtype ~= 'float64' and dtype ~= 'float16' and dtype ~= 'bfloat16' then
-    error("to: expected a floating dtype or 'cpu', got " .. tostring(target), 2)
+  local dtype, device
+  if torch.is_tensor(target) then
+    dtype, device = target.dtype, target.device
+  elseif type(target) == 'table' then
+    dtype, device = target.dtype, target.device
+  elseif target == 'cpu' or (type(target) == 'string' and target:match('^cuda')) then
+    device = target
+  else
+    dtype = target
+  end
+  if dtype ~= nil then
+    dtype = dtype_of_typename[dtype] or dtype
+    if dtype ~= 'float32' and dtype ~= 'float64' and dtype ~= 'float16' and dtype ~= 'bfloat16' then
+      error("to: expected a floating dtype or a device, got " .. tostring(target), 2)
+    end
+  end
+  if device ~= nil then device = torch.device(device) end
+  local function moved(t, floating)
+    local want = {dtype = floating and dtype or nil, device = device}
+    return t:to(want)
   end
   torch.no_grad(function()
     for _, m in ipairs(self:modules()) do
       for _, p in ipairs(each_named(m, '_param_names')) do
         local t = p[2]
-        if t.dtype ~= dtype then
+        local r = moved(t, true)
+        if r ~= t then
           local g = t.grad
           t.grad = nil
           flat_grads[t] = nil
-          t:set_(t:to(dtype))
-          if g ~= nil then t.grad = g:to(dtype) end
+          t:set_(r)
+          if g ~= nil then t.grad = moved(g, true) end
         end
       end
       for _, b in ipairs(each_named(m, '_buffer_names')) do
-        if b[2]:is_floating_point() and b[2].dtype ~= dtype then m[b[1]] = b[2]:to(dtype) end
+        m[b[1]] = moved(b[2], b[2]:is_floating_point())
       end
     end
   end)
   return self
 end
+
+-- module:cuda() / module:cpu(): to('cuda') / to('cpu').
+function Module:cuda(index) return self:to(index and 'cuda:' .. index or 'cuda') end
+function Module:cpu() return self:to('cpu') end
 
 -- module:float() / module:double(): to('float32') / to('float64').
 function Module:float() return self:to('float32') end

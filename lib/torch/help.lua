@@ -6,7 +6,7 @@
 local torch = require 'torch.core'
 
 -- The areas of lib/torch/doc, in the order docs/reference.md lists them.
-local DOC_AREAS = {'tensor', 'shape', 'math', 'reduce', 'index', 'linalg', 'random', 'autograd', 'util'}
+local DOC_AREAS = {'tensor', 'shape', 'math', 'reduce', 'index', 'linalg', 'random', 'autograd', 'util', 'cuda'}
 
 local docs = setmetatable({}, {__mode = 'k'})     -- value -> text: torch.doc and the doc tables
 local doc_problems = {}                           -- mistakes in the doc tables, for the help spec

@@ -131,6 +131,7 @@ size_mt.__index = {
   totable = function(s) return {table.unpack(s)} end,
 }
 
+require 'torch.device'
 require 'torch.print'
 
 -- torch.autograd: the engine's entry points (src/autograd through src/vm/lt_autograd.c)

@@ -100,7 +100,7 @@ end
 function torch._tensor_tostring(x)
   local typename, size = x:type(), x:size()
   local n = #size
-  local values = x:_flat_values()
+  local values = (x.is_cuda and x:detach():cpu() or x):_flat_values()   -- a GPU's values, copied
   local is_float = is_float_dtype[x.dtype]
   if n == 0 then return scalar_string(values[1], is_float) end
   if #values == 0 then
@@ -232,7 +232,7 @@ end
 function torch._tensor_summary(x)
   local size = x:size()
   local n = #size
-  local corner = x:detach()
+  local corner = x.is_cuda and x:detach():cpu() or x:detach()
   local keep = {}
   for d = 1, n do
     keep[d] = kept(size[d])

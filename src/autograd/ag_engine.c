@@ -559,7 +559,7 @@ static int accumulate_into(mt_ag_meta *m, const mt_tensor *grad_out) {
     return 0;
   }
   mt_operand a = {&m->grad, 0, 0}, b = {grad_out, 0, 0};
-  return mt_binary(&m->grad, &a, &b, MT_OP_add, 1, 1, MT_FLOAT32);
+  return mt_run_binary(&m->grad, &a, &b, MT_OP_add, 1, 1, MT_FLOAT32);
 }
 
 /* ---- the walk ---- */
@@ -669,7 +669,7 @@ static int root_grad(const char *op, const mt_tensor *root, const mt_tensor *gra
     return mt_fail("%s: grad can be implicitly created only for scalar outputs (output has shape %s)", op,
                    mt_shape_str(root, b, sizeof b));
   }
-  if (mt_tensor_init(g, root->dtype, root->ndim, root->shape)) return -1;
+  if (mt_tensor_init_like(g, root->dtype, root->ndim, root->shape, root)) return -1;
   mt_fill(g, 1);
   return 0;
 }

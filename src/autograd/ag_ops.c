@@ -153,7 +153,35 @@ static int ag_record_one(mt_tensor *r, const mt_tensor *x, const char *name, mt_
 
 int mt_ag_record_view(mt_tensor *r, const mt_tensor *x) { return ag_record_one(r, x, "ViewBackward", view_backward); }
 int mt_ag_record_expand(mt_tensor *r, const mt_tensor *x) { return ag_record_one(r, x, "ExpandBackward", expand_backward); }
-int mt_ag_record_cast(mt_tensor *r, const mt_tensor *x) { return ag_record_one(r, x, "ToCopyBackward", view_backward); }
+/* x's dtype and device (dims: the device type and index); a move between
+   devices is itself recorded under create_graph */
+static int to_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  ag_failed = 0;
+  mt_tensor t = ag_cast(g, n->in_dtype[0]);
+  if (!ag_failed && (mt_device_of(&t) != n->dims[0] || mt_device_index_of(&t) != n->dims[1])) {
+    mt_tensor m = {0};
+    if (mt_tensor_init_on("to", &m, t.dtype, t.ndim, t.shape, n->dims[0], n->dims[1]) || mt_copy(&m, &t) ||
+        mt_ag_record_cast(&m, &t)) {
+      ag_drop(&m);
+      ag_failed = 1;
+    }
+    ag_drop(&t);
+    t = m;
+  }
+  gi[0] = t;
+  return ag_done();
+}
+
+/* r = x in another dtype or on another device */
+int mt_ag_record_cast(mt_tensor *r, const mt_tensor *x) {
+  if (ag_record_one(r, x, "ToCopyBackward", to_backward)) return -1;
+  mt_ag_meta *m = r->grad_meta;
+  if (m && m->grad_fn && m->grad_fn->backward == to_backward) {
+    m->grad_fn->dims[0] = mt_device_of(x);
+    m->grad_fn->dims[1] = mt_device_index_of(x);
+  }
+  return 0;
+}
 
 int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1) {
   if (ag_record_one(r, x, "TransposeBackward", transpose_backward)) return -1;

@@ -56,7 +56,9 @@ static int holds_zero(const mt_tensor *x, int *found) {
   mt_operand a = {x, 0, 0}, zero = {NULL, 0, 0};
   int rc = mt_call_binary(&eq, &a, &zero, MT_OP_eq, 1, 0, MT_FLOAT32) ||
            mt_call_reduce(&any, &eq, MT_OP_any, MT_ALL_DIMS, 0, -1, 0, MT_FLOAT32);
-  if (!rc) *found = mt_get_i64(any.dtype, mt_data(&any)) != 0;
+  double v = 0;
+  if (!rc) rc = mt_item(&any, &v);
+  if (!rc) *found = v != 0;
   mt_tensor_release(&eq);
   mt_tensor_release(&any);
   return rc ? -1 : 0;
@@ -99,7 +101,7 @@ static mt_tensor exclusive_cumprod(const mt_tensor *x, int dim) {
   int64_t shape[MT_MAX_DIMS], len = x->shape[dim];
   memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
   shape[dim] = 1;
-  if (mt_tensor_init(&ones, x->dtype, x->ndim, shape) || mt_fill(&ones, 1)) {
+  if (mt_tensor_init_like(&ones, x->dtype, x->ndim, shape, x) || mt_fill(&ones, 1)) {
     mt_tensor_release(&ones);
     ag_failed = 1;
     return r;

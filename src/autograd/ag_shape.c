@@ -11,6 +11,7 @@
 #include "../tensor/mt_shape.h"
 #include "../tensor/mt_index.h"
 #include "../tensor/mt_ops.h"
+#include "../ops/dispatch.h"
 
 /* ---- parametric views and rearrangements: one family of nodes ----
    A spec names the op and its parameters; it lives in the node (op, dims,
@@ -98,17 +99,18 @@ static mt_tensor ag_apply(const mt_tensor *x, const vspec *s) {
 
 static int add_into(mt_tensor *v, const mt_tensor *g) {
   mt_operand a = {v, 0, 0}, b = {g, 0, 0};
-  return mt_binary(v, &a, &b, MT_OP_add, 1, 1, MT_FLOAT32);
+  return mt_run_binary(v, &a, &b, MT_OP_add, 1, 1, MT_FLOAT32);
 }
 
-static int zeros(mt_tensor *r, int dtype, int ndim, const int64_t *shape) {
-  if (mt_tensor_init(r, dtype, ndim, shape)) return -1;
+/* zeros on like's device */
+static int zeros(mt_tensor *r, int dtype, int ndim, const int64_t *shape, const mt_tensor *like) {
+  if (mt_tensor_init_like(r, dtype, ndim, shape, like)) return -1;
   return mt_fill(r, 0);
 }
 
 /* zeros of (ndim, shape) with g added into the view the spec takes */
 static int scatter_compute(mt_tensor *r, const mt_tensor *g, const vspec *s, int ndim, const int64_t *shape) {
-  if (zeros(r, g->dtype, ndim, shape)) return -1;
+  if (zeros(r, g->dtype, ndim, shape, g)) return -1;
   mt_tensor v = {0}, gk = {0};
   int rc = 0;
   if (s->kind == K_UNFOLD) {                   /* windows overlap: one window offset at a time */
@@ -532,9 +534,9 @@ static int index_compute(int kind, mt_tensor *r, const mt_tensor *x, int dim, co
   case I_SELECT: return mt_index_select(r, x, dim, idx, base);
   case I_GATHER: return mt_gather(r, x, dim, idx, base);
   case I_MASK: return mt_index_mask(r, x, idx);
-  case I_ADD: return zeros(r, x->dtype, ndim, shape) || mt_index_add(r, dim, idx, x, 1, base) ? -1 : 0;
-  case I_SCATTER: return zeros(r, x->dtype, ndim, shape) || mt_scatter(r, dim, idx, x, 1, base) ? -1 : 0;
-  default: return zeros(r, x->dtype, ndim, shape) || mt_index_mask_put(r, idx, x) ? -1 : 0;
+  case I_ADD: return zeros(r, x->dtype, ndim, shape, x) || mt_index_add(r, dim, idx, x, 1, base) ? -1 : 0;
+  case I_SCATTER: return zeros(r, x->dtype, ndim, shape, x) || mt_scatter(r, dim, idx, x, 1, base) ? -1 : 0;
+  default: return zeros(r, x->dtype, ndim, shape, x) || mt_index_mask_put(r, idx, x) ? -1 : 0;
   }
 }
 

@@ -82,17 +82,38 @@ static __attribute__((noinline, cold)) const mt_device_kernels *no_kernel(const 
   return NULL;
 }
 
-/* The kernels of t's device, when it has the one in slot (SLOT(unary),
-   ...); the CPU has them all. */
+/* The kernels of the device the inputs t, u, v (NULL: none) live on, when
+   it has the one in slot (SLOT(unary), ...); the CPU has them all. Inputs
+   on different devices are refused, except a 0-dim CPU tensor beside GPU
+   tensors in an elementwise op (a number, as PyTorch allows). */
 #define SLOT(family) offsetof(mt_device_kernels, family)
-static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, size_t slot) {
-  int device = t && t->storage ? t->storage->device : MT_CPU;
-  if (__builtin_expect(device == MT_CPU, 1)) return &device_kernels[MT_CPU];
+static inline int device_of(const mt_tensor *t) { return t && t->storage ? t->storage->device : MT_CPU; }
+
+static __attribute__((noinline)) const mt_device_kernels *kernels_off_cpu(mt_op op, const mt_tensor *t,
+                                                                         const mt_tensor *u, const mt_tensor *v,
+                                                                         size_t slot) {
+  const mt_tensor *in[3] = {t, u, v}, *first = NULL;
+  int scalars_ok = mt_op_is_pointwise(op);
+  for (int i = 0; i < 3 && !first; i++)
+    if (device_of(in[i]) != MT_CPU) first = in[i];
+  for (int i = 0; i < 3; i++) {
+    if (!in[i] || in[i] == first || mt_same_device(in[i], first)) continue;
+    if (scalars_ok && device_of(in[i]) == MT_CPU && in[i]->ndim == 0) continue;
+    mt_check_same_device(mt_op_names[op], first, in[i]);
+    return NULL;
+  }
+  int device = device_of(first);
   const mt_device_kernels *k = device >= 0 && device < MT_NUM_DEVICES ? &device_kernels[device] : NULL;
   void (*fn)(void) = NULL;
   if (k) memcpy(&fn, (const char *)k + slot, sizeof fn);
   if (!fn) return no_kernel(mt_op_names[op], device);
   return k;
+}
+
+static inline const mt_device_kernels *kernels_for(mt_op op, const mt_tensor *t, const mt_tensor *u,
+                                                   const mt_tensor *v, size_t slot) {
+  if (__builtin_expect((device_of(t) | device_of(u) | device_of(v)) == MT_CPU, 1)) return &device_kernels[MT_CPU];
+  return kernels_off_cpu(op, t, u, v, slot);
 }
 
 /* an internal caller's op of the wrong family: a bug, reported, not run */
@@ -165,7 +186,7 @@ int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
 /* ---- unary ---- */
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_unary");
-  const mt_device_kernels *k = kernels_for(op, x, SLOT(unary));
+  const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(unary));
   if (!k) return -1;
   int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
   if (need < 0) return -1;
@@ -186,9 +207,11 @@ int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_binary");
-  const mt_device_kernels *k = kernels_for(op, a->t ? a->t : b->t, SLOT(binary));
+  const mt_device_kernels *k = kernels_for(op, a->t, b->t, NULL, SLOT(binary));
   if (!k) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
+  if (__builtin_expect(inplace && k != &device_kernels[device_of(a->t)], 0))   /* a CPU 0-dim self, GPU other */
+    return mt_check_same_device(mt_op_names[op], b->t, a->t);
   mt_tensor *self = (mt_tensor *)a->t;
   int rc, need = inplace ? inplace_protocol(op, self, b->t) : 0;
   if (need < 0) return -1;
@@ -212,11 +235,17 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
   return rc ? -1 : 0;
 }
 
+int mt_run_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
+                  int default_float) {
+  const mt_device_kernels *k = kernels_for(op, a->t, b->t, NULL, SLOT(binary));
+  return k ? k->binary(r, a, b, op, alpha, inplace, default_float) : -1;
+}
+
 /* ---- reductions ---- */
 int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_reduce(op), 0)) return wrong_family(op, "mt_call_reduce");
-  const mt_device_kernels *k = kernels_for(op, x, SLOT(reduce));
+  const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(reduce));
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->reduce(r, x, op, mask, keepdim, dtype, param, default_float);
@@ -228,7 +257,7 @@ int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, in
 /* ---- ops along a dim ---- */
 int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype) {
   if (__builtin_expect(!mt_op_is_along(op), 0)) return wrong_family(op, "mt_call_along");
-  const mt_device_kernels *k = kernels_for(op, x, SLOT(along));
+  const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(along));
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->along(r, x, op, dim, dtype);
@@ -241,7 +270,7 @@ int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype
 int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
                    int keepdim, int flag, int64_t base) {
   if (__builtin_expect(!mt_op_is_select(op), 0)) return wrong_family(op, "mt_call_select");
-  const mt_device_kernels *k_ = kernels_for(op, x, SLOT(select));
+  const mt_device_kernels *k_ = kernels_for(op, x, NULL, NULL, SLOT(select));
   if (!k_) return -1;
   HOOK(op, 0);
   int rc = k_->select(values, indices, x, op, k, dim, keepdim, flag);
@@ -257,7 +286,7 @@ int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt
 /* ---- products ---- */
 int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op) {
   if (__builtin_expect(!mt_op_is_product(op), 0)) return wrong_family(op, "mt_call_product");
-  const mt_device_kernels *k = kernels_for(op, a, SLOT(product));
+  const mt_device_kernels *k = kernels_for(op, a, b, NULL, SLOT(product));
   if (!k) return -1;
   HOOK(op, 0);
   int rc = k->product(r, a, b, op);
@@ -269,7 +298,7 @@ int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op 
 int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                         double beta, double alpha, int inplace) {
   if (__builtin_expect(!mt_op_is_add_product(op), 0)) return wrong_family(op, "mt_call_add_product");
-  const mt_device_kernels *k = kernels_for(op, input, SLOT(add_product));
+  const mt_device_kernels *k = kernels_for(op, input, a, b, SLOT(add_product));
   if (!k) return -1;
   int need = 0;
   if (inplace && (need = inplace_protocol(op, input, a)) == 0) need = inplace_protocol(op, input, b);

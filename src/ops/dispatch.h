@@ -54,7 +54,6 @@ typedef struct {
   int (*add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                      double beta, double alpha, int inplace);
 } mt_device_kernels;
-#define MT_NUM_DEVICES 2
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
 void mt_register_kernels(int device, const mt_device_kernels *k);
@@ -93,6 +92,11 @@ void mt_set_op_hook(mt_op_hook_fn hook);
    turned on): torch._op_counts(). */
 void mt_op_counter_enable(int on);
 int64_t mt_op_count(int op);
+
+/* The kernel of the operands' device alone: no hook, no autograd (the
+   engine's own gradient sums). */
+int mt_run_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
+                  int default_float);
 
 /* ---- calls ----
    Out of place, r is empty and receives the result. In place (inplace 1), r

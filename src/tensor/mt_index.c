@@ -752,6 +752,11 @@ static int where_operand(mt_tensor *v, mt_storage *s, char *buf, const mt_operan
 
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float) {
   const char *op = "where";
+  if (__builtin_expect((mt_device_of(cond) | (a->t ? mt_device_of(a->t) : 0) | (b->t ? mt_device_of(b->t) : 0)) != MT_CPU,
+                       0)) {
+    const mt_device_extra *k = mt_extra_for(op, cond, a->t, b->t);
+    return k ? k->where(r, cond, a, b, default_float) : -1;
+  }
   if (cond->dtype != MT_BOOL && cond->dtype != MT_UINT8)
     return mt_fail("%s: condition must be a bool (or uint8) tensor, got %s", op, mt_dtypes[cond->dtype].name);
   mt_operand both[2] = {*a, *b};

@@ -79,4 +79,19 @@ int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_
 typedef enum { MT_ACT_RELU, MT_ACT_TANH, MT_ACT_SIGMOID, MT_ACT_GELU, MT_ACT_GELU_TANH } mt_activation;
 int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
 
+/* ---- on other devices ----
+   Besides the registry's ops (the dispatcher's table), autograd's formulas
+   call where (WHERE) and the fused activation gradients (FUSED); a backend
+   registers its kernels for them here, with the semantics above. The
+   tensors reach them on one device (a 0-dim CPU operand of where aside). */
+typedef struct {
+  int (*where)(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
+  int (*activation_grad)(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
+} mt_device_extra;
+void mt_register_extra(int device, const mt_device_extra *k);
+/* The registered kernels of the device of t, u and v (NULL: none), or NULL
+   with an error naming op when they are on different devices or the device
+   has none; never called for CPU tensors. */
+const mt_device_extra *mt_extra_for(const char *op, const mt_tensor *t, const mt_tensor *u, const mt_tensor *v);
+
 #endif

@@ -384,7 +384,11 @@ static int check_operands(const char *name, mt_tensor *const *ops, int nops) {
     const mt_tensor *t = ops[k];
     if (!t) continue;
     if (!t->storage) return mt_fail("%s: the %s has no data", name, roles[k]);
-    if (t->storage->device != MT_CPU) return mt_fail("%s: the %s is not on the CPU", name, roles[k]);
+    if (!mt_same_device(t, p)) {
+      char d1[32], d2[32];
+      return mt_fail("%s: the %s is on %s, the parameter on %s", name, roles[k], mt_tensor_device_str(t, d1, sizeof d1),
+                     mt_tensor_device_str(p, d2, sizeof d2));
+    }
     if (!mt_dtype_is_float(t->dtype))
       return mt_fail("%s: the %s must be floating point, got %s", name, roles[k], mt_dtypes[t->dtype].name);
     if (k > 0 && !mt_same_shape(t, p))
@@ -405,12 +409,24 @@ static int in_place(mt_tensor *const *ops, int k, int dtype) {
   return 1;
 }
 
+static mt_optim_device_fn device_updates[MT_NUM_DEVICES];
+void mt_register_optim(int device, mt_optim_device_fn fn) {
+  if (device > MT_CPU && device < MT_NUM_DEVICES) device_updates[device] = fn;
+}
+
 /* ops: parameter, gradient, state buffers (NULL where unused); every
    operand but the gradient is written. */
-static int run_update(const char *name, mt_tensor *const *ops, int nops, range_fn f32, range_fn f64,
-                      const void *args) {
+static int run_update(const char *name, mt_optim_kind kind, mt_tensor *const *ops, int nops, range_fn f32,
+                      range_fn f64, const void *args) {
   if (check_operands(name, ops, nops)) return -1;
   const mt_tensor *p = ops[0];
+  int device = p->storage->device;
+  if (device != MT_CPU) {
+    char d[32];
+    if (device < 0 || device >= MT_NUM_DEVICES || !device_updates[device])
+      return mt_fail("%s: no kernel for parameters on %s", name, mt_tensor_device_str(p, d, sizeof d));
+    return device_updates[device](name, kind, ops, nops, args);
+  }
   int dtype = p->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
   mt_tensor work[MT_OPTIM_MAX_OPERANDS] = {{0}};
   char *data[MT_OPTIM_MAX_OPERANDS] = {0};
@@ -444,7 +460,7 @@ static int need(const char *name, const mt_tensor *t, const char *what) {
 int mt_optim_sgd(mt_tensor *p, const mt_tensor *g, mt_tensor *momentum_buffer, const mt_sgd_args *a) {
   if (a->momentum != 0 && need("optim.sgd", momentum_buffer, "the momentum buffer")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, a->momentum != 0 ? momentum_buffer : NULL};
-  return run_update("optim.sgd", ops, 3, sgd_f32, sgd_f64, a);
+  return run_update("optim.sgd", MT_OPTIM_SGD, ops, 3, sgd_f32, sgd_f64, a);
 }
 
 int mt_optim_adam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
@@ -453,7 +469,7 @@ int mt_optim_adam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tenso
       (a->amsgrad && need("optim.adam", max_exp_avg_sq, "max_exp_avg_sq (amsgrad)")))
     return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, exp_avg, exp_avg_sq, a->amsgrad ? max_exp_avg_sq : NULL};
-  return run_update("optim.adam", ops, 5, adam_f32, adam_f64, a);
+  return run_update("optim.adam", MT_OPTIM_ADAM, ops, 5, adam_f32, adam_f64, a);
 }
 
 int mt_optim_rmsprop(mt_tensor *p, const mt_tensor *g, mt_tensor *square_avg, mt_tensor *grad_avg,
@@ -464,39 +480,39 @@ int mt_optim_rmsprop(mt_tensor *p, const mt_tensor *g, mt_tensor *square_avg, mt
     return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, square_avg, a->centered ? grad_avg : NULL,
                       a->momentum > 0 ? momentum_buffer : NULL};
-  return run_update("optim.rmsprop", ops, 5, rmsprop_f32, rmsprop_f64, a);
+  return run_update("optim.rmsprop", MT_OPTIM_RMSPROP, ops, 5, rmsprop_f32, rmsprop_f64, a);
 }
 
 int mt_optim_adagrad(mt_tensor *p, const mt_tensor *g, mt_tensor *sum, const mt_adagrad_args *a) {
   if (need("optim.adagrad", sum, "sum")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, sum};
-  return run_update("optim.adagrad", ops, 3, adagrad_f32, adagrad_f64, a);
+  return run_update("optim.adagrad", MT_OPTIM_ADAGRAD, ops, 3, adagrad_f32, adagrad_f64, a);
 }
 
 int mt_optim_adadelta(mt_tensor *p, const mt_tensor *g, mt_tensor *square_avg, mt_tensor *acc_delta,
                       const mt_adadelta_args *a) {
   if (need("optim.adadelta", square_avg, "square_avg") || need("optim.adadelta", acc_delta, "acc_delta")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, square_avg, acc_delta};
-  return run_update("optim.adadelta", ops, 4, adadelta_f32, adadelta_f64, a);
+  return run_update("optim.adadelta", MT_OPTIM_ADADELTA, ops, 4, adadelta_f32, adadelta_f64, a);
 }
 
 int mt_optim_adamax(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tensor *exp_inf,
                     const mt_adamax_args *a) {
   if (need("optim.adamax", exp_avg, "exp_avg") || need("optim.adamax", exp_inf, "exp_inf")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, exp_avg, exp_inf};
-  return run_update("optim.adamax", ops, 4, adamax_f32, adamax_f64, a);
+  return run_update("optim.adamax", MT_OPTIM_ADAMAX, ops, 4, adamax_f32, adamax_f64, a);
 }
 
 int mt_optim_nadam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
                    const mt_nadam_args *a) {
   if (need("optim.nadam", exp_avg, "exp_avg") || need("optim.nadam", exp_avg_sq, "exp_avg_sq")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, exp_avg, exp_avg_sq};
-  return run_update("optim.nadam", ops, 4, nadam_f32, nadam_f64, a);
+  return run_update("optim.nadam", MT_OPTIM_NADAM, ops, 4, nadam_f32, nadam_f64, a);
 }
 
 int mt_optim_radam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
                    const mt_radam_args *a) {
   if (need("optim.radam", exp_avg, "exp_avg") || need("optim.radam", exp_avg_sq, "exp_avg_sq")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, exp_avg, exp_avg_sq};
-  return run_update("optim.radam", ops, 4, radam_f32, radam_f64, a);
+  return run_update("optim.radam", MT_OPTIM_RADAM, ops, 4, radam_f32, radam_f64, a);
 }

@@ -83,4 +83,20 @@ typedef struct {
 int mt_optim_radam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
                    const mt_radam_args *a);
 
+/* ---- on other devices ----
+   The updates above run on the device their parameter lives on. A backend
+   registers one function that runs any of them: ops are the parameter, the
+   gradient and the state buffers in the order of the functions above (NULL
+   where unused; nops of them), all on the device, floating, of the
+   parameter's shape (checked before); args is the kind's mt_*_args. Same
+   rules as the CPU: float64 parameters compute in double, the rest in
+   float; every operand but the gradient is written. */
+typedef enum {
+  MT_OPTIM_SGD, MT_OPTIM_ADAM, MT_OPTIM_RMSPROP, MT_OPTIM_ADAGRAD, MT_OPTIM_ADADELTA, MT_OPTIM_ADAMAX,
+  MT_OPTIM_NADAM, MT_OPTIM_RADAM
+} mt_optim_kind;
+typedef int (*mt_optim_device_fn)(const char *name, mt_optim_kind kind, mt_tensor *const *ops, int nops,
+                                  const void *args);
+void mt_register_optim(int device, mt_optim_device_fn fn);
+
 #endif

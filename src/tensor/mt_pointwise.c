@@ -4,6 +4,7 @@
 #include "mt_ops.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
+#include "mt_pointwise_rules.h"
 
 /* Generated code instantiates comparisons like v < 0 for unsigned and bool
    types, where they are trivially constant: that is intended. */
@@ -18,19 +19,6 @@ const char *const mt_op_names[MT_NUM_OPS] = {
 #define MT_LIST(list) list(MT_X, _)
   MT_OP_LISTS(MT_LIST)
 #undef MT_LIST
-#undef MT_X
-};
-
-/* Each op's class, from the list that declares it. */
-enum { C_UNARY_FLOAT, C_UNARY_FLOAT_ONLY, C_UNARY_ROUND, C_UNARY_SAME, C_UNARY_BOOL, C_BINARY,
-       C_BINARY_FLOAT, C_COMPARE };
-static const unsigned char op_class[MT_NUM_OPS] = {
-#define MT_X(name, expr, C, ...) [MT_OP_##name] = C,
-  MT_UNARY_FLOAT_OPS(MT_X, C_UNARY_FLOAT) MT_UNARY_FLOAT_ONLY_OPS(MT_X, C_UNARY_FLOAT_ONLY)
-  MT_UNARY_ROUND_OPS(MT_X, C_UNARY_ROUND)
-  MT_UNARY_SAME_OPS(MT_X, C_UNARY_SAME) MT_UNARY_BOOL_OPS(MT_X, C_UNARY_BOOL)
-  MT_BINARY_OPS(MT_X, C_BINARY) MT_BINARY_FLOAT_OPS(MT_X, C_BINARY_FLOAT)
-  MT_COMPARE_OPS(MT_X, C_COMPARE) MT_BINARY_DIV_OPS(MT_X, C_BINARY)
 #undef MT_X
 };
 
@@ -200,12 +188,6 @@ int mt_result_type(const mt_operand *ops, int n, int default_float) {
   return r;
 }
 
-static int same_view(const mt_tensor *a, const mt_tensor *b) {
-  return a->offset == b->offset && a->ndim == b->ndim &&
-         !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) &&
-         !memcmp(a->stride, b->stride, sizeof(int64_t) * (size_t)a->ndim);
-}
-
 /* Makes *view an operand of the given dtype and shape: a converted copy or a
    broadcast view of a tensor, or a stride-0 view of a scalar in buf. An
    input that shares memory with the in-place output out (other than being
@@ -219,7 +201,7 @@ static int prepare(mt_tensor *view, mt_storage *scalar_storage, char *buf, const
     return 0;
   }
   mt_tensor conv = {0};
-  int aliased = out && op->t->storage == out->storage && !same_view(op->t, out);
+  int aliased = out && op->t->storage == out->storage && !mt_same_view(op->t, out);
   if (aliased && op->t->dtype == dtype ? mt_clone(&conv, op->t) : mt_to_dtype(&conv, op->t, dtype))
     return -1;
   int rc = mt_expand(view, &conv, ndim, shape);
@@ -251,54 +233,15 @@ static int run_into(mt_tensor *out, int compute_dtype, int nin, const mt_tensor 
 }
 
 int mt_unary(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int default_float) {
-  const char *name = mt_op_names[op];
-  int cls = op_class[op];
-  int in_dtype = x->dtype, out_dtype = x->dtype;
-  if (cls == C_UNARY_FLOAT) {
-    if (!mt_dtype_is_float(x->dtype)) in_dtype = out_dtype = default_float;
-  } else if (cls == C_UNARY_BOOL) {
-    out_dtype = MT_BOOL;
-    if (inplace && op != MT_OP_logical_not) return mt_fail("%s: has no in-place form", name);
-  } else if (cls == C_UNARY_FLOAT_ONLY && !mt_dtype_is_float(x->dtype)) {
-    return mt_fail("%s: not supported for %s tensors (float dtypes only)", name, mt_dtypes[x->dtype].name);
-  } else if (x->dtype == MT_BOOL) {
-    /* PyTorch: sign(b) is b, square(b) is b as int64 (pow(b, 2)); no others */
-    if (op == MT_OP_sign) return inplace ? 0 : mt_clone(r, x);
-    if (op == MT_OP_square) return inplace ? mt_check_inplace(name, MT_INT64, r) : mt_to_dtype(r, x, MT_INT64);
-    return mt_fail("%s: not supported for bool tensors", name);
-  } else if (cls == C_UNARY_ROUND && !mt_dtype_is_float(x->dtype)) {
-    if (inplace) return mt_check_inplace(name, x->dtype, r);  /* whole already */
-    return mt_clone(r, x);
-  }
-  if (inplace) {
-    if (mt_check_inplace(name, out_dtype, r)) return -1;
-  } else if (mt_tensor_init(r, out_dtype, x->ndim, x->shape)) {
-    return -1;
-  }
+  int in_dtype, out_dtype, rc;
+  if (mt_unary_rules(r, x, op, inplace, default_float, &in_dtype, &out_dtype, &rc)) return rc;
+  if (!inplace && mt_tensor_init(r, out_dtype, x->ndim, x->shape)) return -1;
   mt_tensor in = {0};
   if (mt_to_dtype(&in, x, in_dtype)) return -1;
-  int compute = cls == C_UNARY_BOOL ? MT_BOOL : in_dtype;
-  int rc = run_into(r, compute, 1, &in, NULL, kernels[op][in_dtype], NULL);
+  int compute = mt_op_class[op] == MT_C_UNARY_BOOL ? MT_BOOL : in_dtype;
+  rc = run_into(r, compute, 1, &in, NULL, kernels[op][in_dtype], NULL);
   mt_tensor_release(&in);
   return rc;
-}
-
-/* Ops whose integer form divides: by zero they raise (ZeroDivisionError). */
-static int divides(mt_op op) {
-  return op == MT_OP_fmod || op == MT_OP_remainder || op == MT_OP_div_floor || op == MT_OP_div_trunc;
-}
-
-/* PyTorch's checks that depend on values rather than dtypes. */
-static int check_values(const char *name, mt_op op, int dtype, const mt_operand *b, double alpha) {
-  if (mt_dtype_is_float(dtype)) return 0;
-  if ((op == MT_OP_add || op == MT_OP_sub) && alpha != floor(alpha))
-    return mt_fail("%s: for integer tensors, alpha must be an integer (got %g)", name, alpha);
-  if (op == MT_OP_pow && !b->t && b->is_int == 1 && b->value < 0)
-    return mt_fail("pow: integers to negative integer powers are not allowed (exponent %lld)",
-                   (long long)b->value);
-  if (divides(op) && !b->t && b->value == 0)
-    return mt_fail("%s: ZeroDivisionError (integer %s by zero)", name, name);
-  return 0;
 }
 
 /* The per-op hot path (DESIGN: per-op cost is a headline number): a tensor of
@@ -330,35 +273,16 @@ static int run_flat(mt_tensor *r, int out_dtype, const mt_operand *a, const mt_o
 int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
               double alpha, int inplace, int default_float) {
   const char *name = mt_op_names[op];
-  int cls = op_class[op];
-  mt_operand both[2] = {*a, *b};
-  int dtype = mt_result_type(both, 2, default_float);
-  if (dtype < 0) return mt_fail("%s: needs at least one tensor", name);
-  if (cls == C_BINARY_FLOAT && !mt_dtype_is_float(dtype)) dtype = default_float;
-  if (cls != C_COMPARE && dtype == MT_BOOL && op != MT_OP_add && op != MT_OP_mul &&
-      op != MT_OP_maximum && op != MT_OP_minimum)
-    return mt_fail("%s: not supported for bool tensors", name);
-  if (check_values(name, op, dtype, b, alpha)) return -1;
-  int out_dtype = cls == C_COMPARE ? MT_BOOL : dtype;
-  int checks_zero = divides(op) && !mt_dtype_is_float(dtype);
+  int dtype = 0, out_dtype = 0;
+  if (mt_binary_rules(a, b, op, alpha, default_float, &dtype, &out_dtype)) return -1;
+  int checks_zero = mt_op_divides(op) && !mt_dtype_is_float(dtype);
   kernel_ctx ctx = {alpha};
   if (!inplace && !checks_zero && is_flat_pair(a, b, dtype))
     return run_flat(r, out_dtype, a, b, kernels[op][dtype], &ctx);
   int ndim;
   int64_t shape[MT_MAX_DIMS];
-  const int64_t *sa = a->t ? a->t->shape : NULL, *sb = b->t ? b->t->shape : NULL;
-  if (mt_broadcast_shapes(name, a->t ? a->t->ndim : 0, sa, b->t ? b->t->ndim : 0, sb, &ndim, shape))
-    return -1;
-  if (inplace) {
-    if (r->ndim != ndim || memcmp(r->shape, shape, sizeof(int64_t) * (size_t)ndim)) {
-      char b1[128], b2[128];
-      return mt_fail("%s_: output of shape %s cannot hold the broadcast result (other is %s)", name,
-                     mt_shape_str(r, b1, sizeof b1), b->t ? mt_shape_str(b->t, b2, sizeof b2) : "a number");
-    }
-    if (mt_check_inplace(name, out_dtype, r)) return -1;
-  } else if (mt_tensor_init(r, out_dtype, ndim, shape)) {
-    return -1;
-  }
+  if (mt_binary_shape(r, a, b, op, inplace, out_dtype, &ndim, shape)) return -1;
+  if (!inplace && mt_tensor_init(r, out_dtype, ndim, shape)) return -1;
   mt_storage s1, s2;
   char buf1[8], buf2[8];
   mt_tensor va = {0}, vb = {0};

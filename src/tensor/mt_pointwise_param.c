@@ -377,7 +377,34 @@ MT_FLOAT_DTYPES(ACT_GRAD_KERNELS)
 #define ACT_GRAD_ENTRY(E, T, N, TN, K) [MT_##E] = {relu_grad_##E, tanh_grad_##E, sigmoid_grad_##E},
 static const mt_loop_fn act_grad_kernels[MT_NDTYPES][3] = {MT_FLOAT_DTYPES(ACT_GRAD_ENTRY)};
 
+static mt_device_extra extras[MT_NUM_DEVICES];
+void mt_register_extra(int device, const mt_device_extra *k) {
+  if (device > MT_CPU && device < MT_NUM_DEVICES) extras[device] = *k;
+}
+
+const mt_device_extra *mt_extra_for(const char *op, const mt_tensor *t, const mt_tensor *u, const mt_tensor *v) {
+  const mt_tensor *in[3] = {t, u, v}, *first = NULL;
+  for (int i = 0; i < 3 && !first; i++)
+    if (in[i] && mt_device_of(in[i]) != MT_CPU) first = in[i];
+  for (int i = 0; i < 3; i++)
+    if (in[i] && !mt_same_device(in[i], first) && !(mt_device_of(in[i]) == MT_CPU && in[i]->ndim == 0)) {
+      mt_check_same_device(op, first, in[i]);
+      return NULL;
+    }
+  int device = mt_device_of(first);
+  if (device <= MT_CPU || device >= MT_NUM_DEVICES || !extras[device].where) {
+    char d[32];
+    mt_fail("%s: no kernel for tensors on %s", op, mt_tensor_device_str(first, d, sizeof d));
+    return NULL;
+  }
+  return &extras[device];
+}
+
 int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind) {
+  if (__builtin_expect((mt_device_of(g) | mt_device_of(v)) != MT_CPU, 0)) {
+    const mt_device_extra *k = mt_extra_for("activation_grad", g, v, NULL);
+    return k ? k->activation_grad(r, g, v, kind) : -1;
+  }
   char b1[128], b2[128];
   if (check_float("activation_grad", v)) return -1;
   if (g->dtype != v->dtype || !mt_same_shape(g, v))

@@ -723,13 +723,6 @@ static const red_entry red_entries[MT_OP_END_REDUCE - MT_NUM_POINTWISE_OPS] = {M
 
 /* norm's passes by its order p */
 static int run_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim) {
-  if (isnan(p)) return mt_fail("norm: the order p is NaN");
-  if ((isinf(p) || p < 0) && x->ndim && mt_numel(x) == 0) {
-    uint32_t m = dims & ((1u << x->ndim) - 1);
-    for (int d = 0; d < x->ndim; d++)
-      if (((m >> d) & 1) && x->shape[d] == 0)
-        return mt_fail("norm: cannot compute the %g norm over dim %d, which is empty (no identity)", p, d + 1);
-  }
   if (isinf(p)) {
     mt_tensor a = {0};
     if (mt_unary(&a, x, MT_OP_abs, 0, x->dtype)) return -1;
@@ -745,41 +738,58 @@ static int run_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, i
   return run_plan(r, NULL, x, dims, keepdim, &pl, x->dtype);
 }
 
-int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
-              int default_float) {
+int mt_reduce_prepare(const mt_tensor *x, mt_op op, uint32_t dims, int dtype, double param, int default_float,
+                      int *in_dtype, int *out_dtype) {
   if (!mt_op_is_reduce(op))
     return mt_fail("reduce: op %d is not a reduction", (int)op);
   const red_entry *e = &red_entries[op - MT_NUM_POINTWISE_OPS];
   const char *name = mt_op_names[op];
-  mt_tensor in = {0};
   if (dtype < 0 && e->out == OUT_TO_FLOAT && !mt_dtype_is_float(x->dtype)) dtype = default_float;
-  if (dtype >= 0) { if (mt_to_dtype(&in, x, dtype)) return -1; }
-  else mt_tensor_alias(&in, x);
-  int xd = in.dtype, isf = mt_dtype_is_float(xd), out = xd, rc = -1;
+  int xd = dtype >= 0 ? dtype : x->dtype, isf = mt_dtype_is_float(xd), out = xd;
   switch (e->out) {
   case OUT_WIDEN: out = isf ? xd : MT_INT64; break;
   case OUT_BOOL: out = xd == MT_UINT8 ? MT_UINT8 : MT_BOOL; break;
   case OUT_INT64: out = MT_INT64; break;
   case OUT_FLOAT: case OUT_TO_FLOAT:
-    if (!isf) {
-      mt_fail("%s: expects a floating point tensor, got %s (convert it with x:float()%s)", name,
-              mt_dtypes[xd].name, e->sig == SIG_DIMS ? ", or pass {dtype='float32'}" : "");
-      goto done;
-    }
+    if (!isf)
+      return mt_fail("%s: expects a floating point tensor, got %s (convert it with x:float()%s)", name,
+                     mt_dtypes[xd].name, e->sig == SIG_DIMS ? ", or pass {dtype='float32'}" : "");
     break;
   default: break;
   }
+  if (e->first == K_NORM) {
+    double p = param;
+    if (isnan(p)) return mt_fail("norm: the order p is NaN");
+    if ((isinf(p) || p < 0) && x->ndim && mt_numel(x) == 0) {
+      uint32_t m = dims & ((1u << x->ndim) - 1);
+      for (int d = 0; d < x->ndim; d++)
+        if (((m >> d) & 1) && x->shape[d] == 0)
+          return mt_fail("norm: cannot compute the %g norm over dim %d, which is empty (no identity)", p, d + 1);
+    }
+  } else if (e->second < 0 && (e->first == K_MAX || e->first == K_MIN) &&
+             check_nonempty(name, x, x->ndim ? dims : 0)) {
+    return -1;
+  }
+  *in_dtype = xd;
+  *out_dtype = out;
+  return 0;
+}
+
+int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
+              int default_float) {
+  int xd, out, rc;
+  if (mt_reduce_prepare(x, op, dims, dtype, param, default_float, &xd, &out)) return -1;
+  const red_entry *e = &red_entries[op - MT_NUM_POINTWISE_OPS];
+  mt_tensor in = {0};
+  if (mt_to_dtype(&in, x, xd)) return -1;
   if (e->first == K_NORM) {
     rc = run_norm(r, &in, param, dims, keepdim);
   } else {
     red_plan pl = {{e->first, e->second},
                    e->second == K_SQDEV ? PARAM_MEAN : e->second == K_EXPSUM ? PARAM_SHIFT : PARAM_NONE,
                    e->fin, param};
-    if (e->second < 0 && (e->first == K_MAX || e->first == K_MIN) && check_nonempty(name, &in, x->ndim ? dims : 0))
-      goto done;
     rc = run_plan(r, NULL, &in, dims, keepdim, &pl, out);
   }
-done:
   mt_tensor_release(&in);
   return rc;
 }

@@ -19,6 +19,14 @@
 int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int keepdim, int dtype, double param,
               int default_float);
 
+/* What mt_reduce checks and decides before it reduces, shared with a
+   device's kernel: *in_dtype is the dtype x is converted to first (x's own
+   when none), *out_dtype the result's. -1 with the op's error when it cannot
+   run on x: a float op on integers, max/min over an empty dim (no
+   identity), norm's p NaN, or infinite or negative over an empty dim. */
+int mt_reduce_prepare(const mt_tensor *x, mt_op op, uint32_t dims, int dtype, double param, int default_float,
+                      int *in_dtype, int *out_dtype);
+
 /* r = the registry's op along dim (cumsum, cumprod, softmax, log_softmax:
    its entry's kernel call); dtype as theirs. */
 int mt_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);

@@ -126,6 +126,56 @@ mt_storage *mt_storage_mapped(void *data, size_t nbytes) {
 
 void mt_storage_retain(mt_storage *s) { s->refcount++; }
 
+/* ---- devices ---- */
+static mt_device_backend backends[MT_NUM_DEVICES];
+static const char *const device_type_names[MT_NUM_DEVICES] = {"cpu", "cuda"};
+
+void mt_register_device(int device, const mt_device_backend *b) {
+  if (device > MT_CPU && device < MT_NUM_DEVICES) backends[device] = *b;
+}
+
+const mt_device_backend *mt_device_backend_of(int device) {
+  return device > MT_CPU && device < MT_NUM_DEVICES && backends[device].alloc ? &backends[device] : NULL;
+}
+
+const char *mt_device_str(int device, int index, char *buf, size_t n) {
+  const char *name = device >= 0 && device < MT_NUM_DEVICES ? device_type_names[device] : "unknown";
+  if (device == MT_CPU) snprintf(buf, n, "%s", name);
+  else snprintf(buf, n, "%s:%d", name, index);
+  return buf;
+}
+
+const char *mt_tensor_device_str(const mt_tensor *t, char *buf, size_t n) {
+  return mt_device_str(mt_device_of(t), mt_device_index_of(t), buf, n);
+}
+
+int mt_check_same_device(const char *op, const mt_tensor *a, const mt_tensor *b) {
+  if (!a || !b || mt_same_device(a, b)) return 0;
+  char b1[32], b2[32];
+  return mt_fail("%s: expected all tensors on the same device, but found %s and %s", op,
+                 mt_tensor_device_str(a, b1, sizeof b1), mt_tensor_device_str(b, b2, sizeof b2));
+}
+
+mt_storage *mt_storage_new_on(size_t nbytes, int device, int index) {
+  if (device == MT_CPU) return mt_storage_new(nbytes);
+  const mt_device_backend *b = mt_device_backend_of(device);
+  if (!b) {
+    char buf[32];
+    mt_fail("no backend for device %s is loaded", mt_device_str(device, index, buf, sizeof buf));
+    return NULL;
+  }
+  mt_storage *s = mt_alloc(MT_STORAGE_HEADER);
+  if (!s) { mt_fail("out of memory"); return NULL; }
+  memset(s, 0, sizeof *s);
+  if (!(s->data = b->alloc(nbytes, index))) { mt_free(s, MT_STORAGE_HEADER); return NULL; }
+  s->refcount = 1;
+  s->nbytes = nbytes;
+  s->device = device;
+  s->device_index = index;
+  s->owns = MT_STORAGE_DEVICE;
+  return s;
+}
+
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
   if (s->owns == MT_STORAGE_MAPPED) {
@@ -134,6 +184,11 @@ void mt_storage_release(mt_storage *s) {
     return;
   }
   if (s->owns == MT_STORAGE_INLINE) { mt_free(s, MT_STORAGE_HEADER + s->nbytes); return; }
+  if (s->owns == MT_STORAGE_DEVICE) {
+    backends[s->device].free(s->data, s->nbytes, s->device_index);
+    mt_free(s, MT_STORAGE_HEADER);
+    return;
+  }
   mt_free(s->data, s->nbytes);
   mt_free(s, MT_STORAGE_HEADER);
 }
@@ -207,11 +262,26 @@ int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
 }
 
 int mt_tensor_init_op(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
+  return mt_tensor_init_on(op, t, dtype, ndim, shape, MT_CPU, 0);
+}
+
+int mt_tensor_init_like(mt_tensor *t, int dtype, int ndim, const int64_t *shape, const mt_tensor *like) {
+  return mt_tensor_init_on("tensor", t, dtype, ndim, shape, mt_device_of(like), mt_device_index_of(like));
+}
+
+int mt_tensor_init_on(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape, int device,
+                      int index) {
   int64_t n = mt_shape_numel(op, ndim, shape);
   if (n < 0) return -1;
   size_t nbytes = (size_t)n * (size_t)mt_dtypes[dtype].size;
-  mt_storage *s = mt_storage_new(nbytes);
-  if (!s) return mt_fail("%s: out of memory allocating %zu bytes", op, nbytes);
+  mt_storage *s;
+  if (__builtin_expect(device == MT_CPU, 1)) {
+    if (!(s = mt_storage_new(nbytes))) return mt_fail("%s: out of memory allocating %zu bytes", op, nbytes);
+  } else if (!(s = mt_storage_new_on(nbytes, device, index))) {
+    char buf[32];
+    return mt_fail("%s: allocating %zu bytes on %s: %s", op, nbytes, mt_device_str(device, index, buf, sizeof buf),
+                   mt_error());
+  }
   t->storage = s;
   t->offset = 0;
   t->dtype = dtype;
@@ -230,6 +300,11 @@ int mt_resize(mt_tensor *t, int ndim, const int64_t *shape) {
   if (end > MT_MAX_NUMEL) return mt_fail("resize_: %lld elements from offset %lld is too large", (long long)n, (long long)t->offset);
   size_t need = (size_t)end * (size_t)mt_dtypes[t->dtype].size;
   if (n > 0 && need > t->storage->nbytes) {
+    if (t->storage->device != MT_CPU) {
+      char buf[32];
+      return mt_fail("resize_: a tensor on %s cannot grow its storage (%zu bytes to %zu)",
+                     mt_tensor_device_str(t, buf, sizeof buf), t->storage->nbytes, need);
+    }
     mt_storage *s = mt_storage_new(need);
     if (!s) return mt_fail("resize_: out of memory allocating %zu bytes", need);
     memcpy(s->data, t->storage->data, t->storage->nbytes);
@@ -319,6 +394,19 @@ int mt_wrap_dim(const char *op, int dim, int ndim) {
     return mt_fail("%s: dimension %d out of range (expected 1..%d, or -%d..-1 from the end)", op,
                    dim >= 0 ? dim + 1 : dim, n, n);
   return dim < 0 ? dim + n : dim;
+}
+
+int mt_item(const mt_tensor *t, double *v) {
+  if (mt_numel(t) != 1) {
+    char b[128];
+    return mt_fail("item: only one element tensors can be converted to numbers (got %s)", mt_shape_str(t, b, sizeof b));
+  }
+  if (__builtin_expect(mt_device_of(t) == MT_CPU, 1)) { *v = mt_get_f64(t->dtype, mt_data(t)); return 0; }
+  mt_tensor h = {0};
+  int rc = mt_tensor_init(&h, t->dtype, t->ndim, t->shape) || mt_copy(&h, t);
+  if (!rc) *v = mt_get_f64(h.dtype, mt_data(&h));
+  mt_tensor_release(&h);
+  return rc ? -1 : 0;
 }
 
 /* ---- element access ---- */
@@ -473,6 +561,14 @@ int mt_copy(mt_tensor *dst, const mt_tensor *src) {
     }
     src = &expanded;
   }
+  int dev = dst->storage->device != MT_CPU ? dst->storage->device : src->storage->device;
+  if (__builtin_expect(dev != MT_CPU, 0)) {
+    const mt_device_backend *b = mt_device_backend_of(dev);
+    int rc = b ? b->copy(dst, src) : mt_fail("copy_: no backend for the device is loaded");
+    mt_tensor_release(&expanded);
+    if (!rc) dst->storage->version++;
+    return rc;
+  }
   const mt_tensor *ops[2] = {dst, src};
   mt_iter it;
   mt_iter_init(&it, 2, ops);
@@ -497,13 +593,13 @@ int mt_contiguous_as(mt_tensor *r, const mt_tensor *src, int dtype) {
 }
 
 int mt_clone(mt_tensor *r, const mt_tensor *src) {
-  if (mt_tensor_init(r, src->dtype, src->ndim, src->shape)) return -1;
+  if (mt_tensor_init_like(r, src->dtype, src->ndim, src->shape, src)) return -1;
   return mt_copy(r, src);
 }
 
 int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype) {
   if (src->dtype == dtype) { mt_tensor_alias(r, src); return 0; }
-  if (mt_tensor_init(r, dtype, src->ndim, src->shape)) return -1;
+  if (mt_tensor_init_like(r, dtype, src->ndim, src->shape, src)) return -1;
   return mt_copy(r, src);
 }
 
@@ -522,6 +618,12 @@ static void fill_kernel(char **d, const int64_t *s, int64_t n, void *c) {
 }
 
 int mt_fill(mt_tensor *t, double v) {
+  if (__builtin_expect(t->storage->device != MT_CPU, 0)) {
+    const mt_device_backend *b = mt_device_backend_of(t->storage->device);
+    int rc = b ? b->fill(t, v) : mt_fail("fill_: no backend for the device is loaded");
+    if (!rc) t->storage->version++;
+    return rc;
+  }
   fill_ctx f;
   mt_set_f64(t->dtype, f.value, v);
   f.size = (size_t)mt_dtypes[t->dtype].size;

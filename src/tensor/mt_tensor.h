@@ -10,17 +10,20 @@
 /* Enough for every network we know; fixed so a tensor needs no extra malloc. */
 #define MT_MAX_DIMS 16
 
+/* Device types; a storage's device is (type, index): cuda:0 is (MT_CUDA, 0). */
 enum { MT_CPU = 0, MT_CUDA = 1 };
+#define MT_NUM_DEVICES 2
 
-/* mt_storage.owns */
-enum { MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2, MT_STORAGE_MAPPED = 3 };
+/* mt_storage.owns: how data is freed (DEVICE: by its device's backend) */
+enum { MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2, MT_STORAGE_MAPPED = 3, MT_STORAGE_DEVICE = 4 };
 
 typedef struct mt_storage {
   int64_t refcount;
   void *data;
   size_t nbytes;
-  int device;
-  int owns;                 /* MT_STORAGE_INLINE or _SEPARATE: how data is freed */
+  int device;               /* MT_CPU or MT_CUDA */
+  int device_index;         /* which one of that type (0 on the CPU) */
+  int owns;                 /* MT_STORAGE_*: how data is freed */
   int64_t version;          /* bumped by in-place ops; shared by all views */
   int64_t ag_version;       /* bumped when an in-place op gives one of its tensors new
                                autograd history (src/autograd): the others go stale */
@@ -96,12 +99,49 @@ void mt_storage_retain(mt_storage *s);
 mt_storage *mt_storage_mapped(void *data, size_t nbytes);
 void mt_storage_release(mt_storage *s);
 
+/* ---- devices ----
+   The engine computes on the CPU; a backend (src/cuda) registers how memory
+   of its device type is allocated, freed, copied and filled, and its kernels
+   (src/ops/dispatch.h). A storage off the CPU holds device memory that no
+   CPU kernel may read: the bindings refuse such tensors to every op that
+   has no kernel for their device. */
+typedef struct {
+  const char *name;                              /* "cuda" */
+  /* device memory on device index; NULL with mt_error() set when out of memory */
+  void *(*alloc)(size_t nbytes, int index);
+  void (*free)(void *p, size_t nbytes, int index);
+  /* dst = src, dtype converted; same shapes (mt_copy broadcasts first);
+     either is on this device type, the other on it or on the CPU */
+  int (*copy)(mt_tensor *dst, const mt_tensor *src);
+  int (*fill)(mt_tensor *t, double v);
+} mt_device_backend;
+void mt_register_device(int device, const mt_device_backend *b);
+/* NULL when no backend of that type is loaded */
+const mt_device_backend *mt_device_backend_of(int device);
+static inline int mt_device_of(const mt_tensor *t) { return t->storage ? t->storage->device : MT_CPU; }
+static inline int mt_device_index_of(const mt_tensor *t) { return t->storage ? t->storage->device_index : 0; }
+static inline int mt_same_device(const mt_tensor *a, const mt_tensor *b) {
+  return mt_device_of(a) == mt_device_of(b) && mt_device_index_of(a) == mt_device_index_of(b);
+}
+/* "cpu", "cuda:0" */
+const char *mt_device_str(int device, int index, char *buf, size_t n);
+const char *mt_tensor_device_str(const mt_tensor *t, char *buf, size_t n);
+/* -1 with "op: expected all tensors on the same device, but found ... and ..."
+   when b is on another device than a (NULL tensors pass) */
+int mt_check_same_device(const char *op, const mt_tensor *a, const mt_tensor *b);
+/* a new storage of nbytes on (device, index) */
+mt_storage *mt_storage_new_on(size_t nbytes, int device, int index);
+
 /* ---- lifetime ---- */
 /* t must be zeroed or released; allocates contiguous uninitialised memory. */
 int mt_tensor_init(mt_tensor *t, int dtype, int ndim, const int64_t *shape);
 /* The same for a creation op: its errors (negative size, too large, out of
    memory) name op rather than "tensor". */
 int mt_tensor_init_op(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape);
+/* The same on a device (mt_tensor_init is on the CPU), or on like's device. */
+int mt_tensor_init_on(const char *op, mt_tensor *t, int dtype, int ndim, const int64_t *shape, int device,
+                      int index);
+int mt_tensor_init_like(mt_tensor *t, int dtype, int ndim, const int64_t *shape, const mt_tensor *like);
 /* Torch7's resize_: t takes shape with contiguous strides from its offset;
    it keeps its storage when that is large enough, else gets a larger one of
    its own that starts with the old one's bytes (the rest uninitialised). */
@@ -136,14 +176,20 @@ int mt_check_inplace(const char *op, int result_dtype, const mt_tensor *out);
 int mt_wrap_dim(const char *op, int dim, int ndim);
 
 /* ---- copies and conversion ---- */
-/* dst = src elementwise (src broadcast to dst's shape, dtype converted). */
+/* dst = src elementwise (src broadcast to dst's shape, dtype converted),
+   between devices too (through the device's backend). */
 int mt_copy(mt_tensor *dst, const mt_tensor *src);
+/* The rest allocate on src's device; mt_fill runs on t's. */
 int mt_contiguous(mt_tensor *r, const mt_tensor *src);   /* alias if already */
 int mt_clone(mt_tensor *r, const mt_tensor *src);
 /* src as a contiguous tensor of dtype: an alias when it already is one. */
 int mt_contiguous_as(mt_tensor *r, const mt_tensor *src, int dtype);
 int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype); /* alias if same */
 int mt_fill(mt_tensor *t, double v);
+
+/* The value of a one-element tensor on any device (a GPU's is copied to the
+   host); -1 with an error when t does not hold exactly one element. */
+int mt_item(const mt_tensor *t, double *v);
 
 /* ---- element access as double / int64 (for printing, item, indexing) ---- */
 double mt_get_f64(int dtype, const void *p);

@@ -23,8 +23,27 @@
 
 extern int lt_default_dtype;
 
-mt_tensor *lt_test(lua_State *L, int i);         /* NULL when not a tensor */
+/* A tensor at i (lt_test: NULL when none; lt_check raises naming op). Both
+   refuse a tensor off the CPU unless the running binding takes every device
+   (lt_mark_any_device, or bound through the registry): a CPU kernel must
+   never read GPU memory. The _any forms take tensors on every device. */
+mt_tensor *lt_test(lua_State *L, int i);
 mt_tensor *lt_check(lua_State *L, int i, const char *op);
+mt_tensor *lt_test_any(lua_State *L, int i);
+mt_tensor *lt_check_any(lua_State *L, int i, const char *op);
+/* The upvalue that marks a binding taking every device, and its key. */
+#define LT_ANY_DEVICE_UPVALUE 3
+int lt_any_device_binding(lua_State *L);
+void lt_push_any_device_key(lua_State *L);
+/* Re-binds the named functions (NULL-ended) of the table at t as taking
+   every device. */
+void lt_mark_any_device(lua_State *L, int t, const char *const *names);
+/* Re-binds the named creation functions of the table at t so that they
+   take the device= option (made on the CPU, then moved). */
+void lt_device_creation(lua_State *L, int t, const char *const *names);
+/* "cpu", "cuda", "cuda:N" into (device, index): 0 when name is no device;
+   raises for a GPU whose backend is not loaded. */
+int lt_parse_device(lua_State *L, const char *name, const char *op, int *device, int *index);
 mt_tensor *lt_push(lua_State *L);                /* new, empty tensor userdata */
 /* lt_push with fresh contiguous memory; its errors name op (zeros, ...). */
 mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const int64_t *shape);

@@ -920,4 +920,9 @@ void lt_open_autograd(lua_State *L) {
   }
   lua_pop(L, 1);
   lt_setfuncs(L, methods, functions);
+  static const char *const any_device_methods[] = {"requires_grad_", "backward", "detach", "detach_", "retain_grad",
+                                                   "register_hook", "register_post_accumulate_grad_hook", NULL};
+  static const char *const any_device_functions[] = {"detach", "_autograd_grad", "_autograd_backward", NULL};
+  lt_mark_any_device(L, -3, any_device_methods);
+  lt_mark_any_device(L, -2, any_device_functions);
 }

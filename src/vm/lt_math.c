@@ -192,9 +192,11 @@ static const luaL_Reg registry_functions[] = {
 void lt_open_math(lua_State *L) {
   lt_bind_registry(L, 0, MT_NUM_POINTWISE_OPS, set_op);
   lt_setfuncs(L, NULL, registry_functions);
-  for (const luaL_Reg *m = metamethods; m->name; m++) {
+  for (const luaL_Reg *m = metamethods; m->name; m++) {   /* through the dispatcher: every device */
     lua_pushvalue(L, -1);
-    lua_pushcclosure(L, m->func, 1);
+    lua_pushnil(L);
+    lt_push_any_device_key(L);
+    lua_pushcclosure(L, m->func, LT_ANY_DEVICE_UPVALUE);
     lua_setfield(L, -2, m->name);
   }
 }

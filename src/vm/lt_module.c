@@ -30,6 +30,9 @@ int luaopen_torch_core(lua_State *L) {
   lua_newtable(L);                      /* torch (core) */
   luaL_newmetatable(L, "torch.Tensor.mt");
   for (size_t i = 0; i < sizeof areas / sizeof areas[0]; i++) areas[i](L);
+  static const char *const creators[] = {"zeros", "ones", "full", "empty", "tensor", "rand", "randn", "randint",
+                                         "randperm", "arange", "range", "linspace", "logspace", "eye", "normal", NULL};
+  lt_device_creation(L, -2, creators);
   lua_pushvalue(L, -3);
   lua_setfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");  /* for in-place autograd */
   lua_pushvalue(L, -3);

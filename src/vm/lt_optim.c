@@ -97,4 +97,10 @@ static const luaL_Reg functions[] = {
   {"_optim_nadam", o_nadam}, {"_optim_radam", o_radam},
   {NULL, NULL}};
 
-void lt_open_optim(lua_State *L) { lt_setfuncs(L, NULL, functions); }
+/* every update runs on its parameter's device (mt_optim.c checks the rest) */
+void lt_open_optim(lua_State *L) {
+  lt_setfuncs(L, NULL, functions);
+  static const char *const any_device[] = {"_optim_sgd", "_optim_adam", "_optim_rmsprop", "_optim_adagrad",
+                                           "_optim_adadelta", "_optim_adamax", "_optim_nadam", "_optim_radam", NULL};
+  lt_mark_any_device(L, -2, any_device);
+}

@@ -11,7 +11,7 @@
 int lt_default_dtype = MT_FLOAT32;
 
 /* ---- helpers ---- */
-mt_tensor *lt_test(lua_State *L, int i) {
+mt_tensor *lt_test_any(lua_State *L, int i) {
   mt_tensor *t = lua_touserdata(L, i);
   if (!t || !lua_getmetatable(L, i)) return NULL;
   int ok = lua_rawequal(L, -1, LT_MT);
@@ -19,10 +19,89 @@ mt_tensor *lt_test(lua_State *L, int i) {
   return ok ? t : NULL;
 }
 
-mt_tensor *lt_check(lua_State *L, int i, const char *op) {
-  mt_tensor *t = lt_test(L, i);
+mt_tensor *lt_check_any(lua_State *L, int i, const char *op) {
+  mt_tensor *t = lt_test_any(L, i);
   if (!t) luaL_error(L, "%s: argument %d must be a tensor, got %s", op, i, luaL_typename(L, i));
   return t;
+}
+
+/* ---- devices ----
+   A binding that takes tensors on every device carries this key as its
+   upvalue LT_ANY_DEVICE_UPVALUE; every other binding runs CPU kernels and
+   refuses a tensor off the CPU, whose memory those kernels cannot read. */
+static const char any_device_key = 0;
+
+int lt_any_device_binding(lua_State *L) {
+  return lua_touserdata(L, lua_upvalueindex(LT_ANY_DEVICE_UPVALUE)) == (void *)&any_device_key;
+}
+void lt_push_any_device_key(lua_State *L) { lua_pushlightuserdata(L, (void *)&any_device_key); }
+
+static __attribute__((noinline)) void off_cpu(lua_State *L, int i, const mt_tensor *t) {
+  if (lt_any_device_binding(L)) return;
+  lua_Debug ar;
+  const char *name = NULL;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar)) name = ar.name;
+  char dev[32];
+  luaL_error(L, "%s: argument %d is a tensor on %s, but %s has no kernel for that device yet (move the tensor "
+             "with :cpu())", name ? name : "op", i, mt_tensor_device_str(t, dev, sizeof dev),
+             name ? name : "this op");
+}
+
+mt_tensor *lt_test(lua_State *L, int i) {
+  mt_tensor *t = lt_test_any(L, i);
+  if (t && __builtin_expect(t->storage && t->storage->device != MT_CPU, 0)) off_cpu(L, i, t);
+  return t;
+}
+
+mt_tensor *lt_check(lua_State *L, int i, const char *op) {
+  mt_tensor *t = lt_check_any(L, i, op);
+  if (__builtin_expect(t->storage && t->storage->device != MT_CPU, 0)) off_cpu(L, i, t);
+  return t;
+}
+
+/* "cpu", "cuda", "cuda:N" (also torch.device's "cuda:N" strings): 1 and
+   the device, or 0 for a name that is no device. A GPU device needs its
+   backend loaded (torch.cuda.is_available()). */
+int lt_parse_device(lua_State *L, const char *name, const char *op, int *device, int *index) {
+  if (!strcmp(name, "cpu")) { *device = MT_CPU; *index = 0; return 1; }
+  if (strncmp(name, "cuda", 4) || (name[4] && name[4] != ':')) return 0;
+  int idx = 0;
+  if (name[4] == ':') {
+    char *end;
+    long v = strtol(name + 5, &end, 10);
+    if (end == name + 5 || *end || v < 0 || v > 63) luaL_error(L, "%s: invalid device '%s'", op, name);
+    idx = (int)v;
+  }
+  if (!mt_device_backend_of(MT_CUDA))
+    luaL_error(L, "%s: device '%s' is not available: no CUDA backend is loaded (torch.cuda.is_available() is "
+               "false)", op, name);
+  *device = MT_CUDA;
+  *index = idx;
+  return 1;
+}
+
+/* the device name or, for a tensor, its device, at i */
+static int check_device(lua_State *L, int i, const char *op, int *device, int *index) {
+  mt_tensor *other = lt_test_any(L, i);
+  if (other) { *device = mt_device_of(other); *index = mt_device_index_of(other); return 1; }
+  const char *name = luaL_checkstring(L, i);
+  if (!lt_parse_device(L, name, op, device, index)) luaL_error(L, "%s: unknown device '%s'", op, name);
+  return 1;
+}
+
+/* x on (device, index) in dtype: x itself when it is there already,
+   else a copy recorded for autograd */
+static int to_device(lua_State *L, int i, int dtype, int device, int index, const char *op) {
+  mt_tensor *t = lt_check_any(L, i, op);
+  if (t->dtype == dtype && mt_device_of(t) == device && mt_device_index_of(t) == index) {
+    lua_pushvalue(L, i);
+    return 1;
+  }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init_on(op, r, dtype, t->ndim, t->shape, device, index));
+  LT_TRY(L, mt_copy(r, t));
+  LT_TRY(L, mt_ag_record_cast(r, t));
+  return 1;
 }
 
 lua_State *lt_last_L;
@@ -162,9 +241,11 @@ int lt_check_dtype_name(lua_State *L, int i, const char *op) {
 /* 1 for the CPU, the one device there is; raises for a CUDA device (no GPU
    backend is built); 0 for a name that is no device. */
 static int is_cpu_device(lua_State *L, const char *name, const char *op) {
-  if (!strcmp(name, "cpu")) return 1;
-  if (!strncmp(name, "cuda", 4)) luaL_error(L, "%s: device '%s' is not available (no GPU backend)", op, name);
-  return 0;
+  int device, index;
+  if (!lt_parse_device(L, name, op, &device, &index)) return 0;
+  if (device != MT_CPU)
+    luaL_error(L, "%s: creates on the CPU; make the tensor there and move it with :to('%s')", op, name);
+  return 1;
 }
 
 int lt_opt_dtype(lua_State *L, int opts, int def, const char *op) {
@@ -207,6 +288,85 @@ mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const 
   return r;
 }
 
+/* The device= option of a creation function (torch.zeros, torch.randn, ...):
+   the function runs on the CPU without it, in this frame (with its own
+   upvalues 1 and 2: the closure keeps them), so its errors point at the
+   caller's line as before; the result is then moved, and requires_grad=
+   applies after the move, so it stays a leaf. Upvalue 4 is the function,
+   5 its name. */
+static int device_creation(lua_State *L) {
+  lua_CFunction create = (lua_CFunction)lua_touserdata(L, lua_upvalueindex(4));
+  const char *name = lua_tostring(L, lua_upvalueindex(5));
+  int top = lua_gettop(L);
+  if (top < 2 || lua_type(L, top) != LUA_TTABLE || lt_test_any(L, top)) return create(L);
+  lua_pushliteral(L, "device");
+  int type = lua_rawget(L, top), device = MT_CPU, index = 0;
+  if (type == LUA_TNIL) { lua_pop(L, 1); return create(L); }
+  if (type != LUA_TSTRING || !lt_parse_device(L, lua_tostring(L, -1), name, &device, &index))
+    return luaL_error(L, "%s: unknown device '%s'", name, luaL_tolstring(L, -1, NULL));
+  lua_pop(L, 1);
+  if (device == MT_CPU) return create(L);
+  lua_pushliteral(L, "requires_grad");
+  lua_rawget(L, top);
+  int requires_grad = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_newtable(L);                                   /* the options without device and requires_grad */
+  for (lua_pushnil(L); lua_next(L, top);) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    if (k && (!strcmp(k, "device") || !strcmp(k, "requires_grad"))) { lua_pop(L, 1); continue; }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_replace(L, top);
+  int n = create(L);
+  mt_tensor *cpu = lt_check_any(L, lua_gettop(L) - n + 1, name);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init_on(name, r, cpu->dtype, cpu->ndim, cpu->shape, device, index));
+  LT_TRY(L, mt_copy(r, cpu));
+  if (requires_grad) LT_TRY(L, mt_ag_set_requires_grad(r, 1));
+  return 1;
+}
+
+void lt_device_creation(lua_State *L, int t, const char *const *names) {
+  t = lua_absindex(L, t);
+  for (; *names; names++) {
+    lua_getfield(L, t, *names);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    if (!f || lua_getupvalue(L, -1, 3)) luaL_error(L, "lt_device_creation: %s is no binding of two upvalues", *names);
+    int n = 0;
+    while (n < 2 && lua_getupvalue(L, -1 - n, n + 1)) n++;
+    for (; n < 3; n++) lua_pushnil(L);
+    lua_pushlightuserdata(L, (void *)f);
+    lua_pushstring(L, *names);
+    lua_pushcclosure(L, device_creation, 5);
+    lua_setfield(L, t, *names);
+    lua_pop(L, 1);
+  }
+}
+
+/* Re-binds the named functions of the table at t (methods or torch) as
+   taking tensors on every device: their closures get the key at upvalue
+   LT_ANY_DEVICE_UPVALUE (their upvalues before it are kept, nil-padded). */
+void lt_mark_any_device(lua_State *L, int t, const char *const *names) {
+  t = lua_absindex(L, t);
+  for (; *names; names++) {
+    if (lua_getfield(L, t, *names) != LUA_TFUNCTION) luaL_error(L, "lt_mark_any_device: no function %s", *names);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    int n = 0;
+    while (n < LT_ANY_DEVICE_UPVALUE - 1 && lua_getupvalue(L, -1 - n, n + 1)) n++;
+    if (lua_getupvalue(L, -1 - n, LT_ANY_DEVICE_UPVALUE)) {  /* a third upvalue of its own: not ours to replace */
+      lua_pop(L, n + 2);
+      continue;
+    }
+    for (; n < LT_ANY_DEVICE_UPVALUE - 1; n++) lua_pushnil(L);
+    lt_push_any_device_key(L);
+    lua_pushcclosure(L, f, LT_ANY_DEVICE_UPVALUE);
+    lua_setfield(L, t, *names);
+    lua_pop(L, 1);
+  }
+}
+
 void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *functions) {
   /* stack: methods torch mt */
   for (; methods && methods->name; methods++) {
@@ -226,7 +386,7 @@ void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *function
    tensor released loses its metatable, so that it is no tensor any more and
    the collector does not finalize it a second time. */
 static int t_gc(lua_State *L) {
-  mt_tensor *t = lt_test(L, 1);
+  mt_tensor *t = lt_test_any(L, 1);
   if (!t) return 0;
   mt_ag_meta_release(t->grad_meta);
   t->grad_meta = NULL;
@@ -431,11 +591,17 @@ static int t_new(lua_State *L) {
 }
 
 static int like(lua_State *L, const char *op, int fill, double v) {
-  mt_tensor *x = lt_check(L, 1, op);
+  mt_tensor *x = lt_check_any(L, 1, op);
   int opts = lua_gettop(L) >= 2 && lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
-  int dtype = lt_opt_dtype(L, opts, x->dtype, op);
-  mt_tensor *r = lt_push_new(L, op, dtype, x->ndim, x->shape);
-  if (fill) mt_fill(r, v);
+  int device = mt_device_of(x), index = mt_device_index_of(x), dtype = x->dtype;
+  if (opts) {
+    if (lua_getfield(L, opts, "dtype") != LUA_TNIL) dtype = lt_check_dtype_name(L, -1, op);
+    if (lua_getfield(L, opts, "device") != LUA_TNIL) check_device(L, lua_gettop(L), op, &device, &index);
+    lua_pop(L, 2);
+  }
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init_on(op, r, dtype, x->ndim, x->shape, device, index));
+  if (fill) LT_TRY(L, mt_fill(r, v));
   return 1;
 }
 static int t_zeros_like(lua_State *L) { return like(L, "zeros_like", 1, 0); }
@@ -615,7 +781,7 @@ static int t_copy_(lua_State *L) {
 }
 
 static int convert(lua_State *L, int dtype) {
-  mt_tensor *t = lt_check(L, 1, "type");
+  mt_tensor *t = lt_check_any(L, 1, "type");
   if (t->dtype == dtype) { lua_settop(L, 1); return 1; }
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_to_dtype(r, t, dtype));
@@ -624,26 +790,81 @@ static int convert(lua_State *L, int dtype) {
 }
 
 /* x:type() -> 'torch.FloatTensor'; x:type('torch.DoubleTensor') converts */
+/* x:type() -> 'torch.FloatTensor' ('torch.cuda.FloatTensor' on a GPU);
+   x:type('torch.DoubleTensor') converts, x:type('torch.cuda.DoubleTensor')
+   (or cutorch's 'torch.CudaTensor', 'torch.CudaDoubleTensor') moves too */
 static int t_type(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "type");
+  mt_tensor *t = lt_check_any(L, 1, "type");
   if (lua_isnoneornil(L, 2)) {
-    lua_pushfstring(L, "torch.%sTensor", mt_dtypes[t->dtype].torch7);
+    if (mt_device_of(t) == MT_CUDA) lua_pushfstring(L, "torch.cuda.%sTensor", mt_dtypes[t->dtype].torch7);
+    else lua_pushfstring(L, "torch.%sTensor", mt_dtypes[t->dtype].torch7);
     return 1;
   }
-  return convert(L, lt_check_dtype_name(L, 2, "type"));
+  const char *name = luaL_checkstring(L, 2);
+  char buf[64];
+  int device = MT_CPU, index = 0;
+  if (!strncmp(name, "torch.cuda.", 11)) {
+    snprintf(buf, sizeof buf, "torch.%s", name + 11);
+    name = buf;
+    device = MT_CUDA;
+  } else if (!strncmp(name, "torch.Cuda", 10)) {
+    snprintf(buf, sizeof buf, "torch.%sTensor", !strcmp(name + 10, "Tensor") ? "Float" : "");
+    if (strcmp(name + 10, "Tensor")) snprintf(buf, sizeof buf, "torch.%s", name + 10);
+    name = buf;
+    device = MT_CUDA;
+  }
+  int dtype = mt_dtype_from_name(name);
+  if (dtype < 0) luaL_error(L, "type: unknown type '%s'", luaL_checkstring(L, 2));
+  if (device == MT_CUDA) {
+    lt_parse_device(L, "cuda", "type", &device, &index);
+    if (mt_device_of(t) == MT_CUDA) index = mt_device_index_of(t);
+  }
+  return to_device(L, 1, dtype, device, index, "type");
 }
 
-/* x:to('float64') / x:to('cpu') / x:to{dtype=..., device=...} / x:to(y) */
+/* x:to('float64') / x:to('cuda') / x:to('cuda:0') / x:to{dtype=..., device=...} /
+   x:to(y) (y's dtype and device) */
 static int t_to(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "to");
-  mt_tensor *other = lt_test(L, 2);
-  if (other) return convert(L, other->dtype);
-  if (lua_istable(L, 2)) return convert(L, lt_opt_dtype(L, 2, t->dtype, "to"));
-  const char *name = luaL_checkstring(L, 2);
-  if (is_cpu_device(L, name, "to")) { lua_settop(L, 1); return 1; }
-  int d = mt_dtype_from_name(name);
-  if (d < 0) luaL_error(L, "to: unknown dtype or device '%s'", name);
-  return convert(L, d);
+  mt_tensor *t = lt_check_any(L, 1, "to");
+  int dtype = t->dtype, device = mt_device_of(t), index = mt_device_index_of(t);
+  mt_tensor *other = lt_test_any(L, 2);
+  if (other) {
+    dtype = other->dtype;
+    device = mt_device_of(other);
+    index = mt_device_index_of(other);
+  } else if (lua_istable(L, 2)) {
+    if (lua_getfield(L, 2, "dtype") != LUA_TNIL) dtype = lt_check_dtype_name(L, -1, "to");
+    if (lua_getfield(L, 2, "device") != LUA_TNIL) check_device(L, lua_gettop(L), "to", &device, &index);
+    lua_pop(L, 2);
+  } else {
+    const char *name = luaL_checkstring(L, 2);
+    if (!lt_parse_device(L, name, "to", &device, &index)) {
+      dtype = mt_dtype_from_name(name);
+      if (dtype < 0) luaL_error(L, "to: unknown dtype or device '%s'", name);
+    }
+    if (lua_type(L, 3) == LUA_TSTRING) dtype = lt_check_dtype_name(L, 3, "to");   /* x:to('cuda', 'float16') */
+  }
+  return to_device(L, 1, dtype, device, index, "to");
+}
+
+/* x:cuda() / x:cuda(i) (0-based, as 'cuda:i'): x on the GPU, itself when it is there */
+static int t_cuda(lua_State *L) {
+  mt_tensor *t = lt_check_any(L, 1, "cuda");
+  int device, index;
+  lt_parse_device(L, "cuda", "cuda", &device, &index);
+  if (lua_isinteger(L, 2)) {
+    lua_Integer i = lua_tointeger(L, 2);
+    if (i < 0 || i > 63) luaL_error(L, "cuda: invalid device index %I", i);
+    index = (int)i;
+  } else if (mt_device_of(t) == MT_CUDA) {
+    index = mt_device_index_of(t);
+  }
+  return to_device(L, 1, t->dtype, device, index, "cuda");
+}
+
+static int t_cpu(lua_State *L) {
+  mt_tensor *t = lt_check_any(L, 1, "cpu");
+  return to_device(L, 1, t->dtype, MT_CPU, 0, "cpu");
 }
 
 /* x:type_as(y) / Torch7's x:typeAs(y): x in y's dtype */
@@ -653,13 +874,24 @@ static int t_type_as(lua_State *L) { return convert(L, lt_check(L, 2, "type_as")
   static int t_to_##E(lua_State *L) { return convert(L, MT_##E); }
 MT_DTYPES(LT_CONVERTER)
 
+/* the one value of t (copied from a GPU's memory into buf, 8 bytes) */
+static const char *host_value(lua_State *L, mt_tensor *t, char *buf) {
+  if (mt_device_of(t) == MT_CPU) return mt_data(t);
+  mt_tensor h = {0};
+  mt_storage s;
+  mt_scalar_view(&h, &s, buf, t->dtype, t->ndim, t->shape);
+  LT_TRY(L, mt_copy(&h, t));
+  return buf;
+}
+
 static int t_item(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "item");
+  mt_tensor *t = lt_check_any(L, 1, "item");
   if (mt_numel(t) != 1) {
     char b[128];
     luaL_error(L, "item: only one element tensors can be converted to numbers (got %s)", mt_shape_str(t, b, sizeof b));
   }
-  const char *p = mt_data(t);
+  char buf[8];
+  const char *p = host_value(L, t, buf);
   if (mt_dtype_is_float(t->dtype)) lua_pushnumber(L, mt_get_f64(t->dtype, p));
   else if (t->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
   else lua_pushinteger(L, mt_get_i64(t->dtype, p));
@@ -669,7 +901,8 @@ static int t_item(lua_State *L) {
 static double check_value(lua_State *L, int i, const char *op) {
   if (lua_isboolean(L, i)) return lua_toboolean(L, i);
   mt_tensor *t = lt_test(L, i);
-  if (t && mt_numel(t) == 1) return mt_get_f64(t->dtype, mt_data(t));
+  char buf[8];
+  if (t && mt_numel(t) == 1) return mt_get_f64(t->dtype, host_value(L, t, buf));
   if (!lua_isnumber(L, i)) luaL_error(L, "%s: value must be a number, got %s", op, luaL_typename(L, i));
   return lua_tonumber(L, i);
 }
@@ -976,7 +1209,7 @@ static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r)
 }
 
 static int t_index(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "index");
+  mt_tensor *t = lt_check_any(L, 1, "index");
   int type = lua_type(L, 2);
   if (type == LUA_TSTRING) {
     /* methods first (upvalue 2), then fields (upvalue 3: a Lua function) */
@@ -986,7 +1219,12 @@ static int t_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     if (!strcmp(k, "shape")) { lt_push_size(L, t->ndim, t->shape); return 1; }
     if (!strcmp(k, "dtype")) { lt_push_dtype(L, t->dtype); return 1; }
-    if (!strcmp(k, "device")) { lua_pushstring(L, "cpu"); return 1; }
+    if (!strcmp(k, "device")) {
+      char dev[32];
+      lua_pushstring(L, mt_tensor_device_str(t, dev, sizeof dev));
+      return 1;
+    }
+    if (!strcmp(k, "is_cuda")) { lua_pushboolean(L, mt_device_of(t) == MT_CUDA); return 1; }
     if (!strcmp(k, "ndim")) { lua_pushinteger(L, t->ndim); return 1; }
     if (lt_autograd_field(L, t, k)) return 1;
     lua_pushvalue(L, lua_upvalueindex(3));
@@ -1005,6 +1243,13 @@ static int t_index(lua_State *L) {
     int64_t z = i > 0 ? i - 1 : i + n;
     if (t->ndim == 1) {
       const char *p = (const char *)t->storage->data + (t->offset + z * t->stride[0]) * mt_dtypes[t->dtype].size;
+      char buf[8];
+      if (mt_device_of(t) != MT_CPU) {                 /* the element, copied from the GPU */
+        mt_tensor e = {0};
+        LT_TRY(L, mt_select(&e, t, 0, z));
+        p = host_value(L, &e, buf);
+        mt_tensor_release(&e);
+      }
       if (mt_dtype_is_float(t->dtype)) lua_pushnumber(L, mt_get_f64(t->dtype, p));
       else if (t->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
       else lua_pushinteger(L, mt_get_i64(t->dtype, p));
@@ -1015,13 +1260,21 @@ static int t_index(lua_State *L) {
     if (t->grad_meta) LT_TRY(L, mt_ag_record_select(r, t, 0, z));
     return 1;
   }
-  mt_tensor *key = lt_test(L, 2);
-  if (key) return lt_index_get_tensor(L, t, key);
+  mt_tensor *key = lt_test_any(L, 2);
+  if (key) {
+    if (mt_device_of(t) != MT_CPU || mt_device_of(key) != MT_CPU) {
+      char d1[32], d2[32];
+      luaL_error(L, "index: indexing with a tensor runs on the CPU only (the tensor is on %s, the index on %s)",
+                 mt_tensor_device_str(t, d1, sizeof d1), mt_tensor_device_str(key, d2, sizeof d2));
+    }
+    return lt_index_get_tensor(L, t, key);
+  }
   if (type == LUA_TTABLE) {
     mt_tensor *r = lt_push(L);
     apply_slice(L, 2, t, r);
     if (r->ndim == 0) {                          /* every dim selected: a number */
-      const char *p = mt_data(r);
+      char buf[8];
+      const char *p = host_value(L, r, buf);
       if (mt_dtype_is_float(r->dtype)) lua_pushnumber(L, mt_get_f64(r->dtype, p));
       else if (r->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
       else lua_pushinteger(L, mt_get_i64(r->dtype, p));
@@ -1039,8 +1292,10 @@ static void assign(lua_State *L, mt_tensor *view, int v) {
   else fill_value(L, view, v, "index assignment");
 }
 
+/* Takes every device: fields (grad, requires_grad) are metadata, and values
+   are written through mt_copy and mt_fill; index tensors need the CPU. */
 static int t_newindex(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "index assignment");
+  mt_tensor *t = lt_check_any(L, 1, "index assignment");
   int type = lua_type(L, 2);
   mt_tensor view = {0};
   if (type != LUA_TSTRING && (t->grad_meta || (lt_test(L, 3) && lt_test(L, 3)->grad_meta))) {
@@ -1069,7 +1324,13 @@ static int t_newindex(lua_State *L) {
   } else if (type == LUA_TTABLE && !lt_test(L, 2)) {
     apply_slice(L, 2, t, &view);
   } else if (lt_test(L, 2)) {
-    lt_index_set_tensor(L, t, lt_test(L, 2), 3);
+    mt_tensor *key = lt_test(L, 2), *v = lt_test(L, 3);
+    if (mt_device_of(t) != MT_CPU || mt_device_of(key) != MT_CPU || (v && mt_device_of(v) != MT_CPU)) {
+      char d[32];
+      luaL_error(L, "index assignment: indexing with a tensor runs on the CPU only (the tensor is on %s)",
+                 mt_tensor_device_str(t, d, sizeof d));
+    }
+    lt_index_set_tensor(L, t, key, 3);
     return 0;
   } else if (type == LUA_TSTRING && lt_autograd_set_field(L, t, lua_tostring(L, 2), 3)) {
     return 0;
@@ -1084,7 +1345,7 @@ static int t_newindex(lua_State *L) {
 }
 
 static int t_len(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "len");
+  mt_tensor *t = lt_check_any(L, 1, "len");
   lua_pushinteger(L, t->ndim ? t->shape[0] : 0);
   return 1;
 }
@@ -1127,7 +1388,7 @@ static int t_set_field_hook(lua_State *L) {
   return 0;
 }
 
-static int t_is_tensor(lua_State *L) { lua_pushboolean(L, lt_test(L, 1) != NULL); return 1; }
+static int t_is_tensor(lua_State *L) { lua_pushboolean(L, lt_test_any(L, 1) != NULL); return 1; }
 
 static const luaL_Reg methods[] = {
   {"size", t_size}, {"stride", t_stride}, {"dim", t_dim}, {"nDimension", t_dim},
@@ -1145,7 +1406,22 @@ static const luaL_Reg methods[] = {
   {"float", t_to_FLOAT32}, {"double", t_to_FLOAT64}, {"half", t_to_FLOAT16},
   {"bfloat16", t_to_BFLOAT16}, {"char", t_to_INT8}, {"byte", t_to_UINT8}, {"short", t_to_INT16},
   {"int", t_to_INT32}, {"long", t_to_INT64}, {"bool", t_to_BOOL},
+  {"cuda", t_cuda}, {"cpu", t_cpu},
   {NULL, NULL}};
+
+/* Bindings that take tensors on every device: they read no elements (sizes,
+   views), or reach them through the device's backend (copies, fills,
+   conversions, item) */
+static const char *const any_device_methods[] = {
+  "size", "stride", "dim", "nDimension", "nElement", "numel", "storageOffset", "isContiguous", "is_contiguous",
+  "element_size", "contiguous", "clone", "copy_", "copy", "type", "to", "item", "fill_", "fill", "zero_", "zero",
+  "view", "reshape", "transpose", "t", "permute", "narrow", "select", "squeeze", "unsqueeze", "expand",
+  "expand_as", "expandAs", "view_as", "type_as", "typeAs", "unfold", "diagonal", "as_strided", "float", "double",
+  "half", "bfloat16", "char", "byte", "short", "int", "long", "bool", "cuda", "cpu", "set_", "set", NULL};
+static const char *const any_device_functions[] = {
+  "isTensor", "is_tensor", "view", "reshape", "transpose", "t", "permute", "narrow", "select", "squeeze",
+  "unsqueeze", "clone", "diagonal", "as_strided", "numel", "zeros_like", "ones_like", "empty_like", "full_like",
+  NULL};
 
 static const luaL_Reg functions[] = {
   {"empty", t_empty}, {"zeros", t_zeros}, {"ones", t_ones}, {"full", t_full},
@@ -1177,6 +1453,8 @@ void lt_open_tensor(lua_State *L) {
   /* stack: methods torch mt */
   lt_setfuncs_guarded(L, methods, functions);
   lt_setfuncs(L, creation_methods, creation_functions);
+  lt_mark_any_device(L, -3, any_device_methods);
+  lt_mark_any_device(L, -2, any_device_functions);
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, t_gc, 1);
   lua_setfield(L, -2, "__gc");
@@ -1186,7 +1464,9 @@ void lt_open_tensor(lua_State *L) {
   lua_pushcclosure(L, t_index, 3);
   lua_setfield(L, -2, "__index");
   lua_pushvalue(L, -1);
-  lua_pushcclosure(L, t_newindex, 1);
+  lua_pushnil(L);
+  lt_push_any_device_key(L);
+  lua_pushcclosure(L, t_newindex, LT_ANY_DEVICE_UPVALUE);
   lua_setfield(L, -2, "__newindex");
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, t_len, 1);

@@ -90,7 +90,8 @@ void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int met
   for (int table = -4; table <= (methods_only ? -4 : -3); table++) {
     lua_pushvalue(L, -1);
     lua_pushinteger(L, code);
-    lua_pushcclosure(L, fn, 2);
+    lt_push_any_device_key(L);             /* through the dispatcher: every device */
+    lua_pushcclosure(L, fn, LT_ANY_DEVICE_UPVALUE);
     lua_setfield(L, table, key);
   }
 }

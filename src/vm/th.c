@@ -616,7 +616,7 @@ static void print_usage(FILE *f) {
 }
 
 /* The lib/ beside the binary (build tree or PREFIX) comes before the
-   default paths, and torch.core is linked in. */
+   default paths, and so do the C modules beside it; torch.core is linked in. */
 static void setup_paths(lua_State *L) {
   char exe[PATH_MAX];
   lua_getglobal(L, "package");
@@ -633,6 +633,11 @@ static void setup_paths(lua_State *L) {
     lua_getfield(L, -2, "path");
     lua_concat(L, 2);
     lua_setfield(L, -2, "path");
+    /* the C modules beside it: build/torch/cuda.so, PREFIX/lib/lua/5.4/torch/cuda.so */
+    lua_pushfstring(L, "%s/?.so;%s/../lib/lua/5.4/?.so;", exe, exe);
+    lua_getfield(L, -2, "cpath");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "cpath");
   }
   lua_pop(L, 1);
 }

@@ -131,12 +131,25 @@ x:copy_(src), x:copy(src)
   As in Torch7, a contiguous src with x's element count may have another shape.
 
 x:type(), x:type(name)
-  x's type name ('torch.FloatTensor'); with a name ('torch.DoubleTensor' or
-  'float64'), x converted to that dtype (x itself when it has it).
+  x's type name ('torch.FloatTensor', 'torch.cuda.FloatTensor' on a GPU); with a
+  name ('torch.DoubleTensor' or 'float64'), x converted to that dtype (x itself
+  when it has it); 'torch.cuda.DoubleTensor' or cutorch's 'torch.CudaTensor'
+  also move it to the GPU.
 
-x:to(dtype), x:to('cpu'), x:to({dtype=, device=}), x:to(y)
-  x converted to a dtype name ('float64'), to y's dtype, or moved to a device;
-  x itself when nothing changes. Differentiable.
+x:to(dtype), x:to('cpu'), x:to('cuda'), x:to('cuda:0'), x:to({dtype=, device=}), x:to(y)
+  x converted to a dtype name ('float64'), to y's dtype and device, or moved to a
+  device ('cpu', 'cuda', 'cuda:N'); x itself when nothing changes.
+  Differentiable: the gradient goes back to x's dtype and device.
+
+x:cuda(), x:cuda(i)
+  x on the GPU ('cuda', or 'cuda:i' counting from 0); x itself when it is there.
+  Raises when torch.cuda.is_available() is false.
+
+x:cpu()
+  x on the CPU; x itself when it is there.
+
+x:get_device()
+  The ordinal of x's GPU (0 for 'cuda:0'), or -1 for a CPU tensor.
 
 x:type_as(y), x:typeAs(y)
   x converted to y's dtype.

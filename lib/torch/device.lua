@@ -1,0 +1,108 @@
+-- torch.cuda, torch.device and the device= option of the creation functions.
+--
+-- The CUDA backend is a separate shared object (build/torch/cuda.so, built
+-- whenever nvcc was found). It is loaded here when present; it registers its
+-- memory and its kernels with the engine only when a GPU answers, and
+-- torch.cuda.is_available() says whether one did. Device ordinals count from 0
+-- ('cuda:0'), as nvidia-smi and CUDA_VISIBLE_DEVICES do.
+local torch = require 'torch.core'
+local methods = torch._methods
+
+local cuda = {}
+torch.cuda = cuda
+
+local backend, unavailable
+do
+  local path = package.searchpath('torch.cuda', package.cpath)
+  if not path then
+    unavailable = 'moontorch was built without its CUDA backend (no nvcc was found at build time)'
+  else
+    local open, err = package.loadlib(path, 'luaopen_torch_cuda')
+    if not open then
+      unavailable = 'the CUDA backend could not be loaded: ' .. tostring(err)
+    else
+      local ok, mod, why = pcall(open)
+      if ok and mod then backend = mod
+      else unavailable = 'no CUDA device: ' .. tostring(ok and why or mod) end
+    end
+  end
+end
+
+function cuda.is_available() return backend ~= nil end
+-- why torch.cuda.is_available() is false (nil when it is true)
+function cuda.unavailable_reason() return unavailable end
+function cuda.device_count() return backend and backend.device_count() or 0 end
+
+local function need(name)
+  if not backend then error('torch.cuda.' .. name .. ': CUDA is not available (' .. unavailable .. ')', 3) end
+end
+
+-- a device argument: nil (the current one), an ordinal, 'cuda:N', or a tensor on it
+local function ordinal(name, d)
+  if d == nil or math.type(d) == 'integer' then return d end
+  if torch.is_tensor(d) then d = d.device end
+  if type(d) == 'string' then
+    if d == 'cuda' then return nil end
+    local n = d:match('^cuda:(%d+)$')
+    if n then return tonumber(n) end
+  end
+  error('torch.cuda.' .. name .. ": expected a device ordinal or 'cuda:N', got " .. tostring(d), 3)
+end
+
+for _, name in ipairs{'current_device', 'set_device', 'synchronize', 'get_device_name', 'get_device_capability',
+                      'mem_get_info', 'memory_stats', 'reset_peak_memory_stats'} do
+  cuda[name] = function(d)
+    need(name)
+    return backend[name](ordinal(name, d))
+  end
+end
+
+function cuda.empty_cache() if backend then backend.empty_cache() end end
+
+-- the caching allocator's counters, in bytes, as PyTorch's functions of the same names
+local function stat(name, field)
+  cuda[name] = function(d)
+    if not backend then return 0 end
+    return backend.memory_stats(ordinal(name, d))[field]
+  end
+end
+stat('memory_allocated', 'allocated')
+stat('max_memory_allocated', 'peak')
+stat('memory_reserved', 'reserved')
+stat('max_memory_reserved', 'peak_reserved')
+
+-- torch.backends.cuda.matmul.allow_tf32 (false by default, as PyTorch)
+torch.backends = torch.backends or {}
+torch.backends.cuda = torch.backends.cuda or {}
+torch.backends.cuda.matmul = setmetatable({}, {
+  __index = function(_, k)
+    if k == 'allow_tf32' then return backend ~= nil and backend.allow_tf32() or false end
+  end,
+  __newindex = function(_, k, v)
+    if k ~= 'allow_tf32' then error('torch.backends.cuda.matmul: no setting ' .. tostring(k), 2) end
+    if backend then backend.allow_tf32(v and true or false) end
+  end,
+})
+
+-- torch.device('cuda'), torch.device('cuda:1'), torch.device('cuda', 1), torch.device('cpu'):
+-- the device's name, checked, as tensors' .device gives it
+function torch.device(kind, index)
+  if type(kind) ~= 'string' then error('torch.device: expected a device name, got ' .. type(kind), 2) end
+  if index ~= nil then
+    if math.type(index) ~= 'integer' or index < 0 then
+      error('torch.device: the index must be an integer >= 0, got ' .. tostring(index), 2)
+    end
+    if kind ~= 'cuda' then error("torch.device: only 'cuda' takes an index, got '" .. kind .. "'", 2) end
+    return 'cuda:' .. index
+  end
+  if kind == 'cpu' or kind == 'cuda' or kind:match('^cuda:%d+$') then return kind end
+  error("torch.device: unknown device '" .. kind .. "' (expected 'cpu', 'cuda' or 'cuda:N')", 2)
+end
+
+-- x:get_device(): the GPU's ordinal, -1 on the CPU (as PyTorch)
+methods.get_device = function(x)
+  if not torch.is_tensor(x) then error('get_device: expected a tensor, got ' .. type(x), 2) end
+  return x.is_cuda and tonumber(x.device:match('%d+$')) or -1
+end
+
+return cuda

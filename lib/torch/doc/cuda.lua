@@ -1,0 +1,55 @@
+-- Documentation of devices and the CUDA backend (lib/torch/device.lua and
+-- src/cuda). Format as lib/torch/doc/tensor.lua.
+return [=[
+torch.cuda.is_available()
+  Whether a GPU answered: the CUDA backend (build/torch/cuda.so, built whenever
+  nvcc was found) loaded and found at least one device. When false,
+  torch.cuda.unavailable_reason() says why, and every GPU operation raises.
+
+torch.cuda.unavailable_reason()
+  Why torch.cuda.is_available() is false (no backend built, the CUDA libraries
+  not found, no device); nil when it is true.
+
+torch.cuda.device_count()
+  The number of GPUs (0 without CUDA). Devices count from 0: 'cuda:0' is the
+  first, as nvidia-smi and CUDA_VISIBLE_DEVICES number them.
+
+torch.cuda.current_device(), torch.cuda.set_device(i)
+  The ordinal of this thread's current GPU, and setting it.
+
+torch.cuda.synchronize(device)
+  Waits until every kernel queued on the device (default: the current one) has
+  finished. GPU work runs asynchronously; copies to the CPU and item() wait
+  for the work they need.
+
+torch.cuda.get_device_name(device), torch.cuda.get_device_capability(device)
+  The GPU's name ('NVIDIA H100 80GB HBM3'), and its compute capability as two
+  numbers (major, minor: 9, 0 for Hopper).
+
+torch.cuda.mem_get_info(device)
+  Free and total bytes of the GPU's memory, as the driver sees them.
+
+torch.cuda.memory_allocated(device), torch.cuda.max_memory_allocated(device)
+  Bytes held by live tensors on the GPU, and the most held since the last
+  torch.cuda.reset_peak_memory_stats(). 0 without CUDA.
+
+torch.cuda.memory_reserved(device), torch.cuda.max_memory_reserved(device)
+  Bytes the caching allocator holds from the driver: what tensors use plus
+  freed blocks kept for reuse. torch.cuda.empty_cache() returns the unused ones.
+
+torch.cuda.memory_stats(device)
+  The caching allocator's counters: {allocated=, peak=, reserved=,
+  peak_reserved=, num_allocs=, num_cache_hits=, num_device_allocs=}.
+
+torch.cuda.reset_peak_memory_stats(device)
+  Starts the peaks of max_memory_allocated and max_memory_reserved again from
+  the present values.
+
+torch.cuda.empty_cache()
+  Returns the freed blocks the caching allocator keeps to the driver.
+
+torch.device(name), torch.device('cuda', i)
+  A device's name, checked: 'cpu', 'cuda' (the current GPU) or 'cuda:i'. Tensors'
+  x.device gives the same form ('cuda:0'); to(), cuda() and the device= option of
+  the creation functions take it.
+]=]

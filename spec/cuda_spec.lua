@@ -1,0 +1,451 @@
+-- cuda_spec.lua: CUDA tensors (src/cuda, loaded by lib/torch/device.lua).
+-- Without a GPU, the first block checks what a user meets then: the devices'
+-- names, CPU no-ops, and clear errors; the GPU blocks are skipped with a
+-- message. With one, every op of the registry that has a CUDA kernel
+-- (elementwise, reductions, ops along a dim, products) is run on the GPU and
+-- compared with the CPU's result, in every dtype the op takes, on contiguous,
+-- transposed and broadcast inputs; then copies, autograd and a training step.
+local torch = require 'torch'
+local nn = require 'nn'
+
+local GPU = torch.cuda.is_available()
+
+describe('devices without a GPU in the way', function()
+  it('names the CPU device and keeps CPU tensors where they are', function()
+    local x = torch.ones(2, 3)
+    assert.are.equal('cpu', x.device)
+    assert.is_false(x.is_cuda)
+    assert.are.equal(-1, x:get_device())
+    assert.are.equal(x, x:cpu())
+    assert.are.equal(x, x:to('cpu'))
+    local d = x:to{device = 'cpu', dtype = 'float64'}
+    assert.are.equal('float64', d.dtype)
+    assert.are.equal('cpu', d.device)
+    assert.are.equal('cpu', torch.zeros(2, {device = 'cpu'}).device)
+  end)
+
+  it('checks device names', function()
+    assert.are.equal('cuda:1', torch.device('cuda:1'))
+    assert.are.equal('cuda:2', torch.device('cuda', 2))
+    assert.are.equal('cpu', torch.device('cpu'))
+    assert.has_error(function() torch.device('gpu') end,
+      "torch.device: unknown device 'gpu' (expected 'cpu', 'cuda' or 'cuda:N')")
+    assert.has_error(function() torch.ones(2):to('tpu') end, "to: unknown dtype or device 'tpu'")
+  end)
+
+  it('says why CUDA is unavailable, and refuses GPU work clearly', function()
+    if GPU then
+      assert.is_nil(torch.cuda.unavailable_reason())
+      assert.is_true(torch.cuda.device_count() >= 1)
+      return
+    end
+    assert.are.equal(0, torch.cuda.device_count())
+    assert.is_string(torch.cuda.unavailable_reason())
+    assert.has_error(function() torch.ones(2):cuda() end,
+      "cuda: device 'cuda' is not available: no CUDA backend is loaded (torch.cuda.is_available() is false)")
+    local ok, err = pcall(torch.zeros, 2, {device = 'cuda'})
+    assert.is_false(ok)
+    assert.matches("device 'cuda' is not available", err)
+    ok, err = pcall(torch.cuda.synchronize)
+    assert.is_false(ok)
+    assert.matches('torch.cuda.synchronize: CUDA is not available', err, 1, true)
+    assert.are.equal(0, torch.cuda.memory_allocated())
+    assert.is_false(torch.backends.cuda.matmul.allow_tf32)
+  end)
+end)
+
+if not GPU then
+  describe('CUDA tensors', function()
+    pending('no GPU here (' .. torch.cuda.unavailable_reason() .. '): the GPU specs are skipped')
+  end)
+  return
+end
+
+-- ---- comparing a GPU result with the CPU's ----
+local TOL = {float64 = {1e-12, 1e-12}, float32 = {2e-5, 2e-5}, float16 = {2e-3, 2e-3}, bfloat16 = {1.6e-2, 1e-2}}
+
+local function same_values(got, want, what, tol)
+  assert.are.equal(want.dtype, got.dtype, what .. ': dtype')
+  assert.are.same(want:size():totable(), got:size():totable(), what .. ': shape')
+  assert.are.equal('cpu', want.device)
+  got = got:cpu()
+  local g, w = got:contiguous():_flat_values(), want:contiguous():_flat_values()
+  local t = tol or TOL[want.dtype]
+  for i = 1, #w do
+    local a, b = g[i], w[i]
+    local ok
+    if t and type(b) == 'number' then
+      ok = (a ~= a and b ~= b) or a == b or math.abs(a - b) <= t[1] + t[2] * math.abs(b)
+    else
+      ok = a == b
+    end
+    if not ok then
+      error(string.format('%s: element %d is %s on the GPU, %s on the CPU', what, i, tostring(a), tostring(b)), 2)
+    end
+  end
+end
+
+-- the same call on CPU tensors and on their GPU copies: equal results, or the same error
+local function agree(what, fn, ...)
+  local cpu_args, gpu_args = table.pack(...), table.pack(...)
+  for i = 1, cpu_args.n do
+    if torch.is_tensor(cpu_args[i]) then gpu_args[i] = cpu_args[i]:cuda() end
+  end
+  local ok1, want = pcall(fn, table.unpack(cpu_args, 1, cpu_args.n))
+  local ok2, got = pcall(fn, table.unpack(gpu_args, 1, gpu_args.n))
+  if not ok1 then
+    assert.is_false(ok2, what .. ': the CPU raised (' .. tostring(want) .. ') but the GPU did not')
+    assert.are.equal(tostring(want):gsub('^.-:%d+: ', ''), tostring(got):gsub('^.-:%d+: ', ''))
+    return
+  end
+  assert(ok2, what .. ': ' .. tostring(got))
+  if torch.is_tensor(want) then
+    assert.are.equal('cuda:0', got.device, what)
+    same_values(got, want, what)
+  else
+    assert.are.equal(want, got, what)
+  end
+end
+
+-- inputs: a 3x4 tensor of dtype, kind 'any' (either sign), 'pos' or 'nonzero'
+local VALUES = {0.17, -0.23, 0.31, -0.38, 0.44, 0.57, -0.63, 0.71, -0.78, 0.83, 0.27, -0.69}
+local INTS = {1, -2, 3, -4, 5, 2, -1, 4, -3, 2, 1, -5}
+local function input(dtype, kind, shift)
+  local v = {}
+  for k = 1, 12 do
+    local i = (k + (shift or 0) - 1) % 12 + 1
+    if dtype == 'bool' then v[k] = (INTS[i] % 2 == 0)
+    elseif dtype:match('^float') or dtype == 'bfloat16' then
+      v[k] = kind == 'pos' and math.abs(VALUES[i]) or (kind == 'big' and VALUES[i] * 3 + (VALUES[i] > 0 and 1 or -1) or VALUES[i])
+    else
+      v[k] = kind == 'pos' and math.abs(INTS[i]) or INTS[i]
+      if dtype == 'uint8' then v[k] = math.abs(v[k]) end
+    end
+  end
+  return torch.tensor(v, {dtype = dtype}):view(3, 4)
+end
+
+local DTYPES = {'float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'}
+local OPS = torch._ops()
+local function names(op)
+  local r = {}
+  if op.lua_name then r[1] = op.name end
+  for _, a in ipairs(op.aliases) do r[#r + 1] = a end
+  return r
+end
+
+describe('CUDA tensors', function()
+  it('knows its device', function()
+    assert.is_true(torch.cuda.device_count() >= 1)
+    assert.are.equal(0, torch.cuda.current_device())
+    assert.is_string(torch.cuda.get_device_name(0))
+    local major = torch.cuda.get_device_capability()
+    assert.is_true(major >= 7)
+    local x = torch.ones(2, 3):cuda()
+    assert.are.equal('cuda:0', x.device)
+    assert.is_true(x.is_cuda)
+    assert.are.equal(0, x:get_device())
+    assert.are.equal('torch.cuda.FloatTensor', x:type())
+    assert.are.equal(x, x:cuda())
+    assert.are.equal(x, x:to('cuda:0'))
+    assert.are.equal('cuda:0', torch.zeros(2, {device = 'cuda'}).device)
+    assert.are.equal('cuda:0', torch.randn(2, 2, {device = 'cuda:0', requires_grad = true}).device)
+    assert.is_true(torch.randn(2, {device = 'cuda', requires_grad = true}).is_leaf)
+    assert.are.equal('cuda:0', torch.zeros_like(x).device)
+    assert.are.equal('cpu', torch.zeros_like(x, {device = 'cpu'}).device)
+    assert.are.equal('torch.cuda.DoubleTensor', torch.ones(2):type('torch.cuda.DoubleTensor'):type())
+    assert.are.equal('torch.cuda.FloatTensor', torch.ones(2):type('torch.CudaTensor'):type())
+  end)
+
+  it('copies every dtype both ways, strided and broadcast', function()
+    for _, dt in ipairs(DTYPES) do
+      local x = input(dt, 'any')
+      same_values(x:cuda(), x, dt .. ' round trip')
+      same_values(x:t():cuda(), x:t():contiguous(), dt .. ' transposed to the GPU')
+      same_values(x:cuda():t():cpu(), x:t():contiguous(), dt .. ' transposed from the GPU')
+      local g = torch.zeros(3, 4, {dtype = dt}):cuda()
+      g:copy_(x:narrow(2, 2, 1))                           -- a column broadcast
+      same_values(g, x:narrow(2, 2, 1):expand(3, 4):contiguous(), dt .. ' broadcast copy_')
+      for _, to in ipairs(DTYPES) do
+        same_values(x:cuda():to(to), x:to(to), dt .. ' to ' .. to)
+      end
+    end
+    local big = torch.randn(1000, 37)
+    same_values(big:cuda():t():contiguous():cpu(), big:t():contiguous(), 'a large transpose')
+    local z = torch.zeros(3, 4):cuda()
+    z:narrow(2, 2, 2):fill_(7)
+    same_values(z, torch.tensor({{0, 7, 7, 0}, {0, 7, 7, 0}, {0, 7, 7, 0}}, {dtype = 'float32'}), 'fill_ of a view')
+    assert.are.equal(7, z[1][2])
+    assert.are.equal(42, z:sum():item())
+    assert.are.equal(0, torch.zeros(0, 3):cuda():numel())
+  end)
+
+  it('runs every elementwise op of the registry on the GPU as on the CPU', function()
+    local count = 0
+    for _, op in ipairs(OPS) do
+      local fam = op.family
+      if fam:match('^unary') or fam:match('^binary') or fam == 'compare' then
+        for _, name in ipairs(names(op)) do
+          for _, dt in ipairs(DTYPES) do
+            if op.arity == 1 then
+              local x = input(dt, op.domain[1])
+              agree(name .. ' ' .. dt, function(a) return a[name](a) end, x)
+              agree(name .. ' ' .. dt .. ' transposed', function(a) return a[name](a) end, x:t())
+              if op.inplace then
+                agree(name .. '_ ' .. dt, function(a) local c = a:clone(); c[name .. '_'](c); return c end, x)
+              end
+            else
+              local a = input(dt, op.domain[1])
+              local b = input(dt, op.domain[2], 5)
+              agree(name .. ' ' .. dt, function(p, q) return torch[name](p, q) end, a, b)
+              agree(name .. ' ' .. dt .. ' broadcast', function(p, q) return torch[name](p, q) end,
+                    a:narrow(2, 1, 1), b:narrow(1, 2, 1))
+              agree(name .. ' ' .. dt .. ' transposed', function(p, q) return torch[name](p, q) end, a:t(), b:t())
+              agree(name .. ' ' .. dt .. ' number', function(p) return torch[name](p, 3) end, a)
+              agree(name .. ' ' .. dt .. ' number first', function(q) return torch[name](2.5, q) end, b)
+              if op.inplace then
+                agree(name .. '_ ' .. dt, function(p, q) local c = p:clone(); c[name .. '_'](c, q); return c end, a, b)
+              end
+            end
+            count = count + 1
+          end
+        end
+      end
+    end
+    assert.is_true(count > 400)
+    -- a 0-dim CPU tensor beside a GPU tensor counts as a number, as in PyTorch
+    local r = torch.ones(2, 2):cuda() + torch.tensor(2.5)
+    same_values(r, torch.full({2, 2}, 3.5), 'a 0-dim CPU operand')
+    -- more elements than one block, and a non-contiguous broadcast
+    local a, b = torch.randn(300, 257), torch.randn(257)
+    agree('a large add', function(p, q) return p:t():contiguous():t() + q end, a, b)
+    -- integer division by zero raises, as on the CPU
+    agree('integer fmod by zero', function(p, q) return torch.fmod(p, q) end,
+          torch.tensor{1, 2, 3}, torch.tensor{1, 0, 1})
+  end)
+
+  it('runs every reduction of the registry on the GPU as on the CPU', function()
+    for _, op in ipairs(OPS) do
+      if op.family == 'reduce' and op.signature ~= 'none' then
+        for _, name in ipairs(names(op)) do
+          for _, dt in ipairs{'float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'uint8', 'bool'} do
+            local x = input(dt, 'any')
+            local calls
+            if op.signature == 'var' then
+              calls = {function(t) return t[name](t) end, function(t) return t[name](t, 2) end,
+                       function(t) return t[name](t, 1, false, true) end, function(t) return t[name](t, {correction = 0}) end}
+            elseif op.signature == 'norm' then
+              calls = {function(t) return t[name](t) end, function(t) return t[name](t, 1, 2) end,
+                       function(t) return t[name](t, math.huge, 1) end, function(t) return t[name](t, 3, 2, true) end,
+                       function(t) return t[name](t, 0) end}
+            else
+              calls = {function(t) return t[name](t) end, function(t) return t[name](t, 2) end,
+                       function(t) return t[name](t, 1, true) end, function(t) return t[name](t, {1, 2}) end}
+            end
+            for i, call in ipairs(calls) do
+              agree(name .. ' ' .. dt .. ' form ' .. i, call, x)
+              agree(name .. ' ' .. dt .. ' transposed form ' .. i, call, x:t())
+            end
+          end
+        end
+      end
+    end
+    assert.are.equal(0.5 * 3 * 4, torch.full({3, 4}, 0.5):cuda():sum():item())
+    agree('max of every element', function(t) return t:max() end, input('float32', 'any'))
+    agree('min of every element', function(t) return t:min() end, input('int64', 'any'))
+    agree('a long sum', function(t) return t:sum(1) end, torch.randn(100000, 3))
+    agree('a wide mean', function(t) return t:mean(2) end, torch.randn(3, 100000))
+    agree('an empty sum', function(t) return t:sum(2) end, torch.zeros(3, 0))
+    agree('an empty max', function(t) return t:amax(2) end, torch.zeros(3, 0))
+  end)
+
+  it('runs the ops along a dim on the GPU as on the CPU', function()
+    for _, op in ipairs(OPS) do
+      if op.family == 'along' then
+        for _, name in ipairs(names(op)) do
+          for _, dt in ipairs{'float32', 'float64', 'float16', 'int64'} do
+            for dim = 1, 2 do
+              agree(name .. ' ' .. dt .. ' dim ' .. dim, function(t) return t[name](t, dim) end, input(dt, 'any'))
+              agree(name .. ' ' .. dt .. ' dim ' .. dim .. ' transposed', function(t) return t[name](t, dim) end,
+                    input(dt, 'any'):t())
+            end
+          end
+        end
+      end
+    end
+    agree('a long softmax', function(t) return t:softmax(2) end, torch.randn(4, 5000))
+    agree('a long cumsum', function(t) return t:cumsum(1) end, torch.randn(3000, 2, {dtype = 'float64'}))
+  end)
+
+  it('runs the products on cuBLAS as on the CPU', function()
+    local shapes = {mm = {{5, 7}, {7, 3}}, mv = {{5, 7}, {7}}, dot = {{7}, {7}}, bmm = {{2, 5, 7}, {2, 7, 3}},
+                    outer = {{5}, {3}}, ger = {{5}, {3}}}
+    for _, dt in ipairs{'float32', 'float64', 'float16', 'bfloat16', 'int64'} do
+      local tol = TOL[dt] and {TOL[dt][1] * 10, TOL[dt][2] * 10}
+      local function close(what, fn, a, b)
+        local want = fn(a, b)
+        local got = fn(a:cuda(), b:cuda())
+        same_values(got, want, what, tol)
+      end
+      for name, s in pairs(shapes) do
+        local a, b = torch.randn(s[1]):mul(3):to(dt), torch.randn(s[2]):mul(3):to(dt)
+        if dt == 'int64' then a, b = torch.randint(-4, 5, s[1]), torch.randint(-4, 5, s[2]) end
+        close(name .. ' ' .. dt, function(p, q) return p[name](p, q) end, a, b)
+      end
+      if dt ~= 'int64' then
+        local a, b = torch.randn(4, 6):to(dt), torch.randn(3, 4):to(dt)
+        close('mm of transposes ' .. dt, function(p, q) return p:t():mm(q:t()) end, a, b)
+        for _, pair in ipairs{{{7}, {7}}, {{7}, {7, 3}}, {{5, 7}, {7}}, {{2, 5, 7}, {7, 3}}, {{2, 1, 5, 7}, {3, 7, 2}}} do
+          close('matmul ' .. dt, function(p, q) return p:matmul(q) end, torch.randn(pair[1]):to(dt), torch.randn(pair[2]):to(dt))
+        end
+        local M = torch.randn(5, 3):to(dt)
+        close('addmm ' .. dt, function(p, q) return torch.addmm(M:to(p.device), p, q, {beta = 0.5, alpha = 2}) end,
+              torch.randn(5, 7):to(dt), torch.randn(7, 3):to(dt))
+        close('addmm broadcast ' .. dt, function(p, q) return torch.addmm(torch.ones(3):to(dt):to(p.device), p, q) end,
+              torch.randn(5, 7):to(dt), torch.randn(7, 3):to(dt))
+        close('baddbmm ' .. dt, function(p, q) return torch.baddbmm(torch.ones(2, 5, 3):to(dt):to(p.device), p, q) end,
+              torch.randn(2, 5, 7):to(dt), torch.randn(2, 7, 3):to(dt))
+        close('addbmm ' .. dt, function(p, q) return torch.addbmm(torch.ones(5, 3):to(dt):to(p.device), p, q) end,
+              torch.randn(2, 5, 7):to(dt), torch.randn(2, 7, 3):to(dt))
+        close('addmv ' .. dt, function(p, q) return torch.addmv(torch.ones(5):to(dt):to(p.device), p, q) end,
+              torch.randn(5, 7):to(dt), torch.randn(7):to(dt))
+        close('addr ' .. dt, function(p, q) return torch.addr(torch.ones(5, 3):to(dt):to(p.device), p, q) end,
+              torch.randn(5):to(dt), torch.randn(3):to(dt))
+        close('addmm_ ' .. dt, function(p, q) local m = torch.ones(5, 3):to(dt):to(p.device); m:addmm_(p, q); return m end,
+              torch.randn(5, 7):to(dt), torch.randn(7, 3):to(dt))
+      end
+    end
+    agree('a shape error', function(p, q) return p:mm(q) end, torch.randn(2, 3), torch.randn(4, 5))
+    local a, b = torch.randn(512, 384), torch.randn(384, 256)
+    same_values(a:cuda():mm(b:cuda()), a:mm(b), 'a 512x384x256 product', {1e-4, 1e-4})
+  end)
+
+  it('refuses mixed devices and ops without a CUDA kernel, naming them', function()
+    local g, c = torch.ones(2, 2):cuda(), torch.ones(2, 2)
+    local ok, err = pcall(function() return g + c end)
+    assert.is_false(ok)
+    assert.matches('add: expected all tensors on the same device, but found cuda:0 and cpu', err, 1, true)
+    ok, err = pcall(function() return g:mm(c) end)
+    assert.is_false(ok)
+    assert.matches('expected all tensors on the same device', err, 1, true)
+    ok, err = pcall(function() return g:index_select(1, torch.tensor{1}) end)
+    assert.is_false(ok)
+    assert.matches('is a tensor on cuda:0', err, 1, true)
+    ok, err = pcall(function() return g:sort(1) end)
+    assert.is_false(ok)
+    assert.matches('no kernel for tensors on device cuda', err, 1, true)
+  end)
+
+  it('prints a GPU tensor with its values and type', function()
+    local s = tostring(torch.tensor{{1.5, 2}, {3, 4}}:cuda())
+    assert.matches('torch.cuda.FloatTensor of size 2x2', s, 1, true)
+    assert.matches('3%.0+ +4%.0+', s)
+    assert.matches('torch.cuda.LongTensor of size 3', tostring(torch.tensor{1, 2, 3}:cuda()), 1, true)
+    local big = tostring(torch.arange(1, 10001):cuda():view(100, 100))
+    assert.matches('10000', big, 1, true)
+    assert.are.equal(3, torch.tensor{1, 2, 3}:cuda()[3])
+  end)
+
+  it('differentiates on the GPU as on the CPU, and moves gradients back across devices', function()
+    local xc = torch.randn(4, 5, {dtype = 'float64'})
+    local wc = torch.randn(5, 3, {dtype = 'float64'})
+    local function loss(x, w) return ((x:mm(w):tanh() * 2 + 1):softmax(2):log() * x:sum(2, true)):mean() end
+    local x1, w1 = xc:clone():requires_grad_(), wc:clone():requires_grad_()
+    loss(x1, w1):backward()
+    local x2, w2 = xc:cuda():requires_grad_(), wc:cuda():requires_grad_()
+    local l2 = loss(x2, w2)
+    l2:backward()
+    assert.are.equal('cuda:0', x2.grad.device)
+    same_values(x2.grad, x1.grad, 'dloss/dx')
+    same_values(w2.grad, w1.grad, 'dloss/dw')
+    -- a CPU leaf moved to the GPU gets its gradient on the CPU
+    local leaf = xc:clone():requires_grad_()
+    local y = leaf:cuda() * 3
+    y:sum():backward()
+    assert.are.equal('cpu', leaf.grad.device)
+    same_values(leaf.grad, torch.full({4, 5}, 3, {dtype = 'float64'}), 'through :cuda()')
+  end)
+
+  it('trains a small network on the GPU to the CPU result', function()
+    local function run(device)
+      torch.manual_seed(7)
+      local model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+      model:to(device)
+      local opt = require('optim').SGD(model:parameters(), {lr = 0.1, momentum = 0.9})
+      local x = torch.randn(16, 6):to(device)
+      local y = torch.randn(16, 3):to(device)
+      local last
+      for _ = 1, 20 do
+        opt:zero_grad()
+        local l = ((model(x) - y) ^ 2):mean()
+        l:backward()
+        opt:step()
+        last = l:item()
+      end
+      return last, model
+    end
+    local lc = run('cpu')
+    local lg, model = run('cuda')
+    assert.is_true(math.abs(lc - lg) < 1e-4 * math.max(1, math.abs(lc)))
+    for _, p in ipairs(model:parameters()) do assert.are.equal('cuda:0', p.device) end
+    model:cpu()
+    for _, p in ipairs(model:parameters()) do assert.are.equal('cpu', p.device) end
+  end)
+
+  it('runs every fused optimizer step on the GPU as on the CPU', function()
+    local optim = require 'optim'
+    local cases = {
+      {'SGD', {lr = 0.1}}, {'SGD', {lr = 0.1, momentum = 0.9, nesterov = true, weight_decay = 0.01}},
+      {'SGD', {lr = 0.1, momentum = 0.9, dampening = 0.3, maximize = true}},
+      {'Adam', {lr = 0.01}}, {'Adam', {lr = 0.01, amsgrad = true, weight_decay = 0.1}},
+      {'AdamW', {lr = 0.01, weight_decay = 0.1}}, {'Adam', {lr = 0.01, maximize = true}},
+      {'RMSprop', {lr = 0.01}}, {'RMSprop', {lr = 0.01, centered = true, momentum = 0.5}},
+      {'Adagrad', {lr = 0.1, weight_decay = 0.01, lr_decay = 0.01}}, {'Adadelta', {lr = 1, weight_decay = 0.01}},
+      {'Adamax', {lr = 0.01, weight_decay = 0.01}}, {'NAdam', {lr = 0.01}},
+      {'NAdam', {lr = 0.01, weight_decay = 0.1, decoupled_weight_decay = true}}, {'RAdam', {lr = 0.01}},
+    }
+    for _, dt in ipairs{'float32', 'float64'} do
+      for _, case in ipairs(cases) do
+        local what = case[1] .. ' ' .. dt .. ' ' .. tostring(next(case[2]) and table.concat((function()
+          local t = {} for k, v in pairs(case[2]) do t[#t + 1] = k .. '=' .. tostring(v) end table.sort(t) return t end)(), ','))
+        local function run(device)
+          torch.manual_seed(3)
+          local w = torch.randn(7, 5, {dtype = dt}):to(device):requires_grad_()
+          local b = torch.randn(5, {dtype = dt}):to(device):t():requires_grad_()   -- a 1-D view
+          local opt = optim[case[1]]({w, b}, case[2])
+          local x = torch.randn(9, 7, {dtype = dt}):to(device)
+          for _ = 1, 12 do
+            opt:zero_grad()
+            local loss = ((x:mm(w) + b):tanh():sum(2) ^ 2):mean()
+            loss:backward()
+            opt:step()
+          end
+          return w, b
+        end
+        local wc, bc = run('cpu')
+        local wg, bg = run('cuda')
+        local tol = dt == 'float64' and {1e-10, 1e-10} or {2e-5, 2e-5}
+        same_values(wg:detach(), wc:detach(), what .. ': weight', tol)
+        same_values(bg:detach(), bc:detach(), what .. ': bias', tol)
+      end
+    end
+  end)
+
+  it('reuses freed memory and counts it', function()
+    collectgarbage()
+    torch.cuda.synchronize()
+    local before = torch.cuda.memory_allocated()
+    local x = torch.zeros(1024, 1024):cuda()
+    assert.is_true(torch.cuda.memory_allocated() - before >= 4 * 1024 * 1024)
+    assert.is_true(torch.cuda.max_memory_allocated() >= torch.cuda.memory_allocated())
+    local reserved = torch.cuda.memory_reserved()
+    x = nil
+    collectgarbage()
+    collectgarbage()
+    assert.are.equal(before, torch.cuda.memory_allocated())
+    local y = torch.zeros(1024, 1024):cuda()
+    assert.are.equal(reserved, torch.cuda.memory_reserved())   -- served from the cache
+    assert.are.equal(0, y:sum():item())
+    torch.cuda.empty_cache()
+  end)
+end)
