@@ -3,6 +3,7 @@
 -- cross-entropy on batches of 64; train loss/accuracy and test loss/accuracy
 -- each epoch; a checkpoint at the end (the loop: examples/fashion_train.lua).
 --   th examples/fashion_mnist_mlp.lua --epochs 10 --batch-size 64 --lr 1e-3 --workers 0 --threads 1
+--   th examples/fashion_mnist_mlp.lua --device cuda     (on a GPU)
 local nn = require 'nn'
 local train = dofile((arg[0]:match('(.*/)') or './') .. 'fashion_train.lua')
 

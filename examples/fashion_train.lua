@@ -19,6 +19,7 @@ function train.options(title, checkpoint, epochs)
   cmd:option('--lr', 1e-3, 'Adam learning rate')
   cmd:option('--workers', 0, 'DataLoader worker processes')
   cmd:option('--threads', 0, 'threads for the tensor library (0: one per core)')
+  cmd:option('--device', 'cpu', "where the model trains: 'cpu', 'cuda' or 'cuda:N'")
   cmd:option('--root', '/usr/share/datasets/fashion-mnist', 'folder of the IDX files')
   cmd:option('--seed', 1, 'random seed')
   cmd:option('--checkpoint', checkpoint, 'file the final checkpoint goes to ("" for none)')
@@ -42,7 +43,7 @@ function train.run(opt, make_model)
   local test_loader = data.DataLoader(test_set, {batch_size = 250, num_workers = opt.workers})
   print(string.format('FashionMNIST: %d training and %d test images', #train_set, #test_set))
 
-  local model = make_model()
+  local model = make_model():to(opt.device)
   print(model)
   print(string.format('%d parameters', model:num_parameters()))
   local criterion = nn.CrossEntropyLoss()
@@ -53,11 +54,10 @@ function train.run(opt, make_model)
     local loss, correct, count = 0, 0, 0
     torch.no_grad(function()
       for _, batch in loader:iter() do
-        local x, y = batch[1], batch[2]
+        local x, y = batch[1]:to(opt.device), batch[2]:to(opt.device)
         local logits = model(x)
         loss = loss + criterion(logits, y):item() * y:size(1)
-        local _, pred = logits:max(2)
-        correct = correct + pred:view(-1):eq(y):sum():item()
+        correct = correct + logits:argmax(2):eq(y):sum():item()
         count = count + y:size(1)
       end
     end)
@@ -73,15 +73,14 @@ function train.run(opt, make_model)
     local n = opt.limit > 0 and math.min(opt.limit, #train_loader) or #train_loader
     for i, batch in train_loader:iter() do
       if i > n then break end
-      local x, y = batch[1], batch[2]
+      local x, y = batch[1]:to(opt.device), batch[2]:to(opt.device)
       optimizer:zero_grad()
       local logits = model(x)
       local loss = criterion(logits, y)
       loss:backward()
       optimizer:step()
       total_loss = total_loss + loss:item() * y:size(1)
-      local _, pred = logits:max(2)
-      correct = correct + pred:view(-1):eq(y):sum():item()
+      correct = correct + logits:argmax(2):eq(y):sum():item()
       count = count + y:size(1)
       if i % 50 == 0 or i == n then torch.progress(i, n, {text = string.format('loss %.4f', total_loss / count)}) end
     end

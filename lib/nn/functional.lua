@@ -244,6 +244,7 @@ end
 local function apply_dropout_mask(x, p, mask_shape)
   if p == 1 then return x * 0 end
   local mask = torch.empty(mask_shape, {dtype = x.dtype}):bernoulli_(1 - p):div_(1 - p)
+  if x.is_cuda then mask = mask:to(x.device) end   -- drawn from the CPU's generator, as on the CPU
   return x * mask
 end
 

@@ -23,10 +23,12 @@ do
     else
       local ok, mod, why = pcall(open)
       if ok and mod then backend = mod
-      else unavailable = 'no CUDA device: ' .. tostring(ok and why or mod) end
+      else unavailable = tostring(ok and why or mod) end
     end
   end
 end
+
+debug.getregistry()['torch.cuda.unavailable'] = unavailable   -- for the C side's messages
 
 function cuda.is_available() return backend ~= nil end
 -- why torch.cuda.is_available() is false (nil when it is true)
@@ -34,7 +36,7 @@ function cuda.unavailable_reason() return unavailable end
 function cuda.device_count() return backend and backend.device_count() or 0 end
 
 local function need(name)
-  if not backend then error('torch.cuda.' .. name .. ': CUDA is not available (' .. unavailable .. ')', 3) end
+  if not backend then error('torch.cuda.' .. name .. ': no CUDA device: ' .. unavailable, 3) end
 end
 
 -- a device argument: nil (the current one), an ordinal, 'cuda:N', or a tensor on it
@@ -97,6 +99,35 @@ function torch.device(kind, index)
   end
   if kind == 'cpu' or kind == 'cuda' or kind:match('^cuda:%d+$') then return kind end
   error("torch.device: unknown device '" .. kind .. "' (expected 'cpu', 'cuda' or 'cuda:N')", 2)
+end
+
+-- Torch7's names (cutorch): torch.CudaTensor(...) is a float32 tensor made as
+-- torch.FloatTensor(...) makes it, on the GPU; torch.CudaDoubleTensor(...) and the
+-- others likewise for their dtypes.
+for _, stem in ipairs{'Float', 'Double', 'Half', 'BFloat16', 'Char', 'Byte', 'Short', 'Int', 'Long', 'Bool'} do
+  local make = torch[stem .. 'Tensor']
+  local name = stem == 'Float' and 'CudaTensor' or 'Cuda' .. stem .. 'Tensor'
+  torch[name] = setmetatable({}, {
+    __call = function(_, ...) return make(...):cuda() end,
+    __tostring = function() return 'torch.' .. name end,
+  })
+end
+
+-- require 'cutorch': cutorch's functions, with its 1-based device numbers
+package.preload.cutorch = function()
+  local cutorch = {}
+  function cutorch.synchronize() return cuda.synchronize() end
+  function cutorch.getDeviceCount() return cuda.device_count() end
+  function cutorch.getDevice() return cuda.current_device() + 1 end
+  function cutorch.setDevice(d) return cuda.set_device(d - 1) end
+  function cutorch.getMemoryUsage(d) return cuda.mem_get_info(d and d - 1 or nil) end
+  function cutorch.getDeviceProperties(d)
+    local major, minor = cuda.get_device_capability(d and d - 1 or nil)
+    local free, total = cuda.mem_get_info(d and d - 1 or nil)
+    return {name = cuda.get_device_name(d and d - 1 or nil), major = major, minor = minor, freeGlobalMem = free,
+            totalGlobalMem = total}
+  end
+  return cutorch
 end
 
 -- x:get_device(): the GPU's ordinal, -1 on the CPU (as PyTorch)

@@ -131,7 +131,6 @@ size_mt.__index = {
   totable = function(s) return {table.unpack(s)} end,
 }
 
-require 'torch.device'
 require 'torch.print'
 
 -- torch.autograd: the engine's entry points (src/autograd through src/vm/lt_autograd.c)
@@ -544,5 +543,6 @@ require 'torch.autograd_viz'
 require 'torch.help'
 require 'torch.serialize'
 require 'torch.safetensors'
+require 'torch.device'
 
 return torch

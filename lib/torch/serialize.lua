@@ -8,7 +8,8 @@
 -- Format: "MOONTORCH" and a version byte, then one value. A value is a tag
 -- byte: 'n' nil, 't'/'f' booleans, 'i' integer (8 bytes), 'd' float (8),
 -- 's' string (length, bytes), 'T' tensor (dtype name, flags: 1 requires
--- grad, 2 nn.Parameter; dims, sizes, byte count, bytes -- views are saved
+-- grad, 2 nn.Parameter, 4 saved from a GPU, whose ordinal follows in one
+-- byte; dims, sizes, byte count, bytes -- views are saved
 -- compacted: their values, not the storage), 'S' torch.Size, 'R' reference
 -- to an earlier table or tensor (its id), 'M' table (class name or '', pair
 -- count, key/value pairs); then the CRC-32 of everything before it (4
@@ -24,7 +25,7 @@ local OLDEST_VERSION = 2
 -- Tables nested deeper than this are refused on save and on load: the
 -- reader recurses, and a hostile file could otherwise exhaust the stack.
 local MAX_DEPTH = 10000
-local REQUIRES_GRAD, PARAMETER = 1, 2
+local REQUIRES_GRAD, PARAMETER, ON_GPU = 1, 2, 4
 local size_mt = debug.getregistry()['torch.Size']
 
 -- Packages torch.load may require to find a class a file names (an 'nn.Linear'
@@ -93,10 +94,14 @@ local function writer()
         local nn = package.loaded.nn
         local flags = v.requires_grad and REQUIRES_GRAD or 0
         if type(nn) == 'table' and nn.is_parameter and nn.is_parameter(v) then flags = flags | PARAMETER end
+        local gpu = v.is_cuda and v:get_device()
+        if gpu then flags = flags | ON_GPU end
         local sz = v:size()
-        put('T' .. string.pack('<s1BB', v.dtype, flags, #sz))
+        put('T' .. string.pack('<s1B', v.dtype, flags))
+        if gpu then put(string.pack('<B', gpu)) end
+        put(string.pack('<B', #sz))
         for i = 1, #sz do put(string.pack('<i8', sz[i])) end
-        put(string.pack('<s8', torch._tensor_bytes(v)))
+        put(string.pack('<s8', torch._tensor_bytes(gpu and v:detach():cpu() or v)))   -- a GPU's values, copied
         return
       end
       local mt = getmetatable(v)
@@ -160,8 +165,10 @@ local function class_named(name, source)
   return mt
 end
 
--- torch.deserialize(s): the value a torch.serialize string holds.
-function torch.deserialize(s, source)
+-- torch.deserialize(s, source, map_location): the value a torch.serialize string holds.
+-- Tensors saved from a GPU come back on it, unless map_location ('cpu', 'cuda',
+-- 'cuda:N') names where every tensor goes.
+function torch.deserialize(s, source, map_location)
   source = source or 'string'
   if type(s) ~= 'string' or #s < #MAGIC or s:sub(1, #MAGIC - 1) ~= MAGIC:sub(1, -2) then
     error('torch.load: ' .. source .. ' is not a moontorch file (wrong magic)', 2)
@@ -198,7 +205,20 @@ function torch.deserialize(s, source)
     local dtype, flags
     dtype, pos = string.unpack('<s1', s, pos)
     if version >= 3 then flags, pos = unpack('<B', 1, 'tensor flags') else flags = 0 end
-    if flags > (REQUIRES_GRAD | PARAMETER) then corrupt('tensor flags %d', flags) end
+    if flags > (REQUIRES_GRAD | PARAMETER | ON_GPU) then corrupt('tensor flags %d', flags) end
+    local device = map_location
+    if flags & ON_GPU ~= 0 then
+      local gpu
+      gpu, pos = unpack('<B', 1, 'a GPU ordinal')
+      if device == nil then
+        device = 'cuda:' .. gpu
+        if not torch.cuda.is_available() then
+          error(string.format("torch.load: %s holds tensors saved from %s, and there is no CUDA device here (%s): "
+                              .. "load them with {map_location = 'cpu'}", source, device,
+                              torch.cuda.unavailable_reason()), 0)
+        end
+      end
+    end
     local ndim
     ndim, pos = unpack('<B', 1, 'a dim count')
     local shape = {}
@@ -212,6 +232,7 @@ function torch.deserialize(s, source)
     need(nbytes, 'tensor data')
     local t = torch._tensor_from_bytes(s:sub(pos, pos + nbytes - 1), dtype, shape, 'torch.load: ' .. source)
     pos = pos + nbytes
+    if device ~= nil and device ~= 'cpu' then t = t:to(device) end
     if flags & PARAMETER ~= 0 then
       class_named('nn.Module', source)            -- loads nn
       t = package.loaded.nn.Parameter(t, flags & REQUIRES_GRAD ~= 0)
@@ -387,8 +408,11 @@ local function check_load_options(opts)
     if k == 'map_location' then
       if type(v) ~= 'string' then
         error("torch.load: map_location must be a device name such as 'cpu', got a " .. type(v), 3)
-      elseif v ~= 'cpu' then
-        error("torch.load: map_location '" .. v .. "' is not available (only 'cpu' here)", 3)
+      elseif v ~= 'cpu' and v ~= 'cuda' and not v:match('^cuda:%d+$') then
+        error("torch.load: unknown map_location '" .. v .. "' (expected 'cpu', 'cuda' or 'cuda:N')", 3)
+      elseif v ~= 'cpu' and not torch.cuda.is_available() then
+        error("torch.load: map_location '" .. v .. "' is not available: no CUDA device ("
+              .. torch.cuda.unavailable_reason() .. ')', 3)
       end
     elseif k == 'mmap' then
       error('torch.load: mmap is not supported for moontorch files (their data is checksummed as one '
@@ -399,8 +423,8 @@ local function check_load_options(opts)
   end
 end
 
--- torch.load(path, {map_location='cpu'}): the value torch.save wrote to path.
--- Files record no device: every tensor loads on the CPU.
+-- torch.load(path, {map_location='cpu'|'cuda'|'cuda:N'}): the value torch.save wrote to
+-- path. Tensors saved from a GPU load on it, unless map_location names where every tensor goes.
 function torch.load(path, opts)
   torch._check_file_name(path, 'torch.load', 2)
   check_load_options(opts)
@@ -408,7 +432,8 @@ function torch.load(path, opts)
   if not f then error('torch.load: cannot open ' .. path .. ': ' .. tostring(err), 2) end
   local bytes = f:read('a')
   f:close()
-  local ok, v = pcall(torch.deserialize, bytes, path)
+  if type(opts) == 'string' then opts = {map_location = opts} end
+  local ok, v = pcall(torch.deserialize, bytes, path, opts and opts.map_location)
   if not ok then error(v, 2) end
   return v
 end

@@ -282,7 +282,11 @@ static int index_select_impl(const char *op, mt_tensor *r, const mt_tensor *x, i
   return rc;
 }
 
+/* Each op below hands tensors off the CPU to their device's kernel
+   (mt_device_extra, mt_ops.h). */
 int mt_index_select(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, NULL), 0))
+    MT_EXTRA_CALL("index_select", index_select, x, index, NULL, r, x, dim, index, base);
   return index_select_impl("index_select", r, x, dim, index, base);
 }
 
@@ -332,19 +336,27 @@ static int index_put_impl(const char *op, mt_tensor *x, int dim, const mt_tensor
 
 int mt_index_add(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, double alpha,
                  int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, src), 0))
+    MT_EXTRA_CALL("index_add_", index_add, x, index, src, x, dim, index, src, alpha, base);
   return index_put_impl("index_add_", x, dim, index, src, NULL, 1, alpha, base);
 }
 
 int mt_index_copy(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, src), 0))
+    MT_EXTRA_CALL("index_copy_", index_copy, x, index, src, x, dim, index, src, base);
   return index_put_impl("index_copy_", x, dim, index, src, NULL, 0, 1, base);
 }
 
 int mt_index_fill(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *value, int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, value), 0))
+    MT_EXTRA_CALL("index_fill_", index_fill, x, index, value, x, dim, index, value, base);
   return index_put_impl("index_fill_", x, dim, index, NULL, value, 0, 1, base);
 }
 
 /* ---- gather, scatter ---- */
 int mt_gather(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, NULL), 0))
+    MT_EXTRA_CALL("gather", gather, x, index, NULL, r, x, dim, index, base);
   const char *op = "gather";
   char b1[128], b2[128];
   if ((dim = mt_wrap_dim(op, dim, x->ndim)) < 0) return -1;
@@ -420,11 +432,15 @@ static int scatter_impl(const char *op, mt_tensor *x, int dim, const mt_tensor *
 }
 
 int mt_scatter(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int add, int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, src), 0))
+    MT_EXTRA_CALL(add ? "scatter_add_" : "scatter_", scatter, x, index, src, x, dim, index, src, add, base);
   return scatter_impl(add ? "scatter_add_" : "scatter_", x, dim, index, src, NULL, add, base);
 }
 
 int mt_scatter_fill(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *value, int add,
                     int64_t base) {
+  if (__builtin_expect(mt_any_off_cpu(x, index, value), 0))
+    MT_EXTRA_CALL("scatter_", scatter_fill, x, index, value, x, dim, index, value, add, base);
   return scatter_impl("scatter_", x, dim, index, NULL, value, add, base);
 }
 
@@ -587,6 +603,8 @@ static int masked_fill_impl(const char *op, mt_tensor *x, const mt_tensor *mask,
 }
 
 int mt_masked_fill(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value) {
+  if (__builtin_expect(mt_any_off_cpu(x, mask, value), 0))
+    MT_EXTRA_CALL("masked_fill_", masked_fill, x, mask, value, x, mask, value);
   return masked_fill_impl("masked_fill_", x, mask, value);
 }
 
@@ -602,6 +620,8 @@ static int expand_both(const char *op, const mt_tensor *x, const mt_tensor *mask
 }
 
 int mt_masked_fill_out(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value) {
+  if (__builtin_expect(mt_any_off_cpu(x, mask, value), 0))
+    MT_EXTRA_CALL("masked_fill", masked_fill_out, x, mask, value, r, x, mask, value);
   const char *op = "masked_fill";
   mt_tensor xe = {0}, me = {0};
   if (check_value(op, value) || expand_both(op, x, mask, &xe, &me)) return -1;

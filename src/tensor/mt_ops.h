@@ -81,17 +81,44 @@ int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_
 
 /* ---- on other devices ----
    Besides the registry's ops (the dispatcher's table), autograd's formulas
-   call where (WHERE) and the fused activation gradients (FUSED); a backend
-   registers its kernels for them here, with the semantics above. The
-   tensors reach them on one device (a 0-dim CPU operand of where aside). */
+   call where (WHERE) and the fused activation gradients (FUSED), and the
+   losses and their derivatives the index ops (gather, scatter, ...) and
+   argmax; a backend registers its kernels for them here, with the
+   semantics of the CPU's functions of the same names (mt_index.h,
+   mt_reduce.h). The tensors reach them on one device, except one-element
+   CPU tensors (a 0-dim operand of where, a fill value). NULL: no kernel. */
 typedef struct {
   int (*where)(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
   int (*activation_grad)(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
+  int (*index_select)(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
+  int (*index_add)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, double alpha, int64_t base);
+  int (*index_copy)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base);
+  int (*index_fill)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *value, int64_t base);
+  int (*gather)(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
+  int (*scatter)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int add, int64_t base);
+  int (*scatter_fill)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *value, int add,
+                      int64_t base);
+  int (*masked_fill)(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
+  int (*masked_fill_out)(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
+  int (*argmax)(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min);
 } mt_device_extra;
 void mt_register_extra(int device, const mt_device_extra *k);
 /* The registered kernels of the device of t, u and v (NULL: none), or NULL
    with an error naming op when they are on different devices or the device
    has none; never called for CPU tensors. */
 const mt_device_extra *mt_extra_for(const char *op, const mt_tensor *t, const mt_tensor *u, const mt_tensor *v);
+/* Whether any of t, u, v (NULL: none) is off the CPU: the CPU kernels'
+   test before they hand over to mt_extra_for. */
+static inline int mt_any_off_cpu(const mt_tensor *t, const mt_tensor *u, const mt_tensor *v) {
+  return ((t ? mt_device_of(t) : 0) | (u ? mt_device_of(u) : 0) | (v ? mt_device_of(v) : 0)) != MT_CPU;
+}
+/* Runs kernel field of the extra kernels of op's tensors, or fails. */
+#define MT_EXTRA_CALL(op, field, t, u, v, ...)                                                        \
+  do {                                                                                                \
+    const mt_device_extra *k_ = mt_extra_for((op), (t), (u), (v));                                   \
+    if (!k_) return -1;                                                                               \
+    if (!k_->field) return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", (op)); \
+    return k_->field(__VA_ARGS__);                                                                    \
+  } while (0)
 
 #endif

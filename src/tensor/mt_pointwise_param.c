@@ -392,7 +392,7 @@ const mt_device_extra *mt_extra_for(const char *op, const mt_tensor *t, const mt
       return NULL;
     }
   int device = mt_device_of(first);
-  if (device <= MT_CPU || device >= MT_NUM_DEVICES || !extras[device].where) {
+  if (device <= MT_CPU || device >= MT_NUM_DEVICES || !extras[device].activation_grad) {
     char d[32];
     mt_fail("%s: no kernel for tensors on %s", op, mt_tensor_device_str(first, d, sizeof d));
     return NULL;

@@ -817,6 +817,8 @@ int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int di
 
 int mt_argmax(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min) {
   const char *name = is_min ? "argmin" : "argmax";
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
+    MT_EXTRA_CALL(name, argmax, x, NULL, NULL, r, x, dim, flatten, keepdim, is_min);
   red_plan pl = {{is_min ? K_MIN : K_MAX, -1}, PARAM_NONE, FIN_SAME, 0};
   if (!flatten) {
     if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;

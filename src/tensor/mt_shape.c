@@ -43,7 +43,7 @@ static void place_rows(void *job, int64_t begin, int64_t end) {
 static int place(mt_tensor *r, int dim, int64_t start, const mt_tensor *src) {
   int64_t len = src->shape[dim];
   if (mt_numel(src) == 0) return 0;
-  if (src->dtype == r->dtype && mt_is_contiguous(src) && mt_is_contiguous(r)) {
+  if (src->dtype == r->dtype && mt_is_contiguous(src) && mt_is_contiguous(r) && mt_device_of(r) == MT_CPU) {
     size_t es = (size_t)mt_dtypes[r->dtype].size;
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < dim; i++) outer *= r->shape[i];
@@ -75,6 +75,8 @@ int mt_cat(mt_tensor *r, const mt_tensor *const *ts, int n, int dim) {
     return mt_tensor_init(r, dtype, 1, &zero);
   }
   const mt_tensor *ref = ts[first];
+  for (int i = 0; i < n; i++)
+    if (mt_check_same_device("cat", ref, ts[i])) return -1;
   if ((dim = mt_wrap_dim("cat", dim, ref->ndim)) < 0) return -1;
   int64_t shape[MT_MAX_DIMS];
   memcpy(shape, ref->shape, sizeof(int64_t) * (size_t)ref->ndim);
@@ -92,7 +94,7 @@ int mt_cat(mt_tensor *r, const mt_tensor *const *ts, int n, int dim) {
                        mt_shape_str(ref, b1, sizeof b1), first + 1, mt_shape_str(t, b2, sizeof b2), i + 1, dim + 1);
     if (mt_add_size("cat", shape[dim], t->shape[dim], &shape[dim])) return -1;
   }
-  if (mt_tensor_init(r, dtype, ref->ndim, shape)) return -1;
+  if (mt_tensor_init_like(r, dtype, ref->ndim, shape, ref)) return -1;
   int64_t start = 0;
   for (int i = first; i < n; i++) {
     if (cat_skips(ts[i])) continue;
@@ -114,11 +116,12 @@ int mt_stack(mt_tensor *r, const mt_tensor *const *ts, int n, int dim) {
       return mt_fail("stack: expects tensors of equal size, got %s (tensor 1) and %s (tensor %d)",
                      mt_shape_str(ref, b1, sizeof b1), mt_shape_str(ts[i], b2, sizeof b2), i + 1);
     }
+    if (mt_check_same_device("stack", ref, ts[i])) return -1;
     dtype = mt_promote(dtype, ts[i]->dtype);
   }
   int64_t shape[MT_MAX_DIMS];
   for (int i = 0, k = 0; i <= ref->ndim; i++) shape[i] = i == dim ? n : ref->shape[k++];
-  if (mt_tensor_init(r, dtype, ref->ndim + 1, shape)) return -1;
+  if (mt_tensor_init_like(r, dtype, ref->ndim + 1, shape, ref)) return -1;
   for (int i = 0; i < n; i++) {
     mt_tensor one = {0};
     int rc = mt_unsqueeze(&one, ts[i], dim);

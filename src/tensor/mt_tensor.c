@@ -152,7 +152,7 @@ const char *mt_tensor_device_str(const mt_tensor *t, char *buf, size_t n) {
 int mt_check_same_device(const char *op, const mt_tensor *a, const mt_tensor *b) {
   if (!a || !b || mt_same_device(a, b)) return 0;
   char b1[32], b2[32];
-  return mt_fail("%s: expected all tensors on the same device, but found %s and %s", op,
+  return mt_fail("%s: expected all tensors to be on the same device, but found at least two devices, %s and %s", op,
                  mt_tensor_device_str(a, b1, sizeof b1), mt_tensor_device_str(b, b2, sizeof b2));
 }
 

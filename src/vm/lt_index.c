@@ -41,8 +41,9 @@ static const mt_tensor *check_value(lua_State *L, int i, lt_scalar *sc, const ch
 }
 
 /* An index argument: a tensor (the engine checks it is int64 or int32), or a
-   Lua table of integers, made an int64 tensor that replaces it on the stack. */
-static mt_tensor *check_index(lua_State *L, int i, const char *op) {
+   Lua table of integers, made an int64 tensor on like's device that replaces
+   it on the stack. */
+static mt_tensor *check_index(lua_State *L, int i, const char *op, const mt_tensor *like) {
   mt_tensor *t = lt_test(L, i);
   if (t) return t;
   if (lua_type(L, i) != LUA_TTABLE)
@@ -57,6 +58,13 @@ static mt_tensor *check_index(lua_State *L, int i, const char *op) {
     p[k] = lua_tointegerx(L, -1, &ok);
     if (!ok) luaL_error(L, "%s: index entry %d is not an integer", op, (int)k + 1);
     lua_pop(L, 1);
+  }
+  if (mt_device_of(like) != MT_CPU) {
+    mt_tensor *d = lt_push(L);
+    LT_TRY(L, mt_tensor_init_like(d, MT_INT64, 1, &n, like));
+    LT_TRY(L, mt_copy(d, r));
+    lua_remove(L, -2);
+    r = d;
   }
   lua_replace(L, i);
   return r;
@@ -98,7 +106,7 @@ void lt_index_set_tensor(lua_State *L, mt_tensor *t, mt_tensor *key, int value) 
 static int l_index_select(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "index_select");
   int dim = lt_check_dim(L, 2, x->ndim, "index_select");
-  mt_tensor *index = check_index(L, 3, "index_select");
+  mt_tensor *index = check_index(L, 3, "index_select", x);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_index_select(r, x, dim, index, LT_BASE));
   if (x->grad_meta) LT_TRY(L, mt_ag_record_index_select(r, x, dim, index, LT_BASE));
@@ -116,7 +124,7 @@ static int index_put(lua_State *L, int kind, int inplace) {
   lt_scalar sc;
   mt_tensor *x = lt_check(L, 1, op);
   int dim = lt_check_dim(L, 2, x->ndim, op);
-  mt_tensor *index = check_index(L, 3, op);
+  mt_tensor *index = check_index(L, 3, op, x);
   const mt_tensor *src = kind == PUT_FILL ? check_value(L, 4, &sc, op) : lt_check(L, 4, op);
   const mt_tensor *src_tensor = kind == PUT_FILL ? lt_test(L, 4) : src;   /* NULL: a number */
   int opts = lt_opts_index(L);
@@ -150,7 +158,7 @@ static int l_index_fill(lua_State *L) { return index_put(L, PUT_FILL, 0); }
 static int l_gather(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "gather");
   int dim = lt_check_dim(L, 2, x->ndim, "gather");
-  mt_tensor *index = check_index(L, 3, "gather");
+  mt_tensor *index = check_index(L, 3, "gather", x);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_gather(r, x, dim, index, LT_BASE));
   if (x->grad_meta) LT_TRY(L, mt_ag_record_gather(r, x, dim, index, LT_BASE));
@@ -165,7 +173,7 @@ static int scatter(lua_State *L, int add, int inplace) {
   lt_scalar sc;
   mt_tensor *x = lt_check(L, 1, op);
   int dim = lt_check_dim(L, 2, x->ndim, op);
-  mt_tensor *index = check_index(L, 3, op);
+  mt_tensor *index = check_index(L, 3, op, x);
   mt_tensor *src = add ? lt_check(L, 4, op) : lt_test(L, 4);
   const mt_tensor *value = src ? NULL : check_value(L, 4, &sc, op);
   int opts = lt_opts_index(L);
@@ -367,4 +375,16 @@ static const luaL_Reg functions[] = {
   {"masked_scatter", l_masked_scatter}, {"nonzero", l_nonzero}, {"where", l_where},
   {NULL, NULL}};
 
-void lt_open_index(lua_State *L) { lt_setfuncs_guarded(L, methods, functions); }
+/* the ops the devices' extra kernels serve (mt_device_extra) */
+void lt_open_index(lua_State *L) {
+  lt_setfuncs_guarded(L, methods, functions);
+  static const char *const any_device_methods[] = {
+    "index_select", "index", "index_add_", "index_add", "indexAdd", "index_copy_", "index_copy", "indexCopy",
+    "index_fill_", "index_fill", "indexFill", "gather", "scatter_", "scatter", "scatter_add_", "scatter_add",
+    "masked_fill_", "masked_fill", "maskedFill", NULL};
+  static const char *const any_device_functions[] = {
+    "index_select", "index", "index_add", "index_copy", "index_fill", "gather", "scatter", "scatter_add",
+    "masked_fill", NULL};
+  lt_mark_any_device(L, -3, any_device_methods);
+  lt_mark_any_device(L, -2, any_device_functions);
+}

@@ -14,7 +14,12 @@
 #include "../tensor/mt_ops.h"
 
 /* The engine's 0-based indices, made 1-based in place (fresh, contiguous). */
-static void one_based(mt_tensor *t) {
+static void one_based(lua_State *L, mt_tensor *t) {
+  if (mt_device_of(t) != MT_CPU) {                 /* on its device */
+    mt_operand a = {t, 0, 0}, one = {NULL, 1, 1};
+    LT_TRY(L, mt_run_binary(t, &a, &one, MT_OP_add, 1, 1, MT_FLOAT32));
+    return;
+  }
   int64_t *p = (int64_t *)mt_data(t), n = mt_numel(t);
   for (int64_t i = 0; i < n; i++) p[i]++;
 }
@@ -117,7 +122,7 @@ static int argminmax(lua_State *L, int is_min) {
   int dim = single_dim(L, &a, name);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_argmax(r, x, dim, dim < 0, a.keepdim, is_min));
-  one_based(r);
+  one_based(L, r);
   return 1;
 }
 static int r_argmax(lua_State *L) { return argminmax(L, 0); }
@@ -254,7 +259,7 @@ static int r_argsort(lua_State *L) {
   int rc = mt_sort(&values, indices, x, dim, descending);
   mt_tensor_release(&values);
   LT_TRY(L, rc);
-  one_based(indices);
+  one_based(L, indices);
   return 1;
 }
 
@@ -398,7 +403,7 @@ void lt_open_reduce(lua_State *L) {
   lt_bind_registry(L, MT_NUM_POINTWISE_OPS, MT_OP_END_SELECT, set_reduction);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
   lt_setfuncs_guarded(L, reduce_methods, NULL);
-  static const char *const any_device[] = {"max", "min", NULL};   /* through the dispatcher */
+  static const char *const any_device[] = {"max", "min", "argmax", "argmin", NULL};   /* device kernels */
   lt_mark_any_device(L, -3, any_device);
   lt_mark_any_device(L, -2, any_device);
 }

@@ -481,4 +481,8 @@ static const luaL_Reg shape_functions[] = {
   {"cat", s_cat}, {"concat", s_cat}, {"concatenate", s_cat}, {"stack", s_stack},
   {NULL, NULL}};
 
-void lt_open_shape(lua_State *L) { lt_setfuncs_guarded(L, shape_methods, shape_functions); }
+void lt_open_shape(lua_State *L) {
+  lt_setfuncs_guarded(L, shape_methods, shape_functions);
+  static const char *const any_device[] = {"cat", "concat", "concatenate", "stack", NULL};   /* copies */
+  lt_mark_any_device(L, -2, any_device);
+}

@@ -72,9 +72,11 @@ int lt_parse_device(lua_State *L, const char *name, const char *op, int *device,
     if (end == name + 5 || *end || v < 0 || v > 63) luaL_error(L, "%s: invalid device '%s'", op, name);
     idx = (int)v;
   }
-  if (!mt_device_backend_of(MT_CUDA))
-    luaL_error(L, "%s: device '%s' is not available: no CUDA backend is loaded (torch.cuda.is_available() is "
-               "false)", op, name);
+  if (!mt_device_backend_of(MT_CUDA)) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "torch.cuda.unavailable");   /* the reason, from lib/torch/device.lua */
+    const char *why = lua_tostring(L, -1);
+    luaL_error(L, "%s: no CUDA device for '%s': %s", op, name, why ? why : "the CUDA backend is not loaded");
+  }
   *device = MT_CUDA;
   *index = idx;
   return 1;

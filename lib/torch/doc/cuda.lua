@@ -48,6 +48,14 @@ torch.cuda.reset_peak_memory_stats(device)
 torch.cuda.empty_cache()
   Returns the freed blocks the caching allocator keeps to the driver.
 
+torch.CudaTensor(...), torch.CudaDoubleTensor(...), torch.CudaHalfTensor(...), torch.CudaBFloat16Tensor(...)
+torch.CudaCharTensor(...), torch.CudaByteTensor(...), torch.CudaShortTensor(...), torch.CudaIntTensor(...)
+torch.CudaLongTensor(...), torch.CudaBoolTensor(...)
+  Torch7's (cutorch's) typed constructors: torch.FloatTensor(...) and the others
+  of the same dtype, on the GPU. require 'cutorch' gives cutorch's functions
+  (synchronize, getDeviceCount, getDevice and setDevice counting from 1,
+  getMemoryUsage, getDeviceProperties).
+
 torch.device(name), torch.device('cuda', i)
   A device's name, checked: 'cpu', 'cuda' (the current GPU) or 'cuda:i'. Tensors'
   x.device gives the same form ('cuda:0'); to(), cuda() and the device= option of
