@@ -61,6 +61,24 @@ end
 
 function cuda.empty_cache() if backend then backend.empty_cache() end end
 
+-- Streams and events: torch.cuda.Stream(device), torch.cuda.Event({enable_timing=}),
+-- torch.cuda.current_stream(device), torch.cuda.default_stream(device).
+function cuda.Stream(d) need('Stream') return backend.Stream(ordinal('Stream', d)) end
+function cuda.Event(opts) need('Event') return backend.Event(opts) end
+function cuda.current_stream(d) need('current_stream') return backend.current_stream(ordinal('current_stream', d)) end
+function cuda.default_stream(d) need('default_stream') return backend.default_stream(ordinal('default_stream', d)) end
+
+-- torch.cuda.stream(s, fn, ...): runs fn(...) with s as its device's current stream (the
+-- kernels fn launches queue on s), then puts the previous stream back, also when fn raises.
+function cuda.stream(s, fn, ...)
+  need('stream')
+  local prev = backend.set_stream(s)
+  local r = table.pack(pcall(fn, ...))
+  backend.set_stream(prev)
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
 -- the caching allocator's counters, in bytes, as PyTorch's functions of the same names
 local function stat(name, field)
   cuda[name] = function(d)

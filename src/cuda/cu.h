@@ -101,6 +101,19 @@ CU_EXTERN int cu_optim_update(const char *name, mt_optim_kind kind, mt_tensor *c
 /* cu_where.cu: where and the fused activation gradients (mt_device_extra) */
 CU_EXTERN int cu_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 CU_EXTERN int cu_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
+/* cu_index.cu: the index ops and argmax (mt_device_extra) */
+CU_EXTERN int cu_index_select(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
+CU_EXTERN int cu_index_add(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, double alpha,
+                           int64_t base);
+CU_EXTERN int cu_index_copy(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base);
+CU_EXTERN int cu_index_fill(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *value, int64_t base);
+CU_EXTERN int cu_gather(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
+CU_EXTERN int cu_scatter(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int add, int64_t base);
+CU_EXTERN int cu_scatter_fill(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *value, int add,
+                              int64_t base);
+CU_EXTERN int cu_masked_fill(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
+CU_EXTERN int cu_masked_fill_out(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
+CU_EXTERN int cu_argmax(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min);
 /* torch.backends.cuda.matmul.allow_tf32 */
 CU_EXTERN void cu_set_allow_tf32(int on);
 CU_EXTERN int cu_get_allow_tf32(void);

@@ -119,11 +119,181 @@ static int l_allow_tf32(lua_State *L) {
   return 1;
 }
 
+/* ---- streams and events ---- */
+typedef struct { cudaStream_t s; int device; int owned; } lua_stream;
+typedef struct { cudaEvent_t e; int device; int timing; } lua_event;
+
+static lua_stream *check_stream(lua_State *L, int i) { return luaL_checkudata(L, i, "torch.cuda.Stream"); }
+static lua_event *check_event(lua_State *L, int i) { return luaL_checkudata(L, i, "torch.cuda.Event"); }
+
+static void push_stream(lua_State *L, cudaStream_t s, int device, int owned) {
+  lua_stream *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->s = s;
+  u->device = device;
+  u->owned = owned;
+  luaL_setmetatable(L, "torch.cuda.Stream");
+}
+
+/* torch.cuda.Stream(device): a new stream that does not wait on the default one */
+static int l_stream_new(lua_State *L) {
+  int d = opt_device(L, 1, "torch.cuda.Stream");
+  cudaStream_t s;
+  if (cu_set_device("torch.cuda.Stream", d) ||
+      cu_fail("torch.cuda.Stream", cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
+    raise(L);
+  push_stream(L, s, d, 1);
+  return 1;
+}
+
+static int l_stream_gc(lua_State *L) {
+  lua_stream *u = check_stream(L, 1);
+  if (u->owned && u->s) {
+    if (cu_stream(u->device) == u->s) cu_set_stream(u->device, 0);
+    cudaStreamDestroy(u->s);
+  }
+  u->s = 0;
+  u->owned = 0;
+  return 0;
+}
+
+/* torch.cuda.current_stream(device), torch.cuda.default_stream(device) */
+static int l_current_stream(lua_State *L) {
+  int d = opt_device(L, 1, "torch.cuda.current_stream");
+  push_stream(L, cu_stream(d), d, 0);
+  return 1;
+}
+static int l_default_stream(lua_State *L) {
+  push_stream(L, 0, opt_device(L, 1, "torch.cuda.default_stream"), 0);
+  return 1;
+}
+
+/* backend.set_stream(s): makes s its device's current stream; returns the previous one */
+static int l_set_stream(lua_State *L) {
+  lua_stream *u = check_stream(L, 1);
+  push_stream(L, cu_stream(u->device), u->device, 0);
+  cu_set_stream(u->device, u->s);
+  return 1;
+}
+
+static int l_stream_synchronize(lua_State *L) {
+  lua_stream *u = check_stream(L, 1);
+  if (cu_fail("Stream:synchronize", cudaStreamSynchronize(u->s))) raise(L);
+  return 0;
+}
+
+/* whether everything queued on it has finished */
+static int l_stream_query(lua_State *L) {
+  cudaError_t e = cudaStreamQuery(check_stream(L, 1)->s);
+  if (e != cudaSuccess && e != cudaErrorNotReady && cu_fail("Stream:query", e)) raise(L);
+  lua_pushboolean(L, e == cudaSuccess);
+  return 1;
+}
+
+static int l_stream_wait_event(lua_State *L) {
+  lua_stream *u = check_stream(L, 1);
+  if (cu_fail("Stream:wait_event", cudaStreamWaitEvent(u->s, check_event(L, 2)->e, 0))) raise(L);
+  return 0;
+}
+
+static int l_stream_eq(lua_State *L) {
+  lua_pushboolean(L, check_stream(L, 1)->s == check_stream(L, 2)->s);
+  return 1;
+}
+
+static int l_stream_tostring(lua_State *L) {
+  lua_stream *u = check_stream(L, 1);
+  lua_pushfstring(L, "torch.cuda.Stream(device=cuda:%d, %s)", u->device, u->s ? "created" : "default");
+  return 1;
+}
+
+/* torch.cuda.Event({enable_timing=false}) */
+static int l_event_new(lua_State *L) {
+  int timing = lua_istable(L, 1) && (lua_getfield(L, 1, "enable_timing"), lua_toboolean(L, -1));
+  int d = 0;
+  if (cu_fail("torch.cuda.Event", cudaGetDevice(&d))) raise(L);
+  lua_event *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->e = 0;
+  u->device = d;
+  u->timing = timing;
+  luaL_setmetatable(L, "torch.cuda.Event");
+  if (cu_fail("torch.cuda.Event", cudaEventCreateWithFlags(&u->e, timing ? cudaEventDefault : cudaEventDisableTiming)))
+    raise(L);
+  return 1;
+}
+
+static int l_event_gc(lua_State *L) {
+  lua_event *u = check_event(L, 1);
+  if (u->e) cudaEventDestroy(u->e);
+  u->e = 0;
+  return 0;
+}
+
+/* e:record(stream): on the stream, default the device's current one */
+static int l_event_record(lua_State *L) {
+  lua_event *u = check_event(L, 1);
+  cudaStream_t s = lua_isnoneornil(L, 2) ? cu_stream(u->device) : check_stream(L, 2)->s;
+  if (cu_fail("Event:record", cudaEventRecord(u->e, s))) raise(L);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int l_event_synchronize(lua_State *L) {
+  if (cu_fail("Event:synchronize", cudaEventSynchronize(check_event(L, 1)->e))) raise(L);
+  return 0;
+}
+
+static int l_event_query(lua_State *L) {
+  cudaError_t e = cudaEventQuery(check_event(L, 1)->e);
+  if (e != cudaSuccess && e != cudaErrorNotReady && cu_fail("Event:query", e)) raise(L);
+  lua_pushboolean(L, e == cudaSuccess);
+  return 1;
+}
+
+/* start:elapsed_time(stop): milliseconds between the two recorded events */
+static int l_event_elapsed(lua_State *L) {
+  lua_event *a = check_event(L, 1), *b = check_event(L, 2);
+  if (!a->timing || !b->timing)
+    return luaL_error(L, "Event:elapsed_time: both events need torch.cuda.Event({enable_timing = true})");
+  float ms = 0;
+  if (cu_fail("Event:elapsed_time", cudaEventElapsedTime(&ms, a->e, b->e))) raise(L);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+static void stream_event_metatables(lua_State *L) {
+  static const luaL_Reg stream_methods[] = {
+    {"synchronize", l_stream_synchronize}, {"query", l_stream_query}, {"wait_event", l_stream_wait_event},
+    {NULL, NULL}};
+  static const luaL_Reg event_methods[] = {
+    {"record", l_event_record}, {"synchronize", l_event_synchronize}, {"query", l_event_query},
+    {"elapsed_time", l_event_elapsed}, {NULL, NULL}};
+  if (luaL_newmetatable(L, "torch.cuda.Stream")) {
+    luaL_newlib(L, stream_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_stream_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_stream_eq);
+    lua_setfield(L, -2, "__eq");
+    lua_pushcfunction(L, l_stream_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, "torch.cuda.Event")) {
+    luaL_newlib(L, event_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_event_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+}
+
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
 static const mt_device_kernels kernels = {cu_unary, cu_binary, cu_reduce, cu_along, NULL, cu_product,
                                           cu_add_product};
 
-static const mt_device_extra extra = {cu_where, cu_activation_grad};
+static const mt_device_extra extra = {cu_where, cu_activation_grad, cu_index_select, cu_index_add, cu_index_copy,
+                                      cu_index_fill, cu_gather, cu_scatter, cu_scatter_fill, cu_masked_fill,
+                                      cu_masked_fill_out, cu_argmax};
 
 /* Returns the functions' table, or false and the reason when no GPU
    answers (no driver, no device): torch.cuda.is_available() is then false. */
@@ -154,8 +324,14 @@ int luaopen_torch_cuda(lua_State *L) {
     {"reset_peak_memory_stats", l_reset_peak_memory_stats},
     {"empty_cache", l_empty_cache},
     {"allow_tf32", l_allow_tf32},
+    {"Stream", l_stream_new},
+    {"current_stream", l_current_stream},
+    {"default_stream", l_default_stream},
+    {"set_stream", l_set_stream},
+    {"Event", l_event_new},
     {NULL, NULL},
   };
+  stream_event_metatables(L);
   luaL_newlib(L, fns);
   return 1;
 }

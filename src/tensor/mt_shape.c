@@ -287,7 +287,7 @@ int mt_repeat(mt_tensor *r, const mt_tensor *t, const int64_t *reps, int n) {
       return mt_fail("repeat: repeating %s by %s overflows", mt_shape_str(t, b1, sizeof b1), mt_dims_str(reps, n, b2, sizeof b2));
     }
   }
-  if (mt_tensor_init(r, t->dtype, n, shape)) return -1;
+  if (mt_tensor_init_like(r, t->dtype, n, shape, t)) return -1;
   if (mt_numel(r) == 0) return 0;
   /* r viewed with a (copy, element) pair of dims per dim of t: the source
      walks the copy dims with stride 0 */

@@ -483,6 +483,13 @@ static const luaL_Reg shape_functions[] = {
 
 void lt_open_shape(lua_State *L) {
   lt_setfuncs_guarded(L, shape_methods, shape_functions);
-  static const char *const any_device[] = {"cat", "concat", "concatenate", "stack", NULL};   /* copies */
+  /* views, and copies through mt_copy */
+  static const char *const any_device[] = {"cat", "concat", "concatenate", "stack", NULL};
+  static const char *const any_device_both[] = {"split", "chunk", "unbind", "flatten", "unflatten", "movedim",
+                                                "moveaxis", "repeatTensor", NULL};
+  static const char *const any_device_methods[] = {"repeat", NULL};
   lt_mark_any_device(L, -2, any_device);
+  lt_mark_any_device(L, -2, any_device_both);
+  lt_mark_any_device(L, -3, any_device_both);
+  lt_mark_any_device(L, -3, any_device_methods);
 }

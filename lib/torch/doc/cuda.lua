@@ -56,6 +56,23 @@ torch.CudaLongTensor(...), torch.CudaBoolTensor(...)
   (synchronize, getDeviceCount, getDevice and setDevice counting from 1,
   getMemoryUsage, getDeviceProperties).
 
+torch.cuda.Stream(device), torch.cuda.current_stream(device), torch.cuda.default_stream(device)
+  A new stream of the device (default: the current one), which does not wait on
+  the default stream; the stream kernels run on now; the default stream. A
+  stream has s:synchronize(), s:query() (whether its work has finished) and
+  s:wait_event(e).
+
+torch.cuda.stream(s, fn, ...)
+  Runs fn(...) with s as its device's current stream, so the kernels fn launches
+  queue on s; the previous stream comes back afterwards, also when fn raises.
+  Returns what fn returns.
+
+torch.cuda.Event({enable_timing=false})
+  A marker in a stream: e:record(stream) (default: the current stream),
+  e:synchronize() waits for it, e:query() says whether it was reached, and
+  start:elapsed_time(stop) gives the milliseconds between two events recorded
+  with enable_timing.
+
 torch.device(name), torch.device('cuda', i)
   A device's name, checked: 'cpu', 'cuda' (the current GPU) or 'cuda:i'. Tensors'
   x.device gives the same form ('cuda:0'); to(), cuda() and the device= option of
