@@ -75,12 +75,12 @@ $(BUILD)/src/cuda/%.o: src/cuda/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 
 -include $(CUDA_OBJ:.o=.d)
 
-# cudart and cuBLAS from the toolkit's lib64 (rpath there and to the
+# cudart, cuBLAS and cuDNN from the toolkit's lib64 (rpath there and to the
 # toolkit's usual prefix), the engine from build/ beside it.
 $(CUDA_LIB): $(CUDA_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $(CUDA_OBJ) -L$(BUILD) -lmoontorch \
-	  -L$(CUDA_ROOT)/lib64 -lcublas -lcudart -lstdc++ \
+	  -L$(CUDA_ROOT)/lib64 -lcudnn -lcublas -lcudart -lstdc++ \
 	  -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..:$(CUDA_ROOT)/lib64:/usr/local/cuda/lib64' -lm
 
 $(DEPS_STAMP): scripts/deps.sh

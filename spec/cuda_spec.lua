@@ -402,6 +402,98 @@ describe('CUDA tensors', function()
     assert.matches('no kernel for tensors on device cuda', err, 1, true)
   end)
 
+  it('convolves, pools and normalises on the GPU as on the CPU, gradients included', function()
+    local F = nn.F
+    -- the values, then the gradient of every input, of fn(inputs...) under a fixed weighting
+    local function with_grads(fn, ...)
+      local ins = table.pack(...)
+      local leaves = {}
+      for i = 1, ins.n do
+        if torch.is_tensor(ins[i]) and ins[i]:is_floating_point() then
+          leaves[i] = ins[i]:clone():requires_grad_()
+        else
+          leaves[i] = ins[i]
+        end
+      end
+      local y = fn(table.unpack(leaves, 1, ins.n))
+      local weights = torch.linspace(-1, 1, y:numel(), {dtype = y.dtype}):view(y:size()):to(y.device)
+      local loss = (y * weights):sum()
+      loss:backward()
+      local out = {y:detach():cpu():contiguous():view(-1)}
+      for i = 1, ins.n do
+        if torch.is_tensor(leaves[i]) and leaves[i].grad ~= nil then
+          out[#out + 1] = leaves[i].grad:cpu():contiguous():view(-1)
+        end
+      end
+      return torch.cat(out)
+    end
+    local function both(what, fn, ...)
+      local args = table.pack(...)
+      local gpu = {}
+      for i = 1, args.n do gpu[i] = torch.is_tensor(args[i]) and args[i]:cuda() or args[i] end
+      local want = with_grads(fn, ...)
+      local got = with_grads(fn, table.unpack(gpu, 1, args.n))
+      same_values(got, want, what, want.dtype == 'float64' and {1e-10, 1e-10} or {1e-4, 1e-4})
+    end
+    for _, dt in ipairs{'float64', 'float32'} do
+      local x = torch.randn(2, 4, 9, 8, {dtype = dt})
+      local w = torch.randn(6, 4, 3, 3, {dtype = dt})
+      local wg = torch.randn(6, 2, 2, 2, {dtype = dt})
+      local b = torch.randn(6, {dtype = dt})
+      both('conv2d ' .. dt, function(p, q, r) return F.conv2d(p, q, r, {padding = 1}) end, x, w, b)
+      both('conv2d strided and dilated ' .. dt, function(p, q, r) return F.conv2d(p, q, r, {stride = 2, dilation = 2}) end,
+           x, w, b)
+      both('conv2d grouped, same padding of an even kernel ' .. dt,
+           function(p, q) return F.conv2d(p, q, nil, {groups = 2, padding = 'same'}) end, x, wg)
+      both('conv2d of a transposed input ' .. dt, function(p, q) return F.conv2d(p:transpose(3, 4), q) end, x, w)
+      both('conv_transpose2d ' .. dt,
+           function(p, q, r) return F.conv_transpose2d(p, q, r, {stride = 2, padding = 1}) end,
+           torch.randn(2, 6, 5, 4, {dtype = dt}), torch.randn(6, 3, 3, 3, {dtype = dt}), torch.randn(3, {dtype = dt}))
+      both('max_pool2d ' .. dt, function(p) return F.max_pool2d(p, 2) end, x)
+      both('max_pool2d padded, strided, ceil ' .. dt,
+           function(p) return F.max_pool2d(p, 3, {stride = 2, padding = 1, ceil_mode = true}) end, x)
+      both('adaptive_max_pool2d ' .. dt, function(p) return F.adaptive_max_pool2d(p, {4, 3}) end, x)
+      local gamma, beta = torch.randn(4, {dtype = dt}), torch.randn(4, {dtype = dt})
+      both('batch_norm training ' .. dt, function(p, g, bb) return F.batch_norm(p, nil, nil, g, bb, true, 0.1, 1e-5) end,
+           x, gamma, beta)
+      local m0, v0 = torch.randn(4, {dtype = dt}), torch.rand(4, {dtype = dt}) + 0.5
+      both('batch_norm eval ' .. dt,
+           function(p, g, bb) return F.batch_norm(p, m0:to(p.device), v0:to(p.device), g, bb, false, 0.1, 1e-5) end,
+           x, gamma, beta)
+      both('group_norm ' .. dt, function(p, g, bb) return F.group_norm(p, 2, g, bb) end, x, gamma, beta)
+      both('layer_norm ' .. dt, function(p, g, bb) return F.layer_norm(p, {9, 8}, g, bb) end, x,
+           torch.randn(9, 8, {dtype = dt}), torch.randn(9, 8, {dtype = dt}))
+      -- the running statistics move the same way on both devices
+      local rm, rv = torch.zeros(4, {dtype = dt}), torch.ones(4, {dtype = dt})
+      local rmg, rvg = rm:cuda(), rv:cuda()
+      F.batch_norm(x, rm, rv, nil, nil, true, 0.1, 1e-5)
+      F.batch_norm(x:cuda(), rmg, rvg, nil, nil, true, 0.1, 1e-5)
+      same_values(rmg, rm, 'running_mean ' .. dt)
+      same_values(rvg, rv, 'running_var ' .. dt)
+    end
+  end)
+
+  it('trains the FashionMNIST CNN example on the GPU to the accuracy it reaches on the CPU', function()
+    local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
+    if not f then pending('dataset-fashion-mnist is not installed: the example not run') return end
+    f:close()
+    local run = dofile('spec/support/th.lua').run
+    local function accuracy(device)
+      local t0 = os.time()
+      local ok, out = run('examples/fashion_mnist_cnn.lua --epochs 1 --limit 100 --workers 0 --checkpoint "" --device '
+                          .. device)
+      assert.is_true(ok, out)
+      local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
+      assert.is_truthy(acc, out)
+      print(string.format('# the CNN example, 100 batches on %s: test accuracy %.2f%% (%d s)', device, acc,
+                          os.time() - t0))
+      return acc
+    end
+    local cpu, gpu = accuracy('cpu'), accuracy('cuda')
+    assert.is_true(gpu > 60, 'test accuracy ' .. gpu)
+    assert.is_true(math.abs(gpu - cpu) < 1.5, string.format('GPU %.2f%%, CPU %.2f%%', gpu, cpu))
+  end)
+
   it('splits, flattens and repeats on the GPU', function()
     local a = input('float32', 'any')
     agree('flatten', function(t) return t:t():flatten() end, a)

@@ -291,9 +291,15 @@ static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu
 static const mt_device_kernels kernels = {cu_unary, cu_binary, cu_reduce, cu_along, NULL, cu_product,
                                           cu_add_product};
 
-static const mt_device_extra extra = {cu_where, cu_activation_grad, cu_index_select, cu_index_add, cu_index_copy,
-                                      cu_index_fill, cu_gather, cu_scatter, cu_scatter_fill, cu_masked_fill,
-                                      cu_masked_fill_out, cu_argmax};
+static const mt_device_extra extra = {
+  .where = cu_where, .activation_grad = cu_activation_grad, .index_select = cu_index_select,
+  .index_add = cu_index_add, .index_copy = cu_index_copy, .index_fill = cu_index_fill, .gather = cu_gather,
+  .scatter = cu_scatter, .scatter_fill = cu_scatter_fill, .masked_fill = cu_masked_fill,
+  .masked_fill_out = cu_masked_fill_out, .argmax = cu_argmax, .conv2d = cu_conv2d,
+  .conv2d_input_grad = cu_conv2d_input_grad, .conv2d_weight_grad = cu_conv2d_weight_grad,
+  .max_pool2d_indices = cu_max_pool2d_indices, .adaptive_max_pool2d_indices = cu_adaptive_max_pool2d_indices,
+  .norm_stats = cu_norm_stats, .norm_running_stats = cu_norm_running_stats, .norm_apply = cu_norm_apply,
+  .norm_backward = cu_norm_backward};
 
 /* Returns the functions' table, or false and the reason when no GPU
    answers (no driver, no device): torch.cuda.is_available() is then false. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cblas.h>
 #include "mt_conv.h"
+#include "mt_ops.h"
 #include "mt_alloc.h"
 #include "mt_parallel.h"
 #include "mt_reduce.h"
@@ -1288,6 +1289,7 @@ static void add_bias(char *x, const char *bias, int dtype, int64_t n, int64_t c,
 }
 
 int mt_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, const mt_conv_geom *g) {
+  if (__builtin_expect(mt_any_off_cpu(x, w, b), 0)) MT_EXTRA_CALL("conv2d", conv2d, x, w, b, y, x, w, b, g);
   if (check_bias("conv2d", b, g->o)) return -1;
   const mt_tensor *in[3] = {x, w, b};
   mt_tensor c[3] = {{0}};
@@ -1308,6 +1310,8 @@ int mt_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_ten
 
 int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
                          const mt_conv_geom *g) {
+  if (__builtin_expect(mt_any_off_cpu(gy, w, b), 0))
+    MT_EXTRA_CALL("conv_transpose2d", conv2d_input_grad, gy, w, b, gx, gy, w, b, g);
   if (check_bias("conv_transpose2d", b, g->c)) return -1;
   const mt_tensor *in[3] = {gy, w, b};
   mt_tensor c[3] = {{0}};
@@ -1327,6 +1331,8 @@ int mt_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
 
 int mt_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
                           const mt_conv_geom *g) {
+  if (__builtin_expect(mt_any_off_cpu(x, gy, NULL), 0))
+    MT_EXTRA_CALL("conv2d", conv2d_weight_grad, x, gy, NULL, gw, gb, x, gy, g);
   const mt_tensor *in[2] = {x, gy};
   mt_tensor c[2] = {{0}};
   if (prepare("conv2d backward", c, in, 2)) return -1;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "mt_norm.h"
+#include "mt_ops.h"
 #include "mt_alloc.h"
 #include "mt_iter.h"
 #include "mt_parallel.h"
@@ -295,6 +296,8 @@ static char *channel_ptr(const mt_tensor *t, int64_t c) {
 /* ---- entry points ---- */
 int mt_norm_stats(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, double eps,
                   mt_tensor *running_mean, mt_tensor *running_var, double momentum) {
+  if (__builtin_expect(mt_any_off_cpu(x, running_mean, running_var), 0))
+    MT_EXTRA_CALL(g->op, norm_stats, x, running_mean, running_var, stats, x, g, eps, running_mean, running_var, momentum);
   char b[128];
   if (check_input(x, g) || check_channels(running_mean, "running_mean", x->dtype, g) ||
       check_channels(running_var, "running_var", x->dtype, g))
@@ -337,6 +340,9 @@ int mt_norm_stats(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, d
 
 int mt_norm_running_stats(mt_tensor *stats, const mt_tensor *running_mean, const mt_tensor *running_var,
                           const mt_norm_geom *g, double eps, int dtype) {
+  if (__builtin_expect(mt_any_off_cpu(running_mean, running_var, NULL), 0))
+    MT_EXTRA_CALL(g->op, norm_running_stats, running_mean, running_var, NULL, stats, running_mean, running_var, g, eps,
+                  dtype);
   if (check_channels(running_mean, "running_mean", dtype, g) || check_channels(running_var, "running_var", dtype, g))
     return -1;
   if (running_mean->ndim != 1 || running_var->ndim != 1)
@@ -353,6 +359,8 @@ int mt_norm_running_stats(mt_tensor *stats, const mt_tensor *running_mean, const
 
 int mt_norm_apply(mt_tensor *y, const mt_tensor *x, const mt_tensor *stats, const mt_tensor *w,
                   const mt_tensor *b, const mt_norm_geom *g) {
+  if (__builtin_expect(mt_any_off_cpu(x, stats, w) || (b && mt_device_of(b) != MT_CPU), 0))
+    MT_EXTRA_CALL(g->op, norm_apply, x, stats, w, y, x, stats, w, b, g);
   if (check_input(x, g) || check_stats(stats, g, x->dtype) || check_channels(w, "weight", x->dtype, g) ||
       check_channels(b, "bias", x->dtype, g))
     return -1;
@@ -371,6 +379,8 @@ int mt_norm_apply(mt_tensor *y, const mt_tensor *x, const mt_tensor *stats, cons
 
 int mt_norm_backward(mt_tensor *gx, mt_tensor *gw, mt_tensor *gb, const mt_tensor *gy, const mt_tensor *x,
                      const mt_tensor *stats, const mt_tensor *w, const mt_norm_geom *g, int fixed_stats) {
+  if (__builtin_expect(mt_any_off_cpu(gy, x, stats) || (w && mt_device_of(w) != MT_CPU), 0))
+    MT_EXTRA_CALL(g->op, norm_backward, gy, x, stats, gx, gw, gb, gy, x, stats, w, g, fixed_stats);
   char bx[128], bg[128];
   if (check_input(x, g) || check_stats(stats, g, x->dtype) || check_channels(w, "weight", x->dtype, g)) return -1;
   if (!mt_same_shape(gy, x) || gy->dtype != x->dtype)

@@ -6,6 +6,8 @@
 #define MT_OPS_H
 
 #include "mt_tensor.h"
+#include "mt_conv.h"
+#include "mt_norm.h"
 #include "../ops/registry.h"
 
 /* Every op of the registry: the elementwise ones first. */
@@ -101,6 +103,23 @@ typedef struct {
   int (*masked_fill)(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
   int (*masked_fill_out)(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
   int (*argmax)(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min);
+  /* convolution (mt_conv.h), max pooling's positions (mt_pool.h), normalisation (mt_norm.h) */
+  int (*conv2d)(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, const mt_conv_geom *g);
+  int (*conv2d_input_grad)(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                           const mt_conv_geom *g);
+  int (*conv2d_weight_grad)(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                            const mt_conv_geom *g);
+  int (*max_pool2d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
+                            const int64_t *p, const int64_t *d, int ceil_mode, int64_t base);
+  int (*adaptive_max_pool2d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base);
+  int (*norm_stats)(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, double eps, mt_tensor *running_mean,
+                    mt_tensor *running_var, double momentum);
+  int (*norm_running_stats)(mt_tensor *stats, const mt_tensor *running_mean, const mt_tensor *running_var,
+                            const mt_norm_geom *g, double eps, int dtype);
+  int (*norm_apply)(mt_tensor *y, const mt_tensor *x, const mt_tensor *stats, const mt_tensor *w, const mt_tensor *b,
+                    const mt_norm_geom *g);
+  int (*norm_backward)(mt_tensor *gx, mt_tensor *gw, mt_tensor *gb, const mt_tensor *gy, const mt_tensor *x,
+                       const mt_tensor *stats, const mt_tensor *w, const mt_norm_geom *g, int fixed_stats);
 } mt_device_extra;
 void mt_register_extra(int device, const mt_device_extra *k);
 /* The registered kernels of the device of t, u and v (NULL: none), or NULL

@@ -2,6 +2,7 @@
    listed first (first tap, number of taps, step), then one pass over each
    window, planes spread over threads. */
 #include "mt_pool.h"
+#include "mt_ops.h"
 #include "mt_alloc.h"
 #include "mt_iter.h"
 #include "mt_parallel.h"
@@ -221,6 +222,8 @@ static int pool_indices(mt_tensor *idx, const mt_tensor *x, windows *wh, windows
 
 int mt_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
                           const int64_t *d, int ceil_mode, int64_t base) {
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
+    MT_EXTRA_CALL("max_pool2d", max_pool2d_indices, x, NULL, NULL, idx, x, k, s, p, d, ceil_mode, base);
   char bx[128];
   const char *op = "max_pool2d";
   if (check_input(x, op)) return -1;
@@ -249,6 +252,8 @@ int mt_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, 
 }
 
 int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base) {
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
+    MT_EXTRA_CALL("adaptive_max_pool2d", adaptive_max_pool2d_indices, x, NULL, NULL, idx, x, out, base);
   char bx[128];
   const char *op = "adaptive_max_pool2d";
   if (check_input(x, op)) return -1;

@@ -276,4 +276,11 @@ static const luaL_Reg functions[] = {
   {"_batch_norm", l_batch_norm}, {"_group_norm", l_group_norm}, {"_layer_norm", l_layer_norm},
   {NULL, NULL}};
 
-void lt_open_conv(lua_State *L) { lt_setfuncs(L, NULL, functions); }
+void lt_open_conv(lua_State *L) {
+  lt_setfuncs(L, NULL, functions);
+  /* the kernels with a device's version (mt_device_extra) */
+  static const char *const any_device[] = {"_conv2d", "_conv_transpose2d", "_max_pool2d_indices",
+                                           "_adaptive_max_pool2d_indices", "_batch_norm", "_group_norm",
+                                           "_layer_norm", NULL};
+  lt_mark_any_device(L, -2, any_device);
+}
