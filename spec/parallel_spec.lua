@@ -118,23 +118,20 @@ describe('the thread pool', function()
     end
   end)
 
-  -- Busy loops in other processes, one per core this process may use, each
-  -- named by a tag of its own; each dies by itself after 20 s (SIGKILL, which
-  -- nothing ignores) should the spec fail before stop_busy_loops kills them.
-  -- A loop left running would slow every spec after it and fail this one the
-  -- next time (seen with `kill` of timeout's pid alone).
+  -- Busy loops in other processes, one per core this process may use, that spin
+  -- while a flag file exists: removing it stops them, with no signal to send
+  -- (a loop left running when `kill` of timeout's pid did not reach it slowed
+  -- and failed every run after it; pkill hung under the ASan preload). Each
+  -- also dies by SIGKILL after 20 s should the spec fail before it stops them.
   local function start_busy_loops()
     local cores = tonumber(io.popen('nproc'):read('a'))
-    local tag = 'moontorch_busy_' .. tostring(os.time()) .. '_' .. tostring(math.random(1 << 30))
+    local flag = os.tmpname()
     for _ = 1, cores do
-      os.execute("timeout -s KILL 20 sh -c 'while :; do :; done # " .. tag .. "' > /dev/null 2>&1 &")
+      os.execute("timeout -s KILL 20 sh -c 'while [ -e " .. flag .. " ]; do :; done' > /dev/null 2>&1 &")
     end
-    return tag
+    return flag
   end
-  local function stop_busy_loops(tag)
-    -- '[m]' keeps the pattern from matching the shell that runs pkill
-    os.execute("pkill -KILL -f '[" .. tag:sub(1, 1) .. "]" .. tag:sub(2) .. "' 2> /dev/null")
-  end
+  local function stop_busy_loops(flag) os.remove(flag) end
 
   -- Polls torch._parallel_width() for up to `seconds` until it is `want`.
   local function width_becomes(want, seconds)
@@ -150,13 +147,13 @@ describe('the thread pool', function()
   it('runs loops on the caller alone while other processes keep every core busy, and splits them again after', function()
     local before = torch.getnumthreads()
     torch.setnumthreads(2)
-    local tag = start_busy_loops()
+    local flag = start_busy_loops()
     local ok, err = pcall(function()
       assert.is_true(width_becomes(1, 3), 'the pool kept 2 threads beside a busy loop on every core')
       local x = torch.arange(0, 300001, {dtype = 'float64'})
       assert.are.equal(300001 * 300000, (x * 2):sum():item())   -- results as defined meanwhile
     end)
-    stop_busy_loops(tag)
+    stop_busy_loops(flag)
     local back = ok and width_becomes(2, 5)
     torch.setnumthreads(before)
     assert(ok, err)
