@@ -152,6 +152,28 @@ local function names(op)
   return r
 end
 
+-- Trains a FashionMNIST example (examples/fashion_mnist_<name>.lua) for `batches` batches of
+-- one epoch on the CPU and on the GPU, same seed; returns both test accuracies, or nil
+-- (pending) when the dataset is missing.
+local function example_on_both(name, batches)
+  local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
+  if not f then pending('dataset-fashion-mnist is not installed: the example not run') return end
+  f:close()
+  local run = dofile('spec/support/th.lua').run
+  local function accuracy(device)
+    local t0 = os.time()
+    local ok, out = run(string.format('examples/fashion_mnist_%s.lua --epochs 1 --limit %d --workers 0 '
+                                      .. '--checkpoint "" --device %s', name, batches, device))
+    assert.is_true(ok, out)
+    local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
+    assert.is_truthy(acc, out)
+    print(string.format('# the %s example, %d batches on %s: test accuracy %.2f%% (%d s)', name:upper(), batches,
+                        device, acc, os.time() - t0))
+    return acc
+  end
+  return accuracy('cpu'), accuracy('cuda')
+end
+
 describe('CUDA tensors', function()
   it('knows its device', function()
     assert.is_true(torch.cuda.device_count() >= 1)
@@ -474,22 +496,8 @@ describe('CUDA tensors', function()
   end)
 
   it('trains the FashionMNIST CNN example on the GPU to the accuracy it reaches on the CPU', function()
-    local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
-    if not f then pending('dataset-fashion-mnist is not installed: the example not run') return end
-    f:close()
-    local run = dofile('spec/support/th.lua').run
-    local function accuracy(device)
-      local t0 = os.time()
-      local ok, out = run('examples/fashion_mnist_cnn.lua --epochs 1 --limit 100 --workers 0 --checkpoint "" --device '
-                          .. device)
-      assert.is_true(ok, out)
-      local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
-      assert.is_truthy(acc, out)
-      print(string.format('# the CNN example, 100 batches on %s: test accuracy %.2f%% (%d s)', device, acc,
-                          os.time() - t0))
-      return acc
-    end
-    local cpu, gpu = accuracy('cpu'), accuracy('cuda')
+    local cpu, gpu = example_on_both('cnn', 100)
+    if not cpu then return end
     assert.is_true(gpu > 60, 'test accuracy ' .. gpu)
     assert.is_true(math.abs(gpu - cpu) < 1.5, string.format('GPU %.2f%%, CPU %.2f%%', gpu, cpu))
   end)
@@ -638,22 +646,8 @@ describe('CUDA tensors', function()
   end)
 
   it('trains the FashionMNIST MLP example on the GPU to the accuracy it reaches on the CPU', function()
-    local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
-    if not f then pending('dataset-fashion-mnist is not installed: the example not run') return end
-    f:close()
-    local run = dofile('spec/support/th.lua').run
-    local function accuracy(device)
-      local t0 = os.time()
-      local ok, out = run('examples/fashion_mnist_mlp.lua --epochs 1 --limit 200 --workers 0 --checkpoint "" --device '
-                          .. device)
-      assert.is_true(ok, out)
-      local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
-      assert.is_truthy(acc, out)
-      print(string.format('# the MLP example, 200 batches on %s: test accuracy %.2f%% (%d s)', device, acc,
-                          os.time() - t0))
-      return acc
-    end
-    local cpu, gpu = accuracy('cpu'), accuracy('cuda')
+    local cpu, gpu = example_on_both('mlp', 200)
+    if not cpu then return end
     assert.is_true(gpu > 70, 'test accuracy ' .. gpu)
     assert.is_true(math.abs(gpu - cpu) < 1.0, string.format('GPU %.2f%%, CPU %.2f%%', gpu, cpu))
   end)
