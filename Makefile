@@ -155,6 +155,21 @@ ASAN_BUSTED = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_s
 asan: asan-build
 	$(call run_specs,$(ASAN_BUSTED),$(ASAN_BUILD)/test.tap)
 
+# The GPU's checks, where one is: spec/cuda_spec.lua (every registry op, the index, conv and
+# norm kernels, autograd, the optimizers and both FashionMNIST examples against the CPU), then
+# the GPU benchmarks against PyTorch on the same GPU when python3 has torch. Without a GPU the
+# spec says why and skips.
+.PHONY: gpu-check
+gpu-check: all
+	@$(BUSTED) -o TAP spec/cuda_spec.lua > $(BUILD)/gpu-check.tap 2>&1; status=$$?; \
+	  cat $(BUILD)/gpu-check.tap; \
+	  passed=$$(grep -c '^ok ' $(BUILD)/gpu-check.tap); failed=$$(grep -c '^not ok ' $(BUILD)/gpu-check.tap); \
+	  if [ $$status -ne 0 ] && [ $$failed -eq 0 ]; then failed=1; fi; \
+	  echo "$$passed passed, $$failed failed"; [ $$failed -eq 0 ]
+	@if python3 -c 'import torch' 2> /dev/null; then \
+	  for b in cuda_ops cuda_train; do RUNS=$(or $(RUNS),3) THREADS=$(or $(THREADS),1) python3 bench/run.py $$b || exit 1; done; \
+	else echo 'gpu-check: no PyTorch here, the GPU benchmarks are not run'; fi
+
 # Benchmarks against PyTorch, side by side: make bench [B=name] [THREADS=n] [RUNS=n]
 bench: all
 	THREADS=$(or $(THREADS),1) RUNS=$(or $(RUNS),5) python3 bench/run.py $(B)
