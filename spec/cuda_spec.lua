@@ -24,6 +24,23 @@ describe('devices without a GPU in the way', function()
     assert.are.equal('cpu', torch.zeros(2, {device = 'cpu'}).device)
   end)
 
+  it('loads the CUDA backend on first use, not at require', function()
+    local th = dofile('spec/support/th.lua')
+    local run = th.run
+    local maps = "local m = io.open('/proc/self/maps'):read('a'); print(m:find('torch/cuda.so', 1, true) and 'mapped' "
+                 .. "or 'not mapped')"
+    local ok, out = run("-e \"" .. maps .. "\"")
+    assert.is_true(ok, out)
+    assert.matches('^not mapped', out)
+    local built = io.open((th.path():match('^(.*)/th$') or '.') .. '/torch/cuda.so') ~= nil   -- beside that th
+    ok, out = run("-e \"torch.cuda.is_available(); " .. maps .. "\"")
+    assert.is_true(ok, out)
+    assert.matches(built and '^mapped' or '^not mapped', out)
+    ok, out = run("-e \"pcall(torch.ones(1).to, torch.ones(1), 'cuda'); " .. maps .. "\"")
+    assert.is_true(ok, out)
+    assert.matches(built and '^mapped' or '^not mapped', out)
+  end)
+
   it('checks device names', function()
     assert.are.equal('cuda:1', torch.device('cuda:1'))
     assert.are.equal('cuda:2', torch.device('cuda', 2))

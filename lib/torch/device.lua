@@ -1,18 +1,26 @@
 -- torch.cuda, torch.device and the device= option of the creation functions.
 --
 -- The CUDA backend is a separate shared object (build/torch/cuda.so, built
--- whenever nvcc was found). It is loaded here when present; it registers its
--- memory and its kernels with the engine only when a GPU answers, and
--- torch.cuda.is_available() says whether one did. Device ordinals count from 0
--- ('cuda:0'), as nvidia-smi and CUDA_VISIBLE_DEVICES do.
+-- whenever nvcc was found). It is loaded on first use -- a torch.cuda
+-- function, or a device name that says cuda reaching the C side -- never at
+-- `require 'torch'`: it maps cudart, cuBLAS and cuDNN (over 200 MB resident
+-- and ten times th's start-up when loaded eagerly). It registers its memory
+-- and its kernels with the engine only when a GPU answers, and
+-- torch.cuda.is_available() says whether one did. Device ordinals count from
+-- 0 ('cuda:0'), as nvidia-smi and CUDA_VISIBLE_DEVICES do.
 local torch = require 'torch.core'
 local methods = torch._methods
 
 local cuda = {}
 torch.cuda = cuda
 
-local backend, unavailable
-do
+-- backend: the functions cuda.so returns, nil until it is loaded or when no
+-- GPU answered (unavailable then says why); tried: the one attempt was made
+local backend, unavailable, tried
+local registry = debug.getregistry()
+local function load()
+  if tried then return backend end
+  tried = true
   local path = package.searchpath('torch.cuda', package.cpath)
   if not path then
     unavailable = 'moontorch was built without its CUDA backend (no nvcc was found at build time)'
@@ -26,17 +34,18 @@ do
       else unavailable = tostring(ok and why or mod) end
     end
   end
+  registry['torch.cuda.unavailable'] = unavailable   -- for the C side's messages
+  return backend
 end
+registry['torch.cuda.load'] = load                   -- lt_parse_device calls it for a cuda device name
 
-debug.getregistry()['torch.cuda.unavailable'] = unavailable   -- for the C side's messages
-
-function cuda.is_available() return backend ~= nil end
+function cuda.is_available() return load() ~= nil end
 -- why torch.cuda.is_available() is false (nil when it is true)
-function cuda.unavailable_reason() return unavailable end
-function cuda.device_count() return backend and backend.device_count() or 0 end
+function cuda.unavailable_reason() load() return unavailable end
+function cuda.device_count() return load() and backend.device_count() or 0 end
 
 local function need(name)
-  if not backend then error('torch.cuda.' .. name .. ': no CUDA device: ' .. unavailable, 3) end
+  if not load() then error('torch.cuda.' .. name .. ': no CUDA device: ' .. unavailable, 3) end
 end
 
 -- a device argument: nil (the current one), an ordinal, 'cuda:N', or a tensor on it
@@ -80,6 +89,7 @@ function cuda.stream(s, fn, ...)
 end
 
 -- the caching allocator's counters, in bytes, as PyTorch's functions of the same names
+-- (0 while the backend is not loaded: no GPU memory exists then)
 local function stat(name, field)
   cuda[name] = function(d)
     if not backend then return 0 end
@@ -96,11 +106,11 @@ torch.backends = torch.backends or {}
 torch.backends.cuda = torch.backends.cuda or {}
 torch.backends.cuda.matmul = setmetatable({}, {
   __index = function(_, k)
-    if k == 'allow_tf32' then return backend ~= nil and backend.allow_tf32() or false end
+    if k == 'allow_tf32' then return load() ~= nil and backend.allow_tf32() or false end
   end,
   __newindex = function(_, k, v)
     if k ~= 'allow_tf32' then error('torch.backends.cuda.matmul: no setting ' .. tostring(k), 2) end
-    if backend then backend.allow_tf32(v and true or false) end
+    if load() then backend.allow_tf32(v and true or false) end
   end,
 })
 

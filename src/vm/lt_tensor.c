@@ -72,6 +72,10 @@ int lt_parse_device(lua_State *L, const char *name, const char *op, int *device,
     if (end == name + 5 || *end || v < 0 || v > 63) luaL_error(L, "%s: invalid device '%s'", op, name);
     idx = (int)v;
   }
+  if (!mt_device_backend_of(MT_CUDA)) {        /* the backend loads on first use (lib/torch/device.lua) */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.cuda.load") == LUA_TFUNCTION) lua_call(L, 0, 0);
+    else lua_pop(L, 1);
+  }
   if (!mt_device_backend_of(MT_CUDA)) {
     lua_getfield(L, LUA_REGISTRYINDEX, "torch.cuda.unavailable");   /* the reason, from lib/torch/device.lua */
     const char *why = lua_tostring(L, -1);
