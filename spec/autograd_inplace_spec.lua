@@ -192,6 +192,41 @@ describe('in-place ops with autograd', function()
     assert.truthy(err:find('shares its storage with a tensor', 1, true), err)
   end)
 
+  -- the saved copy of self must keep self's history from before the op: a
+  -- second derivative through x:mul_(y) reads x as it was (x * 1's node),
+  -- not the mul_ node that x:mul_ gave x afterwards
+  it('give second derivatives through in-place ops that save self', function()
+    local x = torch.tensor({0.3, -0.7, 1.1}, {dtype = 'float64'})
+    local y = torch.tensor({1.3, 0.6, -0.4}, {dtype = 'float64'})
+    local z = torch.tensor({0.9, 1.4, 1.2}, {dtype = 'float64'})
+    local cases = {
+      mul_ = function(a, b) local c = a * 1; return c:mul_(b) end,
+      square = function(a) local c = a * 1; return c:mul_(c) end,
+      div_ = function(a, b) local c = a * 1; return c:div_(b) end,
+      sin_ = function(a) local c = a * 1; return c:sin_() end,
+      lerp_ = function(a, b, w) local c = a * 1; return c:lerp_(b, w) end,
+      addcdiv_ = function(a, b, d) local c = a * 1; return c:addcdiv_(b, d, {value = 0.5}) end,
+      clamp_ = function(a, lo, hi) local c = a * 1; return c:clamp_(lo - 0.5, hi) end,
+    }
+    for name, f in pairs(cases) do
+      local ins = {x:clone():requires_grad_(), y:clone():requires_grad_(), z:clone():requires_grad_()}
+      local ok, err = pcall(torch.autograd.gradgradcheck, f, ins)
+      assert(ok, name .. ': ' .. tostring(err))
+    end
+  end)
+
+  it('refuse to store a float result into an integer self, under autograd too', function()
+    local i = torch.tensor({1, 2})
+    local ok, err = pcall(function() i:add_(torch.tensor({0.5, 0.5}, {requires_grad = true})) end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("add_: result type float32 can't be cast to the desired output type int64", 1, true),
+                  err)
+    ok, err = pcall(function() i:clamp_(torch.tensor({1.5, 1.5}, {requires_grad = true}), 3) end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("clamp_: result type float32 can't be cast", 1, true), err)
+    assert.are.same({1, 2}, i:totable())
+  end)
+
   it('name the op and both sizes when broadcasting would make the result larger than self', function()
     local x = torch.ones(5):requires_grad_() * 1
     local ok, err = pcall(function() x:add_(torch.ones(3, 5)) end)

@@ -176,6 +176,47 @@ describe('autograd of elementwise shape ops', function()
     close(x.grad, torch.tensor({0.0, 1, 0}))
   end)
 
+  -- the subgradient at the bounds, as PyTorch 2.15 gives it: number bounds
+  -- pass nothing at a bound; tensor bounds share g where x equals one, a
+  -- bound takes it where it is the result, and hi wins where lo > hi
+  it('clamp: the gradient at and between the bounds is PyTorch\'s', function()
+    -- {x, lo, hi, dx, dlo, dhi}, printed by PyTorch 2.15.0 for every x, lo, hi in {0, 1, 2}
+    local want = {
+      {0, 0, 0, 1, 0, 0}, {0, 0, 1, 0.5, 0.5, 0}, {0, 0, 2, 0.5, 0.5, 0}, {0, 1, 0, 0, 0, 1},
+      {0, 1, 1, 0, 1, 0}, {0, 1, 2, 0, 1, 0}, {0, 2, 0, 0, 0, 1}, {0, 2, 1, 0, 0, 1}, {0, 2, 2, 0, 1, 0},
+      {1, 0, 0, 0, 0, 1}, {1, 0, 1, 0.5, 0, 0.5}, {1, 0, 2, 1, 0, 0}, {1, 1, 0, 0, 0, 1}, {1, 1, 1, 1, 0, 0},
+      {1, 1, 2, 0.5, 0.5, 0}, {1, 2, 0, 0, 0, 1}, {1, 2, 1, 0, 0, 1}, {1, 2, 2, 0, 1, 0}, {2, 0, 0, 0, 0, 1},
+      {2, 0, 1, 0, 0, 1}, {2, 0, 2, 0.5, 0, 0.5}, {2, 1, 0, 0, 0, 1}, {2, 1, 1, 0, 0, 1}, {2, 1, 2, 0.5, 0, 0.5},
+      {2, 2, 0, 0, 0, 1}, {2, 2, 1, 0, 0, 1}, {2, 2, 2, 1, 0, 0},
+    }
+    local function leaf(v) return torch.tensor({v + 0.0}, {requires_grad = true}) end
+    for _, c in ipairs(want) do
+      local x, lo, hi = leaf(c[1]), leaf(c[2]), leaf(c[3])
+      local y = torch.clamp(x, lo, hi)
+      assert.are.equal('ClampBackward', y.grad_fn:name())
+      y:sum():backward()
+      assert.are.same({c[4], c[5], c[6]}, {x.grad[1], lo.grad[1], hi.grad[1]},
+                      string.format('clamp(%g, %g, %g)', c[1], c[2], c[3]))
+    end
+    -- number bounds, and one bound as a number or a tensor (PyTorch 2.15.0)
+    local x = torch.tensor({0.5, 1, 1.5, 2, 2.5}, {requires_grad = true})
+    local function grad_of(f, name)
+      x.grad = nil
+      local y = f(x)
+      assert.are.equal(name, y.grad_fn:name())
+      y:sum():backward()
+      return x.grad:totable()
+    end
+    assert.are.same({0, 0, 1, 0, 0}, grad_of(function(t) return t:clamp(1, 2) end, 'ClampBackward'))
+    assert.are.same({0, 0, 1, 1, 1}, grad_of(function(t) return t:clamp({min = 1}) end, 'ClampMinBackward'))
+    assert.are.same({1, 1, 1, 0, 0}, grad_of(function(t) return t:clamp_max(2) end, 'ClampMaxBackward'))
+    assert.are.same({0, 0.5, 1, 0.5, 0},
+                    grad_of(function(t) return t:clamp(torch.tensor(1.0), torch.tensor(2.0)) end, 'ClampBackward'))
+    local lo = torch.tensor({0.5, 1, 2, 2, 2}, {requires_grad = true})
+    assert.are.same({0.5, 0.5, 0, 0.5, 1}, grad_of(function(t) return t:clamp_min(lo) end, 'ClampMinBackward'))
+    assert.are.same({0.5, 0.5, 1, 0.5, 0}, lo.grad:totable())
+  end)
+
   it('repeat', function()
     check(function(t) return t['repeat'](t, 2, 3) end, 2, 3)
     check(function(t) return t['repeat'](t, 3, 1, 2) end, 2, 3)

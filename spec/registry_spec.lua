@@ -60,8 +60,14 @@ local function layouts(domain, arity)
   local row = sample(db, {1, 4}, 4)
   local col = sample(da, {1, 3}, 5):t()                -- 3x1, transposed
   local tb = sample(db, {4, 3}, 6):t()
-  return {{t, row}, {col, tb}, {n, sample(db, {3, 4}, 7)}, {t, sample(db, {1}, 8)[1]},
-          {sample(da, {1}, 9)[1], tb}}
+  if arity == 2 then
+    return {{t, row}, {col, tb}, {n, sample(db, {3, 4}, 7)}, {t, sample(db, {1}, 8)[1]},
+            {sample(da, {1}, 9)[1], tb}}
+  end
+  -- a third operand, scaled off the first two's values so that none ties
+  local function third(shape, shift) return sample(domain[3], shape, shift) * 1.031 end
+  return {{t, row, third({3, 1}, 10)}, {col, tb, third({4}, 11)}, {n, sample(db, {3, 4}, 7), third({4, 3}, 12):t()},
+          {t, sample(db, {1}, 8)[1], third({1}, 13)[1]}, {n, row, third({1}, 14)[1]}}
 end
 
 -- the ways a reduction or an op along a dim is called, by its signature:
@@ -140,10 +146,39 @@ local function product_calls(op, f)
   return out
 end
 
+-- an op with parameters, from its signature (a word per argument after the
+-- tensor: a plain word a tensor, word# a tensor or a number, name=default a
+-- number): every layout whose numbers the signature allows, each parameter
+-- given away from its default, and the in-place form
+local function param_calls(op, f)
+  local number_ok, params = {false}, {}
+  for w in op.signature:gmatch('%S+') do
+    local key, default = w:match('^(.-)=(.*)$')
+    if key then params[#params + 1] = {key, tonumber(default)} else number_ok[#number_ok + 1] = w:sub(-1) == '#' end
+  end
+  assert(#number_ok == op.arity, op.name .. ': one operand word per input after the first')
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, op.arity)) do
+    local ok = true
+    for i, v in ipairs(inputs) do ok = ok and (torch.is_tensor(v) or number_ok[i]) end
+    if ok then out[#out + 1] = {inputs, f} end
+  end
+  local first = out[1][1]
+  for _, p in ipairs(params) do
+    local opts = {[p[1]] = p[2] * 1.5 + 0.25}
+    out[#out + 1] = {first, function(...) local a = {...}; a[#a + 1] = opts; return f(table.unpack(a)) end}
+  end
+  if op.inplace then
+    out[#out + 1] = {first, function(x, ...) local c = x * 1; return c[op.name .. '_'](c, ...) end}
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
   if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end
+  if op.family == 'param' then return param_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
@@ -232,5 +267,23 @@ describe('the op registry', function()
     assert.are.equal('MaxBackward', v.grad_fn:name())
     assert.are.equal('SortBackward', s.grad_fn:name())
     assert.are.equal('AddmmBackward', m.grad_fn:name())
+  end)
+
+  it('sees the ops with parameters through the dispatcher; clamp with one bound is clamp_min or clamp_max', function()
+    local x = sample('any', {2, 3}, 1):requires_grad_()
+    torch._op_counter(true)
+    local a = x:clamp(-0.5, 0.5)                      -- clamp
+    local b = x:clamp({min = 0})                      -- clamp_min
+    local c = (x * 1):lerp_(a, 0.25)                  -- mul, lerp (in place, under autograd)
+    local d = torch.addcmul(b, c, x, {value = 2})     -- addcmul
+    local e = torch.clamp(d, nil, 1):leaky_relu(0.2)  -- clamp_max, leaky_relu
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({clamp = 1, clamp_min = 1, mul = 1, lerp = 1, addcmul = 1, clamp_max = 1, leaky_relu = 1}, counts)
+    assert.are.equal('ClampBackward', a.grad_fn:name())
+    assert.are.equal('ClampMinBackward', b.grad_fn:name())
+    assert.are.equal('LerpBackward', c.grad_fn:name())
+    assert.are.equal('AddcmulBackward', d.grad_fn:name())
+    assert.are.equal('LeakyReluBackward', e.grad_fn:name())
   end)
 end)

@@ -529,7 +529,7 @@ describe('addcmul and addcdiv', function()
     fails(function() torch.tensor({1, 2}):addcmul(torch.tensor({1, 2}), torch.tensor({1, 2}), {value = 0.5}) end,
           'addcmul: value must be an integer')
     fails(function() torch.tensor({true}):addcmul(torch.tensor({true}), torch.tensor({true})) end, 'bool')
-    fails(function() a:addcmul(t1) end, 'addcmul: argument 3 must be a tensor')
+    fails(function() a:addcmul(t1) end, 'addcmul: argument 3 (tensor2) must be a tensor, got no value')
     fails(function() torch.zeros(1):expand(3):addcmul_(a, a) end, 'addcmul_: unsupported operation', 'single memory location')
   end)
 end)

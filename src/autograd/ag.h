@@ -180,6 +180,9 @@ int mt_ag_attach(mt_tensor *r, mt_node *n);
 /* ---- recording: call after the op computed r from its inputs ---- */
 int mt_ag_record_unary(mt_tensor *r, const mt_tensor *x, mt_op op);
 int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha);
+/* an elementwise op with parameters (the registry's MT_PARAM_OPS): the
+   operands in[0 .. arity-1], the parameters p[0], p[1] */
+int mt_ag_record_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p);
 int mt_ag_record_view(mt_tensor *r, const mt_tensor *x);       /* view, reshape, flatten ... */
 int mt_ag_record_expand(mt_tensor *r, const mt_tensor *x);     /* broadcast views */
 int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1);

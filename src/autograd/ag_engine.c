@@ -229,11 +229,29 @@ int mt_ag_inplace_needed(const char *op, const mt_tensor *t, const mt_tensor *ot
   return mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other));
 }
 
+/* src gets metadata of its own holding t's history as it is now: the
+   commit gives t's metadata a new grad_fn, which a node that saved src (x
+   in x:mul_(y)) must not see, or a second derivative would run through the
+   in-place op's own node. A leaf that requires grad (written in place only
+   where that is allowed) keeps sharing its metadata, so that its gradient
+   still reaches its .grad. */
 int mt_ag_inplace_source(mt_tensor *src, const mt_tensor *t) {
   if (mt_clone(src, t)) return -1;
-  src->grad_meta = t->grad_meta;
-  if (src->grad_meta) ((mt_ag_meta *)src->grad_meta)->refcount++;
+  mt_ag_meta *m = t->grad_meta;
   src->storage->ag_version = t->storage->ag_version;     /* stale exactly when t is */
+  if (m && m->requires_grad && !m->grad_fn) {
+    src->grad_meta = m;
+    m->refcount++;
+  } else if (m) {
+    mt_ag_meta *sm = mt_ag_meta_of(src);
+    if (!sm) { mt_tensor_release(src); return mt_fail("in-place: out of memory"); }
+    sm->requires_grad = m->requires_grad;
+    sm->grad_fn = m->grad_fn;
+    if (sm->grad_fn) sm->grad_fn->refcount++;
+    sm->ag_version = m->ag_version;
+    sm->is_view = m->is_view;
+    sm->leaf_view = m->leaf_view;
+  }
   return 0;
 }
 

@@ -44,6 +44,13 @@ static double number_op(mt_op op, double a, double b) {
   case MT_OP_mul: return a * b;
   case MT_OP_div: return a / b;
   case MT_OP_pow: return pow(a, b);
+  case MT_OP_eq: return a == b;
+  case MT_OP_lt: return a < b;
+  case MT_OP_le: return a <= b;
+  case MT_OP_gt: return a > b;
+  case MT_OP_ge: return a >= b;
+  case MT_OP_logical_and: return a != 0 && b != 0;
+  case MT_OP_logical_or: return a != 0 || b != 0;
   default: return NAN;
   }
 }
@@ -79,7 +86,7 @@ ag_v ag_f_neg(ag_v x) { return x.t ? ag_f_un(MT_OP_neg, x) : agv_s(-x.s); }
 
 ag_v ag_f_where(ag_v cond, ag_v a, ag_v b) {
   mt_operand oa = {a.t, a.s, 0}, ob = {b.t, b.s, 0};
-  if (!cond.t) { ag_failed = 1; mt_fail("backward: where needs a tensor condition"); return agv_t(&ag_failed_value); }
+  if (!cond.t) return cond.s != 0 ? a : b;        /* a condition of numbers alone */
   return ag_keep(ag_where_ops(cond.t, &oa, &ob));
 }
 

@@ -54,6 +54,10 @@ const char *ag_backward_name(mt_op op);
 #define GT(a, b) ag_f_bin(MT_OP_gt, V(a), V(b))
 #define LT(a, b) ag_f_bin(MT_OP_lt, V(a), V(b))
 #define EQ(a, b) ag_f_bin(MT_OP_eq, V(a), V(b))
+#define GE(a, b) ag_f_bin(MT_OP_ge, V(a), V(b))
+#define LE(a, b) ag_f_bin(MT_OP_le, V(a), V(b))
+#define AND(a, b) ag_f_bin(MT_OP_logical_and, V(a), V(b))
+#define OR(a, b) ag_f_bin(MT_OP_logical_or, V(a), V(b))
 #define NEG(a) ag_f_neg(V(a))
 #define F(op, a) ag_f_un(MT_OP_##op, V(a))
 #define WHERE(c, a, b) ag_f_where(V(c), V(a), V(b))
@@ -61,6 +65,7 @@ const char *ag_backward_name(mt_op op);
 #define FUSED(kind, v, expr) (ag_can_fuse(G, V(v)) ? ag_fused(G, V(v), kind) : V(expr))
 
 /* What a formula reads (the registry's reads): bits of the saved inputs */
-enum { NOTHING = 0, INPUT = 1, A = 1, B = 2, AB = 3, RESULT = 4, INPUT_RESULT = 5, INDICES = 8 };
+enum { NOTHING = 0, INPUT = 1, A = 1, B = 2, AB = 3, RESULT = 4, INPUT_RESULT = 5, INDICES = 8, C = 16, AC = 17,
+       BC = 18, ABC = 19 };
 
 #endif

@@ -119,13 +119,128 @@ int mt_ag_record_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, 
   return mt_ag_attach(r, n);
 }
 
+/* ---- elementwise with parameters ----
+   The operands A, B and C (a tensor or a number each) and the parameters P1
+   and P2; the node keeps the numbers (P1 and P2 in scalar and scalar2, a
+   number operand i in extra[i - 1]) and saves the tensors the wanted
+   gradients read (bit i of mask: operand i saved, in operand order). */
+static const unsigned char param_reads[MT_NUM_OPS - MT_OP_END_ADD_PRODUCT][3] = {
+#define DERIV(r, e) {r, 0, 0}
+#define DERIV2(ra, ea, rb, eb) {ra, rb, 0}
+#define DERIV3(ra, ea, rb, eb, rc, ec) {ra, rb, rc}
+#define OPC(name, kernel, E, deriv, ...) [MT_OP_##name - MT_OP_END_ADD_PRODUCT] = deriv,
+  MT_PARAM_OPS(OPC, _)
+#undef OPC
+#undef DERIV3
+#undef DERIV2
+#undef DERIV
+};
+static const unsigned operand_bit[3] = {A, B, C};
+
+/* clamp's, clamp_min's and clamp_max's derivative, as PyTorch's: with
+   number bounds, g reaches x where lo < x < hi, and nothing at a bound;
+   with tensor bounds (a number beside a tensor acts as one), x and a bound
+   it equals share g evenly, a bound takes g where it is the result, and hi
+   wins where lo > hi (x equal to both keeps all of it). which: the operand
+   whose gradient this is. */
+static ag_v clamp_grad(const mt_node *n, int which, ag_v G, ag_v A, ag_v B, ag_v C) {
+  int is_clamp = n->op == MT_OP_clamp, upper_only = n->op == MT_OP_clamp_max;
+  int tensors = B.t || (is_clamp && C.t);
+  if (!is_clamp) {                               /* one bound, B */
+    if (!tensors) return WHERE(upper_only ? LT(A, B) : GT(A, B), G, 0);
+    ag_v beyond = upper_only ? LT(A, B) : GT(A, B), tie = MUL(EQ(A, B), 0.5);
+    return which == 0 ? MUL(G, ADD(beyond, tie)) : MUL(G, SUB(1, ADD(beyond, tie)));
+  }
+  if (!tensors) return WHERE(AND(GT(A, B), LT(A, C)), G, 0);
+  ag_v at_lo = EQ(A, B), at_hi = EQ(A, C), ordered = LE(B, C), apart = LT(B, C);
+  switch (which) {
+  case 0:                                        /* inside: 1, less a half at each bound met */
+    return MUL(G, MUL(AND(GE(A, B), LE(A, C)),
+                      ADD(SUB(SUB(1, MUL(at_lo, 0.5)), MUL(at_hi, 0.5)), MUL(at_lo, at_hi))));
+  case 1:
+    return MUL(G, MUL(ordered, ADD(LT(A, B), MUL(MUL(at_lo, apart), 0.5))));
+  default:
+    return MUL(G, ADD(GT(B, C), MUL(ordered, ADD(GT(A, C), MUL(MUL(at_hi, apart), 0.5)))));
+  }
+}
+
+static int param_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  const mt_tensor *saved[3] = {NULL, NULL, NULL};
+  for (int i = 0, slot = 0; i < 3; i++)
+    if ((n->mask >> i & 1) && mt_ag_saved(n, slot++, &saved[i])) return -1;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  ag_v in[3];
+  for (int i = 0; i < 3; i++) {
+    double v = 0;
+    if (i > 0 && (n->in_is_number >> i & 1)) memcpy(&v, &n->extra[i - 1], sizeof v);
+    in[i] = (n->in_is_number >> i & 1) ? agv_s(v) : saved[i] ? V(saved[i]) : V(&ag_failed_value);
+  }
+  const ag_v G = V(grad), A = in[0], B = in[1], C = in[2], X = A;
+  const double P1 = n->scalar, P2 = n->scalar2;
+  (void)B; (void)C; (void)X; (void)P1; (void)P2;
+#define NAMED(fn) fn(n, which_, G, A, B, C)
+#define GRAD(i, expr)                                                                                 \
+  if (n->next[i].node) {                                                                              \
+    const int which_ = i;                                                                             \
+    (void)which_;                                                                                     \
+    ag_formula_finish(n, i, V(expr), mark, &gi[i]);                                                   \
+  }
+#define DERIV(r, e) GRAD(0, e)
+#define DERIV2(ra, ea, rb, eb) GRAD(0, ea) GRAD(1, eb)
+#define DERIV3(ra, ea, rb, eb, rc, ec) GRAD(0, ea) GRAD(1, eb) GRAD(2, ec)
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv break;
+  switch ((mt_op)n->op) {
+    MT_PARAM_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV3
+#undef DERIV2
+#undef DERIV
+#undef GRAD
+#undef NAMED
+  ag_release_scratch(mark);
+  return ag_done();
+}
+
+int mt_ag_record_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p) {
+  if (!mt_op_is_param(op) || !mt_dtype_is_float(r->dtype) || !mt_ag_grad_enabled()) return 0;
+  int arity = mt_op_infos[op].arity, any = 0;
+  const mt_tensor *ins[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < arity; i++) {
+    ins[i] = in[i].t;
+    any |= ins[i] && mt_ag_requires_grad(ins[i]);
+  }
+  if (!any) return 0;
+  mt_node *n = mt_ag_new_node_extra(ag_backward_name(op), param_backward, arity, ins, 2);
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
+  n->scalar = p ? p[0] : 0;
+  n->scalar2 = p ? p[1] : 0;
+  unsigned reads = 0;
+  const unsigned char *rd = param_reads[op - MT_OP_END_ADD_PRODUCT];
+  for (int i = 0; i < arity; i++) {
+    if (!ins[i]) {
+      n->in_is_number |= (unsigned char)(1u << i);
+      if (i > 0) memcpy(&n->extra[i - 1], &in[i].value, sizeof in[i].value);
+    } else if (mt_ag_requires_grad(ins[i])) {
+      reads |= rd[i];
+    }
+  }
+  for (int i = 0; i < arity; i++)
+    if (ins[i] && (reads & operand_bit[i])) { n->mask |= 1u << i; mt_ag_save(n, ins[i], 0); }
+  return mt_ag_attach(r, n);
+}
+
 /* ---- what the dispatcher calls of autograd ---- */
 static void release_meta(void *meta) { mt_ag_meta_release(meta); }
 
 __attribute__((constructor)) static void register_autograd(void) {
   static const mt_autograd_hooks hooks = {
     mt_ag_record_unary, mt_ag_record_binary, mt_ag_record_cast, mt_ag_record_reduce, mt_ag_record_along,
-    mt_ag_record_selection, mt_ag_record_product, mt_ag_record_add_product, mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
+    mt_ag_record_selection, mt_ag_record_product, mt_ag_record_add_product, mt_ag_record_param,
+    mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
   };
   mt_register_autograd(&hooks);
 }

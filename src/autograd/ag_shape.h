@@ -1,6 +1,6 @@
 /* ag_shape.h: derivatives of views, indexing and shape ops (narrow, select,
    permute, diagonal, unfold, as_strided, cat/stack, split, index_select,
-   gather, x[idx], x[mask], masked_fill, where, clamp, repeat, flip, roll,
+   gather, x[idx], x[mask], masked_fill, where, repeat, flip, roll,
    tril/triu).
    Each mt_ag_record_* is called by a binding after the op computed r; it
    does nothing unless an input requires grad in grad mode. Dims are 0-based
@@ -36,13 +36,5 @@ int mt_ag_record_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *m
 /* r = masked_fill(x, mask, value) out of place; value a tensor or NULL */
 int mt_ag_record_masked_fill(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
 int mt_ag_record_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b);
-/* clamp with number bounds (NULL: absent) */
-int mt_ag_record_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *hi);
-/* parametric elementwise ops (r computed out of place) */
-int mt_ag_record_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope);
-int mt_ag_record_softplus(mt_tensor *r, const mt_tensor *x, double beta, double threshold);
-int mt_ag_record_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2, double value,
-                      int divide);
-int mt_ag_record_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w);
 
 #endif

@@ -288,8 +288,10 @@ static void stream_event_metatables(lua_State *L) {
 }
 
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
-static const mt_device_kernels kernels = {cu_unary, cu_binary, cu_reduce, cu_along, NULL, cu_product,
-                                          cu_add_product};
+/* no selections and no ops with parameters yet: those refuse GPU tensors by name */
+static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
+                                          .along = cu_along, .product = cu_product,
+                                          .add_product = cu_add_product};
 
 static const mt_device_extra extra = {
   .where = cu_where, .activation_grad = cu_activation_grad, .index_select = cu_index_select,

@@ -57,17 +57,24 @@
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 2, 0, 1)
 #define P3(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 3, 1, 1)
+/* an op with parameters: PARAM(call, signature); its arity is its domain's
+   word count (each word is four characters) */
+#define PARAM(call, signature) signature
+#define PA(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, \
+       strcmp(#name, "softplus") != 0, 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
+  MT_PARAM_OPS(PA, "param")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
-  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product},
+  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -168,6 +175,7 @@ static int inplace_commit(mt_op op, mt_tensor *self, mt_tensor *t, mt_tensor *sr
     rc = mt_fail("%s_: self has size %s but the result has size %s", mt_op_names[op],
                  mt_shape_str(self, b1, sizeof b1), mt_shape_str(t, b2, sizeof b2));
   }
+  if (!rc && t->dtype != self->dtype) rc = mt_check_inplace(mt_op_names[op], t->dtype, self);   /* float into int */
   if (!rc && t->dtype != self->dtype) {         /* computed in the promoted type, stored in self's */
     rc = mt_call_cast(&c, t, self->dtype);
     if (!rc) { drop(t); *t = c; }
@@ -318,6 +326,41 @@ int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, cons
     rc = k->add_product(inplace ? input : r, input, a, b, op, beta, alpha, inplace);
     if (!rc && !inplace && (input->grad_meta || a->grad_meta || b->grad_meta))
       rc = ag.record_add_product(r, input, a, b, op, beta, alpha);
+  }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- elementwise ops with parameters ---- */
+int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float) {
+  if (__builtin_expect(!mt_op_is_param(op), 0)) return wrong_family(op, "mt_call_param");
+  int arity = mt_op_infos[op].arity;
+  mt_tensor *self = (mt_tensor *)in[0].t;
+  const mt_tensor *u = arity > 1 ? in[1].t : NULL, *v = arity > 2 ? in[2].t : NULL;
+  if (!self) return mt_fail("%s: self must be a tensor", mt_op_names[op]);
+  const mt_device_kernels *k = kernels_for(op, self, u, v, SLOT(param));
+  if (!k) return -1;
+  int need = 0;
+  if (inplace && (need = inplace_protocol(op, self, u)) == 0 && v) need = inplace_protocol(op, self, v);
+  if (need < 0) return -1;
+  int rc;
+  HOOK(op, 0);
+  if (need) {                                     /* self = self:op(...), for autograd */
+    mt_tensor src = {0}, t = {0};
+    rc = ag.inplace_source(&src, self);
+    if (!rc) {
+      mt_operand sin[3] = {{&src, 0, 0}, {0}, {0}};
+      for (int i = 1; i < arity; i++) {
+        sin[i] = in[i];
+        if (in[i].t == self) sin[i].t = &src;     /* x:clamp_(x, ...) */
+      }
+      rc = k->param(&t, sin, op, p, 0, default_float) || ag.record_param(&t, sin, op, p);
+    }
+    rc = inplace_commit(op, self, &t, &src, rc);
+  } else {
+    rc = k->param(inplace ? self : r, in, op, p, inplace, default_float);
+    if (!rc && !inplace && (self->grad_meta || (u && u->grad_meta) || (v && v->grad_meta)))
+      rc = ag.record_param(r, in, op, p);
   }
   HOOK(op, 1);
   return rc ? -1 : 0;

@@ -26,10 +26,11 @@ typedef struct {
   const char *name;          /* Lua and C name */
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
-                                "select", "product", "add_product" */
+                                "select", "product", "add_product", "param" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk" (selections), the
-                                inputs' shapes (products: "MK KN"); "" elementwise */
+                                inputs' shapes (products: "MK KN"), the arguments after self (ops
+                                with parameters: "tensor1 tensor2 value=1"); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
   int arity;                 /* tensor inputs: 1 to 3 */
   int autocast;              /* MT_AC_* */
@@ -53,6 +54,7 @@ typedef struct {
   int (*product)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op);
   int (*add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                      double beta, double alpha, int inplace);
+  int (*param)(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -74,6 +76,7 @@ typedef struct {
   int (*record_product)(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op);
   int (*record_add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b,
                             mt_op op, double beta, double alpha);
+  int (*record_param)(mt_tensor *r, const mt_operand *in, mt_op op, const double *p);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -132,5 +135,10 @@ int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op 
    place (inplace 1), r is input, which must have the product's shape */
 int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                         double beta, double alpha, int inplace);
+/* r = the elementwise op with parameters (clamp, lerp, ...) of the operands
+   in[0 .. arity-1] (in[0] a tensor, the others a tensor or a number where
+   the op allows) and the parameters p[0], p[1], as mt_param
+   (src/tensor/mt_ops.h); in place (inplace 1), r is in[0].t */
+int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
 
 #endif

@@ -376,6 +376,50 @@
     DERIV3(NOTHING, MUL(G, BETA), B, MATMUL(MUL(G, ALPHA), MT(B)), A, MATMUL(MT(A), MUL(G, ALPHA))),    \
     AC_LOWER, ANY ANY ANY, "")
 
+/* ---- elementwise with parameters ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: PARAM(call, signature): the kernel as a call of
+     src/tensor/mt_ops.h in r, in (the operands: in[0].t is the tensor the
+     op is called on, in[1] and in[2] the others, each a tensor or a number),
+     p (the parameters, p[0] and p[1]), inplace (r is in[0].t then) and
+     default_float. signature is how Lua calls it (src/vm/lt_shape.c), one
+     word per argument after the tensor: a plain word is a tensor, a word
+     ending in # a tensor or a number, name=default a number parameter; the
+     parameters may also come as {name=} last, and Torch7's x:op(value, t1,
+     t2) gives a leading number to the first parameter.
+   - derivative: DERIV (one operand), DERIV2 (two) or DERIV3 (three) as
+     above, in A, B and C, the operands (X is A), each a tensor or a number,
+     P1 and P2, the parameters; NAMED(fn) is fn(node, which operand, G, A,
+     B, C) of src/autograd/ag_pointwise.c. reads may name C too (AC, BC,
+     ABC). */
+#define MT_PARAM_OPS(OP, E)                                                                            \
+  /* min(max(x, lo), hi): hi wins where lo > hi; the derivative is PyTorch's subgradient, see           \
+     clamp_grad */                                                                                    \
+  OP(clamp, PARAM(mt_clamp_operands(r, in, 3, inplace, default_float), "min# max#"), E,                 \
+    DERIV3(ABC, NAMED(clamp_grad), ABC, NAMED(clamp_grad), ABC, NAMED(clamp_grad)), AC_PROMOTE,         \
+    ANY ANY ANY, "clip")                                                                               \
+  OP(clamp_min, PARAM(mt_clamp_operands(r, in, 1, inplace, default_float), "min#"), E,                  \
+    DERIV2(AB, NAMED(clamp_grad), AB, NAMED(clamp_grad)), AC_PROMOTE, ANY ANY, "")                     \
+  OP(clamp_max, PARAM(mt_clamp_operands(r, in, 2, inplace, default_float), "max#"), E,                  \
+    DERIV2(AB, NAMED(clamp_grad), AB, NAMED(clamp_grad)), AC_PROMOTE, ANY ANY, "")                     \
+  /* log(1 + exp(beta x)) / beta, x itself where beta x > threshold */                                \
+  OP(softplus, PARAM(mt_softplus(r, in[0].t, p[0], p[1]), "beta=1 threshold=20"), E,                    \
+    DERIV(INPUT, LET(Z, MUL(X, P1), WHERE(GT(Z, P2), G, MUL(G, F(sigmoid, Z))))), AC_FP32, ANY, "")    \
+  OP(leaky_relu, PARAM(mt_leaky_relu(r, in[0].t, p[0], inplace), "negative_slope=0.01"), E,             \
+    DERIV(INPUT, WHERE(GT(X, 0), G, MUL(G, P1))), AC_NONE, ANY, "")                                    \
+  /* x + value t1 t2, x + value t1 / t2 */                                                            \
+  OP(addcmul, PARAM(mt_addc(r, in[0].t, in[1].t, in[2].t, p[0], 0, inplace, default_float),             \
+                    "tensor1 tensor2 value=1"), E,                                                     \
+    DERIV3(NOTHING, G, C, MUL(G, MUL(C, P1)), B, MUL(G, MUL(B, P1))), AC_PROMOTE, ANY ANY ANY, "")     \
+  OP(addcdiv, PARAM(mt_addc(r, in[0].t, in[1].t, in[2].t, p[0], 1, inplace, default_float),             \
+                    "tensor1 tensor2 value=1"), E,                                                     \
+    DERIV3(NOTHING, G, C, DIV(MUL(G, P1), C), BC, NEG(DIV(MUL(MUL(G, P1), B), MUL(C, C)))), AC_PROMOTE, \
+    ANY ANY BIG, "")                                                                                   \
+  /* x + weight (end - x) */                                                                          \
+  OP(lerp, PARAM(mt_lerp(r, in[0].t, in[1].t, &in[2], inplace), "end weight#"), E,                      \
+    DERIV3(C, MUL(G, SUB(1, C)), C, MUL(G, C), AB, MUL(G, SUB(B, A))), AC_NONE, ANY ANY ANY, "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
@@ -383,9 +427,10 @@
   L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
-   the selections, the products (the mt_op enum's order). */
+   the selections, the products, the elementwise ops with parameters (the
+   mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS)
 
 #endif

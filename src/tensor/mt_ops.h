@@ -30,6 +30,9 @@ typedef enum {
   MT_OP_END_PRODUCT,
   MT_OP_ADD_PRODUCT_BEFORE_ = MT_OP_END_PRODUCT - 1,
   MT_ADD_PRODUCT_OPS(MT_X, _)
+  MT_OP_END_ADD_PRODUCT,
+  MT_OP_PARAM_BEFORE_ = MT_OP_END_ADD_PRODUCT - 1,
+  MT_PARAM_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -43,7 +46,8 @@ static inline int mt_op_is_reduce(int op) { return op >= MT_NUM_POINTWISE_OPS &&
 static inline int mt_op_is_along(int op) { return op >= MT_OP_END_REDUCE && op < MT_OP_END_ALONG; }
 static inline int mt_op_is_select(int op) { return op >= MT_OP_END_ALONG && op < MT_OP_END_SELECT; }
 static inline int mt_op_is_product(int op) { return op >= MT_OP_END_SELECT && op < MT_OP_END_PRODUCT; }
-static inline int mt_op_is_add_product(int op) { return op >= MT_OP_END_PRODUCT && op < MT_NUM_OPS; }
+static inline int mt_op_is_add_product(int op) { return op >= MT_OP_END_PRODUCT && op < MT_OP_END_ADD_PRODUCT; }
+static inline int mt_op_is_param(int op) { return op >= MT_OP_END_ADD_PRODUCT && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -65,14 +69,21 @@ int mt_unary(mt_tensor *r, const mt_tensor *x, mt_op op, int inplace, int defaul
 int mt_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op,
               double alpha, int inplace, int default_float);
 
-/* Parametric elementwise ops. */
+/* Elementwise ops with parameters (the registry's MT_PARAM_OPS). */
 int mt_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *hi, int inplace);
+/* clamp with bounds in[1] and in[2] (which: 3 both, 1 lower only, 2 upper
+   only), each a tensor or a number: PyTorch's promotion over x and the
+   bounds; tensor bounds broadcast (maximum, then minimum) */
+int mt_clamp_operands(mt_tensor *r, const mt_operand *in, int which, int inplace, int default_float);
 int mt_softplus(mt_tensor *r, const mt_tensor *x, double beta, double threshold);
 int mt_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope, int inplace);
 /* r = a + value * t1 * t2 (addcmul) or a + value * t1 / t2 (addcdiv) */
 int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2,
             double value, int divide, int inplace, int default_float);
 int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w, int inplace);
+/* The registry's op with parameters (mt_op_is_param): r = op(in, p), as
+   its kernel column says; in[0].t is the tensor it is called on */
+int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 
 /* r = g * f'(v) for an activation f in one pass (g and v of one shape and

@@ -54,6 +54,8 @@ static int check_float(const char *op, const mt_tensor *x) {
   return mt_fail("%s: needs a float tensor, got %s (convert with x:float())", op, mt_dtypes[x->dtype].name);
 }
 
+static int check_inplace_shape(const char *op, const mt_tensor *r, int ndim, const int64_t *shape);
+
 /* The result of a unary op: x itself in place, else a new tensor of x's
    shape. */
 static int unary_result(mt_tensor *r, const mt_tensor *x, int inplace) {
@@ -134,6 +136,52 @@ int mt_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *h
   if ((lo && *lo != *lo) || (hi && *hi != *hi)) return mt_fill(r, NAN);   /* as PyTorch */
   run_unary(r, x, clamp_kernels[x->dtype][lo && hi ? 2 : hi ? 1 : 0], &c, inplace);
   return 0;
+}
+
+/* clamp's bounds as operands: a tensor bound broadcasts (maximum, then
+   minimum, with their promotion), number bounds promote x as PyTorch's
+   result type says. */
+int mt_clamp_operands(mt_tensor *r, const mt_operand *in, int which, int inplace, int default_float) {
+  static const char *const names[4] = {"clamp", "clamp_min", "clamp_max", "clamp"};
+  const char *name = names[which & 3];
+  const mt_tensor *x = in[0].t;
+  const mt_operand *lo = which & 1 ? &in[1] : NULL, *hi = which == 3 ? &in[2] : which == 2 ? &in[1] : NULL;
+  if (!lo && !hi) return mt_fail("clamp: at least one of min and max must be given");
+  mt_operand ops[3] = {in[0]};
+  int n = 1;
+  if (lo) ops[n++] = *lo;
+  if (hi) ops[n++] = *hi;
+  int dtype = mt_result_type(ops, n, default_float);
+  if (inplace && mt_check_inplace(name, dtype, r)) return -1;
+  if ((lo && lo->t) || (hi && hi->t)) {
+    int ndim = x->ndim;
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 1; i < n; i++) {
+      if (!ops[i].t) continue;
+      int64_t out[MT_MAX_DIMS];
+      if (mt_broadcast_shapes(name, ndim, shape, ops[i].t->ndim, ops[i].t->shape, &ndim, out)) return -1;
+      memcpy(shape, out, sizeof(int64_t) * (size_t)ndim);
+    }
+    if (inplace && check_inplace_shape(name, r, ndim, shape)) return -1;
+    mt_operand cur = in[0];
+    mt_tensor low = {0};
+    int rc = 0;
+    if (lo) {
+      mt_tensor *out = inplace ? r : hi ? &low : r;
+      rc = mt_binary(out, &cur, lo, MT_OP_maximum, 1, inplace, default_float);
+      cur.t = out;
+    }
+    if (!rc && hi) rc = mt_binary(r, &cur, hi, MT_OP_minimum, 1, inplace, default_float);
+    mt_tensor_release(&low);
+    return rc;
+  }
+  const double *plo = lo ? &lo->value : NULL, *phi = hi ? &hi->value : NULL;
+  if (dtype != x->dtype) {                     /* promoted, as in PyTorch (not in place: checked above) */
+    if (mt_to_dtype(r, x, dtype)) return -1;
+    return mt_clamp(r, r, plo, phi, 1);
+  }
+  return mt_clamp(r, x, plo, phi, inplace);
 }
 
 /* ---- softplus, leaky_relu ---- */
@@ -294,6 +342,7 @@ static const mt_loop_fn addcdiv_kernels[MT_NDTYPES] = {MT_FLOAT_DTYPES(ADDCDIV_E
 int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2,
             double value, int divide, int inplace, int default_float) {
   const char *name = divide ? "addcdiv" : "addcmul";
+  if (!t1 || !t2) return mt_fail("%s: tensor1 and tensor2 must be tensors", name);
   mt_operand operands[3] = {{a, 0, 0}, {t1, 0, 0}, {t2, 0, 0}};
   int dtype = mt_result_type(operands, 3, default_float);
   if (dtype == MT_BOOL) return mt_fail("%s: not supported for bool tensors", name);
@@ -333,6 +382,7 @@ static const mt_loop_fn lerp_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(LERP_ENTR
 
 int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w, int inplace) {
   const char *name = inplace ? "lerp_" : "lerp";
+  if (!b) return mt_fail("%s: end must be a tensor", name);
   if (check_float(name, a)) return -1;
   if (b->dtype != a->dtype)
     return mt_fail("%s: expected dtype %s for end but got %s", name, mt_dtypes[a->dtype].name, mt_dtypes[b->dtype].name);
@@ -347,6 +397,21 @@ int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_opera
   if (inplace && (check_inplace_shape("lerp", r, ndim, shape) || mt_check_writable("lerp", r))) return -1;
   param_ctx c = {w->value, 0, 0};
   return run_ternary(r, ins, wt ? 3 : 2, a->dtype, ndim, shape, lerp_kernels[a->dtype][wt ? 1 : 0], &c, inplace);
+}
+
+/* ---- the registry's ops with parameters ---- */
+int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float) {
+  (void)p; (void)default_float;
+  if (!in[0].t) return mt_fail("%s: self must be a tensor", mt_op_is_param(op) ? mt_op_names[op] : "mt_param");
+  switch (op) {
+#define PARAM(call, signature) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_PARAM_OPS(OPC, _)
+#undef OPC
+#undef PARAM
+  default: break;
+  }
+  return mt_fail("mt_param: %s is not an op with parameters", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
 }
 
 /* ---- the derivatives of activations written from their result ----

@@ -81,4 +81,4 @@ static void set_product(lua_State *L, const char *name, size_t len, int op) {
     lt_bind_op(L, name, len, inplace, inplace, add_product_call, (lua_Integer)op * 2 + inplace);
 }
 
-void lt_open_linalg(lua_State *L) { lt_bind_registry(L, MT_OP_END_SELECT, MT_NUM_OPS, set_product); }
+void lt_open_linalg(lua_State *L) { lt_bind_registry(L, MT_OP_END_SELECT, MT_OP_END_ADD_PRODUCT, set_product); }

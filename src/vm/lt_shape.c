@@ -1,9 +1,13 @@
 /* lt_shape.c: Lua bindings of the shape ops (cat, stack, split, chunk,
-   flatten, repeat, flip, roll, tril/triu, movedim) and of the parametric
-   elementwise ops (clamp, softplus, leaky_relu, addcmul/addcdiv, lerp). */
+   flatten, repeat, flip, roll, tril/triu, movedim) and of the registry's
+   elementwise ops with parameters (clamp, softplus, leaky_relu,
+   addcmul/addcdiv, lerp). */
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lt.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_ops.h"
 #include "../tensor/mt_shape.h"
 #include "../autograd/ag_shape.h"
@@ -287,174 +291,113 @@ static int s_triu(lua_State *L) { return tri(L, 1, 0); }
 static int s_tril_(lua_State *L) { return tri(L, 0, 1); }
 static int s_triu_(lua_State *L) { return tri(L, 1, 1); }
 
-/* ---- parametric elementwise ops ---- */
+/* ---- the registry's elementwise ops with parameters ----
+   One binding for all of them (clamp, lerp, addcmul, softplus, ...),
+   driven by the entry's signature (src/ops/registry.h): after the tensor,
+   a plain word is a tensor, a word ending in # a tensor or a number, and
+   name=default a number; a trailing {name=} table gives any of them by
+   name, and Torch7's x:addcmul(value, t1, t2) a leading number to the
+   first parameter. clamp with one bound is clamp_min or clamp_max, as
+   PyTorch records it. */
 
-/* A clamp bound at i: nil (absent), a number, or a tensor. */
-static int read_bound(lua_State *L, int i, mt_operand *b, const char *op, const char *which) {
-  b->t = lt_test(L, i);
-  b->value = 0;
-  b->is_int = 0;
-  if (b->t) return 1;
+/* operand word w (length n) at stack index i: 1 read, 0 absent (a word
+   ending in #; a plain word must be a tensor) */
+static int read_operand(lua_State *L, int i, const char *op, const char *w, size_t n, mt_operand *o) {
+  int any = w[n - 1] == '#';
+  char name[32];
+  snprintf(name, sizeof name, "%.*s", (int)(n - any), w);
+  o->t = lt_test(L, i);
+  o->value = 0;
+  o->is_int = 0;
+  if (o->t) return 1;
+  if (!any) luaL_error(L, "%s: argument %d (%s) must be a tensor, got %s", op, i, name, luaL_typename(L, i));
   if (lua_isnoneornil(L, i)) return 0;
   if (lua_type(L, i) != LUA_TNUMBER)
-    luaL_error(L, "%s: %s must be a number or a tensor, got %s", op, which, luaL_typename(L, i));
-  b->is_int = lua_isinteger(L, i);
-  b->value = lua_tonumber(L, i);
+    luaL_error(L, "%s: %s must be a number or a tensor, got %s", op, name, luaL_typename(L, i));
+  o->is_int = lua_isinteger(L, i);
+  o->value = lua_tonumber(L, i);
   return 1;
 }
 
-/* Tensor bounds: maximum then minimum, with their broadcasting and
-   promotion; shapes are checked first so that errors name clamp. */
-static int clamp_tensors(lua_State *L, mt_tensor *x, const mt_operand *lo, const mt_operand *hi,
-                         int has_lo, int has_hi, int inplace) {
-  const char *op = inplace ? "clamp_" : "clamp";
-  mt_tensor shape = {0};                       /* geometry only, no storage */
-  shape.ndim = x->ndim;
-  memcpy(shape.shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
-  const mt_tensor *bounds[2] = {has_lo ? lo->t : NULL, has_hi ? hi->t : NULL};
-  for (int i = 0; i < 2; i++) {
-    if (!bounds[i]) continue;
-    int64_t out[MT_MAX_DIMS];
-    LT_TRY(L, mt_broadcast_shapes(op, shape.ndim, shape.shape, bounds[i]->ndim, bounds[i]->shape, &shape.ndim, out));
-    memcpy(shape.shape, out, sizeof(int64_t) * (size_t)shape.ndim);
+static int param_call(lua_State *L) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 1);
+  int inplace = (int)(code & 1);
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
+  mt_tensor *x = lt_check(L, 1, name);
+  int opts = lt_opts_index(L), last = opts ? opts - 1 : lua_gettop(L), arg = 2;
+  const char *sig = mt_op_infos[op].signature, *w;
+  size_t n;
+  mt_operand in[3] = {{x, 0, 0}, {0}, {0}};
+  int present[3] = {1, 0, 0}, nin = 1, np = 0;
+  double p[2] = {0, 0};
+  /* Torch7's leading value: x:addcmul(2, t1, t2) */
+  const char *first = sig;
+  int lead = 0;
+  if ((w = lt_next_word(&first, &n)) && w[n - 1] != '#' && !memchr(w, '=', n) && lua_type(L, 2) == LUA_TNUMBER &&
+      strchr(sig, '='))
+    lead = 2, arg = 3;
+  for (const char *q = sig; (w = lt_next_word(&q, &n));) {
+    const char *eq = memchr(w, '=', n);
+    char key[32];
+    snprintf(key, sizeof key, "%.*s", (int)(eq ? eq - w : (long)(n - (w[n - 1] == '#'))), w);
+    if (!eq) {                                     /* an operand */
+      int at = arg <= last || w[n - 1] != '#' ? arg : 0;   /* an absent optional one may be in opts */
+      present[nin] = at && read_operand(L, at, name, w, n, &in[nin]);
+      if (!present[nin] && opts) {
+        lua_getfield(L, opts, key);
+        present[nin] = read_operand(L, lua_gettop(L), name, w, n, &in[nin]);
+        lua_pop(L, 1);                           /* a tensor stays alive in opts */
+      }
+      nin++;
+      arg++;
+      continue;
+    }
+    double def = strtod(eq + 1, NULL);             /* a number parameter */
+    if (lead && np == 0) p[np] = lua_tonumber(L, lead);
+    else if (arg <= last && !lua_isnil(L, arg)) {
+      if (lua_type(L, arg) != LUA_TNUMBER)
+        luaL_error(L, "%s: %s must be a number, got %s", name, key, luaL_typename(L, arg));
+      p[np] = lua_tonumber(L, arg);
+    } else p[np] = def;
+    if (!(lead && np == 0)) arg++;
+    if (opts) p[np] = lt_opt_number(L, opts, key, p[np]);
+    np++;
   }
-  if (inplace && !mt_same_shape(&shape, x)) {
-    char b1[128], b2[128];
-    luaL_error(L, "clamp_: output of shape %s doesn't match the broadcast shape %s",
-               mt_shape_str(x, b1, sizeof b1), mt_shape_str(&shape, b2, sizeof b2));
+  if (arg <= last) luaL_error(L, "%s: unexpected argument %d (%s)", name, arg, luaL_typename(L, arg));
+  if (op == MT_OP_clamp && !(present[1] && present[2])) {   /* one bound */
+    if (!present[1] && !present[2]) luaL_error(L, "%s: at least one of min and max must be given", name);
+    if (!present[1]) in[1] = in[2];
+    op = present[1] ? MT_OP_clamp_min : MT_OP_clamp_max;
+    present[1] = 1;
+    nin = 2;
   }
-  mt_operand cur = {x, 0, 0};
-  if (has_lo) {
-    mt_tensor *r = inplace ? x : lt_push(L);
-    LT_TRY(L, mt_binary(r, &cur, lo, MT_OP_maximum, 1, inplace, lt_default_dtype));
-    if (!inplace && (cur.t->grad_meta || (lo->t && lo->t->grad_meta)))
-      LT_TRY(L, lo->t ? mt_ag_record_binary(r, &cur, lo, MT_OP_maximum, 1) : mt_ag_record_clamp(r, cur.t, &lo->value, NULL));
-    cur.t = r;
-  }
-  if (has_hi) {
-    mt_tensor *r = inplace ? x : lt_push(L);
-    LT_TRY(L, mt_binary(r, &cur, hi, MT_OP_minimum, 1, inplace, lt_default_dtype));
-    if (!inplace && (cur.t->grad_meta || (hi->t && hi->t->grad_meta)))
-      LT_TRY(L, hi->t ? mt_ag_record_binary(r, &cur, hi, MT_OP_minimum, 1) : mt_ag_record_clamp(r, cur.t, NULL, &hi->value));
+  for (int i = 1; i < nin; i++)
+    if (!present[i]) {
+      const char *q = sig;
+      char word[32];
+      for (int k = 1; k <= i; k++) w = lt_next_word(&q, &n);
+      snprintf(word, sizeof word, "%.*s", (int)(n - (w[n - 1] == '#')), w);
+      luaL_error(L, "%s: %s must be given", name, word);
+    }
+  if (mt_call_param(inplace ? x : lt_push(L), in, op, p, inplace, lt_default_dtype)) {
+    const char *msg = mt_error();
+    size_t called = strlen(name) - inplace, own = strlen(mt_op_names[op]);
+    if (own != called && !strncmp(msg, mt_op_names[op], own))   /* clamp's error, named as called */
+      return luaL_error(L, "%s%s", name, msg + own + inplace);
+    return lt_error(L);
   }
   if (inplace) lua_settop(L, 1);
   return 1;
 }
 
-/* x:clamp(lo, hi), x:clamp({min=, max=}); which: 0 both, 1 min only
-   (clamp_min), 2 max only (clamp_max) */
-static int clamp(lua_State *L, int inplace, int which) {
-  const char *op = inplace ? "clamp_" : "clamp";
-  mt_tensor *x = lt_check(L, 1, op);
-  if (which == 2) { lua_settop(L, 2); lua_pushnil(L); lua_insert(L, 2); }
-  else if (lua_type(L, 2) == LUA_TTABLE && !lt_test(L, 2)) {
-    lua_getfield(L, 2, "min");
-    lua_getfield(L, 2, "max");
-    lua_remove(L, 2);
-  }
-  lua_settop(L, which == 1 ? 2 : 3);
-  mt_operand lo, hi;
-  int has_lo = read_bound(L, 2, &lo, op, "min"), has_hi = read_bound(L, 3, &hi, op, "max");
-  if (!has_lo && !has_hi) luaL_error(L, "%s: at least one of min and max must be given", op);
-  if ((has_lo && lo.t) || (has_hi && hi.t)) return clamp_tensors(L, x, &lo, &hi, has_lo, has_hi, inplace);
-  mt_operand ops[3] = {{x, 0, 0}, lo, hi};
-  if (!has_lo) ops[1] = hi;
-  int dtype = mt_result_type(ops, has_lo && has_hi ? 3 : 2, lt_default_dtype);
-  const double *plo = has_lo ? &lo.value : NULL, *phi = has_hi ? &hi.value : NULL;
-  if (dtype != x->dtype) {                     /* promoted, as in PyTorch */
-    if (inplace)
-      luaL_error(L, "clamp_: result type %s can't be cast to the desired output type %s",
-                 mt_dtypes[dtype].name, mt_dtypes[x->dtype].name);
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_to_dtype(r, x, dtype));
-    LT_TRY(L, mt_clamp(r, r, plo, phi, 1));
-    return 1;
-  }
-  mt_tensor *r = inplace ? x : lt_push(L);
-  LT_TRY(L, mt_clamp(r, x, plo, phi, inplace));
-  if (!inplace && x->grad_meta) LT_TRY(L, mt_ag_record_clamp(r, x, plo, phi));
-  if (inplace) lua_settop(L, 1);
-  return 1;
+/* name, and name_ where the op has it (a method only, as PyTorch's), under a
+   registry name of an op with parameters; stack: methods torch mt */
+static void set_param(lua_State *L, const char *name, size_t len, int op) {
+  for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
+    lt_bind_op(L, name, len, inplace, inplace, param_call, (lua_Integer)op * 2 + inplace);
 }
-static int s_clamp(lua_State *L) { return clamp(L, 0, 0); }
-static int s_clamp_(lua_State *L) { return clamp(L, 1, 0); }
-static int s_clamp_min(lua_State *L) { return clamp(L, 0, 1); }
-static int s_clamp_min_(lua_State *L) { return clamp(L, 1, 1); }
-static int s_clamp_max(lua_State *L) { return clamp(L, 0, 2); }
-static int s_clamp_max_(lua_State *L) { return clamp(L, 1, 2); }
-
-/* A parameter given at position i or as opts[key]. */
-static double param(lua_State *L, int i, const char *key, double def, const char *op) {
-  if (lua_type(L, i) == LUA_TTABLE && !lt_test(L, i)) return lt_opt_number(L, i, key, def);
-  if (lua_isnoneornil(L, i)) return def;
-  if (lua_type(L, i) != LUA_TNUMBER) luaL_error(L, "%s: %s must be a number, got %s", op, key, luaL_typename(L, i));
-  return lua_tonumber(L, i);
-}
-
-/* x:softplus(beta, threshold) or x:softplus({beta=, threshold=}) */
-static int s_softplus(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "softplus");
-  double beta = param(L, 2, "beta", 1, "softplus");
-  double threshold = lua_istable(L, 2) ? lt_opt_number(L, 2, "threshold", 20) : param(L, 3, "threshold", 20, "softplus");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_softplus(r, x, beta, threshold));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_softplus(r, x, beta, threshold));
-  return 1;
-}
-
-/* x:leaky_relu(slope) or x:leaky_relu({negative_slope=}) */
-static int leaky_relu(lua_State *L, int inplace) {
-  mt_tensor *x = lt_check(L, 1, inplace ? "leaky_relu_" : "leaky_relu");
-  double slope = param(L, 2, "negative_slope", 0.01, "leaky_relu");
-  mt_tensor *r = inplace ? x : lt_push(L);
-  LT_TRY(L, mt_leaky_relu(r, x, slope, inplace));
-  if (!inplace && x->grad_meta) LT_TRY(L, mt_ag_record_leaky_relu(r, x, slope));
-  if (inplace) lua_settop(L, 1);
-  return 1;
-}
-static int s_leaky_relu(lua_State *L) { return leaky_relu(L, 0); }
-static int s_leaky_relu_(lua_State *L) { return leaky_relu(L, 1); }
-
-/* x:addcmul(t1, t2, {value=v}), x:addcmul(t1, t2, v), Torch7's
-   x:addcmul(v, t1, t2); the same for addcdiv */
-static int addc(lua_State *L, int divide, int inplace) {
-  const char *op = divide ? (inplace ? "addcdiv_" : "addcdiv") : (inplace ? "addcmul_" : "addcmul");
-  mt_tensor *x = lt_check(L, 1, op);
-  double value = 1;
-  int first = 2;
-  if (lua_type(L, 2) == LUA_TNUMBER) { value = lua_tonumber(L, 2); first = 3; }
-  mt_tensor *t1 = lt_check(L, first, op), *t2 = lt_check(L, first + 1, op);
-  if (first == 2) value = param(L, 4, "value", 1, op);
-  mt_tensor *r = inplace ? x : lt_push(L);
-  LT_TRY(L, mt_addc(r, x, t1, t2, value, divide, inplace, lt_default_dtype));
-  if (!inplace && (x->grad_meta || t1->grad_meta || t2->grad_meta))
-    LT_TRY(L, mt_ag_record_addc(r, x, t1, t2, value, divide));
-  if (inplace) lua_settop(L, 1);
-  return 1;
-}
-static int s_addcmul(lua_State *L) { return addc(L, 0, 0); }
-static int s_addcmul_(lua_State *L) { return addc(L, 0, 1); }
-static int s_addcdiv(lua_State *L) { return addc(L, 1, 0); }
-static int s_addcdiv_(lua_State *L) { return addc(L, 1, 1); }
-
-/* x:lerp(end, weight): weight a number or a tensor */
-static int lerp(lua_State *L, int inplace) {
-  const char *op = inplace ? "lerp_" : "lerp";
-  mt_tensor *x = lt_check(L, 1, op), *end = lt_check(L, 2, op);
-  mt_operand w = {lt_test(L, 3), 0, 0};
-  if (!w.t) {
-    if (lua_type(L, 3) != LUA_TNUMBER) luaL_error(L, "%s: weight must be a number or a tensor, got %s", op, luaL_typename(L, 3));
-    w.value = lua_tonumber(L, 3);
-  }
-  mt_tensor *r = inplace ? x : lt_push(L);
-  LT_TRY(L, mt_lerp(r, x, end, &w, inplace));
-  if (!inplace && (x->grad_meta || end->grad_meta || (w.t && w.t->grad_meta)))
-    LT_TRY(L, mt_ag_record_lerp(r, x, end, &w));
-  if (inplace) lua_settop(L, 1);
-  return 1;
-}
-static int s_lerp(lua_State *L) { return lerp(L, 0); }
-static int s_lerp_(lua_State *L) { return lerp(L, 1); }
 
 /* Both x:name() and torch.name(x) */
 #define LT_SHAPE_COMMON                                                         \
@@ -462,18 +405,11 @@ static int s_lerp_(lua_State *L) { return lerp(L, 1); }
   {"flatten", s_flatten},                                                       \
   {"unflatten", s_unflatten}, {"movedim", s_movedim}, {"moveaxis", s_movedim},  \
   {"repeatTensor", s_repeat}, {"flip", s_flip}, {"fliplr", s_fliplr},           \
-  {"flipud", s_flipud}, {"roll", s_roll}, {"tril", s_tril}, {"triu", s_triu},   \
-  {"clamp", s_clamp}, {"clip", s_clamp}, {"clamp_min", s_clamp_min},            \
-  {"clamp_max", s_clamp_max}, {"softplus", s_softplus},                         \
-  {"leaky_relu", s_leaky_relu}, {"leaky_relu_", s_leaky_relu_},                 \
-  {"addcmul", s_addcmul}, {"addcdiv", s_addcdiv}, {"lerp", s_lerp},
+  {"flipud", s_flipud}, {"roll", s_roll}, {"tril", s_tril}, {"triu", s_triu},
 
 static const luaL_Reg shape_methods[] = {
   LT_SHAPE_COMMON
   {"repeat", s_repeat}, {"tril_", s_tril_}, {"triu_", s_triu_},
-  {"clamp_", s_clamp_}, {"clip_", s_clamp_}, {"clamp_min_", s_clamp_min_},
-  {"clamp_max_", s_clamp_max_}, {"addcmul_", s_addcmul_}, {"addcdiv_", s_addcdiv_},
-  {"lerp_", s_lerp_},
   {NULL, NULL}};
 
 static const luaL_Reg shape_functions[] = {
@@ -492,4 +428,5 @@ void lt_open_shape(lua_State *L) {
   lt_mark_any_device(L, -2, any_device_both);
   lt_mark_any_device(L, -3, any_device_both);
   lt_mark_any_device(L, -3, any_device_methods);
+  lt_bind_registry(L, MT_OP_END_ADD_PRODUCT, MT_NUM_OPS, set_param);
 }

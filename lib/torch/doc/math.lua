@@ -149,7 +149,9 @@ torch.frac(x), x:frac(), x:frac_()
   x - trunc(x): the fractional part, with x's sign. Float tensors only.
 
 torch.clamp(x, min, max), torch.clip(x, min, max), x:clamp(min, max), x:clip(min, max), x:clamp({min=, max=}), x:clamp_(min, max), x:clip_(min, max)
-  Each element limited to [min, max]; either bound may be nil, a number or a tensor.
+  Each element limited to [min, max]; either bound may be nil, a number or a tensor (max wins
+  where min > max). With one bound it is clamp_min or clamp_max. The gradient at a bound is
+  PyTorch's: a number bound passes none there, a tensor bound shares it evenly with x.
 
 torch.clamp_min(x, min), x:clamp_min(min), x:clamp_min_(min)
   max(x, min) elementwise.
