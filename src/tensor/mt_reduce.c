@@ -84,8 +84,34 @@ typedef union { double f; int64_t i; uint64_t u; } red_acc;
 
 /* What a pass accumulates. m is a per-output parameter from an earlier pass
    (the mean for variance, the max for logsumexp), p the norm order. */
-enum { K_NORM = -2, K_NONE = -1, K_SUM, K_NANSUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM,
-       K_EXPSUM, K_COUNT };
+/* Every pass, once (its K_ constant, its kernels and their table entries
+   all come from here): its KIND, then how it accumulates -- ACC(op, init,
+   map, acc type, block type, acc field), map an expression in v, m and p; or
+   EXT(compare, value type, value field), a max or min with its position.
+   The first list serves every dtype, the second float dtypes. */
+#define RED_PASSES_ALL(X, E, T, K)                                                          \
+  X(E, T, SUM, ACC, +, 0, v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K)                     \
+  X(E, T, NANSUM, ACC, +, 0, v != v ? (ct)0 : v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K)  \
+  X(E, T, PROD, ACC, *, 1, v, RED_SUM_K##K, RED_SUM_K##K, RED_SUMF_K##K)                     \
+  X(E, T, NONZERO, ACC, +, 0, v != 0, uint64_t, uint64_t, u)                                 \
+  X(E, T, MAX, EXT, RED_GT, RED_VAL_K##K, RED_VALF_K##K)                                     \
+  X(E, T, MIN, EXT, RED_LT, RED_VAL_K##K, RED_VALF_K##K)
+#define RED_PASSES_FLOAT(X, E, T, K)                                                        \
+  X(E, T, SQDEV, ACC, +, 0, ((double)v - m) * ((double)v - m), double, double, f)           \
+  X(E, T, ABSSUM, ACC, +, 0, fabs((double)v), double, double, f)                            \
+  X(E, T, POWSUM, ACC, +, 0, pow(fabs((double)v), p), double, double, f)                    \
+  X(E, T, EXPSUM, ACC, +, 0, exp((double)v - m), double, double, f)
+
+#define RED_KIND(E, T, KIND, ...) K_##KIND,
+enum {
+  K_NORM = -2, K_NONE = -1,
+  RED_PASSES_ALL(RED_KIND, _, _, _)
+  K_END_ALL,                       /* the passes before it serve integers too */
+  K_FLOAT_BEFORE_ = K_END_ALL - 1,
+  RED_PASSES_FLOAT(RED_KIND, _, _, _)
+  K_COUNT
+};
+#undef RED_KIND
 
 /* Reduces n elements x[i * s] (s in bytes) to one state. */
 typedef red_state (*run_fn)(const char *x, int64_t s, int64_t n, double m, double p);
@@ -313,33 +339,21 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
   RED_RUN_EXT(KIND, CMP, ACC, FIELD, E, T)                                                  \
   RED_ROWS_EXT(KIND, CMP, ACC, FIELD, E, T)
 
-#define RED_GEN_ALL(E, T, N, TN, K)                                                         \
-  RED_PASS(SUM, +, 0, v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K, E, T)                  \
-  RED_PASS(NANSUM, +, 0, v != v ? (ct)0 : v, RED_SUM_K##K, RED_SUMB_K##K, RED_SUMF_K##K, E, T) \
-  RED_PASS(PROD, *, 1, v, RED_SUM_K##K, RED_SUM_K##K, RED_SUMF_K##K, E, T)                  \
-  RED_PASS(NONZERO, +, 0, v != 0, uint64_t, uint64_t, u, E, T)                              \
-  RED_EXT(MAX, RED_GT, RED_VAL_K##K, RED_VALF_K##K, E, T)                           \
-  RED_EXT(MIN, RED_LT, RED_VAL_K##K, RED_VALF_K##K, E, T)
-#define RED_GEN_FLOAT(E, T, N, TN, K)                                                       \
-  RED_PASS(SQDEV, +, 0, ((double)v - m) * ((double)v - m), double, double, f, E, T)         \
-  RED_PASS(ABSSUM, +, 0, fabs((double)v), double, double, f, E, T)                          \
-  RED_PASS(POWSUM, +, 0, pow(fabs((double)v), p), double, double, f, E, T)                  \
-  RED_PASS(EXPSUM, +, 0, exp((double)v - m), double, double, f, E, T)
+/* the kernels of every pass, from the lists above */
+#define RED_GEN_ACC(KIND, ...) RED_PASS(KIND, __VA_ARGS__)
+#define RED_GEN_EXT(KIND, ...) RED_EXT(KIND, __VA_ARGS__)
+#define RED_GEN(E, T, KIND, STYLE, ...) RED_GEN_##STYLE(KIND, __VA_ARGS__, E, T)
+#define RED_GEN_ALL(E, T, N, TN, K) RED_PASSES_ALL(RED_GEN, E, T, K)
+#define RED_GEN_FLOAT(E, T, N, TN, K) RED_PASSES_FLOAT(RED_GEN, E, T, K)
 MT_DTYPES(RED_GEN_ALL)
 MT_FLOAT_DTYPES(RED_GEN_FLOAT)
 
-#define RED_ENTRY(PFX, KIND, E) [K_##KIND][MT_##E] = PFX##_##KIND##_##E,
-#define RED_TAB_ALL(PFX, E)                                                                 \
-  RED_ENTRY(PFX, SUM, E) RED_ENTRY(PFX, NANSUM, E) RED_ENTRY(PFX, PROD, E)                  \
-  RED_ENTRY(PFX, NONZERO, E)                                                                \
-  RED_ENTRY(PFX, MAX, E) RED_ENTRY(PFX, MIN, E)
-#define RED_TAB_FLOAT(PFX, E)                                                               \
-  RED_ENTRY(PFX, SQDEV, E) RED_ENTRY(PFX, ABSSUM, E) RED_ENTRY(PFX, POWSUM, E)              \
-  RED_ENTRY(PFX, EXPSUM, E)
-#define RED_RUN_ALL(E, T, N, TN, K) RED_TAB_ALL(run, E)
-#define RED_RUN_FLOAT(E, T, N, TN, K) RED_TAB_FLOAT(run, E)
-#define RED_ROWS_ALL(E, T, N, TN, K) RED_TAB_ALL(rows, E)
-#define RED_ROWS_FLOAT(E, T, N, TN, K) RED_TAB_FLOAT(rows, E)
+#define RED_RUN_ENTRY(E, T, KIND, ...) [K_##KIND][MT_##E] = run_##KIND##_##E,
+#define RED_ROWS_ENTRY(E, T, KIND, ...) [K_##KIND][MT_##E] = rows_##KIND##_##E,
+#define RED_RUN_ALL(E, T, N, TN, K) RED_PASSES_ALL(RED_RUN_ENTRY, E, T, K)
+#define RED_RUN_FLOAT(E, T, N, TN, K) RED_PASSES_FLOAT(RED_RUN_ENTRY, E, T, K)
+#define RED_ROWS_ALL(E, T, N, TN, K) RED_PASSES_ALL(RED_ROWS_ENTRY, E, T, K)
+#define RED_ROWS_FLOAT(E, T, N, TN, K) RED_PASSES_FLOAT(RED_ROWS_ENTRY, E, T, K)
 static const run_fn run_kernels[K_COUNT][MT_NDTYPES] = {
   MT_DTYPES(RED_RUN_ALL) MT_FLOAT_DTYPES(RED_RUN_FLOAT)
 };
@@ -362,7 +376,7 @@ typedef struct { double f; int64_t i; int is_int; } red_value;
 
 static int kind_is_int(int kind, int dtype) {
   if (kind == K_NONZERO) return 1;
-  return kind <= K_MIN && !mt_dtype_is_float(dtype);
+  return kind < K_END_ALL && !mt_dtype_is_float(dtype);
 }
 
 /* Combines the state of a later chunk b into a. */
