@@ -118,6 +118,22 @@ describe('nn.functional activations', function()
     assert.is_true(gradgradcheck(F.elu, {x}))
   end)
 
+  -- the gradient at each kink, as PyTorch 2.15 gives it
+  it('take PyTorch\'s gradient at their kinks', function()
+    local function grad(f, v)
+      local x = torch.tensor(v, {requires_grad = true})
+      f(x):sum():backward()
+      return x.grad:totable()
+    end
+    local function near(want, got, what)
+      for i = 1, #want do assert(math.abs(want[i] - got[i]) < 1e-6, what .. ' at ' .. i .. ': ' .. got[i]) end
+    end
+    near({1.5, 0.5518192052841187, 1}, grad(function(x) return F.elu(x, 1.5) end, {0.0, -1, 1}), 'elu')
+    near({0, 1, 0}, grad(F.relu6, {0.0, 3, 6}), 'relu6')
+    near({0, 1, 0}, grad(F.hardtanh, {-1.0, 0, 1}), 'hardtanh')
+    near({0.2, 0.2, 1}, grad(function(x) return F.leaky_relu(x, 0.2) end, {0.0, -1, 1}), 'leaky_relu')
+  end)
+
   it('refuse bad arguments', function()
     raises(function() F.relu(L({1, 2})) end, 'F.relu', 'floating point', 'int64')
     raises(function() F.softmax(X) end, 'F.softmax', 'dim is required', '3x4')

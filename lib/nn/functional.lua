@@ -148,8 +148,10 @@ function F.elu(x, alpha)
   check_float('elu', 'input', x)
   if type(alpha) == 'table' then alpha = alpha.alpha end
   alpha = alpha or 1
-  -- expm1 of min(x, 0): no overflow in the branch where does not select
-  return torch.where(x:gt(0), x, x:clamp_max(0):expm1() * alpha)
+  -- expm1 of min(x, 0), written with where so that x = 0 keeps the gradient alpha (as PyTorch's
+  -- elu'(0)); a clamp_max passes none at its bound: no overflow in the branch where does not select
+  local positive = x:gt(0)
+  return torch.where(positive, x, torch.where(positive, 0, x):expm1() * alpha)
 end
 
 -- F.gelu(x, {approximate='none'|'tanh'}): x * Phi(x), exact (erf) or with PyTorch's tanh approximation.
