@@ -174,11 +174,41 @@ local function param_calls(op, f)
   return out
 end
 
+-- an index op, by its signature: x on every layout, along each dim, at
+-- indices that repeat (their gradients add up); 'select' one index per
+-- slice (a vector; a Lua table too), 'gather' one per element of the result
+local function index_calls(op, f)
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    for dim = 1, 2 do
+      local n = x:size(dim)
+      local index
+      if op.signature == 'select' then
+        index = {n, 1, n, 2}
+      else
+        local shape = {x:size(1), x:size(2)}
+        shape[3 - dim] = shape[3 - dim] - 1                 -- smaller than x across the dim
+        shape[dim] = n + 1                                  -- and longer along it, with repeats
+        local v = {}
+        for k = 1, shape[1] * shape[2] do v[k] = (k * 7) % n + 1 end
+        index = torch.tensor(v):view(shape)
+      end
+      out[#out + 1] = {inputs, function(t) return f(t, dim, index) end}
+      if type(index) == 'table' then
+        out[#out + 1] = {inputs, function(t) return f(t, -1, torch.tensor(index):narrow(1, 1, 3)) end}
+      end
+    end
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
   if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end
   if op.family == 'param' then return param_calls(op, f) end
+  if op.family == 'index' then return index_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
@@ -285,5 +315,22 @@ describe('the op registry', function()
     assert.are.equal('LerpBackward', c.grad_fn:name())
     assert.are.equal('AddcmulBackward', d.grad_fn:name())
     assert.are.equal('LeakyReluBackward', e.grad_fn:name())
+  end)
+
+  it('sees the index ops through the dispatcher, their backward included', function()
+    local x = sample('any', {3, 4}, 1):requires_grad_()
+    torch._op_counter(true)
+    local a = x:index_select(2, {4, 1, 4})       -- index_select
+    local b = x:index(1, torch.tensor({2, 2}))   -- Torch7's name of index_select
+    local c = x:gather(2, torch.tensor({{1, 1}, {2, 3}, {4, 4}}))   -- gather
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({index_select = 2, gather = 1}, counts)
+    assert.are.equal('IndexSelectBackward', a.grad_fn:name())
+    assert.are.equal('IndexSelectBackward', b.grad_fn:name())
+    assert.are.equal('GatherBackward', c.grad_fn:name())
+    -- the gradient adds up at repeated indices (from the definition)
+    torch.autograd.backward({a:sum(), b:sum(), c:sum()})
+    assert.are.same({{3, 0, 0, 2}, {3, 3, 3, 4}, {1, 0, 0, 4}}, x.grad:totable())
   end)
 end)

@@ -195,3 +195,48 @@ int mt_ag_record_selection(mt_tensor *values, const mt_tensor *indices, const mt
   if (select_reads[op - MT_OP_END_ALONG] & INDICES) mt_ag_save(n, indices, 0);
   return mt_ag_attach(values, n);
 }
+
+/* ---- the registry's index ops (index_select, gather): the derivative
+   column expanded, in G, with INDEX_ADD and SCATTER_ADD (G added into
+   zeros of the input's shape at the saved index); dims[0] the dim,
+   scalar the base ---- */
+static ag_v f_index_add(const mt_node *n, ag_v g, const mt_tensor *idx, int scatter) {
+  if (!g.t || !idx) { ag_failed = 1; mt_fail("%s: no gradient tensor", n->name); return agv_t(&ag_failed_value); }
+  int64_t base = (int64_t)n->scalar;
+  return ag_keep(scatter ? ag_scatter_add_zeros(g.t, n->dims[0], idx, base, n->in_ndim[0], n->in_shape[0])
+                         : ag_index_add_zeros(g.t, n->dims[0], idx, base, n->in_ndim[0], n->in_shape[0]));
+}
+
+static int index_op_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  const mt_tensor *idx = NULL;
+  if (mt_ag_saved(n, 0, &idx)) return -1;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  const ag_v G = V(grad);
+#define INDEX_ADD(t) f_index_add(n, V(t), idx, 0)
+#define SCATTER_ADD(t) f_index_add(n, V(t), idx, 1)
+#define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
+  switch ((mt_op)n->op) {
+    MT_INDEX_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV
+#undef SCATTER_ADD
+#undef INDEX_ADD
+  ag_release_scratch(mark);
+  return ag_done();
+}
+
+int mt_ag_record_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base) {
+  if (!mt_op_is_index(op) || !ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
+  const mt_tensor *in[1] = {x};
+  mt_node *n = mt_ag_new_node(ag_backward_name(op), index_op_backward, 1, in);
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
+  n->dims[0] = x->ndim && dim < 0 ? dim + x->ndim : dim;
+  n->scalar = (double)base;
+  mt_ag_save(n, index, 0);
+  return mt_ag_attach(r, n);
+}

@@ -27,6 +27,9 @@ int mt_ag_record_put(mt_tensor *r, mt_ag_put kind, const mt_tensor *x, int dim, 
 /* values = the registry's selection op of x along dim (indices counting
    from base, values' shape, dim kept in values or dropped): the node of the
    op's derivative (the gradient goes back to those positions). */
+/* r = the registry's index op (index_select, gather) of x along dim at
+   index (counting from base): saves the index */
+int mt_ag_record_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
 int mt_ag_record_selection(mt_tensor *values, const mt_tensor *indices, const mt_tensor *x, mt_op op, int dim,
                         int64_t base);
 

@@ -556,6 +556,13 @@ static mt_tensor ag_index(int kind, const mt_tensor *x, int dim, const mt_tensor
                           int ndim, const int64_t *shape) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
+  if (kind == I_SELECT || kind == I_GATHER) {    /* the registry's ops, through the dispatcher */
+    if (mt_call_index(&r, x, kind == I_SELECT ? MT_OP_index_select : MT_OP_gather, dim, idx, base)) {
+      ag_drop(&r);
+      ag_failed = 1;
+    }
+    return r;
+  }
   if (index_compute(kind, &r, x, dim, idx, base, ndim, shape) || record_index(kind, &r, x, dim, idx, base)) {
     ag_drop(&r);
     ag_failed = 1;
@@ -591,12 +598,6 @@ mt_tensor ag_index_mask(const mt_tensor *x, const mt_tensor *mask) {
   return ag_index(I_MASK, x, 0, mask, 0, 0, NULL);
 }
 
-int mt_ag_record_index_select(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base) {
-  return record_index(I_SELECT, r, x, wrap(dim, x->ndim), index, base);
-}
-int mt_ag_record_gather(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base) {
-  return record_index(I_GATHER, r, x, wrap(dim, x->ndim), index, base);
-}
 int mt_ag_record_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
   return record_index(I_MASK, r, x, 0, mask, 0);
 }

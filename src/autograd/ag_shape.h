@@ -29,8 +29,6 @@ int mt_ag_record_repeat(mt_tensor *r, const mt_tensor *x, const int64_t *reps, i
 int mt_ag_record_cat(mt_tensor *r, const mt_tensor *const *ts, int n, int dim, int stack);
 /* parts[i]: the narrow of x along dim holding sizes[i] entries */
 int mt_ag_record_split(mt_tensor *const *parts, const mt_tensor *x, int dim, const int64_t *sizes, int64_t n);
-int mt_ag_record_index_select(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
-int mt_ag_record_gather(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
 int mt_ag_record_index_tensor(mt_tensor *r, const mt_tensor *x, const mt_tensor *index, int64_t base);
 int mt_ag_record_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask);
 /* r = masked_fill(x, mask, value) out of place; value a tensor or NULL */

@@ -63,18 +63,25 @@
 #define PA(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, \
        strcmp(#name, "softplus") != 0, 1)
+/* an index op: INDEX(call, signature) */
+#define SIG_SELECT "select"
+#define SIG_GATHER "gather"
+#define INDEX(call, signature) SIG_##signature
+#define IX(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
-  MT_PARAM_OPS(PA, "param")
+  MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
-  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param},
+  [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
+              mt_index_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -362,6 +369,18 @@ int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p,
     if (!rc && !inplace && (self->grad_meta || (u && u->grad_meta) || (v && v->grad_meta)))
       rc = ag.record_param(r, in, op, p);
   }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- index ops ---- */
+int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base) {
+  if (__builtin_expect(!mt_op_is_index(op), 0)) return wrong_family(op, "mt_call_index");
+  const mt_device_kernels *k = kernels_for(op, x, index, NULL, SLOT(index));
+  if (!k) return -1;
+  HOOK(op, 0);
+  int rc = k->index(r, x, op, dim, index, base);
+  if (!rc && x->grad_meta) rc = ag.record_index(r, x, op, dim, index, base);
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

@@ -26,11 +26,12 @@ typedef struct {
   const char *name;          /* Lua and C name */
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
-                                "select", "product", "add_product", "param" */
+                                "select", "product", "add_product", "param", "index" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
-                                with parameters: "tensor1 tensor2 value=1"); "" elementwise */
+                                with parameters: "tensor1 tensor2 value=1"), the index's shape
+                                (index ops: "select", "gather"); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
   int arity;                 /* tensor inputs: 1 to 3 */
   int autocast;              /* MT_AC_* */
@@ -55,6 +56,7 @@ typedef struct {
   int (*add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                      double beta, double alpha, int inplace);
   int (*param)(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
+  int (*index)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -77,6 +79,7 @@ typedef struct {
   int (*record_add_product)(mt_tensor *r, const mt_tensor *input, const mt_tensor *a, const mt_tensor *b,
                             mt_op op, double beta, double alpha);
   int (*record_param)(mt_tensor *r, const mt_operand *in, mt_op op, const double *p);
+  int (*record_index)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -140,5 +143,8 @@ int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, cons
    the op allows) and the parameters p[0], p[1], as mt_param
    (src/tensor/mt_ops.h); in place (inplace 1), r is in[0].t */
 int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
+/* r = the index op (index_select, gather) of x along dim (0-based) at index
+   (int64, counting from base), as mt_index_op (src/tensor/mt_ops.h) */
+int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
 
 #endif

@@ -420,6 +420,25 @@
   OP(lerp, PARAM(mt_lerp(r, in[0].t, in[1].t, &in[2], inplace), "end weight#"), E,                      \
     DERIV3(C, MUL(G, SUB(1, C)), C, MUL(G, C), AB, MUL(G, SUB(B, A))), AC_NONE, ANY ANY ANY, "")
 
+/* ---- indexing: elements picked by an index tensor along a dim ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: INDEX(call, signature): the kernel as a call of
+     src/tensor/mt_index.h in r, x, dim (0-based), index (int64) and base
+     (what the first index is: the bindings' 1); Lua calls it as x:op(dim,
+     index), the index a tensor or a table of integers. signature is the
+     index's shape: SELECT one index per slice along dim (a vector), GATHER
+     one per element of the result (x's number of dims).
+   - derivative: DERIV(INDICES, expr): the node saves the index only;
+     INDEX_ADD(t) is t added into zeros of X's shape at the indices along dim
+     (index_add), SCATTER_ADD(t) the same elementwise (scatter_add); both
+     are recorded, and linear. */
+#define MT_INDEX_OPS(OP, E)                                                                            \
+  OP(index_select, INDEX(mt_index_select(r, x, dim, index, base), SELECT), E,                           \
+    DERIV(INDICES, INDEX_ADD(G)), AC_NONE, ANY, "index")                                               \
+  OP(gather, INDEX(mt_gather(r, x, dim, index, base), GATHER), E, DERIV(INDICES, SCATTER_ADD(G)),       \
+    AC_NONE, ANY, "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
@@ -427,10 +446,10 @@
   L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
-   the selections, the products, the elementwise ops with parameters (the
-   mt_op enum's order). */
+   the selections, the products, the elementwise ops with parameters, the
+   index ops (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS)
 
 #endif

@@ -807,3 +807,16 @@ int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_
   mt_tensor_release(&bv);
   return rc;
 }
+
+/* ---- the registry's index ops ---- */
+int mt_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base) {
+  switch (op) {
+#define INDEX(call, signature) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_INDEX_OPS(OPC, _)
+#undef OPC
+#undef INDEX
+  default: break;
+  }
+  return mt_fail("mt_index_op: %s is not an index op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+}

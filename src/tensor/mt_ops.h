@@ -33,6 +33,9 @@ typedef enum {
   MT_OP_END_ADD_PRODUCT,
   MT_OP_PARAM_BEFORE_ = MT_OP_END_ADD_PRODUCT - 1,
   MT_PARAM_OPS(MT_X, _)
+  MT_OP_END_PARAM,
+  MT_OP_INDEX_BEFORE_ = MT_OP_END_PARAM - 1,
+  MT_INDEX_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -47,7 +50,8 @@ static inline int mt_op_is_along(int op) { return op >= MT_OP_END_REDUCE && op <
 static inline int mt_op_is_select(int op) { return op >= MT_OP_END_ALONG && op < MT_OP_END_SELECT; }
 static inline int mt_op_is_product(int op) { return op >= MT_OP_END_SELECT && op < MT_OP_END_PRODUCT; }
 static inline int mt_op_is_add_product(int op) { return op >= MT_OP_END_PRODUCT && op < MT_OP_END_ADD_PRODUCT; }
-static inline int mt_op_is_param(int op) { return op >= MT_OP_END_ADD_PRODUCT && op < MT_NUM_OPS; }
+static inline int mt_op_is_param(int op) { return op >= MT_OP_END_ADD_PRODUCT && op < MT_OP_END_PARAM; }
+static inline int mt_op_is_index(int op) { return op >= MT_OP_END_PARAM && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -84,6 +88,9 @@ int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_opera
 /* The registry's op with parameters (mt_op_is_param): r = op(in, p), as
    its kernel column says; in[0].t is the tensor it is called on */
 int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
+/* The registry's index op (mt_op_is_index): r = op(x, dim, index), the
+   indices counting from base, as its kernel column says (mt_index.h) */
+int mt_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 
 /* r = g * f'(v) for an activation f in one pass (g and v of one shape and

@@ -3,6 +3,7 @@
    nonzero bindings. Indices to and from Lua are 1-based. */
 #include <string.h>
 #include "lt.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_index.h"
 #include "../tensor/mt_ops.h"
 #include "../autograd/ag_shape.h"
@@ -102,17 +103,24 @@ void lt_index_set_tensor(lua_State *L, mt_tensor *t, mt_tensor *key, int value) 
   else LT_TRY(L, mt_index_tensor_put(t, key, v, LT_BASE));
 }
 
-/* ---- index_select, index_add, index_copy, index_fill ---- */
-static int l_index_select(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "index_select");
-  int dim = lt_check_dim(L, 2, x->ndim, "index_select");
-  mt_tensor *index = check_index(L, 3, "index_select", x);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_index_select(r, x, dim, index, LT_BASE));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_index_select(r, x, dim, index, LT_BASE));
+/* ---- the registry's index ops: x:index_select(dim, index), x:gather(dim,
+   index), torch.gather(x, dim, index), Torch7's x:index(dim, index); upvalue
+   2 is the op ---- */
+static int index_call(lua_State *L) {
+  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(2));
+  const char *name = mt_op_names[op];
+  mt_tensor *x = lt_check(L, 1, name);
+  int dim = lt_check_dim(L, 2, x->ndim, name);
+  mt_tensor *index = check_index(L, 3, name, x);
+  LT_TRY(L, mt_call_index(lt_push(L), x, op, dim, index, LT_BASE));
   return 1;
 }
 
+static void set_index(lua_State *L, const char *name, size_t len, int op) {
+  lt_bind_op(L, name, len, 0, 0, index_call, op);
+}
+
+/* ---- index_add, index_copy, index_fill ---- */
 enum { PUT_ADD, PUT_COPY, PUT_FILL };
 
 /* x:index_add_(dim, index, source, {alpha=}), x:index_copy_(dim, index,
@@ -154,17 +162,7 @@ static int l_index_copy(lua_State *L) { return index_put(L, PUT_COPY, 0); }
 static int l_index_fill_(lua_State *L) { return index_put(L, PUT_FILL, 1); }
 static int l_index_fill(lua_State *L) { return index_put(L, PUT_FILL, 0); }
 
-/* ---- gather, scatter ---- */
-static int l_gather(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "gather");
-  int dim = lt_check_dim(L, 2, x->ndim, "gather");
-  mt_tensor *index = check_index(L, 3, "gather", x);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_gather(r, x, dim, index, LT_BASE));
-  if (x->grad_meta) LT_TRY(L, mt_ag_record_gather(r, x, dim, index, LT_BASE));
-  return 1;
-}
-
+/* ---- scatter ---- */
 /* x:scatter_(dim, index, src or value, {reduce='add'}), x:scatter_add_(dim,
    index, src); without _ on a copy of x. */
 static int scatter(lua_State *L, int add, int inplace) {
@@ -354,11 +352,10 @@ static int m_where(lua_State *L) { return where(L, 2, 1, 3); }
    indexFill, maskedFill, maskedCopy (in place, as in Torch7), maskedSelect.
    Torch7's in-place scatter is PyTorch's scatter_; scatter copies. */
 static const luaL_Reg methods[] = {
-  {"index_select", l_index_select}, {"index", l_index_select},
   {"index_add_", l_index_add_}, {"index_add", l_index_add}, {"indexAdd", l_index_add_},
   {"index_copy_", l_index_copy_}, {"index_copy", l_index_copy}, {"indexCopy", l_index_copy_},
   {"index_fill_", l_index_fill_}, {"index_fill", l_index_fill}, {"indexFill", l_index_fill_},
-  {"gather", l_gather}, {"scatter_", l_scatter_}, {"scatter", l_scatter},
+  {"scatter_", l_scatter_}, {"scatter", l_scatter},
   {"scatter_add_", l_scatter_add_}, {"scatter_add", l_scatter_add},
   {"masked_fill_", l_masked_fill_}, {"masked_fill", l_masked_fill}, {"maskedFill", l_masked_fill_},
   {"masked_select", l_masked_select}, {"maskedSelect", l_masked_select},
@@ -368,8 +365,7 @@ static const luaL_Reg methods[] = {
   {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
-  {"index_select", l_index_select}, {"index", l_index_select}, {"index_add", l_index_add},
-  {"index_copy", l_index_copy}, {"index_fill", l_index_fill}, {"gather", l_gather},
+  {"index_add", l_index_add}, {"index_copy", l_index_copy}, {"index_fill", l_index_fill},
   {"scatter", l_scatter}, {"scatter_add", l_scatter_add}, {"masked_fill", l_masked_fill},
   {"masked_select", l_masked_select}, {"maskedSelect", l_masked_select},
   {"masked_scatter", l_masked_scatter}, {"nonzero", l_nonzero}, {"where", l_where},
@@ -379,12 +375,12 @@ static const luaL_Reg functions[] = {
 void lt_open_index(lua_State *L) {
   lt_setfuncs_guarded(L, methods, functions);
   static const char *const any_device_methods[] = {
-    "index_select", "index", "index_add_", "index_add", "indexAdd", "index_copy_", "index_copy", "indexCopy",
-    "index_fill_", "index_fill", "indexFill", "gather", "scatter_", "scatter", "scatter_add_", "scatter_add",
+    "index_add_", "index_add", "indexAdd", "index_copy_", "index_copy", "indexCopy",
+    "index_fill_", "index_fill", "indexFill", "scatter_", "scatter", "scatter_add_", "scatter_add",
     "masked_fill_", "masked_fill", "maskedFill", NULL};
   static const char *const any_device_functions[] = {
-    "index_select", "index", "index_add", "index_copy", "index_fill", "gather", "scatter", "scatter_add",
-    "masked_fill", NULL};
+    "index_add", "index_copy", "index_fill", "scatter", "scatter_add", "masked_fill", NULL};
   lt_mark_any_device(L, -3, any_device_methods);
   lt_mark_any_device(L, -2, any_device_functions);
+  lt_bind_registry(L, MT_OP_END_PARAM, MT_NUM_OPS, set_index);   /* index_select, gather */
 }

@@ -428,5 +428,5 @@ void lt_open_shape(lua_State *L) {
   lt_mark_any_device(L, -2, any_device_both);
   lt_mark_any_device(L, -3, any_device_both);
   lt_mark_any_device(L, -3, any_device_methods);
-  lt_bind_registry(L, MT_OP_END_ADD_PRODUCT, MT_NUM_OPS, set_param);
+  lt_bind_registry(L, MT_OP_END_ADD_PRODUCT, MT_OP_END_PARAM, set_param);
 }
