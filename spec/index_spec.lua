@@ -186,6 +186,15 @@ describe('gather and scatter', function()
     check(z:scatter(1, torch.tensor({3}), 1.5), {3}, {0, 0, 1.5})
     check(torch.scatter_add(z, 1, torch.tensor({1, 1}), torch.tensor({1.0, 2.0})), {3}, {3, 0, 0})
     check(z, {3}, {0, 0, 0})
+    -- PyTorch 2.15: a 0-dim tensor is a value; a value with reduce='add' adds at every index
+    check(z:scatter(1, torch.tensor({2}), torch.tensor(2.0)), {3}, {0, 2, 0})
+    check(torch.zeros(2, 3):scatter(2, torch.tensor({{1}, {3}}), 5.0, {reduce = 'add'}), {2, 3}, {5, 0, 0, 0, 0, 5})
+    check(torch.zeros(3):scatter(1, torch.tensor({2, 2}), 1.5, {reduce = 'add'}), {3}, {0, 3, 0})
+    -- an out-of-place form's error names it as called
+    raises('index_add: index 5 out of range for dim 1 of size 3',
+      function() torch.zeros(3):index_add(1, torch.tensor({5}), torch.ones(1)) end)
+    raises('scatter: index 5 out of range for dim 1 of size 3',
+      function() torch.zeros(3):scatter(1, torch.tensor({5}), 1.0) end)
   end)
 
   it('scatter writes through a transposed view', function()

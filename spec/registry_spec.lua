@@ -32,6 +32,10 @@ end
 -- (max and min of every element) the binding it shares with other forms
 local function callable(op)
   local name = op.lua_name and op.name or op.aliases[1] or (op.family == 'reduce' and op.name)
+  if op.family == 'put' and not op.lua_name then      -- scatter_fill is scatter with a value
+    local f = torch[op.name:match('^(.*)_fill$')]
+    return function(...) return f(...) end
+  end
   if op.family == 'select' then                       -- values only; max_dim is reached as max
     local f = torch[op.lua_name and op.name or op.name:match('^(.*)_dim$')]
     return function(...) return (f(...)) end
@@ -203,12 +207,66 @@ local function index_calls(op, f)
   return out
 end
 
+-- a put, by its signature: x on every layout, along each dim, at distinct
+-- indices (a place written twice keeps one write, which finite differences
+-- see and a gradient cannot), from a source of the index's shape ('select':
+-- the index along the dim, x's sizes elsewhere; 'gather': the index's
+-- shape) or a value (a 0-dim tensor, or a Lua number); also in place
+local function put_calls(op, f)
+  local shape_kind, source_kind = op.signature:match('^(%a+) (%a+)$')
+  local out = {}
+  for li, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    for dim = 1, 2 do
+      local n = x:size(dim)
+      local index, src_shape
+      if shape_kind == 'select' then
+        index = torch.tensor({n, 1})
+        src_shape = {x:size(1), x:size(2)}
+        src_shape[dim] = 2
+      else
+        local shape = {x:size(1), x:size(2)}
+        shape[dim] = 2
+        local v = {}
+        for i = 0, shape[1] - 1 do
+          for j = 0, shape[2] - 1 do
+            local along, across = dim == 1 and i or j, dim == 1 and j or i
+            v[#v + 1] = (along + across) % n + 1           -- distinct along the dim
+          end
+        end
+        index = torch.tensor(v):view(shape)
+        src_shape = shape
+      end
+      local src = source_kind == 'value' and sample(op.domain[2], {1}, li + dim)[1]
+        or sample(op.domain[2], src_shape, li + dim + 3)
+      if source_kind == 'value' and li == 1 and op.lua_name then src = torch.tensor(src, {dtype = 'float64'}) end
+      out[#out + 1] = {{x, src}, function(t, s) return f(t, dim, index, s) end}
+    end
+  end
+  -- in place, with the first call's arguments (scatter_fill's in-place form is scatter_'s)
+  local first, first_index = out[1][1], nil
+  local inplace = (op.lua_name and op.name or op.name:match('^(.*)_fill$')) .. '_'
+  first_index = shape_kind == 'select' and torch.tensor({first[1]:size(1), 1}) or nil
+  if not first_index then
+    local x = first[1]
+    local v = {}
+    for i = 0, 1 do for j = 0, x:size(2) - 1 do v[#v + 1] = (i + j) % x:size(1) + 1 end end
+    first_index = torch.tensor(v):view(2, x:size(2))
+  end
+  out[#out + 1] = {first, function(t, src) local c = t * 1; return c[inplace](c, 1, first_index, src) end}
+  if op.name == 'index_add' then
+    out[#out + 1] = {first, function(t, src) return f(t, 1, first_index, src, {alpha = -2.5}) end}
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
   if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end
   if op.family == 'param' then return param_calls(op, f) end
   if op.family == 'index' then return index_calls(op, f) end
+  if op.family == 'put' then return put_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
@@ -332,5 +390,27 @@ describe('the op registry', function()
     -- the gradient adds up at repeated indices (from the definition)
     torch.autograd.backward({a:sum(), b:sum(), c:sum()})
     assert.are.same({{3, 0, 0, 2}, {3, 3, 3, 4}, {1, 0, 0, 4}}, x.grad:totable())
+  end)
+
+  it('sees the puts through the dispatcher, in place under autograd included', function()
+    local x = sample('any', {3, 4}, 1):requires_grad_()
+    local src = sample('any', {3, 2}, 2):requires_grad_()
+    local index = torch.tensor({{4, 1}, {2, 3}, {1, 2}})
+    torch._op_counter(true)
+    local a = x:scatter(2, index, src)                  -- scatter
+    local b = x:scatter(2, index, 0.5)                  -- scatter_fill: scatter with a value
+    local c = (x * 1):index_add_(2, {2, 4}, src, {alpha = 2})   -- mul, index_add (in place)
+    local d = x:index_fill(1, {3}, -1)                  -- index_fill
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({scatter = 1, scatter_fill = 1, mul = 1, index_add = 1, index_fill = 1}, counts)
+    assert.are.equal('ScatterBackward', a.grad_fn:name())
+    assert.are.equal('IndexAddBackward', c.grad_fn:name())
+    assert.are.equal('IndexFillBackward', d.grad_fn:name())
+    -- from the definition: x keeps g where nothing was written; src gets g where it went
+    torch.autograd.backward({a:sum(), c:sum()})
+    assert.are.same({{1, 2, 2, 1}, {2, 1, 1, 2}, {1, 1, 2, 2}}, x.grad:totable())
+    assert.are.same({{3, 3}, {3, 3}, {3, 3}}, src.grad:totable())
+    assert.are.equal(0.5, b[1][4])
   end)
 end)

@@ -43,12 +43,10 @@ mt_tensor ag_permute(const mt_tensor *x, const int *dims);
 mt_tensor ag_cat(const mt_tensor *const *ts, int n, int dim);
 /* where(cond, a, b), each operand a tensor or a number */
 mt_tensor ag_where_ops(const mt_tensor *cond, const mt_operand *a, const mt_operand *b);
-/* gather, and its adjoint: zeros of (ndim, shape) with x added at idx along dim */
-mt_tensor ag_gather(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base);
+/* gather's adjoint: zeros of (ndim, shape) with x added at idx along dim */
 mt_tensor ag_scatter_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
                                const int64_t *shape);
-/* index_select, and its adjoint: zeros of (ndim, shape) with x index_added along dim */
-mt_tensor ag_index_select(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base);
+/* index_select's adjoint: zeros of (ndim, shape) with x index_added along dim */
 mt_tensor ag_index_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
                              const int64_t *shape);
 /* x[mask], mask of x's shape (1-D result) */

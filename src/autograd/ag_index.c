@@ -1,13 +1,14 @@
-/* ag_index.c: derivatives of the ops that write into a copy of x at indices
-   (scatter family, index_add/copy/fill, masked_scatter) and of the
-   registry's selections (sort, topk, kthvalue, median, mode, max and min
-   along a dim: the derivative in their entry, src/ops/registry.h), written
-   with recording ops so that create_graph gives higher-order gradients.
+/* ag_index.c: derivatives of the registry's selections (sort, topk,
+   kthvalue, median, mode, max and min along a dim), index ops (index_select,
+   gather) and puts (index_add/copy/fill, scatter, scatter_add), each the
+   derivative column of its entry (src/ops/registry.h), and of
+   masked_scatter; written with recording ops so that create_graph gives
+   higher-order gradients.
 
-   x's gradient is g where nothing was written (g with the written places
+   A put's x gets g where nothing was written (g with the written places
    zeroed by the same op, which is its own adjoint) or all of g where src was
-   added; src's gradient reads g back where src went (gather, index_select,
-   x[mask]), padded with zeros where src was not used. */
+   added; its src reads g back where src went (gather, index_select), padded
+   with zeros where src was not used. */
 #include <string.h>
 #include "ag.h"
 #include "ag_expr.h"
@@ -16,52 +17,10 @@
 #include "../ops/dispatch.h"
 #include "../tensor/mt_index.h"
 
-/* ---- the put family: node op = kind, dims[0] = dim, dims[1] = base,
-   scalar = alpha, saved 0 = the index (or mask); edges x, src ---- */
-static const char *const put_names[] = {
-  "ScatterBackward", "ScatterAddBackward", "IndexAddBackward", "IndexCopyBackward", "IndexFillBackward",
-  "MaskedScatterBackward"};
+/* ---- masked_scatter: saved 0 = the mask; edges x, src ---- */
 
-static int put_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
-
-static mt_node *put_node(mt_ag_put kind, const mt_tensor *x, int dim, const mt_tensor *index,
-                         const mt_tensor *src, double alpha, int64_t base) {
-  const mt_tensor *in[2] = {x, src};
-  mt_node *n = mt_ag_new_node(put_names[kind], put_backward, 2, in);
-  if (!n) { mt_fail("%s: out of memory recording the graph", put_names[kind]); return NULL; }
-  n->op = kind;
-  n->dims[0] = x->ndim && dim < 0 ? dim + x->ndim : dim;
-  n->dims[1] = (int)base;
-  n->scalar = alpha;
-  mt_ag_save(n, index, 0);
-  return n;
-}
-
-int mt_ag_record_put(mt_tensor *r, mt_ag_put kind, const mt_tensor *x, int dim, const mt_tensor *index,
-                     const mt_tensor *src, double alpha, int64_t base) {
-  if (!ag_any_requires_grad(x, src) || !mt_dtype_is_float(r->dtype)) return 0;
-  mt_node *n = put_node(kind, x, dim, index, src, alpha, base);
-  return n ? mt_ag_attach(r, n) : -1;
-}
-
-/* x with the places kind writes (scatter or index_fill) set to 0, recorded
-   as that op with a number: linear in x and its own adjoint */
-static mt_tensor ag_zero_at(mt_ag_put kind, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base) {
-  mt_tensor r = {0}, zero;
-  mt_storage zs;
-  char zbuf[8] = {0};                            /* float64 0 */
-  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  mt_scalar_view(&zero, &zs, zbuf, MT_FLOAT64, 0, NULL);
-  int rc = mt_clone(&r, x);
-  if (!rc) rc = kind == MT_AG_SCATTER ? mt_scatter_fill(&r, dim, index, &zero, 0, base)
-                                      : mt_index_fill(&r, dim, index, &zero, base);
-  if (!rc) rc = mt_ag_record_put(&r, kind, x, dim, index, NULL, 1, base);
-  if (rc) { ag_drop(&r); ag_failed = 1; }
-  return r;
-}
-
-/* src's gradient for masked_scatter: g where the mask is set, in order,
-   then zeros for the elements of src left unused */
+/* src's gradient: g where the mask is set, in order, then zeros for the
+   elements of src left unused */
 static mt_tensor masked_source_grad(const mt_tensor *g, const mt_tensor *mask, int ndim, const int64_t *shape) {
   mt_tensor m = {0}, r = {0};
   if (ag_failed || mt_expand(&m, mask, g->ndim, g->shape)) { ag_failed = 1; return r; }
@@ -75,50 +34,29 @@ static mt_tensor masked_source_grad(const mt_tensor *g, const mt_tensor *mask, i
   return r;
 }
 
-static int put_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *idx;
-  if (mt_ag_saved(n, 0, &idx)) return -1;
+/* x's gradient is g where the mask is clear; src's, g read back where the
+   mask is set */
+static int masked_scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  const mt_tensor *mask;
+  if (mt_ag_saved(n, 0, &mask)) return -1;
   ag_failed = 0;
-  mt_ag_put kind = (mt_ag_put)n->op;
-  int dim = n->dims[0], want_x = n->next[0].node != NULL, want_src = n->next[1].node != NULL;
-  int64_t base = n->dims[1];
-  mt_tensor dx = {0}, ds = {0}, t = {0};
-  /* x: all of g where src was added, else g with the written places zeroed
-     (index_fill's value needs that too) */
-  if (kind == MT_AG_SCATTER_ADD || kind == MT_AG_INDEX_ADD) {
-    if (want_x) mt_ag_alias(&dx, g);
-  } else if (kind == MT_AG_MASKED_SCATTER) {
-    mt_operand zero = {NULL, 0, 0}, og = {g, 0, 0};
-    if (want_x) dx = ag_where_ops(idx, &zero, &og);
-  } else if (want_x || kind == MT_AG_INDEX_FILL) {
-    dx = ag_zero_at(kind == MT_AG_SCATTER ? MT_AG_SCATTER : MT_AG_INDEX_FILL, g, dim, idx, base);
-  }
-  /* src: g read back where src went, in src's shape */
-  if (want_src) {
-    switch (kind) {
-    case MT_AG_SCATTER: case MT_AG_SCATTER_ADD:  /* src may be larger than the index */
-      t = ag_gather(g, dim, idx, base);
-      ds = ag_pad(&t, n->in_ndim[1], n->in_shape[1]);
-      break;
-    case MT_AG_INDEX_ADD: case MT_AG_INDEX_COPY: {   /* alpha is 1 for index_copy */
-      mt_tensor sel = ag_index_select(g, dim, idx, base);
-      if (n->scalar != 1) { t = ag_bins(MT_OP_mul, &sel, n->scalar); ag_drop(&sel); }
-      else t = sel;
-      ds = ag_as(&t, n->in_ndim[1], n->in_shape[1]);
-      break;
-    }
-    case MT_AG_INDEX_FILL:                       /* the value: the sum of g where it was written */
-      ds = ag_bin(MT_OP_sub, g, &dx);
-      break;
-    case MT_AG_MASKED_SCATTER:
-      ds = masked_source_grad(g, idx, n->in_ndim[1], n->in_shape[1]);
-      break;
-    }
-  }
-  ag_drop(&t);
+  int want_x = n->next[0].node != NULL, want_src = n->next[1].node != NULL;
+  mt_tensor dx = {0}, ds = {0};
+  mt_operand zero = {NULL, 0, 0}, og = {g, 0, 0};
+  if (want_x) dx = ag_where_ops(mask, &zero, &og);
+  if (want_src) ds = masked_source_grad(g, mask, n->in_ndim[1], n->in_shape[1]);
   if (!ag_failed && want_x) ag_finish(n, 0, &dx, &gi[0]); else ag_drop(&dx);
   if (!ag_failed && want_src) ag_finish(n, 1, &ds, &gi[1]); else ag_drop(&ds);
   return ag_done();
+}
+
+int mt_ag_record_masked_scatter(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *src) {
+  if (!ag_any_requires_grad(x, src) || !mt_dtype_is_float(r->dtype)) return 0;
+  const mt_tensor *in[2] = {x, src};
+  mt_node *n = mt_ag_new_node("MaskedScatterBackward", masked_scatter_backward, 2, in);
+  if (!n) return mt_fail("masked_scatter: out of memory recording the graph");
+  mt_ag_save(n, mask, 0);
+  return mt_ag_attach(r, n);
 }
 
 /* ---- the registry's selections (values selected along a dim): the
@@ -237,6 +175,90 @@ int mt_ag_record_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, c
   n->op = op;
   n->dims[0] = x->ndim && dim < 0 ? dim + x->ndim : dim;
   n->scalar = (double)base;
+  mt_ag_save(n, index, 0);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- the registry's puts (index_add, index_copy, index_fill, scatter,
+   scatter_add): the derivative column expanded, in G and ALPHA, with
+   ZERO_AT, INDEX_SELECT and GATHER; dims[0] the dim, scalar the base,
+   scalar2 alpha; saved 0: the index ---- */
+static ag_v f_put_fail(const mt_node *n, const char *word) {
+  ag_failed = 1;
+  mt_fail("%s: %s of a number", n->name, word);
+  return agv_t(&ag_failed_value);
+}
+
+/* t with the places the node's op writes set to 0: index_fill or
+   scatter_fill with 0, through the dispatcher (recorded, self-adjoint) */
+static ag_v f_zero_at(const mt_node *n, ag_v t, const mt_tensor *idx) {
+  if (!t.t) return f_put_fail(n, "ZERO_AT");
+  mt_tensor zero = {0}, r = {0};
+  int scatter = n->op == MT_OP_scatter || n->op == MT_OP_scatter_fill || n->op == MT_OP_scatter_add;
+  if (ag_failed || mt_tensor_init_like(&zero, t.t->dtype, 0, NULL, t.t) || mt_fill(&zero, 0) ||
+      mt_call_put(&r, (mt_tensor *)t.t, scatter ? MT_OP_scatter_fill : MT_OP_index_fill, n->dims[0], idx, &zero, 1,
+                  (int64_t)n->scalar, 0)) {
+    ag_drop(&r);
+    ag_failed = 1;
+  }
+  mt_tensor_release(&zero);
+  return ag_keep(r);
+}
+
+/* t read back at the index (index_select, or gather), in the source's shape */
+static ag_v f_read_back(const mt_node *n, ag_v t, const mt_tensor *idx, int elementwise) {
+  if (!t.t) return f_put_fail(n, elementwise ? "GATHER" : "INDEX_SELECT");
+  mt_tensor r = {0};
+  if (ag_failed || mt_call_index(&r, t.t, elementwise ? MT_OP_gather : MT_OP_index_select, n->dims[0], idx,
+                                 (int64_t)n->scalar)) {
+    ag_drop(&r);
+    ag_failed = 1;
+    return ag_keep(r);
+  }
+  /* scatter's source may be larger than its index; index_add's may be a 0-dim source of a 0-dim x */
+  mt_tensor out = elementwise ? ag_pad(&r, n->in_ndim[1], n->in_shape[1]) : ag_as(&r, n->in_ndim[1], n->in_shape[1]);
+  ag_drop(&r);
+  return ag_keep(out);
+}
+
+static int put_op_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  const mt_tensor *idx = NULL;
+  if (mt_ag_saved(n, 0, &idx)) return -1;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  const ag_v G = V(grad);
+  const double ALPHA = n->scalar2;
+  (void)ALPHA;
+#define ZERO_AT(t) f_zero_at(n, V(t), idx)
+#define INDEX_SELECT(t) f_read_back(n, V(t), idx, 0)
+#define GATHER(t) f_read_back(n, V(t), idx, 1)
+#define DERIV2(rx, ex, rs, es)                                                                        \
+  if (n->next[0].node) ag_formula_finish(n, 0, V(ex), mark, &gi[0]);                                \
+  if (n->next[1].node) ag_formula_finish(n, 1, V(es), mark, &gi[1])
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
+  switch ((mt_op)n->op) {
+    MT_PUT_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV2
+#undef GATHER
+#undef INDEX_SELECT
+#undef ZERO_AT
+  ag_release_scratch(mark);
+  return ag_done();
+}
+
+int mt_ag_record_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index,
+                        const mt_tensor *src, double alpha, int64_t base) {
+  if (!mt_op_is_put(op) || !ag_any_requires_grad(x, src) || !mt_dtype_is_float(r->dtype)) return 0;
+  const mt_tensor *in[2] = {x, src};
+  mt_node *n = mt_ag_new_node(ag_backward_name(op), put_op_backward, 2, in);
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
+  n->dims[0] = x->ndim && dim < 0 ? dim + x->ndim : dim;
+  n->scalar = (double)base;
+  n->scalar2 = alpha;
   mt_ag_save(n, index, 0);
   return mt_ag_attach(r, n);
 }

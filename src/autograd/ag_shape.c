@@ -580,15 +580,9 @@ static int index_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
-mt_tensor ag_gather(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base) {
-  return ag_index(I_GATHER, x, dim, idx, base, 0, NULL);
-}
 mt_tensor ag_scatter_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
                                const int64_t *shape) {
   return ag_index(I_SCATTER, x, dim, idx, base, ndim, shape);
-}
-mt_tensor ag_index_select(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base) {
-  return ag_index(I_SELECT, x, dim, idx, base, 0, NULL);
 }
 mt_tensor ag_index_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base, int ndim,
                              const int64_t *shape) {

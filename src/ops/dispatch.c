@@ -69,19 +69,28 @@
 #define INDEX(call, signature) SIG_##signature
 #define IX(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
+/* a put: PUT(call, signature); an op_fill is reached through op's binding */
+#define SIG_SELECT_SOURCE "select source"
+#define SIG_SELECT_VALUE "select value"
+#define SIG_GATHER_SOURCE "gather source"
+#define SIG_GATHER_VALUE "gather value"
+#define PUT(call, signature) SIG_##signature
+#define PT(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 2, 1, strstr(#name, "_fill") == NULL || \
+       strcmp(#name, "index_fill") == 0)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
-  MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index")
+  MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
   [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
-              mt_index_op},
+              mt_index_op, mt_put_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -381,6 +390,34 @@ int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_
   HOOK(op, 0);
   int rc = k->index(r, x, op, dim, index, base);
   if (!rc && x->grad_meta) rc = ag.record_index(r, x, op, dim, index, base);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- puts ---- */
+int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
+                double alpha, int64_t base, int inplace) {
+  if (__builtin_expect(!mt_op_is_put(op), 0)) return wrong_family(op, "mt_call_put");
+  const mt_device_kernels *k = kernels_for(op, x, index, src && src->ndim ? src : NULL, SLOT(put));
+  if (!k) return -1;
+  int need = inplace ? inplace_protocol(op, x, src) : 0;
+  if (need < 0) return -1;
+  int rc;
+  HOOK(op, 0);
+  if (need) {                                     /* x = x:op(...), for autograd */
+    mt_tensor src_copy = {0}, t = {0};
+    rc = ag.inplace_source(&src_copy, x);
+    if (!rc) {
+      const mt_tensor *s = src == x ? &src_copy : src;
+      rc = k->put(&t, &src_copy, op, dim, index, s, alpha, base, 0) ||
+           ag.record_put(&t, &src_copy, op, dim, index, s, alpha, base);
+    }
+    rc = inplace_commit(op, x, &t, &src_copy, rc);
+  } else {
+    rc = k->put(inplace ? x : r, x, op, dim, index, src, alpha, base, inplace);
+    if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta)))
+      rc = ag.record_put(r, x, op, dim, index, src, alpha, base);
+  }
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

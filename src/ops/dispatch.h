@@ -26,12 +26,13 @@ typedef struct {
   const char *name;          /* Lua and C name */
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
-                                "select", "product", "add_product", "param", "index" */
+                                "select", "product", "add_product", "param", "index", "put" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
                                 with parameters: "tensor1 tensor2 value=1"), the index's shape
-                                (index ops: "select", "gather"); "" elementwise */
+                                (index ops: "select", "gather"), and the source's kind (puts:
+                                "select source", "gather value"); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
   int arity;                 /* tensor inputs: 1 to 3 */
   int autocast;              /* MT_AC_* */
@@ -57,6 +58,8 @@ typedef struct {
                      double beta, double alpha, int inplace);
   int (*param)(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
   int (*index)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
+  int (*put)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
+             double alpha, int64_t base, int inplace);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -80,6 +83,8 @@ typedef struct {
                             mt_op op, double beta, double alpha);
   int (*record_param)(mt_tensor *r, const mt_operand *in, mt_op op, const double *p);
   int (*record_index)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
+  int (*record_put)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index,
+                    const mt_tensor *src, double alpha, int64_t base);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -146,5 +151,11 @@ int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p,
 /* r = the index op (index_select, gather) of x along dim (0-based) at index
    (int64, counting from base), as mt_index_op (src/tensor/mt_ops.h) */
 int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, int64_t base);
+/* r = x with src put at index along dim (index_add, scatter, ...), as
+   mt_put_op (src/tensor/mt_ops.h): a copy of x, or in place (inplace 1) x
+   itself, r being x; src is a tensor (a value: a 0-dim tensor of x's
+   dtype) */
+int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
+                double alpha, int64_t base, int inplace);
 
 #endif

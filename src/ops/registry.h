@@ -439,6 +439,41 @@
   OP(gather, INDEX(mt_gather(r, x, dim, index, base), GATHER), E, DERIV(INDICES, SCATTER_ADD(G)),       \
     AC_NONE, ANY, "")
 
+/* ---- puts: x with a source written at an index along a dim ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: PUT(call, signature): the kernel as a call of
+     src/tensor/mt_index.h writing into r (a copy of x, or x itself in
+     place) in r, dim (0-based), index (int64), src, alpha and base; Lua
+     calls it as x:op(dim, index, source) and x:op_(...) in place.
+     signature: the index's shape (SELECT: a vector, one index per slice;
+     GATHER: one per source element), then the source's kind (SOURCE: a
+     tensor; VALUE: a number or a 0-dim tensor, which the binding makes a
+     0-dim tensor of x's dtype): SELECT_SOURCE, ..., GATHER_VALUE.
+   - derivative: DERIV2(reads_x, expr_x, reads_src, expr_src); reads
+     INDICES (the node saves the index). Beyond the elementwise language,
+     in G, ALPHA (index_add's multiplier) and:
+       ZERO_AT(t)       t with the places the op writes set to 0;
+       INDEX_SELECT(t)  t read back at the index along dim, in the source's shape;
+       GATHER(t)        the same, elementwise (scatter's way).
+     An entry named op_fill is op with a value: Lua reaches it through op's
+     binding (x:scatter(dim, index, 2.5)). */
+#define MT_PUT_OPS(OP, E)                                                                              \
+  OP(index_add, PUT(mt_index_add(r, dim, index, src, alpha, base), SELECT_SOURCE), E,                   \
+    DERIV2(INDICES, G, INDICES, MUL(INDEX_SELECT(G), ALPHA)), AC_NONE, ANY ANY, "")                    \
+  /* repeated indices: the last write stays */                                                        \
+  OP(index_copy, PUT(mt_index_copy(r, dim, index, src, base), SELECT_SOURCE), E,                        \
+    DERIV2(INDICES, ZERO_AT(G), INDICES, INDEX_SELECT(G)), AC_NONE, ANY ANY, "")                       \
+  /* the value's gradient: the sum of g where it was written */                                       \
+  OP(index_fill, PUT(mt_index_fill(r, dim, index, src, base), SELECT_VALUE), E,                         \
+    DERIV2(INDICES, ZERO_AT(G), INDICES, SUB(G, ZERO_AT(G))), AC_NONE, ANY ANY, "")                    \
+  OP(scatter, PUT(mt_scatter(r, dim, index, src, 0, base), GATHER_SOURCE), E,                           \
+    DERIV2(INDICES, ZERO_AT(G), INDICES, GATHER(G)), AC_NONE, ANY ANY, "")                             \
+  OP(scatter_fill, PUT(mt_scatter_fill(r, dim, index, src, 0, base), GATHER_VALUE), E,                  \
+    DERIV2(INDICES, ZERO_AT(G), INDICES, SUB(G, ZERO_AT(G))), AC_NONE, ANY ANY, "")                    \
+  OP(scatter_add, PUT(mt_scatter(r, dim, index, src, 1, base), GATHER_SOURCE), E,                       \
+    DERIV2(INDICES, G, INDICES, GATHER(G)), AC_NONE, ANY ANY, "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
@@ -447,9 +482,9 @@
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
-   index ops (the mt_op enum's order). */
+   index ops, the puts (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS)
 
 #endif

@@ -820,3 +820,21 @@ int mt_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_te
   }
   return mt_fail("mt_index_op: %s is not an index op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
 }
+
+/* ---- the registry's puts ---- */
+int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
+              double alpha, int64_t base, int inplace) {
+  if (!mt_op_is_put(op))
+    return mt_fail("mt_put_op: %s is not a put", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  if (!inplace && mt_clone(r, x)) return -1;
+  (void)alpha;
+  switch (op) {
+#define PUT(call, signature) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_PUT_OPS(OPC, _)
+#undef OPC
+#undef PUT
+  default: break;
+  }
+  return -1;
+}

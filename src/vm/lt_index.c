@@ -1,6 +1,7 @@
 /* lt_index.c: indexing with tensors -- x[mask], x[idx] and their
    assignments -- and the index_* / gather / scatter / masked_* / where /
    nonzero bindings. Indices to and from Lua are 1-based. */
+#include <stdio.h>
 #include <string.h>
 #include "lt.h"
 #include "../ops/dispatch.h"
@@ -121,87 +122,63 @@ static void set_index(lua_State *L, const char *name, size_t len, int op) {
 }
 
 /* ---- index_add, index_copy, index_fill ---- */
-enum { PUT_ADD, PUT_COPY, PUT_FILL };
-
-/* x:index_add_(dim, index, source, {alpha=}), x:index_copy_(dim, index,
-   source), x:index_fill_(dim, index, value); without _ on a copy of x. */
-static int index_put(lua_State *L, int kind, int inplace) {
-  static const char *const names[3][2] = {
-    {"index_add", "index_add_"}, {"index_copy", "index_copy_"}, {"index_fill", "index_fill_"}};
-  const char *op = names[kind][inplace];
+/* ---- the registry's puts: x:index_add(dim, index, source, {alpha=}),
+   x:index_copy(dim, index, source), x:index_fill(dim, index, value),
+   x:scatter(dim, index, source or value, {reduce='add'}),
+   x:scatter_add(dim, index, source); op_ in place, and Torch7's indexAdd,
+   indexCopy and indexFill, which write in place; upvalue 2 is op * 2 +
+   inplace ---- */
+static int put_call(lua_State *L) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 1);
+  int inplace = (int)(code & 1);
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
   lt_scalar sc;
-  mt_tensor *x = lt_check(L, 1, op);
-  int dim = lt_check_dim(L, 2, x->ndim, op);
-  mt_tensor *index = check_index(L, 3, op, x);
-  const mt_tensor *src = kind == PUT_FILL ? check_value(L, 4, &sc, op) : lt_check(L, 4, op);
-  const mt_tensor *src_tensor = kind == PUT_FILL ? lt_test(L, 4) : src;   /* NULL: a number */
+  mt_tensor *x = lt_check(L, 1, name);
+  int dim = lt_check_dim(L, 2, x->ndim, name);
+  mt_tensor *index = check_index(L, 3, name, x);
   int opts = lt_opts_index(L);
-  double alpha = kind == PUT_ADD && opts > 4 ? lt_opt_number(L, opts, "alpha", 1) : 1;
-  mt_tensor *dst = x;
-  if (!inplace) {
-    dst = lt_push(L);
-    LT_TRY(L, mt_clone(dst, x));
-  }
-  if (kind == PUT_ADD) LT_TRY(L, mt_index_add(dst, dim, index, src, alpha, LT_BASE));
-  else if (kind == PUT_COPY) LT_TRY(L, mt_index_copy(dst, dim, index, src, LT_BASE));
-  else LT_TRY(L, mt_index_fill(dst, dim, index, src, LT_BASE));
-  if (inplace) {
-    lua_settop(L, 1);
-    return 1;
-  }
-  static const mt_ag_put put_kinds[3] = {MT_AG_INDEX_ADD, MT_AG_INDEX_COPY, MT_AG_INDEX_FILL};
-  if (x->grad_meta || (src_tensor && src_tensor->grad_meta))
-    LT_TRY(L, mt_ag_record_put(dst, put_kinds[kind], x, dim, index, src_tensor, alpha, LT_BASE));
-  return 1;
-}
-
-static int l_index_add_(lua_State *L) { return index_put(L, PUT_ADD, 1); }
-static int l_index_add(lua_State *L) { return index_put(L, PUT_ADD, 0); }
-static int l_index_copy_(lua_State *L) { return index_put(L, PUT_COPY, 1); }
-static int l_index_copy(lua_State *L) { return index_put(L, PUT_COPY, 0); }
-static int l_index_fill_(lua_State *L) { return index_put(L, PUT_FILL, 1); }
-static int l_index_fill(lua_State *L) { return index_put(L, PUT_FILL, 0); }
-
-/* ---- scatter ---- */
-/* x:scatter_(dim, index, src or value, {reduce='add'}), x:scatter_add_(dim,
-   index, src); without _ on a copy of x. */
-static int scatter(lua_State *L, int add, int inplace) {
-  static const char *const names[2][2] = {{"scatter", "scatter_"}, {"scatter_add", "scatter_add_"}};
-  const char *op = names[add][inplace];
-  lt_scalar sc;
-  mt_tensor *x = lt_check(L, 1, op);
-  int dim = lt_check_dim(L, 2, x->ndim, op);
-  mt_tensor *index = check_index(L, 3, op, x);
-  mt_tensor *src = add ? lt_check(L, 4, op) : lt_test(L, 4);
-  const mt_tensor *value = src ? NULL : check_value(L, 4, &sc, op);
-  int opts = lt_opts_index(L);
-  if (!add && opts > 4 && lua_getfield(L, opts, "reduce") != LUA_TNIL) {
+  if (opts && opts <= 4) opts = 0;
+  mt_tensor *given = lt_test(L, 4);
+  if (op == MT_OP_scatter && (!given || (given->ndim == 0 && index->ndim > 0)))
+    op = MT_OP_scatter_fill;                     /* a value: a number, or a 0-dim tensor (as PyTorch) */
+  const mt_tensor *src = strstr(mt_op_infos[op].signature, "value") ? check_value(L, 4, &sc, name)
+                                                                      : lt_check(L, 4, name);
+  double alpha = op == MT_OP_index_add ? lt_opt_number(L, opts, "alpha", 1) : 1;
+  if ((op == MT_OP_scatter || op == MT_OP_scatter_fill) && opts && lua_getfield(L, opts, "reduce") != LUA_TNIL) {
     const char *reduce = lua_tostring(L, -1);
     if (!reduce || strcmp(reduce, "add") != 0)
-      luaL_error(L, "%s: reduce must be 'add' (others are not supported), got %s", op,
+      luaL_error(L, "%s: reduce must be 'add' (others are not supported), got %s", name,
                  reduce ? reduce : luaL_typename(L, -1));
-    add = 1;
+    if (op == MT_OP_scatter_fill) {              /* the value at every index: scatter_add of a filled source */
+      mt_tensor *full = lt_push(L);
+      LT_TRY(L, mt_tensor_init_like(full, x->dtype, index->ndim, index->shape, x));
+      LT_TRY(L, mt_copy(full, src));
+      src = full;
+    }
+    op = MT_OP_scatter_add;
   }
-  mt_tensor *dst = x;
-  if (!inplace) {
-    dst = lt_push(L);
-    LT_TRY(L, mt_clone(dst, x));
+  if (mt_call_put(inplace ? x : lt_push(L), x, op, dim, index, src, alpha, LT_BASE, inplace)) {
+    /* the kernels write in place and name their op so (index_add_:); scatter's
+       value form is scatter_fill: the error names the op as called */
+    const char *msg = mt_error(), *names[2] = {mt_op_names[op], name};
+    for (int k = 0; k < 2; k++) {
+      size_t n = strlen(names[k]) - (k == 1 && inplace);
+      const char *rest = msg + n;
+      if (!strncmp(msg, names[k], n) && (rest[0] == ':' || (rest[0] == '_' && rest[1] == ':')))
+        return luaL_error(L, "%s%s", name, rest + (rest[0] == '_'));
+    }
+    return lt_error(L);
   }
-  if (src) LT_TRY(L, mt_scatter(dst, dim, index, src, add, LT_BASE));
-  else LT_TRY(L, mt_scatter_fill(dst, dim, index, value, add, LT_BASE));
-  if (inplace) {
-    lua_settop(L, 1);
-    return 1;
-  }
-  if (x->grad_meta || (src && src->grad_meta))
-    LT_TRY(L, mt_ag_record_put(dst, add ? MT_AG_SCATTER_ADD : MT_AG_SCATTER, x, dim, index, src, 1, LT_BASE));
+  if (inplace) lua_settop(L, 1);
   return 1;
 }
 
-static int l_scatter_(lua_State *L) { return scatter(L, 0, 1); }
-static int l_scatter(lua_State *L) { return scatter(L, 0, 0); }
-static int l_scatter_add_(lua_State *L) { return scatter(L, 1, 1); }
-static int l_scatter_add(lua_State *L) { return scatter(L, 1, 0); }
+static void set_put(lua_State *L, const char *name, size_t len, int op) {
+  for (int inplace = 0; inplace <= 1; inplace++)
+    lt_bind_op(L, name, len, inplace, inplace, put_call, (lua_Integer)op * 2 + inplace);
+}
 
 /* ---- masks ---- */
 static int masked_fill(lua_State *L, int inplace) {
@@ -261,7 +238,7 @@ static int masked_scatter(lua_State *L, int inplace) {
     lua_settop(L, 1);
     return 1;
   }
-  if (x->grad_meta || src->grad_meta) LT_TRY(L, mt_ag_record_put(dst, MT_AG_MASKED_SCATTER, x, 0, mask, src, 1, 0));
+  if (x->grad_meta || src->grad_meta) LT_TRY(L, mt_ag_record_masked_scatter(dst, x, mask, src));
   return 1;
 }
 
@@ -352,11 +329,6 @@ static int m_where(lua_State *L) { return where(L, 2, 1, 3); }
    indexFill, maskedFill, maskedCopy (in place, as in Torch7), maskedSelect.
    Torch7's in-place scatter is PyTorch's scatter_; scatter copies. */
 static const luaL_Reg methods[] = {
-  {"index_add_", l_index_add_}, {"index_add", l_index_add}, {"indexAdd", l_index_add_},
-  {"index_copy_", l_index_copy_}, {"index_copy", l_index_copy}, {"indexCopy", l_index_copy_},
-  {"index_fill_", l_index_fill_}, {"index_fill", l_index_fill}, {"indexFill", l_index_fill_},
-  {"scatter_", l_scatter_}, {"scatter", l_scatter},
-  {"scatter_add_", l_scatter_add_}, {"scatter_add", l_scatter_add},
   {"masked_fill_", l_masked_fill_}, {"masked_fill", l_masked_fill}, {"maskedFill", l_masked_fill_},
   {"masked_select", l_masked_select}, {"maskedSelect", l_masked_select},
   {"masked_scatter_", l_masked_scatter_}, {"masked_scatter", l_masked_scatter},
@@ -365,8 +337,7 @@ static const luaL_Reg methods[] = {
   {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
-  {"index_add", l_index_add}, {"index_copy", l_index_copy}, {"index_fill", l_index_fill},
-  {"scatter", l_scatter}, {"scatter_add", l_scatter_add}, {"masked_fill", l_masked_fill},
+  {"masked_fill", l_masked_fill},
   {"masked_select", l_masked_select}, {"maskedSelect", l_masked_select},
   {"masked_scatter", l_masked_scatter}, {"nonzero", l_nonzero}, {"where", l_where},
   {NULL, NULL}};
@@ -375,12 +346,16 @@ static const luaL_Reg functions[] = {
 void lt_open_index(lua_State *L) {
   lt_setfuncs_guarded(L, methods, functions);
   static const char *const any_device_methods[] = {
-    "index_add_", "index_add", "indexAdd", "index_copy_", "index_copy", "indexCopy",
-    "index_fill_", "index_fill", "indexFill", "scatter_", "scatter", "scatter_add_", "scatter_add",
     "masked_fill_", "masked_fill", "maskedFill", NULL};
   static const char *const any_device_functions[] = {
-    "index_add", "index_copy", "index_fill", "scatter", "scatter_add", "masked_fill", NULL};
+    "masked_fill", NULL};
   lt_mark_any_device(L, -3, any_device_methods);
   lt_mark_any_device(L, -2, any_device_functions);
-  lt_bind_registry(L, MT_OP_END_PARAM, MT_NUM_OPS, set_index);   /* index_select, gather */
+  lt_bind_registry(L, MT_OP_END_PARAM, MT_OP_END_INDEX, set_index);   /* index_select, gather */
+  lt_bind_registry(L, MT_OP_END_INDEX, MT_NUM_OPS, set_put);          /* index_add, scatter, ... */
+  static const struct { const char *name; mt_op op; } torch7_in_place[] = {
+    {"indexAdd", MT_OP_index_add}, {"indexCopy", MT_OP_index_copy}, {"indexFill", MT_OP_index_fill}};
+  for (size_t i = 0; i < sizeof torch7_in_place / sizeof torch7_in_place[0]; i++)
+    lt_bind_op(L, torch7_in_place[i].name, strlen(torch7_in_place[i].name), 0, 1, put_call,
+               (lua_Integer)torch7_in_place[i].op * 2 + 1);
 }
