@@ -260,6 +260,38 @@ local function put_calls(op, f)
   return out
 end
 
+-- a mask op, by its signature: x on every layout with a mask of its shape
+-- and one that broadcasts (a row), then a value (a 0-dim tensor, or a Lua
+-- number), a source (a vector with two elements more than the mask sets) or
+-- nothing; also in place
+local function mask_calls(op, f)
+  local function pattern(shape)
+    local v, set = {}, 0
+    for k = 1, shape[1] * shape[2] do v[k] = k % 3 ~= 0; set = set + (v[k] and 1 or 0) end
+    return torch.tensor(v):view(shape), set
+  end
+  local out = {}
+  for li, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    local rows, cols = x:size(1), x:size(2)
+    for _, m in ipairs({{pattern({rows, cols})}, {pattern({1, cols})}}) do
+      local mask, set = m[1], m[2] * (m[1]:size(1) == 1 and rows or 1)
+      if op.signature == 'none' then
+        out[#out + 1] = {{x}, function(t) return f(t, mask) end}
+      else
+        local src = op.signature == 'value' and sample(op.domain[2], {1}, li + 5)[1] or sample(op.domain[2], {set + 2}, li + 5)
+        if op.signature == 'value' and li == 1 then src = torch.tensor(src, {dtype = 'float64'}) end
+        out[#out + 1] = {{x, src}, function(t, v) return f(t, mask, v) end}
+      end
+    end
+  end
+  if op.inplace then
+    local first, mask = out[1][1], pattern({out[1][1][1]:size(1), out[1][1][1]:size(2)})
+    out[#out + 1] = {first, function(t, v) local c = t * 1; return c[op.name .. '_'](c, mask, v) end}
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
@@ -267,6 +299,7 @@ local function calls(op)
   if op.family == 'param' then return param_calls(op, f) end
   if op.family == 'index' then return index_calls(op, f) end
   if op.family == 'put' then return put_calls(op, f) end
+  if op.family == 'mask' then return mask_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end

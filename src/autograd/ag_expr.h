@@ -51,6 +51,9 @@ mt_tensor ag_index_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, 
                              const int64_t *shape);
 /* x[mask], mask of x's shape (1-D result) */
 mt_tensor ag_index_mask(const mt_tensor *x, const mt_tensor *mask);
+/* its adjoint: zeros of (ndim, shape) with x (one value per set element)
+   placed where mask (of that shape) is set */
+mt_tensor ag_index_mask_put_zeros(const mt_tensor *x, const mt_tensor *mask, int ndim, const int64_t *shape);
 
 /* x in (ndim, shape), as many elements: an alias when it already has that
    shape, else a reshape (defined in ag_linalg.c) */

@@ -1,9 +1,9 @@
 /* ag_index.c: derivatives of the registry's selections (sort, topk,
    kthvalue, median, mode, max and min along a dim), index ops (index_select,
-   gather) and puts (index_add/copy/fill, scatter, scatter_add), each the
-   derivative column of its entry (src/ops/registry.h), and of
-   masked_scatter; written with recording ops so that create_graph gives
-   higher-order gradients.
+   gather), puts (index_add/copy/fill, scatter, scatter_add) and masks
+   (masked_fill, masked_scatter, masked_select), each the derivative column
+   of its entry (src/ops/registry.h), written with recording ops so that
+   create_graph gives higher-order gradients.
 
    A put's x gets g where nothing was written (g with the written places
    zeroed by the same op, which is its own adjoint) or all of g where src was
@@ -17,7 +17,7 @@
 #include "../ops/dispatch.h"
 #include "../tensor/mt_index.h"
 
-/* ---- masked_scatter: saved 0 = the mask; edges x, src ---- */
+/* ---- masks ---- */
 
 /* src's gradient: g where the mask is set, in order, then zeros for the
    elements of src left unused */
@@ -32,31 +32,6 @@ static mt_tensor masked_source_grad(const mt_tensor *g, const mt_tensor *mask, i
   mt_tensor_release(&m);
   ag_drop(&taken); ag_drop(&flat);
   return r;
-}
-
-/* x's gradient is g where the mask is clear; src's, g read back where the
-   mask is set */
-static int masked_scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *mask;
-  if (mt_ag_saved(n, 0, &mask)) return -1;
-  ag_failed = 0;
-  int want_x = n->next[0].node != NULL, want_src = n->next[1].node != NULL;
-  mt_tensor dx = {0}, ds = {0};
-  mt_operand zero = {NULL, 0, 0}, og = {g, 0, 0};
-  if (want_x) dx = ag_where_ops(mask, &zero, &og);
-  if (want_src) ds = masked_source_grad(g, mask, n->in_ndim[1], n->in_shape[1]);
-  if (!ag_failed && want_x) ag_finish(n, 0, &dx, &gi[0]); else ag_drop(&dx);
-  if (!ag_failed && want_src) ag_finish(n, 1, &ds, &gi[1]); else ag_drop(&ds);
-  return ag_done();
-}
-
-int mt_ag_record_masked_scatter(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *src) {
-  if (!ag_any_requires_grad(x, src) || !mt_dtype_is_float(r->dtype)) return 0;
-  const mt_tensor *in[2] = {x, src};
-  mt_node *n = mt_ag_new_node("MaskedScatterBackward", masked_scatter_backward, 2, in);
-  if (!n) return mt_fail("masked_scatter: out of memory recording the graph");
-  mt_ag_save(n, mask, 0);
-  return mt_ag_attach(r, n);
 }
 
 /* ---- the registry's selections (values selected along a dim): the
@@ -260,5 +235,66 @@ int mt_ag_record_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, con
   n->scalar = (double)base;
   n->scalar2 = alpha;
   mt_ag_save(n, index, 0);
+  return mt_ag_attach(r, n);
+}
+
+/* ---- the registry's mask ops (masked_fill, masked_scatter, masked_select):
+   the derivative column expanded, in G and M (the saved mask), with
+   MASK_PUT and MASKED_SOURCE; edges x and the source (a value's 0-dim
+   tensor; none for masked_select) ---- */
+static ag_v f_mask_put(const mt_node *n, ag_v t, const mt_tensor *mask) {
+  if (!t.t) { ag_failed = 1; mt_fail("%s: MASK_PUT of a number", n->name); return agv_t(&ag_failed_value); }
+  int nd;
+  int64_t shape[MT_MAX_DIMS];
+  mt_tensor me = {0}, r = {0};
+  if (ag_failed || mt_broadcast_shapes(n->name, n->in_ndim[0], n->in_shape[0], mask->ndim, mask->shape, &nd, shape) ||
+      mt_expand(&me, mask, nd, shape)) {
+    ag_failed = 1;
+    return agv_t(&ag_failed_value);
+  }
+  r = ag_index_mask_put_zeros(t.t, &me, nd, shape);
+  mt_tensor_release(&me);
+  return ag_keep(r);
+}
+
+static ag_v f_masked_source(const mt_node *n, ag_v t, const mt_tensor *mask) {
+  if (!t.t) { ag_failed = 1; mt_fail("%s: MASKED_SOURCE of a number", n->name); return agv_t(&ag_failed_value); }
+  return ag_keep(masked_source_grad(t.t, mask, n->in_ndim[1], n->in_shape[1]));
+}
+
+static int mask_op_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  const mt_tensor *mask = NULL;
+  if (mt_ag_saved(n, 0, &mask)) return -1;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  const ag_v G = V(grad), M = V(mask);
+  (void)M;
+#define MASK_PUT(t) f_mask_put(n, V(t), mask)
+#define MASKED_SOURCE(t) f_masked_source(n, V(t), mask)
+#define DERIV(r, e) if (n->next[0].node) ag_formula_finish(n, 0, V(e), mark, &gi[0]);
+#define DERIV2(rx, ex, rs, es)                                                                        \
+  if (n->next[0].node) ag_formula_finish(n, 0, V(ex), mark, &gi[0]);                                \
+  if (n->next[1].node) ag_formula_finish(n, 1, V(es), mark, &gi[1]);
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv break;
+  switch ((mt_op)n->op) {
+    MT_MASK_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV2
+#undef DERIV
+#undef MASKED_SOURCE
+#undef MASK_PUT
+  ag_release_scratch(mark);
+  return ag_done();
+}
+
+int mt_ag_record_mask_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src) {
+  if (!mt_op_is_mask(op) || !ag_any_requires_grad(x, src) || !mt_dtype_is_float(r->dtype)) return 0;
+  const mt_tensor *in[2] = {x, src};
+  mt_node *n = mt_ag_new_node(ag_backward_name(op), mask_op_backward, mt_op_infos[op].arity, in);
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
+  mt_ag_save(n, mask, 0);
   return mt_ag_attach(r, n);
 }

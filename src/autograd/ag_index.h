@@ -1,5 +1,5 @@
 /* ag_index.h: derivatives of the registry's selections, index ops and
-   puts (called by the dispatcher), and of masked_scatter. Each
+   puts and masks (called by the dispatcher). Each
    mt_ag_record_* is called after the op computed its result; it does
    nothing unless an input requires grad in grad mode and the result is
    floating. Dims are 0-based. */
@@ -8,8 +8,9 @@
 
 #include "ag.h"
 
-/* r = x:masked_scatter(mask, src), out of place (mask broadcast to x) */
-int mt_ag_record_masked_scatter(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *src);
+/* r = the registry's mask op (masked_fill, masked_scatter, masked_select)
+   of x with mask and src (NULL: none): saves the mask */
+int mt_ag_record_mask_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src);
 
 /* values = the registry's selection op of x along dim (indices counting
    from base, values' shape, dim kept in values or dropped): the node of the

@@ -591,6 +591,9 @@ mt_tensor ag_index_add_zeros(const mt_tensor *x, int dim, const mt_tensor *idx, 
 mt_tensor ag_index_mask(const mt_tensor *x, const mt_tensor *mask) {
   return ag_index(I_MASK, x, 0, mask, 0, 0, NULL);
 }
+mt_tensor ag_index_mask_put_zeros(const mt_tensor *x, const mt_tensor *mask, int ndim, const int64_t *shape) {
+  return ag_index(I_MASK_PUT, x, 0, mask, 0, ndim, shape);
+}
 
 int mt_ag_record_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
   return record_index(I_MASK, r, x, 0, mask, 0);

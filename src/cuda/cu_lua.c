@@ -289,11 +289,12 @@ static void stream_event_metatables(lua_State *L) {
 
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
 /* no selections and no ops with parameters yet: those refuse GPU tensors by name; the index ops
-   and the puts are the CPU's entry points, which hand GPU tensors to the extra kernels below */
+   the puts and the masks are the CPU's entry points, which hand GPU tensors to the extra kernels
+   below (masked_select and masked_scatter have none yet, and refuse them by name) */
 static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
                                           .along = cu_along, .product = cu_product,
                                           .add_product = cu_add_product, .index = mt_index_op,
-                                          .put = mt_put_op};
+                                          .put = mt_put_op, .mask = mt_mask_op};
 
 static const mt_device_extra extra = {
   .where = cu_where, .activation_grad = cu_activation_grad, .index_select = cu_index_select,

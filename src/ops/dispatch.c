@@ -78,19 +78,25 @@
 #define PT(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 2, 1, strstr(#name, "_fill") == NULL || \
        strcmp(#name, "index_fill") == 0)
+/* a mask op: MASK(call, signature); masked_select takes x alone, in place nothing */
+#define SIG_VALUE "value"
+#define SIG_SOURCE "source"
+#define MASK(call, signature) SIG_##signature
+#define MK(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, strcmp(kernel, "none") != 0, 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
-  MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put")
+  MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
   [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
-              mt_index_op, mt_put_op},
+              mt_index_op, mt_put_op, mt_mask_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -417,6 +423,31 @@ int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *
     rc = k->put(inplace ? x : r, x, op, dim, index, src, alpha, base, inplace);
     if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta)))
       rc = ag.record_put(r, x, op, dim, index, src, alpha, base);
+  }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- mask ops ---- */
+int mt_call_mask(mt_tensor *r, mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace) {
+  if (__builtin_expect(!mt_op_is_mask(op), 0)) return wrong_family(op, "mt_call_mask");
+  const mt_device_kernels *k = kernels_for(op, x, mask, src && src->ndim ? src : NULL, SLOT(mask));
+  if (!k) return -1;
+  int need = inplace ? inplace_protocol(op, x, src) : 0;
+  if (need < 0) return -1;
+  int rc;
+  HOOK(op, 0);
+  if (need) {                                     /* x = x:op(...), for autograd */
+    mt_tensor src_copy = {0}, t = {0};
+    rc = ag.inplace_source(&src_copy, x);
+    if (!rc) {
+      const mt_tensor *s = src == x ? &src_copy : src;
+      rc = k->mask(&t, &src_copy, op, mask, s, 0) || ag.record_mask(&t, &src_copy, op, mask, s);
+    }
+    rc = inplace_commit(op, x, &t, &src_copy, rc);
+  } else {
+    rc = k->mask(inplace ? x : r, x, op, mask, src, inplace);
+    if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta))) rc = ag.record_mask(r, x, op, mask, src);
   }
   HOOK(op, 1);
   return rc ? -1 : 0;

@@ -474,6 +474,28 @@
   OP(scatter_add, PUT(mt_scatter(r, dim, index, src, 1, base), GATHER_SOURCE), E,                       \
     DERIV2(INDICES, G, INDICES, GATHER(G)), AC_NONE, ANY ANY, "")
 
+/* ---- masks: the elements of x where a bool mask (broadcast with x) is set ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: MASK(call, signature): the kernel as a call of
+     src/tensor/mt_index.h in r, x, mask, src and inplace (r is x then);
+     Lua calls it as x:op(mask, source) and x:op_(...) in place. signature
+     is what follows the mask: VALUE (a number or a 0-dim tensor), SOURCE (a
+     tensor, read in row-major order) or NONE.
+   - derivative: DERIV or DERIV2 (x, then the source) in G and M (the mask,
+     which the node saves: reads INDICES), with
+       MASK_PUT(t)       t (one value per set element) placed where the mask
+                         is set, in zeros of x and the mask broadcast;
+       MASKED_SOURCE(t)  t where the mask is set, in order, in the source's
+                         shape, zeros after. */
+#define MT_MASK_OPS(OP, E)                                                                             \
+  OP(masked_fill, MASK(inplace ? mt_masked_fill(r, mask, src) : mt_masked_fill_out(r, x, mask, src), VALUE), \
+    E, DERIV2(INDICES, WHERE(M, 0, G), INDICES, WHERE(M, G, 0)), AC_NONE, ANY ANY, "")                 \
+  OP(masked_scatter, MASK(mt_masked_scatter_op(r, x, mask, src, inplace), SOURCE), E,                   \
+    DERIV2(INDICES, WHERE(M, 0, G), INDICES, MASKED_SOURCE(G)), AC_NONE, ANY ANY, "")                  \
+  OP(masked_select, MASK(mt_masked_select(r, x, mask), NONE), E, DERIV(INDICES, MASK_PUT(G)), AC_NONE,   \
+    ANY, "maskedSelect")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
@@ -482,9 +504,9 @@
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
-   index ops, the puts (the mt_op enum's order). */
+   index ops, the puts, the masks (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS)
 
 #endif

@@ -632,8 +632,15 @@ int mt_masked_fill_out(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, 
   return rc;
 }
 
+/* the ops without a kernel on other devices yet refuse their tensors by name */
+static int cpu_only(const char *op, const mt_tensor *t, const mt_tensor *u, const mt_tensor *v) {
+  if (__builtin_expect(!mt_any_off_cpu(t, u, v), 1)) return 0;
+  return mt_fail("%s: no kernel for tensors on cuda yet (move them with :cpu())", op);
+}
+
 int mt_masked_select(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
   const char *op = "masked_select";
+  if (cpu_only(op, x, mask, NULL)) return -1;
   mt_tensor xe = {0}, me = {0};
   if (expand_both(op, x, mask, &xe, &me)) return -1;
   int rc = index_mask_impl(op, r, &xe, &me);
@@ -645,6 +652,7 @@ int mt_masked_select(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
 int mt_masked_scatter(mt_tensor *x, const mt_tensor *mask, const mt_tensor *src) {
   const char *op = "masked_scatter_";
   char b1[128], b2[128];
+  if (cpu_only(op, x, mask, src)) return -1;
   if (check_mask(op, mask)) return -1;
   if (src->dtype != x->dtype)
     return mt_fail("%s: self (%s) and source (%s) must have the same dtype", op, mt_dtypes[x->dtype].name,
@@ -834,6 +842,29 @@ int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tens
     MT_PUT_OPS(OPC, _)
 #undef OPC
 #undef PUT
+  default: break;
+  }
+  return -1;
+}
+
+/* ---- the registry's mask ops ---- */
+static int mt_masked_scatter_op(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *src,
+                                int inplace) {
+  if (!src) return mt_fail("masked_scatter: the source must be a tensor");
+  if (!inplace && (cpu_only("masked_scatter", x, mask, src) || mt_clone(r, x))) return -1;
+  return mt_masked_scatter(r, mask, src);
+}
+
+int mt_mask_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace) {
+  if (!mt_op_is_mask(op))
+    return mt_fail("mt_mask_op: %s is not a mask op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  if (op == MT_OP_masked_fill && !src) return mt_fail("masked_fill: the value must be given");
+  switch (op) {
+#define MASK(call, signature) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_MASK_OPS(OPC, _)
+#undef OPC
+#undef MASK
   default: break;
   }
   return -1;

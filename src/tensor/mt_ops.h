@@ -39,6 +39,9 @@ typedef enum {
   MT_OP_END_INDEX,
   MT_OP_PUT_BEFORE_ = MT_OP_END_INDEX - 1,
   MT_PUT_OPS(MT_X, _)
+  MT_OP_END_PUT,
+  MT_OP_MASK_BEFORE_ = MT_OP_END_PUT - 1,
+  MT_MASK_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -55,7 +58,8 @@ static inline int mt_op_is_product(int op) { return op >= MT_OP_END_SELECT && op
 static inline int mt_op_is_add_product(int op) { return op >= MT_OP_END_PRODUCT && op < MT_OP_END_ADD_PRODUCT; }
 static inline int mt_op_is_param(int op) { return op >= MT_OP_END_ADD_PRODUCT && op < MT_OP_END_PARAM; }
 static inline int mt_op_is_index(int op) { return op >= MT_OP_END_PARAM && op < MT_OP_END_INDEX; }
-static inline int mt_op_is_put(int op) { return op >= MT_OP_END_INDEX && op < MT_NUM_OPS; }
+static inline int mt_op_is_put(int op) { return op >= MT_OP_END_INDEX && op < MT_OP_END_PUT; }
+static inline int mt_op_is_mask(int op) { return op >= MT_OP_END_PUT && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -99,6 +103,9 @@ int mt_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_te
    (a copy of x; in place, r is x), as its kernel column says */
 int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
               double alpha, int64_t base, int inplace);
+/* The registry's mask op (mt_op_is_mask): r = op(x, mask, src) (src NULL
+   for masked_select; in place, r is x), as its kernel column says */
+int mt_mask_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 
 /* r = g * f'(v) for an activation f in one pass (g and v of one shape and

@@ -122,6 +122,20 @@ static void set_index(lua_State *L, const char *name, size_t len, int op) {
 }
 
 /* ---- index_add, index_copy, index_fill ---- */
+/* An error of op's kernel, which writes in place and names its op so
+   (index_add_:, masked_fill_:), or of a form reached through another name
+   (scatter_fill): raised naming the op as called. */
+static int called_error(lua_State *L, const char *name, mt_op op, int inplace) {
+  const char *msg = mt_error(), *names[2] = {mt_op_names[op], name};
+  for (int k = 0; k < 2; k++) {
+    size_t n = strlen(names[k]) - (k == 1 && inplace);
+    const char *rest = msg + n;
+    if (!strncmp(msg, names[k], n) && (rest[0] == ':' || (rest[0] == '_' && rest[1] == ':')))
+      return luaL_error(L, "%s%s", name, rest + (rest[0] == '_'));
+  }
+  return lt_error(L);
+}
+
 /* ---- the registry's puts: x:index_add(dim, index, source, {alpha=}),
    x:index_copy(dim, index, source), x:index_fill(dim, index, value),
    x:scatter(dim, index, source or value, {reduce='add'}),
@@ -159,18 +173,8 @@ static int put_call(lua_State *L) {
     }
     op = MT_OP_scatter_add;
   }
-  if (mt_call_put(inplace ? x : lt_push(L), x, op, dim, index, src, alpha, LT_BASE, inplace)) {
-    /* the kernels write in place and name their op so (index_add_:); scatter's
-       value form is scatter_fill: the error names the op as called */
-    const char *msg = mt_error(), *names[2] = {mt_op_names[op], name};
-    for (int k = 0; k < 2; k++) {
-      size_t n = strlen(names[k]) - (k == 1 && inplace);
-      const char *rest = msg + n;
-      if (!strncmp(msg, names[k], n) && (rest[0] == ':' || (rest[0] == '_' && rest[1] == ':')))
-        return luaL_error(L, "%s%s", name, rest + (rest[0] == '_'));
-    }
-    return lt_error(L);
-  }
+  if (mt_call_put(inplace ? x : lt_push(L), x, op, dim, index, src, alpha, LT_BASE, inplace))
+    return called_error(L, name, op, inplace);
   if (inplace) lua_settop(L, 1);
   return 1;
 }
@@ -180,70 +184,30 @@ static void set_put(lua_State *L, const char *name, size_t len, int op) {
     lt_bind_op(L, name, len, inplace, inplace, put_call, (lua_Integer)op * 2 + inplace);
 }
 
-/* ---- masks ---- */
-static int masked_fill(lua_State *L, int inplace) {
-  const char *op = inplace ? "masked_fill_" : "masked_fill";
+/* ---- the registry's masks: x:masked_fill(mask, value),
+   x:masked_scatter(mask, source), x:masked_select(mask), op_ in place, and
+   Torch7's maskedFill and maskedCopy, which write in place; upvalue 2 is
+   op * 2 + inplace ---- */
+static int mask_call(lua_State *L) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  mt_op op = (mt_op)(code >> 1);
+  int inplace = (int)(code & 1);
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
   lt_scalar sc;
-  mt_tensor *x = lt_check(L, 1, op), *mask = lt_check(L, 2, op);
-  const mt_tensor *value = check_value(L, 3, &sc, op);
-  if (inplace) {
-    LT_TRY(L, mt_masked_fill(x, mask, value));
-    lua_settop(L, 1);
-    return 1;
-  }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_masked_fill_out(r, x, mask, value));
-  if (x->grad_meta || value->grad_meta) LT_TRY(L, mt_ag_record_masked_fill(r, x, mask, value));
+  mt_tensor *x = lt_check(L, 1, name), *mask = lt_check(L, 2, name);
+  const char *sig = mt_op_infos[op].signature;
+  const mt_tensor *src = !strcmp(sig, "value") ? check_value(L, 3, &sc, name)
+                         : !strcmp(sig, "source") ? lt_check(L, 3, name) : NULL;
+  if (mt_call_mask(inplace ? x : lt_push(L), x, op, mask, src, inplace)) return called_error(L, name, op, inplace);
+  if (inplace) lua_settop(L, 1);
   return 1;
 }
 
-static int l_masked_fill_(lua_State *L) { return masked_fill(L, 1); }
-static int l_masked_fill(lua_State *L) { return masked_fill(L, 0); }
-
-/* For autograd, masked_select is x[mask] on x and mask broadcast together;
-   x's broadcast is recorded as an expand. */
-static int masked_select_record(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
-  if (mt_same_shape(x, mask)) return mt_ag_record_index_mask(r, x, mask);
-  int ndim;
-  int64_t shape[MT_MAX_DIMS];
-  mt_tensor xb = {0}, mb = {0};
-  int rc = mt_broadcast_shapes("masked_select", x->ndim, x->shape, mask->ndim, mask->shape, &ndim, shape) ||
-           mt_expand(&xb, x, ndim, shape) || mt_ag_record_expand(&xb, x) || mt_expand(&mb, mask, ndim, shape) ||
-           mt_ag_record_index_mask(r, &xb, &mb);
-  mt_ag_meta_release(xb.grad_meta);
-  xb.grad_meta = NULL;
-  mt_tensor_release(&xb);
-  mt_tensor_release(&mb);
-  return rc ? -1 : 0;
+static void set_mask(lua_State *L, const char *name, size_t len, int op) {
+  for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
+    lt_bind_op(L, name, len, inplace, inplace, mask_call, (lua_Integer)op * 2 + inplace);
 }
-
-static int l_masked_select(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "masked_select"), *mask = lt_check(L, 2, "masked_select");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_masked_select(r, x, mask));
-  if (x->grad_meta) LT_TRY(L, masked_select_record(r, x, mask));
-  return 1;
-}
-
-static int masked_scatter(lua_State *L, int inplace) {
-  const char *op = inplace ? "masked_scatter_" : "masked_scatter";
-  mt_tensor *x = lt_check(L, 1, op), *mask = lt_check(L, 2, op), *src = lt_check(L, 3, op);
-  mt_tensor *dst = x;
-  if (!inplace) {
-    dst = lt_push(L);
-    LT_TRY(L, mt_clone(dst, x));
-  }
-  LT_TRY(L, mt_masked_scatter(dst, mask, src));
-  if (inplace) {
-    lua_settop(L, 1);
-    return 1;
-  }
-  if (x->grad_meta || src->grad_meta) LT_TRY(L, mt_ag_record_masked_scatter(dst, x, mask, src));
-  return 1;
-}
-
-static int l_masked_scatter_(lua_State *L) { return masked_scatter(L, 1); }
-static int l_masked_scatter(lua_State *L) { return masked_scatter(L, 0); }
 
 /* ---- nonzero, where ---- */
 /* Replaces the N x D nonzero result at the top with a table of D 1-D
@@ -325,37 +289,29 @@ static int l_where(lua_State *L) {
 /* x:where(cond, y) is torch.where(cond, x, y), as in PyTorch */
 static int m_where(lua_State *L) { return where(L, 2, 1, 3); }
 
-/* Torch7's names sit beside PyTorch's: index, indexAdd, indexCopy,
-   indexFill, maskedFill, maskedCopy (in place, as in Torch7), maskedSelect.
-   Torch7's in-place scatter is PyTorch's scatter_; scatter copies. */
+/* nonzero and where; the registry's families are bound from the registry
+   below, with Torch7's names beside PyTorch's: index, maskedSelect, and
+   indexAdd, indexCopy, indexFill, maskedFill, maskedCopy, which write in
+   place as in Torch7. Torch7's in-place scatter is PyTorch's scatter_;
+   scatter copies. */
 static const luaL_Reg methods[] = {
-  {"masked_fill_", l_masked_fill_}, {"masked_fill", l_masked_fill}, {"maskedFill", l_masked_fill_},
-  {"masked_select", l_masked_select}, {"maskedSelect", l_masked_select},
-  {"masked_scatter_", l_masked_scatter_}, {"masked_scatter", l_masked_scatter},
-  {"maskedCopy", l_masked_scatter_},
   {"nonzero", l_nonzero}, {"where", m_where},
   {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
-  {"masked_fill", l_masked_fill},
-  {"masked_select", l_masked_select}, {"maskedSelect", l_masked_select},
-  {"masked_scatter", l_masked_scatter}, {"nonzero", l_nonzero}, {"where", l_where},
+  {"nonzero", l_nonzero}, {"where", l_where},
   {NULL, NULL}};
 
-/* the ops the devices' extra kernels serve (mt_device_extra) */
 void lt_open_index(lua_State *L) {
   lt_setfuncs_guarded(L, methods, functions);
-  static const char *const any_device_methods[] = {
-    "masked_fill_", "masked_fill", "maskedFill", NULL};
-  static const char *const any_device_functions[] = {
-    "masked_fill", NULL};
-  lt_mark_any_device(L, -3, any_device_methods);
-  lt_mark_any_device(L, -2, any_device_functions);
   lt_bind_registry(L, MT_OP_END_PARAM, MT_OP_END_INDEX, set_index);   /* index_select, gather */
-  lt_bind_registry(L, MT_OP_END_INDEX, MT_NUM_OPS, set_put);          /* index_add, scatter, ... */
-  static const struct { const char *name; mt_op op; } torch7_in_place[] = {
-    {"indexAdd", MT_OP_index_add}, {"indexCopy", MT_OP_index_copy}, {"indexFill", MT_OP_index_fill}};
+  lt_bind_registry(L, MT_OP_END_INDEX, MT_OP_END_PUT, set_put);        /* index_add, scatter, ... */
+  lt_bind_registry(L, MT_OP_END_PUT, MT_NUM_OPS, set_mask);           /* masked_fill, ... */
+  static const struct { const char *name; mt_op op; lua_CFunction fn; } torch7_in_place[] = {
+    {"indexAdd", MT_OP_index_add, put_call}, {"indexCopy", MT_OP_index_copy, put_call},
+    {"indexFill", MT_OP_index_fill, put_call}, {"maskedFill", MT_OP_masked_fill, mask_call},
+    {"maskedCopy", MT_OP_masked_scatter, mask_call}};
   for (size_t i = 0; i < sizeof torch7_in_place / sizeof torch7_in_place[0]; i++)
-    lt_bind_op(L, torch7_in_place[i].name, strlen(torch7_in_place[i].name), 0, 1, put_call,
+    lt_bind_op(L, torch7_in_place[i].name, strlen(torch7_in_place[i].name), 0, 1, torch7_in_place[i].fn,
                (lua_Integer)torch7_in_place[i].op * 2 + 1);
 }
