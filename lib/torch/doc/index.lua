@@ -22,7 +22,8 @@ torch.gather(x, dim, index), x:gather(dim, index)
 
 torch.scatter(x, dim, index, src, {reduce=}), x:scatter(dim, index, src), x:scatter_(dim, index, src)
   The inverse of gather: y[index[i][j]][j] = src[i][j] for dim 1; src may be a
-  number. {reduce='add'} adds instead. scatter_ writes into x (Torch7's scatter).
+  number or a 0-dim tensor, written at every index. {reduce='add'} adds instead.
+  scatter_ writes into x (Torch7's scatter).
 
 torch.scatter_add(x, dim, index, src), x:scatter_add(dim, index, src), x:scatter_add_(dim, index, src)
   scatter that adds src into x, summing over repeated indices.
