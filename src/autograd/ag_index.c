@@ -39,10 +39,17 @@ static mt_tensor masked_source_grad(const mt_tensor *g, const mt_tensor *mask, i
    values keep dim: sort, topk, keepdim=true), scalar = the indices' base;
    saved 0 = the indices. ---- */
 
+/* a word of the index families given a number: the formula's failure */
+static ag_v f_of_number(const mt_node *n, const char *word) {
+  ag_failed = 1;
+  mt_fail("%s: %s of a number", n->name, word);
+  return agv_t(&ag_failed_value);
+}
+
 /* t (values-shaped) placed at the indices along dim in zeros of x's shape
    (the indices are distinct within a slice, so adding is placing) */
 static ag_v f_at_indices(const mt_node *n, ag_v t, const mt_tensor *idx) {
-  if (!t.t || !idx) { ag_failed = 1; mt_fail("%s: AT_INDICES of a number", n->name); return agv_t(&ag_failed_value); }
+  if (!t.t || !idx) return f_of_number(n, "AT_INDICES");
   int nd = n->in_ndim[0], dim = n->dims[0];
   mt_tensor d = {0};
   if (nd == 0) {                                 /* a 0-dim x is its own only value */
@@ -114,7 +121,7 @@ int mt_ag_record_selection(mt_tensor *values, const mt_tensor *indices, const mt
    zeros of the input's shape at the saved index); dims[0] the dim,
    scalar the base ---- */
 static ag_v f_index_add(const mt_node *n, ag_v g, const mt_tensor *idx, int scatter) {
-  if (!g.t || !idx) { ag_failed = 1; mt_fail("%s: no gradient tensor", n->name); return agv_t(&ag_failed_value); }
+  if (!g.t || !idx) return f_of_number(n, scatter ? "SCATTER_ADD" : "INDEX_ADD");
   int64_t base = (int64_t)n->scalar;
   return ag_keep(scatter ? ag_scatter_add_zeros(g.t, n->dims[0], idx, base, n->in_ndim[0], n->in_shape[0])
                          : ag_index_add_zeros(g.t, n->dims[0], idx, base, n->in_ndim[0], n->in_shape[0]));
@@ -158,16 +165,11 @@ int mt_ag_record_index_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, c
    scatter_add): the derivative column expanded, in G and ALPHA, with
    ZERO_AT, INDEX_SELECT and GATHER; dims[0] the dim, scalar the base,
    scalar2 alpha; saved 0: the index ---- */
-static ag_v f_put_fail(const mt_node *n, const char *word) {
-  ag_failed = 1;
-  mt_fail("%s: %s of a number", n->name, word);
-  return agv_t(&ag_failed_value);
-}
 
 /* t with the places the node's op writes set to 0: index_fill or
    scatter_fill with 0, through the dispatcher (recorded, self-adjoint) */
 static ag_v f_zero_at(const mt_node *n, ag_v t, const mt_tensor *idx) {
-  if (!t.t) return f_put_fail(n, "ZERO_AT");
+  if (!t.t) return f_of_number(n, "ZERO_AT");
   mt_tensor zero = {0}, r = {0};
   int scatter = n->op == MT_OP_scatter || n->op == MT_OP_scatter_fill || n->op == MT_OP_scatter_add;
   if (ag_failed || mt_tensor_init_like(&zero, t.t->dtype, 0, NULL, t.t) || mt_fill(&zero, 0) ||
@@ -182,7 +184,7 @@ static ag_v f_zero_at(const mt_node *n, ag_v t, const mt_tensor *idx) {
 
 /* t read back at the index (index_select, or gather), in the source's shape */
 static ag_v f_read_back(const mt_node *n, ag_v t, const mt_tensor *idx, int elementwise) {
-  if (!t.t) return f_put_fail(n, elementwise ? "GATHER" : "INDEX_SELECT");
+  if (!t.t) return f_of_number(n, elementwise ? "GATHER" : "INDEX_SELECT");
   mt_tensor r = {0};
   if (ag_failed || mt_call_index(&r, t.t, elementwise ? MT_OP_gather : MT_OP_index_select, n->dims[0], idx,
                                  (int64_t)n->scalar)) {
@@ -243,7 +245,7 @@ int mt_ag_record_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, con
    MASK_PUT and MASKED_SOURCE; edges x and the source (a value's 0-dim
    tensor; none for masked_select) ---- */
 static ag_v f_mask_put(const mt_node *n, ag_v t, const mt_tensor *mask) {
-  if (!t.t) { ag_failed = 1; mt_fail("%s: MASK_PUT of a number", n->name); return agv_t(&ag_failed_value); }
+  if (!t.t) return f_of_number(n, "MASK_PUT");
   int nd;
   int64_t shape[MT_MAX_DIMS];
   mt_tensor me = {0}, r = {0};
@@ -258,7 +260,7 @@ static ag_v f_mask_put(const mt_node *n, ag_v t, const mt_tensor *mask) {
 }
 
 static ag_v f_masked_source(const mt_node *n, ag_v t, const mt_tensor *mask) {
-  if (!t.t) { ag_failed = 1; mt_fail("%s: MASKED_SOURCE of a number", n->name); return agv_t(&ag_failed_value); }
+  if (!t.t) return f_of_number(n, "MASKED_SOURCE");
   return ag_keep(masked_source_grad(t.t, mask, n->in_ndim[1], n->in_shape[1]));
 }
 

@@ -530,9 +530,7 @@ static int index_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
 
 static int index_compute(int kind, mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *idx, int64_t base,
                          int ndim, const int64_t *shape) {
-  switch (kind) {
-  case I_SELECT: return mt_index_select(r, x, dim, idx, base);
-  case I_GATHER: return mt_gather(r, x, dim, idx, base);
+  switch (kind) {                               /* I_SELECT, I_GATHER: the registry's, in ag_index */
   case I_MASK: return mt_index_mask(r, x, idx);
   case I_ADD: return zeros(r, x->dtype, ndim, shape, x) || mt_index_add(r, dim, idx, x, 1, base) ? -1 : 0;
   case I_SCATTER: return zeros(r, x->dtype, ndim, shape, x) || mt_scatter(r, dim, idx, x, 1, base) ? -1 : 0;

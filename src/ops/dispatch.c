@@ -400,57 +400,63 @@ int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_
   return rc ? -1 : 0;
 }
 
-/* ---- puts ---- */
-int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
-                double alpha, int64_t base, int inplace) {
-  if (__builtin_expect(!mt_op_is_put(op), 0)) return wrong_family(op, "mt_call_put");
-  const mt_device_kernels *k = kernels_for(op, x, index, src && src->ndim ? src : NULL, SLOT(put));
+/* ---- puts and masks: ops that write a source into self at an index or a
+   mask, out of place (a copy) or in place ---- */
+typedef struct {
+  mt_op op;
+  int dim;
+  const mt_tensor *where;          /* the index (puts) or the mask */
+  const mt_tensor *src;            /* the source; a value's 0-dim tensor; NULL (masked_select) */
+  double alpha;
+  int64_t base;
+} self_args;
+
+static int self_kernel(const mt_device_kernels *k, mt_tensor *r, const mt_tensor *x, const self_args *a,
+                       const mt_tensor *src, int inplace) {
+  return mt_op_is_put(a->op) ? k->put(r, x, a->op, a->dim, a->where, src, a->alpha, a->base, inplace)
+                             : k->mask(r, x, a->op, a->where, src, inplace);
+}
+
+static int self_record(mt_tensor *r, const mt_tensor *x, const self_args *a, const mt_tensor *src) {
+  return mt_op_is_put(a->op) ? ag.record_put(r, x, a->op, a->dim, a->where, src, a->alpha, a->base)
+                             : ag.record_mask(r, x, a->op, a->where, src);
+}
+
+static int call_on_self(mt_tensor *r, mt_tensor *x, const self_args *a, size_t slot, int inplace) {
+  const mt_tensor *src = a->src;
+  const mt_device_kernels *k = kernels_for(a->op, x, a->where, src && src->ndim ? src : NULL, slot);
   if (!k) return -1;
-  int need = inplace ? inplace_protocol(op, x, src) : 0;
+  int need = inplace ? inplace_protocol(a->op, x, src) : 0;
   if (need < 0) return -1;
   int rc;
-  HOOK(op, 0);
+  HOOK(a->op, 0);
   if (need) {                                     /* x = x:op(...), for autograd */
-    mt_tensor src_copy = {0}, t = {0};
-    rc = ag.inplace_source(&src_copy, x);
+    mt_tensor copy = {0}, t = {0};
+    rc = ag.inplace_source(&copy, x);
     if (!rc) {
-      const mt_tensor *s = src == x ? &src_copy : src;
-      rc = k->put(&t, &src_copy, op, dim, index, s, alpha, base, 0) ||
-           ag.record_put(&t, &src_copy, op, dim, index, s, alpha, base);
+      const mt_tensor *s = src == x ? &copy : src;
+      rc = self_kernel(k, &t, &copy, a, s, 0) || self_record(&t, &copy, a, s);
     }
-    rc = inplace_commit(op, x, &t, &src_copy, rc);
+    rc = inplace_commit(a->op, x, &t, &copy, rc);
   } else {
-    rc = k->put(inplace ? x : r, x, op, dim, index, src, alpha, base, inplace);
-    if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta)))
-      rc = ag.record_put(r, x, op, dim, index, src, alpha, base);
+    rc = self_kernel(k, inplace ? x : r, x, a, src, inplace);
+    if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta))) rc = self_record(r, x, a, src);
   }
-  HOOK(op, 1);
+  HOOK(a->op, 1);
   return rc ? -1 : 0;
 }
 
-/* ---- mask ops ---- */
+int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
+                double alpha, int64_t base, int inplace) {
+  if (__builtin_expect(!mt_op_is_put(op), 0)) return wrong_family(op, "mt_call_put");
+  const self_args a = {op, dim, index, src, alpha, base};
+  return call_on_self(r, x, &a, SLOT(put), inplace);
+}
+
 int mt_call_mask(mt_tensor *r, mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace) {
   if (__builtin_expect(!mt_op_is_mask(op), 0)) return wrong_family(op, "mt_call_mask");
-  const mt_device_kernels *k = kernels_for(op, x, mask, src && src->ndim ? src : NULL, SLOT(mask));
-  if (!k) return -1;
-  int need = inplace ? inplace_protocol(op, x, src) : 0;
-  if (need < 0) return -1;
-  int rc;
-  HOOK(op, 0);
-  if (need) {                                     /* x = x:op(...), for autograd */
-    mt_tensor src_copy = {0}, t = {0};
-    rc = ag.inplace_source(&src_copy, x);
-    if (!rc) {
-      const mt_tensor *s = src == x ? &src_copy : src;
-      rc = k->mask(&t, &src_copy, op, mask, s, 0) || ag.record_mask(&t, &src_copy, op, mask, s);
-    }
-    rc = inplace_commit(op, x, &t, &src_copy, rc);
-  } else {
-    rc = k->mask(inplace ? x : r, x, op, mask, src, inplace);
-    if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta))) rc = ag.record_mask(r, x, op, mask, src);
-  }
-  HOOK(op, 1);
-  return rc ? -1 : 0;
+  const self_args a = {op, 0, mask, src, 1, 0};
+  return call_on_self(r, x, &a, SLOT(mask), inplace);
 }
 
 /* ---- round with decimals: a composition of registry ops ---- */

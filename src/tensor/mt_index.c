@@ -835,7 +835,6 @@ int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tens
   if (!mt_op_is_put(op))
     return mt_fail("mt_put_op: %s is not a put", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
   if (!inplace && mt_clone(r, x)) return -1;
-  (void)alpha;
   switch (op) {
 #define PUT(call, signature) call
 #define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;

@@ -96,6 +96,13 @@ void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int met
    first..end-1: its own name when it has one, and each alias. */
 typedef void (*lt_op_binder)(lua_State *L, const char *name, size_t len, int op);
 void lt_bind_registry(lua_State *L, int first, int end, lt_op_binder bind);
+/* In a binding bound with code op * 2 + inplace: the op and (in *inplace)
+   the flag, with the name Lua called it by ("clamp_") in name. */
+int lt_bound_op(lua_State *L, char *name, size_t size, int *inplace);
+/* Raises mt_error() naming the op as called (name): a kernel that writes in
+   place names itself with "_" (index_add_:), and a form reached through
+   another entry names that entry (clamp_min_: for x:clamp_(lo)). */
+int lt_error_as_called(lua_State *L, const char *name, int op, int inplace);
 
 /* The same for ops with no derivative yet: they raise when an input requires
    grad rather than return a result without history (lt_autograd.c). */

@@ -122,20 +122,6 @@ static void set_index(lua_State *L, const char *name, size_t len, int op) {
 }
 
 /* ---- index_add, index_copy, index_fill ---- */
-/* An error of op's kernel, which writes in place and names its op so
-   (index_add_:, masked_fill_:), or of a form reached through another name
-   (scatter_fill): raised naming the op as called. */
-static int called_error(lua_State *L, const char *name, mt_op op, int inplace) {
-  const char *msg = mt_error(), *names[2] = {mt_op_names[op], name};
-  for (int k = 0; k < 2; k++) {
-    size_t n = strlen(names[k]) - (k == 1 && inplace);
-    const char *rest = msg + n;
-    if (!strncmp(msg, names[k], n) && (rest[0] == ':' || (rest[0] == '_' && rest[1] == ':')))
-      return luaL_error(L, "%s%s", name, rest + (rest[0] == '_'));
-  }
-  return lt_error(L);
-}
-
 /* ---- the registry's puts: x:index_add(dim, index, source, {alpha=}),
    x:index_copy(dim, index, source), x:index_fill(dim, index, value),
    x:scatter(dim, index, source or value, {reduce='add'}),
@@ -143,11 +129,9 @@ static int called_error(lua_State *L, const char *name, mt_op op, int inplace) {
    indexCopy and indexFill, which write in place; upvalue 2 is op * 2 +
    inplace ---- */
 static int put_call(lua_State *L) {
-  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 1);
-  int inplace = (int)(code & 1);
   char name[64];
-  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
+  int inplace;
+  mt_op op = (mt_op)lt_bound_op(L, name, sizeof name, &inplace);
   lt_scalar sc;
   mt_tensor *x = lt_check(L, 1, name);
   int dim = lt_check_dim(L, 2, x->ndim, name);
@@ -174,7 +158,7 @@ static int put_call(lua_State *L) {
     op = MT_OP_scatter_add;
   }
   if (mt_call_put(inplace ? x : lt_push(L), x, op, dim, index, src, alpha, LT_BASE, inplace))
-    return called_error(L, name, op, inplace);
+    return lt_error_as_called(L, name, op, inplace);
   if (inplace) lua_settop(L, 1);
   return 1;
 }
@@ -189,17 +173,15 @@ static void set_put(lua_State *L, const char *name, size_t len, int op) {
    Torch7's maskedFill and maskedCopy, which write in place; upvalue 2 is
    op * 2 + inplace ---- */
 static int mask_call(lua_State *L) {
-  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 1);
-  int inplace = (int)(code & 1);
   char name[64];
-  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
+  int inplace;
+  mt_op op = (mt_op)lt_bound_op(L, name, sizeof name, &inplace);
   lt_scalar sc;
   mt_tensor *x = lt_check(L, 1, name), *mask = lt_check(L, 2, name);
   const char *sig = mt_op_infos[op].signature;
   const mt_tensor *src = !strcmp(sig, "value") ? check_value(L, 3, &sc, name)
                          : !strcmp(sig, "source") ? lt_check(L, 3, name) : NULL;
-  if (mt_call_mask(inplace ? x : lt_push(L), x, op, mask, src, inplace)) return called_error(L, name, op, inplace);
+  if (mt_call_mask(inplace ? x : lt_push(L), x, op, mask, src, inplace)) return lt_error_as_called(L, name, op, inplace);
   if (inplace) lua_settop(L, 1);
   return 1;
 }

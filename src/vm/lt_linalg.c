@@ -53,11 +53,9 @@ static int read_add_args(lua_State *L, const char *op, mt_tensor **t, double *be
 /* The registry's add* products: M:addmm(a, b, {beta=, alpha=}), the Torch7
    forms, and M:addmm_(a, b) in place; upvalue 2 is op * 2 + inplace. */
 static int add_product_call(lua_State *L) {
-  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 1);
-  int inplace = (int)(code & 1);
   char name[64];
-  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
+  int inplace;
+  mt_op op = (mt_op)lt_bound_op(L, name, sizeof name, &inplace);
   mt_tensor *t[3];
   double beta, alpha;
   int input_index = read_add_args(L, name, t, &beta, &alpha);

@@ -320,11 +320,9 @@ static int read_operand(lua_State *L, int i, const char *op, const char *w, size
 }
 
 static int param_call(lua_State *L) {
-  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 1);
-  int inplace = (int)(code & 1);
   char name[64];
-  snprintf(name, sizeof name, "%s%s", mt_op_names[op], inplace ? "_" : "");
+  int inplace;
+  mt_op op = (mt_op)lt_bound_op(L, name, sizeof name, &inplace);
   mt_tensor *x = lt_check(L, 1, name);
   int opts = lt_opts_index(L), last = opts ? opts - 1 : lua_gettop(L), arg = 2;
   const char *sig = mt_op_infos[op].signature, *w;
@@ -381,13 +379,8 @@ static int param_call(lua_State *L) {
       snprintf(word, sizeof word, "%.*s", (int)(n - (w[n - 1] == '#')), w);
       luaL_error(L, "%s: %s must be given", name, word);
     }
-  if (mt_call_param(inplace ? x : lt_push(L), in, op, p, inplace, lt_default_dtype)) {
-    const char *msg = mt_error();
-    size_t called = strlen(name) - inplace, own = strlen(mt_op_names[op]);
-    if (own != called && !strncmp(msg, mt_op_names[op], own))   /* clamp's error, named as called */
-      return luaL_error(L, "%s%s", name, msg + own + inplace);
-    return lt_error(L);
-  }
+  if (mt_call_param(inplace ? x : lt_push(L), in, op, p, inplace, lt_default_dtype))
+    return lt_error_as_called(L, name, op, inplace);
   if (inplace) lua_settop(L, 1);
   return 1;
 }

@@ -1,5 +1,6 @@
 /* lt_util.c: small utilities with no tensor in them: a monotonic clock,
    Torch7's torch.Timer, and the binding of the registry's names. */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "lt.h"
@@ -103,4 +104,23 @@ void lt_bind_registry(lua_State *L, int first, int end, lt_op_binder bind) {
     size_t n;
     for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) bind(L, w, n, op);
   }
+}
+
+int lt_bound_op(lua_State *L, char *name, size_t size, int *inplace) {
+  lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
+  int op = (int)(code >> 1);
+  *inplace = (int)(code & 1);
+  snprintf(name, size, "%s%s", mt_op_names[op], *inplace ? "_" : "");
+  return op;
+}
+
+int lt_error_as_called(lua_State *L, const char *name, int op, int inplace) {
+  const char *msg = mt_error(), *names[2] = {mt_op_names[op], name};
+  for (int k = 0; k < 2; k++) {
+    size_t n = strlen(names[k]) - (k == 1 && inplace);
+    const char *rest = msg + n;
+    if (!strncmp(msg, names[k], n) && (rest[0] == ':' || (rest[0] == '_' && rest[1] == ':')))
+      return luaL_error(L, "%s%s", name, rest + (rest[0] == '_'));
+  }
+  return lt_error(L);
 }
