@@ -292,6 +292,51 @@ local function mask_calls(op, f)
   return out
 end
 
+-- a view's calls, by its signature: each entry gives, for an x of two dims
+-- (s1 x s2), the argument lists to call it with; an op with a signature
+-- missing here fails. as_strided's gradient needs a contiguous x, which
+-- the call makes first.
+local VIEW_CALLS = {
+  ['shape:like'] = function(s1, s2)             -- size-1 dims inserted: a view on every layout
+    return {{s1, 1, s2}, {{1, s1, s2}}, {torch.zeros(s1, s2, 1)}}
+  end,
+  ['start_dim:dim=1 end_dim:dim=-1'] = function() return {{}, {1, 2}, {-2}} end,
+  ['dim:dim sizes:shape'] = function(s1, s2) return {{2, {s2, 1}}, {1, 1, s1}} end,
+  ['dim:dim?'] = function() return {{}, {1}} end,
+  ['dim:newdim'] = function() return {{1}, {3}, {-1}} end,
+  ['size:like'] = function(s1, s2) return {{2, s1, s2}, {2, -1, -1}, {torch.zeros(3, s1, s2)}} end,
+  [''] = function() return {{}} end,
+  ['dim0:dim dim1:dim'] = function() return {{1, 2}, {2, -2}, {1, 1}} end,
+  ['dims:dims'] = function() return {{2, 1}, {{2, 1}}} end,
+  ['source:dimlist destination:dimlist'] = function() return {{1, 2}, {{1, 2}, {2, 1}}, {-1, 1}} end,
+  ['dim:dim start:pos length:int'] = function(s1) return {{1, 2, s1 - 1}, {2, -2, 2}} end,
+  ['dim:dim index:pos'] = function() return {{1, 2}, {2, -1}} end,
+  ['offset:int=0 dim1:dim=1 dim2:dim=2'] = function() return {{}, {1}, {-1, 2, 1}, {{offset = 1}}} end,
+  ['dimension:dim size:int step:int'] = function() return {{2, 2, 1}, {1, 2, 2}, {2, 3, 1}} end,
+  ['size:ints stride:ints storage_offset:offset?'] = function()   -- the last reads elements twice
+    return {{{2, 2}, {1, 2}, 2}, {{3}, {2}}, {{2, 3}, {1, 1}}}
+  end,
+  ['shifts:ints dims:dimlist?'] = function() return {{1}, {2, 1}, {{1, -1}, {1, 2}}} end,
+  ['diagonal:int=0'] = function() return {{}, {1}, {-1}, {{diagonal = 1}}} end,
+  ['repeats:shape'] = function() return {{2, 1}, {1, 2, 2}} end,
+}
+local function view_calls(op, f)
+  local make = VIEW_CALLS[op.signature]
+  assert(make, op.name .. ': no calls for the view signature "' .. op.signature .. '"')
+  local contiguous = op.signature:find('stride:ints', 1, true) ~= nil
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    for _, args in ipairs(make(x:size(1), x:size(2))) do
+      out[#out + 1] = {inputs, function(t) return f(contiguous and t:contiguous() or t, table.unpack(args)) end}
+    end
+  end
+  if op.inplace then
+    out[#out + 1] = {out[1][1], function(t) local c = t * 1; return c[op.name .. '_'](c, 1) end}
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
@@ -300,6 +345,7 @@ local function calls(op)
   if op.family == 'index' then return index_calls(op, f) end
   if op.family == 'put' then return put_calls(op, f) end
   if op.family == 'mask' then return mask_calls(op, f) end
+  if op.family == 'view' then return view_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
@@ -379,12 +425,12 @@ describe('the op registry', function()
     torch._op_counter(true)
     local v = x:max(2)                 -- max_dim: its node is MaxBackward
     local s = x:sort(1, true)          -- sort
-    local p = x:mm(w:t())              -- mm, and one more in each backward reaching x
-    local m = (p * 1):addmm_(x, w:t(), {beta = 0.5})   -- mul, addmm (in place, under autograd)
+    local p = x:mm(w:t())              -- t, mm, and one more in each backward reaching x
+    local m = (p * 1):addmm_(x, w:t(), {beta = 0.5})   -- mul, t, addmm (in place, under autograd)
     m:sum():backward()                 -- sum; addmm's input gradient G * beta is a mul; x's two gradients add
     local counts = torch._op_counts()
     torch._op_counter(false)
-    assert.are.same({max_dim = 1, sort = 1, mm = 3, mul = 2, addmm = 1, sum = 1, add = 1}, counts)
+    assert.are.same({max_dim = 1, sort = 1, t = 2, mm = 3, mul = 2, addmm = 1, sum = 1, add = 1}, counts)
     assert.are.equal('MaxBackward', v.grad_fn:name())
     assert.are.equal('SortBackward', s.grad_fn:name())
     assert.are.equal('AddmmBackward', m.grad_fn:name())
@@ -445,5 +491,26 @@ describe('the op registry', function()
     assert.are.same({{1, 2, 2, 1}, {2, 1, 1, 2}, {1, 1, 2, 2}}, x.grad:totable())
     assert.are.same({{3, 3}, {3, 3}, {3, 3}}, src.grad:totable())
     assert.are.equal(0.5, b[1][4])
+  end)
+
+  it('sees the views through the dispatcher, their backward and in-place forms included', function()
+    local x = sample('any', {3, 4}, 1):requires_grad_()
+    torch._op_counter(true)
+    local a = x:narrow(2, 2, 2)                  -- narrow
+    local b = x:view(4, 3):t()                   -- view, t
+    local c = torch.swapaxes(x, 1, 2)            -- transpose, by an alias
+    local d = (x * 1):tril_(1)                   -- mul, tril (in place, under autograd)
+    local e = x:unfold(2, 2, 1)                  -- unfold
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({narrow = 1, view = 1, t = 1, transpose = 1, mul = 1, tril = 1, unfold = 1}, counts)
+    assert.are.equal('NarrowBackward', a.grad_fn:name())
+    assert.are.equal('TBackward', b.grad_fn:name())
+    assert.are.equal('TransposeBackward', c.grad_fn:name())
+    assert.are.equal('TrilBackward', d.grad_fn:name())
+    assert.are.equal('UnfoldBackward', e.grad_fn:name())
+    -- from the definition: each element's gradient counts the places it reaches
+    torch.autograd.backward({a:sum(), b:sum(), c:sum(), d:sum(), e:sum()})
+    assert.are.same({{4, 6, 5, 3}, {4, 6, 6, 3}, {4, 6, 6, 4}}, x.grad:totable())
   end)
 end)

@@ -382,7 +382,7 @@ describe('tril and triu', function()
 
   it('raise below 2 dims', function()
     fails(function() torch.zeros(3):tril() end, 'tril: needs at least 2 dims, got 3')
-    fails(function() torch.tensor(1):triu_() end, 'triu: needs at least 2 dims')
+    fails(function() torch.tensor(1):triu_() end, 'triu_: needs at least 2 dims')
     fails(function() torch.zeros(1, 3):expand(2, 3):tril_() end, 'tril_: unsupported operation')
   end)
 end)

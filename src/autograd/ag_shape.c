@@ -1,99 +1,127 @@
-/* ag_shape.c: derivatives of views, indexing and shape ops. Each op comes
-   with its adjoint (narrow with "write g into a slice of zeros", index_select
-   with index_add into zeros, gather with scatter_add, ...), both recorded,
-   so each one's derivative is the other and create_graph gives
-   higher-order gradients. */
+/* ag_shape.c: derivatives of the registry's views and rearrangements
+   (MT_VIEW_OPS in src/ops/registry.h: the derivative column expanded), and
+   of the shape and index ops outside the registry yet (cat and stack,
+   split, x[idx], x[mask], where). Each derivative is written with recording
+   ops, and a view's adjoint (g added into a view of zeros) is recorded with
+   the view as its own derivative, so create_graph gives higher-order
+   gradients. */
 #include <stdio.h>
 #include <string.h>
 #include "ag.h"
 #include "ag_expr.h"
+#include "ag_formula.h"
 #include "ag_shape.h"
 #include "../tensor/mt_shape.h"
 #include "../tensor/mt_index.h"
 #include "../tensor/mt_ops.h"
 #include "../ops/dispatch.h"
 
-/* ---- parametric views and rearrangements: one family of nodes ----
-   A spec names the op and its parameters; it lives in the node (op, dims,
-   scalar, and p and q in the node's extra words). */
-enum { K_NARROW, K_SELECT, K_DIAG, K_UNFOLD, K_PERMUTE, K_FLIP, K_ROLL, K_TRIL, K_TRIU, K_STRIDED, K_NUM };
+/* ---- the registry's views: a node holds its op (n->op) and the op's
+   arguments in its extra words: i[0..2], n, m, then v[0..n) and w[0..m).
+   as_strided keeps x's storage offset in i[1], which it does not use. ---- */
+#define VIEW_FIRST MT_OP_END_MASK
+static size_t args_words(const mt_view_args *a) { return 5 + (size_t)a->n + (size_t)a->m; }
 
-/* p holds n values (at least 3: narrow's dim, start, len ...), q nd.
-   K_STRIDED: as_strided of a contiguous x, n dims of sizes p and strides q
-   (nd = n), starting off elements past x's first one */
-typedef struct { int kind, n, nd; int64_t p[MT_MAX_DIMS], q[MT_MAX_DIMS], off; } vspec;
-
-static int spec_np(const vspec *s) { return s->n > 3 ? s->n : 3; }
-
-static const char *const apply_names[K_NUM] = {
-  "NarrowBackward", "SelectBackward", "DiagonalBackward", "UnfoldBackward", "PermuteBackward",
-  "FlipBackward", "RollBackward", "TrilBackward", "TriuBackward", "AsStridedBackward"};
-static const char *const scatter_names[K_NUM] = {
-  "SliceScatterBackward", "SelectScatterBackward", "DiagonalScatterBackward", "UnfoldBackwardBackward",
-  [K_STRIDED] = "AsStridedScatterBackward"};
-
-static void spec_store(mt_node *n, const vspec *s) {
-  n->op = s->kind;
-  n->dims[0] = s->n;
-  n->dims[1] = s->nd;
-  memcpy(n->extra, s->p, sizeof(int64_t) * (size_t)spec_np(s));
-  memcpy(n->extra + spec_np(s), s->q, sizeof(int64_t) * (size_t)s->nd);
-  n->scalar = (double)s->off;                /* exact: an element offset is below 2^53 */
+static void args_store(mt_node *nd, const mt_view_args *a) {
+  int64_t *e = nd->extra;
+  memcpy(e, a->i, sizeof a->i);
+  e[3] = a->n;
+  e[4] = a->m;
+  memcpy(e + 5, a->v, sizeof(int64_t) * (size_t)a->n);
+  memcpy(e + 5 + a->n, a->w, sizeof(int64_t) * (size_t)a->m);
 }
 
-static void spec_load(const mt_node *n, vspec *s) {
-  memset(s, 0, sizeof *s);
-  s->kind = n->op;
-  s->n = n->dims[0];
-  s->nd = n->dims[1];
-  memcpy(s->p, n->extra, sizeof(int64_t) * (size_t)spec_np(s));
-  memcpy(s->q, n->extra + spec_np(s), sizeof(int64_t) * (size_t)s->nd);
-  s->off = (int64_t)n->scalar;
+static void args_fill_ints(mt_view_args *a) {
+  for (int k = 0; k < a->n; k++) a->dv[k] = (int)a->v[k];
+  for (int k = 0; k < a->m; k++) a->dw[k] = (int)a->w[k];
 }
 
-static int spec_compute(mt_tensor *r, const mt_tensor *x, const vspec *s) {
-  int dims[MT_MAX_DIMS];
-  switch (s->kind) {
-  case K_NARROW: return mt_narrow(r, x, (int)s->p[0], s->p[1], s->p[2]);
-  case K_SELECT: return mt_select(r, x, (int)s->p[0], s->p[1]);
-  case K_DIAG: return mt_diagonal(r, x, s->p[0], (int)s->p[1], (int)s->p[2]);
-  case K_UNFOLD: return mt_unfold(r, x, (int)s->p[0], s->p[1], s->p[2]);
-  case K_PERMUTE: case K_FLIP:
-    for (int i = 0; i < s->n; i++) dims[i] = (int)s->p[i];
-    return s->kind == K_PERMUTE ? mt_permute(r, x, dims) : mt_flip(r, x, dims, s->n);
-  case K_ROLL:
-    for (int i = 0; i < s->nd; i++) dims[i] = (int)s->q[i];
-    return mt_roll(r, x, s->p, s->n, dims, s->nd);
-  case K_TRIL: case K_TRIU: return mt_tri(r, x, s->p[0], s->kind == K_TRIU, 0);
-  case K_STRIDED: {                            /* a gradient need not be contiguous: lay it out first */
-    mt_tensor c = {0};
-    int rc = mt_contiguous(&c, x) || mt_as_strided(r, &c, s->n, s->p, s->q, c.offset + s->off);
-    mt_tensor_release(&c);
-    return rc ? -1 : 0;
-  }
-  default: return mt_fail("autograd: unknown view kind %d", s->kind);
-  }
+static void args_load(const mt_node *nd, mt_view_args *a) {
+  memset(a, 0, sizeof *a);
+  const int64_t *e = nd->extra;
+  memcpy(a->i, e, sizeof a->i);
+  a->n = (int)e[3];
+  a->m = (int)e[4];
+  memcpy(a->v, e + 5, sizeof(int64_t) * (size_t)a->n);
+  memcpy(a->w, e + 5 + a->n, sizeof(int64_t) * (size_t)a->m);
+  args_fill_ints(a);
 }
 
-static int apply_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
+/* the node names, PyTorch's: VIEW's node word, and its adjoint's */
+#define VIEW(call, signature, node) #node "Backward"
+#define OPC(name, kernel, E, ...) [MT_OP_##name - VIEW_FIRST] = kernel,
+static const char *const view_names[MT_NUM_OPS - VIEW_FIRST] = {MT_VIEW_OPS(OPC, _)};
+#undef VIEW
+#define VIEW(call, signature, node) #node "ScatterBackward"
+static const char *const scatter_names[MT_NUM_OPS - VIEW_FIRST] = {MT_VIEW_OPS(OPC, _)};
+#undef VIEW
+#undef OPC
+
+static int view_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
 static int scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
 
-static int record_spec(mt_tensor *r, const mt_tensor *x, const vspec *s, const char *name, mt_backward_fn fn) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
+static int record_args(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, const char *name,
+                       mt_backward_fn fn) {
   const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node_extra(name, fn, 1, in, (size_t)(spec_np(s) + s->nd));
-  if (!n) return mt_fail("%s: out of memory recording the graph", name);
-  spec_store(n, s);
+  mt_node *n = mt_ag_new_node_extra(name, fn, 1, in, args_words(a));
+  if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
+  n->op = op;
+  args_store(n, a);
   return mt_ag_attach(r, n);
 }
 
-static mt_tensor ag_apply(const mt_tensor *x, const vspec *s) {
-  mt_tensor r = {0};
-  if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (spec_compute(&r, x, s) || record_spec(&r, x, s, apply_names[s->kind], apply_backward)) {
-    ag_drop(&r);
-    ag_failed = 1;
+/* as_strided's gradient reads x's elements through its storage offsets:
+   x must be contiguous and hold every element the view reads */
+static int strided_check(const mt_tensor *x, const mt_view_args *a) {
+  char b[128];
+  if (!mt_is_contiguous(x)) {
+    char strides[128];
+    size_t len = 0;
+    strides[0] = 0;
+    for (int i = 0; i < x->ndim && len < sizeof strides; i++)
+      len += (size_t)snprintf(strides + len, sizeof strides - len, "%s%lld", i ? ", " : "", (long long)x->stride[i]);
+    return mt_fail("as_strided: its gradient is defined for a contiguous input only, got %s with strides "
+                   "(%s) (call contiguous() first)", mt_shape_str(x, b, sizeof b), strides);
   }
+  int64_t numel = mt_numel(x), off = a->i[0] - x->offset, last = off;
+  int empty = 0;
+  for (int i = 0; i < a->n; i++) {
+    if (a->v[i] == 0) empty = 1;
+    last += (a->v[i] - 1) * a->w[i];
+  }
+  if (!empty && (off < 0 || last >= numel))
+    return mt_fail("as_strided: the view reads storage elements %lld..%lld but the input %s holds "
+                   "%lld..%lld; its gradient is not defined", (long long)a->i[0] + 1,
+                   (long long)(last + x->offset + 1), mt_shape_str(x, b, sizeof b), (long long)x->offset + 1,
+                   (long long)(x->offset + numel));
+  return 0;
+}
+
+/* The dispatcher's hook: r = op(x, a) was computed. Dims in a are 0-based
+   and in range (the kernel checked them); negative positions are wrapped
+   here, and roll's shifts taken modulo their sizes (so that the inverse's
+   negation cannot overflow). */
+int mt_ag_record_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *args) {
+  if (!mt_op_infos[op].differentiable || !ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
+  mt_view_args a = *args;
+  if ((op == MT_OP_narrow || op == MT_OP_select) && x->ndim && a.i[1] < 0) a.i[1] += x->shape[a.i[0]];
+  if (op == MT_OP_roll)
+    for (int k = 0; k < a.n; k++) {
+      int64_t size = a.m ? x->shape[a.dw[k] < 0 ? a.dw[k] + x->ndim : a.dw[k]] : mt_numel(x);
+      a.v[k] = size ? a.v[k] % size : 0;
+    }
+  if (op == MT_OP_as_strided) {
+    if (strided_check(x, &a)) return -1;
+    a.i[1] = x->offset;
+  }
+  return record_args(r, x, op, &a, view_names[op - VIEW_FIRST], view_backward);
+}
+
+/* the op through the dispatcher (recorded when t carries history) */
+static mt_tensor view_call(mt_op op, const mt_tensor *t, const mt_view_args *a) {
+  mt_tensor r = {0};
+  if (ag_failed || !t->storage) { ag_failed = 1; return r; }
+  if (mt_call_view(&r, (mt_tensor *)t, op, a, 0)) { ag_drop(&r); ag_failed = 1; }
   return r;
 }
 
@@ -108,202 +136,9 @@ static int zeros(mt_tensor *r, int dtype, int ndim, const int64_t *shape, const 
   return mt_fill(r, 0);
 }
 
-/* zeros of (ndim, shape) with g added into the view the spec takes */
-static int scatter_compute(mt_tensor *r, const mt_tensor *g, const vspec *s, int ndim, const int64_t *shape) {
-  if (zeros(r, g->dtype, ndim, shape, g)) return -1;
-  mt_tensor v = {0}, gk = {0};
-  int rc = 0;
-  if (s->kind == K_UNFOLD) {                   /* windows overlap: one window offset at a time */
-    int d = (int)s->p[0];
-    int64_t size = s->p[1], step = s->p[2], nwin = g->shape[d];
-    for (int64_t k = 0; k < size && nwin > 0 && rc == 0; k++) {
-      rc = mt_select(&gk, g, g->ndim - 1, k) || mt_slice(&v, r, d, k, k + (nwin - 1) * step + 1, step) ||
-           add_into(&v, &gk);
-      mt_tensor_release(&gk);
-      mt_tensor_release(&v);
-    }
-    return rc;
-  }
-  rc = spec_compute(&v, r, s) || add_into(&v, g);
-  mt_tensor_release(&v);
-  return rc ? -1 : 0;
-}
-
-static mt_tensor ag_scatter(const mt_tensor *g, const vspec *s, int ndim, const int64_t *shape) {
-  mt_tensor r = {0};
-  if (ag_failed || !g->storage) { ag_failed = 1; return r; }
-  if (scatter_compute(&r, g, s, ndim, shape) || record_spec(&r, g, s, scatter_names[s->kind], scatter_backward)) {
-    ag_drop(&r);
-    ag_failed = 1;
-  }
-  return r;
-}
-
-/* the derivative of the spec's op: g back to the input's geometry */
-static mt_tensor adjoint(const mt_tensor *g, const vspec *s, int ndim, const int64_t *shape) {
-  vspec t = *s;
-  switch (s->kind) {
-  case K_PERMUTE:
-    for (int i = 0; i < s->n; i++) t.p[s->p[i]] = i;
-    return ag_apply(g, &t);
-  case K_ROLL:
-    for (int i = 0; i < s->n; i++) t.p[i] = -s->p[i];
-    return ag_apply(g, &t);
-  case K_FLIP: case K_TRIL: case K_TRIU: return ag_apply(g, s);
-  default: return ag_scatter(g, s, ndim, shape);
-  }
-}
-
-static int apply_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  ag_failed = 0;
-  vspec s;
-  spec_load(n, &s);
-  mt_tensor d = adjoint(g, &s, n->in_ndim[0], n->in_shape[0]);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-static int scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  ag_failed = 0;
-  vspec s;
-  spec_load(n, &s);
-  mt_tensor d = ag_apply(g, &s);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-mt_tensor ag_narrow(const mt_tensor *x, int dim, int64_t start, int64_t len) {
-  vspec s = {.kind = K_NARROW, .p = {dim, start, len}};
-  return ag_apply(x, &s);
-}
-static mt_tensor ag_select(const mt_tensor *x, int dim, int64_t index) {
-  vspec s = {.kind = K_SELECT, .p = {dim, index}};
-  return ag_apply(x, &s);
-}
-
-/* one dim at a time: each step writes the smaller tensor into a slice of zeros */
-mt_tensor ag_pad(const mt_tensor *x, int ndim, const int64_t *shape) {
-  mt_tensor cur = {0};
-  if (ag_failed || !x->storage || x->ndim != ndim) {
-    if (!ag_failed && x->storage) mt_fail("autograd: cannot pad %d dims to %d", x->ndim, ndim);
-    ag_failed = 1;
-    return cur;
-  }
-  mt_ag_alias(&cur, x);
-  int64_t grown[MT_MAX_DIMS];
-  memcpy(grown, x->shape, sizeof(int64_t) * (size_t)ndim);
-  for (int d = 0; d < ndim && !ag_failed; d++) {
-    if (grown[d] == shape[d]) continue;
-    vspec s = {.kind = K_NARROW, .p = {d, 0, grown[d]}};
-    grown[d] = shape[d];
-    mt_tensor next = ag_scatter(&cur, &s, ndim, grown);
-    ag_drop(&cur);
-    cur = next;
-  }
-  return cur;
-}
-
-mt_tensor ag_flip(const mt_tensor *x, int dim) {
-  vspec s = {.kind = K_FLIP, .n = 1, .p = {dim}};
-  return ag_apply(x, &s);
-}
-
-mt_tensor ag_permute(const mt_tensor *x, const int *dims) {
-  vspec s = {.kind = K_PERMUTE, .n = x->ndim};
-  for (int i = 0; i < x->ndim; i++) s.p[i] = dims[i];
-  return ag_apply(x, &s);
-}
-
-mt_tensor ag_cat(const mt_tensor *const *ts, int n, int dim) {
-  mt_tensor r = {0};
-  for (int i = 0; i < n; i++) if (!ts[i]->storage) ag_failed = 1;
-  if (ag_failed) return r;
-  if (mt_cat(&r, ts, n, dim) || mt_ag_record_cat(&r, ts, n, dim, 0)) { ag_drop(&r); ag_failed = 1; }
-  return r;
-}
-
-/* ---- recording the views ---- */
-static int wrap(int dim, int ndim) { return dim < 0 ? dim + ndim : dim; }
-
-int mt_ag_record_narrow(mt_tensor *r, const mt_tensor *x, int dim, int64_t start, int64_t len) {
-  dim = wrap(dim, x->ndim);
-  if (start < 0) start += x->shape[dim];
-  vspec s = {.kind = K_NARROW, .p = {dim, start, len}};
-  return record_spec(r, x, &s, apply_names[K_NARROW], apply_backward);
-}
-
-int mt_ag_record_select(mt_tensor *r, const mt_tensor *x, int dim, int64_t index) {
-  dim = wrap(dim, x->ndim);
-  if (index < 0) index += x->shape[dim];
-  vspec s = {.kind = K_SELECT, .p = {dim, index}};
-  return record_spec(r, x, &s, apply_names[K_SELECT], apply_backward);
-}
-
-int mt_ag_record_permute(mt_tensor *r, const mt_tensor *x, const int *dims) {
-  vspec s = {.kind = K_PERMUTE, .n = x->ndim};
-  for (int i = 0; i < x->ndim; i++) s.p[i] = wrap(dims[i], x->ndim);
-  return record_spec(r, x, &s, apply_names[K_PERMUTE], apply_backward);
-}
-
-/* movedim is the permutation mt_movedim builds */
-int mt_ag_record_movedim(mt_tensor *r, const mt_tensor *x, const int *src, const int *dst, int n) {
-  int nd = x->ndim, perm[MT_MAX_DIMS], used[MT_MAX_DIMS] = {0};
-  if (nd == 0) return mt_ag_record_view(r, x);
-  for (int i = 0; i < nd; i++) perm[i] = -1;
-  for (int i = 0; i < n; i++) {
-    int s = wrap(src[i], nd), d = wrap(dst[i], nd);
-    perm[d] = s;
-    used[s] = 1;
-  }
-  for (int i = 0, s = 0; i < nd; i++) {
-    if (perm[i] >= 0) continue;
-    while (used[s]) s++;
-    perm[i] = s++;
-  }
-  return mt_ag_record_permute(r, x, perm);
-}
-
-int mt_ag_record_diagonal(mt_tensor *r, const mt_tensor *x, int64_t offset, int d0, int d1) {
-  vspec s = {.kind = K_DIAG, .p = {offset, wrap(d0, x->ndim), wrap(d1, x->ndim)}};
-  return record_spec(r, x, &s, apply_names[K_DIAG], apply_backward);
-}
-
-int mt_ag_record_unfold(mt_tensor *r, const mt_tensor *x, int dim, int64_t size, int64_t step) {
-  vspec s = {.kind = K_UNFOLD, .p = {wrap(dim, x->ndim), size, step}};
-  if (x->ndim == 0) return mt_ag_record_view(r, x);   /* one window: x as a 1-element vector */
-  return record_spec(r, x, &s, apply_names[K_UNFOLD], apply_backward);
-}
-
-int mt_ag_record_flip(mt_tensor *r, const mt_tensor *x, const int *dims, int n) {
-  vspec s = {.kind = K_FLIP, .n = n};
-  for (int i = 0; i < n; i++) s.p[i] = wrap(dims[i], x->ndim);
-  return record_spec(r, x, &s, apply_names[K_FLIP], apply_backward);
-}
-
-int mt_ag_record_roll(mt_tensor *r, const mt_tensor *x, const int64_t *shifts, int ns, const int *dims, int nd) {
-  vspec s = {.kind = K_ROLL, .n = ns, .nd = nd};
-  for (int i = 0; i < ns; i++) {                 /* modulo the size rolled along, as mt_roll reads it: */
-    int64_t size = nd ? x->shape[wrap(dims[i], x->ndim)] : mt_numel(x);
-    s.p[i] = size ? shifts[i] % size : 0;        /* then the adjoint's negation cannot overflow */
-  }
-  for (int i = 0; i < nd; i++) s.q[i] = wrap(dims[i], x->ndim);
-  return record_spec(r, x, &s, apply_names[K_ROLL], apply_backward);
-}
-
-int mt_ag_record_tri(mt_tensor *r, const mt_tensor *x, int64_t k, int upper) {
-  vspec s = {.kind = upper ? K_TRIU : K_TRIL, .p = {k}};
-  return record_spec(r, x, &s, apply_names[s.kind], apply_backward);
-}
-
-/* ---- as_strided of a contiguous x ----
-   The gradient adds g into zeros of x's extent where the view reads them:
-   through the same view of the zeros when no element is read twice (its
-   adjoint is then the view again, K_STRIDED), else by index_add over the
-   flat positions the view reads, saved as an int64 tensor. */
-
-/* 1 when the view may read an element twice: with the dims sorted by
-   stride, each stride must pass the farthest offset the smaller ones reach
-   (a sufficient test; a view it cannot clear takes the index_add path) */
+/* 1 when as_strided's view may read an element twice: with the dims sorted
+   by stride, each stride must pass the farthest offset the smaller ones
+   reach (a sufficient test; a view it cannot clear adds by positions) */
 static int view_overlaps(int n, const int64_t *size, const int64_t *stride) {
   int order[MT_MAX_DIMS], m = 0;
   for (int i = 0; i < n; i++) {
@@ -322,97 +157,108 @@ static int view_overlaps(int n, const int64_t *size, const int64_t *stride) {
   return 0;
 }
 
-static int strided_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *pos;
-  if (mt_ag_saved(n, 0, &pos)) return -1;
-  ag_failed = 0;
-  int64_t count = pos->shape[0], numel = 1;
-  for (int d = 0; d < n->in_ndim[0]; d++) numel *= n->in_shape[0][d];
-  mt_tensor flat = ag_reshape(g, 1, &count);
-  mt_tensor sums = ag_index_add_zeros(&flat, 0, pos, 0, 1, &numel);
-  mt_tensor d = ag_reshape(&sums, n->in_ndim[0], n->in_shape[0]);
-  ag_drop(&flat); ag_drop(&sums);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-/* the flat positions (from x's first element) that the view reads, 1-D */
-static int strided_positions(mt_tensor *pos, int64_t numel, int ndim, const int64_t *size,
-                             const int64_t *stride, int64_t off) {
+/* the flat positions (from the first element) that as_strided's view reads */
+static int strided_positions(mt_tensor *pos, int64_t numel, const mt_view_args *a, int64_t off) {
   mt_tensor all = {0}, view = {0}, dense = {0};
   int64_t count = 1;
-  for (int i = 0; i < ndim; i++) count *= size[i];
+  for (int i = 0; i < a->n; i++) count *= a->v[i];
   int rc = mt_tensor_init(&all, MT_INT64, 1, &numel);
   if (!rc) {
     int64_t *p = (int64_t *)mt_data(&all);
     for (int64_t i = 0; i < numel; i++) p[i] = i;
-    rc = mt_as_strided(&view, &all, ndim, size, stride, off) || mt_clone(&dense, &view) ||
+    rc = mt_as_strided(&view, &all, a->n, a->v, a->w, off) || mt_clone(&dense, &view) ||
          mt_reshape(pos, &dense, 1, &count);
   }
   mt_tensor_release(&all); mt_tensor_release(&view); mt_tensor_release(&dense);
   return rc ? -1 : 0;
 }
 
-int mt_ag_record_as_strided(mt_tensor *r, const mt_tensor *x, int ndim, const int64_t *size,
-                            const int64_t *stride, int64_t offset) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
-  char b[128];
-  if (!mt_is_contiguous(x)) {
-    char strides[128];
-    size_t len = 0;
-    strides[0] = 0;
-    for (int i = 0; i < x->ndim && len < sizeof strides; i++)
-      len += (size_t)snprintf(strides + len, sizeof strides - len, "%s%lld", i ? ", " : "", (long long)x->stride[i]);
-    return mt_fail("as_strided: its gradient is defined for a contiguous input only, got %s with strides "
-                   "(%s) (call contiguous() first)", mt_shape_str(x, b, sizeof b), strides);
+/* r = zeros of (ndim, shape) with g added into op's view of them: window by
+   window for unfold, by position for an as_strided that reads an element
+   twice. as_strided's offset counts from the zeros' first element. */
+static int into_zeros_compute(mt_tensor *r, mt_op op, const mt_view_args *a, const mt_tensor *g, int ndim,
+                              const int64_t *shape) {
+  if (zeros(r, g->dtype, ndim, shape, g)) return -1;
+  mt_tensor v = {0}, gk = {0};
+  int rc = 0;
+  if (op == MT_OP_unfold && ndim > 0) {         /* windows overlap: one window offset at a time */
+    int d = (int)a->i[0];
+    int64_t size = a->i[1], step = a->i[2], nwin = g->shape[d];
+    for (int64_t k = 0; k < size && nwin > 0 && rc == 0; k++) {
+      rc = mt_select(&gk, g, g->ndim - 1, k) || mt_slice(&v, r, d, k, k + (nwin - 1) * step + 1, step) ||
+           add_into(&v, &gk);
+      mt_tensor_release(&gk);
+      mt_tensor_release(&v);
+    }
+    return rc;
   }
-  int64_t numel = mt_numel(x), off = offset - x->offset, last = off;
-  int empty = 0;
-  for (int i = 0; i < ndim; i++) {
-    if (size[i] == 0) empty = 1;
-    last += (size[i] - 1) * stride[i];
+  if (op == MT_OP_as_strided) {
+    int64_t off = a->i[0] - a->i[1];
+    if (!view_overlaps(a->n, a->v, a->w)) {
+      rc = mt_as_strided(&v, r, a->n, a->v, a->w, r->offset + off) || add_into(&v, g);
+    } else {                                     /* by the flat positions the view reads */
+      mt_tensor pos = {0}, flat = {0}, gc = {0}, rf = {0};
+      int64_t numel = mt_numel(r), count = mt_numel(g);
+      rc = strided_positions(&pos, numel, a, off) || mt_contiguous(&gc, g) || mt_reshape(&flat, &gc, 1, &count) ||
+           mt_reshape(&rf, r, 1, &numel) || mt_index_add(&rf, 0, &pos, &flat, 1, 0);
+      mt_tensor_release(&pos); mt_tensor_release(&flat); mt_tensor_release(&gc); mt_tensor_release(&rf);
+    }
+    mt_tensor_release(&v);
+    return rc ? -1 : 0;
   }
-  if (!empty && (off < 0 || last >= numel))
-    return mt_fail("as_strided: the view reads storage elements %lld..%lld but the input %s holds "
-                   "%lld..%lld; its gradient is not defined", (long long)offset + 1,
-                   (long long)(last + x->offset + 1), mt_shape_str(x, b, sizeof b), (long long)x->offset + 1,
-                   (long long)(x->offset + numel));
-  if (!view_overlaps(ndim, size, stride)) {
-    vspec s = {.kind = K_STRIDED, .n = ndim, .nd = ndim, .off = off};
-    memcpy(s.p, size, sizeof(int64_t) * (size_t)ndim);
-    memcpy(s.q, stride, sizeof(int64_t) * (size_t)ndim);
-    return record_spec(r, x, &s, apply_names[K_STRIDED], apply_backward);
-  }
-  mt_tensor pos = {0};
-  if (strided_positions(&pos, numel, ndim, size, stride, off)) return -1;
-  const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node("AsStridedBackward", strided_backward, 1, in);
-  if (!n) { mt_tensor_release(&pos); return mt_fail("as_strided: out of memory recording the graph"); }
-  mt_ag_save(n, &pos, 0);
-  mt_tensor_release(&pos);
-  return mt_ag_attach(r, n);
+  rc = mt_view_op(&v, r, op, a, 0) || add_into(&v, g);
+  mt_tensor_release(&v);
+  return rc ? -1 : 0;
 }
 
-int mt_ag_record_split(mt_tensor *const *parts, const mt_tensor *x, int dim, const int64_t *sizes, int64_t n) {
-  dim = wrap(dim, x->ndim);
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; i++) {
-    vspec s = {.kind = K_NARROW, .p = {dim, off, sizes[i]}};
-    if (record_spec(parts[i], x, &s, "SplitBackward", apply_backward)) return -1;
-    off += sizes[i];
+static mt_tensor into_zeros(mt_op op, const mt_view_args *a, const mt_tensor *g, int ndim, const int64_t *shape) {
+  mt_tensor r = {0};
+  if (ag_failed || !g->storage) { ag_failed = 1; return r; }
+  if (into_zeros_compute(&r, op, a, g, ndim, shape) ||
+      (ag_any_requires_grad(g, NULL) && record_args(&r, g, op, a, scatter_names[op - VIEW_FIRST], scatter_backward))) {
+    ag_drop(&r);
+    ag_failed = 1;
   }
-  return 0;
+  return r;
 }
 
-/* ---- repeat: g summed over the copies, one dim at a time ---- */
-static int repeat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  ag_failed = 0;
-  int nr = n->dims[0], lead = nr - n->in_ndim[0];
+/* the adjoint's derivative: the view of g (as_strided's, from g laid out
+   contiguously, its offset counted from g's first element) */
+static mt_tensor view_of(mt_op op, const mt_view_args *a, const mt_tensor *g) {
+  if (op != MT_OP_as_strided) return view_call(op, g, a);
+  mt_tensor c = {0}, r = {0};
+  if (ag_failed) return r;
+  mt_view_args s = *a;
+  if (mt_clone(&c, g) || (g->grad_meta && mt_ag_record_view(&c, g))) { ag_drop(&c); ag_failed = 1; return r; }
+  s.i[0] = c.offset + (a->i[0] - a->i[1]);
+  r = view_call(op, &c, &s);
+  ag_drop(&c);
+  return r;
+}
+
+/* permute's, movedim's and roll's inverse arguments */
+static void inverse_args(mt_op op, const mt_view_args *a, mt_view_args *inv) {
+  *inv = *a;
+  if (op == MT_OP_permute) {
+    for (int k = 0; k < a->n; k++) inv->v[a->dv[k]] = k;
+  } else if (op == MT_OP_movedim) {
+    inv->n = a->m; inv->m = a->n;
+    memcpy(inv->v, a->w, sizeof(int64_t) * (size_t)a->m);
+    memcpy(inv->w, a->v, sizeof(int64_t) * (size_t)a->n);
+  } else if (op == MT_OP_roll) {
+    for (int k = 0; k < a->n; k++) inv->v[k] = -a->v[k];
+  }
+  args_fill_ints(inv);
+}
+
+/* repeat: g summed over the copies, one dim at a time */
+static mt_tensor repeat_grad(const mt_node *n, const mt_view_args *a, const mt_tensor *g) {
+  int nr = a->n, lead = nr - n->in_ndim[0];
   int64_t shape[MT_MAX_DIMS + 1];
   mt_tensor cur = {0};
   mt_ag_alias(&cur, g);
   for (int i = 0; i < nr && !ag_failed; i++) {
-    int64_t reps = n->extra[i], size = i < lead ? 1 : n->in_shape[0][i - lead];
+    int64_t reps = a->v[i], size = i < lead ? 1 : n->in_shape[0][i - lead];
     if (reps == 1) continue;
     int k = 0;
     for (int d = 0; d < nr; d++) {
@@ -427,18 +273,134 @@ static int repeat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   }
   mt_tensor d = ag_reshape(&cur, n->in_ndim[0], n->in_shape[0]);
   ag_drop(&cur);
+  return d;
+}
+
+static ag_v f_tensor(const mt_node *n, ag_v t, const char *word) {
+  if (t.t) return t;
+  ag_failed = 1;
+  mt_fail("%s: %s of a number", n->name, word);
+  return agv_t(&ag_failed_value);
+}
+
+static int view_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  mt_view_args a, inv;
+  args_load(n, &a);
+  mt_op op = (mt_op)n->op;
+  ag_failed = 0;
+  int mark = ag_scratch_mark();
+  const ag_v G = V(grad);
+  const int nd = n->in_ndim[0];
+  const int64_t *shape = n->in_shape[0];
+#define RESHAPE(e) ag_keep(ag_reshape(f_tensor(n, V(e), "RESHAPE").t, nd, shape))
+#define SUM_TO(e) ag_keep(ag_sum_to(f_tensor(n, V(e), "SUM_TO").t, nd, shape))
+#define SELF(e) ag_keep(view_call(op, f_tensor(n, V(e), "SELF").t, &a))
+#define INVERSE(e) (inverse_args(op, &a, &inv), ag_keep(view_call(op, f_tensor(n, V(e), "INVERSE").t, &inv)))
+#define INTO_ZEROS(e) ag_keep(into_zeros(op, &a, f_tensor(n, V(e), "INTO_ZEROS").t, nd, shape))
+#define NAMED(fn) ag_keep(fn(n, &a, G.t))
+#define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
+  switch (op) {
+    MT_VIEW_OPS(OPC, _)
+  default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+  }
+#undef OPC
+#undef DERIV
+#undef NAMED
+#undef INTO_ZEROS
+#undef INVERSE
+#undef SELF
+#undef SUM_TO
+#undef RESHAPE
+  ag_release_scratch(mark);
+  return ag_done();
+}
+
+static int scatter_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+  mt_view_args a;
+  args_load(n, &a);
+  ag_failed = 0;
+  mt_tensor d = view_of((mt_op)n->op, &a, g);
   if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
   return ag_done();
 }
 
-int mt_ag_record_repeat(mt_tensor *r, const mt_tensor *x, const int64_t *reps, int n) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
-  const mt_tensor *in[1] = {x};
-  mt_node *nd = mt_ag_new_node_extra("RepeatBackward", repeat_backward, 1, in, (size_t)n);
-  if (!nd) return mt_fail("repeat: out of memory recording the graph");
-  nd->dims[0] = n;
-  memcpy(nd->extra, reps, sizeof(int64_t) * (size_t)n);
-  return mt_ag_attach(r, nd);
+/* ---- the views that autograd's own formulas take ---- */
+mt_tensor ag_narrow(const mt_tensor *x, int dim, int64_t start, int64_t len) {
+  mt_view_args a = {.i = {dim, start, len}};
+  return view_call(MT_OP_narrow, x, &a);
+}
+static mt_tensor ag_select(const mt_tensor *x, int dim, int64_t index) {
+  mt_view_args a = {.i = {dim, index}};
+  return view_call(MT_OP_select, x, &a);
+}
+mt_tensor ag_flip(const mt_tensor *x, int dim) {
+  mt_view_args a = {.n = 1, .v = {dim}};
+  args_fill_ints(&a);
+  return view_call(MT_OP_flip, x, &a);
+}
+mt_tensor ag_permute(const mt_tensor *x, const int *dims) {
+  mt_view_args a = {.n = x->ndim};
+  for (int i = 0; i < x->ndim; i++) a.v[i] = dims[i];
+  args_fill_ints(&a);
+  return view_call(MT_OP_permute, x, &a);
+}
+
+/* one dim at a time: each step writes the smaller tensor into a slice of zeros */
+mt_tensor ag_pad(const mt_tensor *x, int ndim, const int64_t *shape) {
+  mt_tensor cur = {0};
+  if (ag_failed || !x->storage || x->ndim != ndim) {
+    if (!ag_failed && x->storage) mt_fail("autograd: cannot pad %d dims to %d", x->ndim, ndim);
+    ag_failed = 1;
+    return cur;
+  }
+  mt_ag_alias(&cur, x);
+  int64_t grown[MT_MAX_DIMS];
+  memcpy(grown, x->shape, sizeof(int64_t) * (size_t)ndim);
+  for (int d = 0; d < ndim && !ag_failed; d++) {
+    if (grown[d] == shape[d]) continue;
+    mt_view_args a = {.i = {d, 0, grown[d]}};
+    grown[d] = shape[d];
+    mt_tensor next = into_zeros(MT_OP_narrow, &a, &cur, ndim, grown);
+    ag_drop(&cur);
+    cur = next;
+  }
+  return cur;
+}
+
+mt_tensor ag_cat(const mt_tensor *const *ts, int n, int dim) {
+  mt_tensor r = {0};
+  for (int i = 0; i < n; i++) if (!ts[i]->storage) ag_failed = 1;
+  if (ag_failed) return r;
+  if (mt_cat(&r, ts, n, dim) || mt_ag_record_cat(&r, ts, n, dim, 0)) { ag_drop(&r); ag_failed = 1; }
+  return r;
+}
+
+/* ---- views recorded outside the dispatcher: x[i], x[{...}], split ---- */
+static int wrap(int dim, int ndim) { return dim < 0 ? dim + ndim : dim; }
+
+int mt_ag_record_narrow(mt_tensor *r, const mt_tensor *x, int dim, int64_t start, int64_t len) {
+  dim = wrap(dim, x->ndim);
+  mt_view_args a = {.i = {dim, start, len}};
+  return mt_ag_record_view_op(r, x, MT_OP_narrow, &a);
+}
+
+int mt_ag_record_select(mt_tensor *r, const mt_tensor *x, int dim, int64_t index) {
+  dim = wrap(dim, x->ndim);
+  mt_view_args a = {.i = {dim, index}};
+  return mt_ag_record_view_op(r, x, MT_OP_select, &a);
+}
+
+int mt_ag_record_split(mt_tensor *const *parts, const mt_tensor *x, int dim, const int64_t *sizes, int64_t n) {
+  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(x->dtype)) return 0;
+  dim = wrap(dim, x->ndim);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; i++) {
+    mt_view_args a = {.i = {dim, off, sizes[i]}};
+    if (record_args(parts[i], x, MT_OP_narrow, &a, "SplitBackward", view_backward)) return -1;
+    off += sizes[i];
+  }
+  return 0;
 }
 
 /* ---- cat and stack ----

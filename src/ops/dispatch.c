@@ -84,6 +84,10 @@
 #define MASK(call, signature) SIG_##signature
 #define MK(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, strcmp(kernel, "none") != 0, 1)
+/* a view: VIEW(call, signature, node); tril and triu alone have an in-place form */
+#define VIEW(call, signature, node) signature
+#define VW(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, !strcmp(#name, "tril") || !strcmp(#name, "triu"), 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
@@ -91,12 +95,13 @@ const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
   MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
+  MT_VIEW_OPS(VW, "view")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
   [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
-              mt_index_op, mt_put_op, mt_mask_op},
+              mt_index_op, mt_put_op, mt_mask_op, mt_view_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -457,6 +462,26 @@ int mt_call_mask(mt_tensor *r, mt_tensor *x, mt_op op, const mt_tensor *mask, co
   if (__builtin_expect(!mt_op_is_mask(op), 0)) return wrong_family(op, "mt_call_mask");
   const self_args a = {op, 0, mask, src, 1, 0};
   return call_on_self(r, x, &a, SLOT(mask), inplace);
+}
+
+/* ---- views ---- */
+int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, int inplace) {
+  if (__builtin_expect(!mt_op_is_view(op), 0)) return wrong_family(op, "mt_call_view");
+  const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(view));
+  if (!k) return -1;
+  int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
+  if (need < 0) return -1;
+  HOOK(op, 0);
+  if (need) {                                     /* x = x:op(...), for autograd */
+    mt_tensor src = {0}, t = {0};
+    rc = ag.inplace_source(&src, x) || k->view(&t, &src, op, a, 0) || ag.record_view(&t, &src, op, a);
+    rc = inplace_commit(op, x, &t, &src, rc);
+  } else {
+    rc = k->view(inplace ? x : r, x, op, a, inplace);
+    if (!rc && !inplace && x->grad_meta) rc = ag.record_view(r, x, op, a);
+  }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
 }
 
 /* ---- round with decimals: a composition of registry ops ---- */

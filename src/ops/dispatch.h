@@ -27,14 +27,15 @@ typedef struct {
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
                                 "select", "product", "add_product", "param", "index", "put",
-                                "mask" */
+                                "mask", "view" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
                                 with parameters: "tensor1 tensor2 value=1"), the index's shape
                                 (index ops: "select", "gather"), and the source's kind (puts:
                                 "select source", "gather value"), what follows the mask (masks:
-                                "value", "source", "none"); "" elementwise */
+                                "value", "source", "none"), the arguments after self (views:
+                                "dim:dim start:pos length:int"); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
   int arity;                 /* tensor inputs: 1 to 3 */
   int autocast;              /* MT_AC_* */
@@ -63,6 +64,7 @@ typedef struct {
   int (*put)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
              double alpha, int64_t base, int inplace);
   int (*mask)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
+  int (*view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -89,6 +91,7 @@ typedef struct {
   int (*record_put)(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tensor *index,
                     const mt_tensor *src, double alpha, int64_t base);
   int (*record_mask)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src);
+  int (*record_view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -166,5 +169,9 @@ int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *
    masked_select), as mt_mask_op (src/tensor/mt_ops.h); in place (inplace
    1), r is x */
 int mt_call_mask(mt_tensor *r, mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
+/* r = the view op (view, narrow, permute, flip, tril, ...) of x with the
+   arguments a (dims 0-based), as mt_view_op (src/tensor/mt_ops.h); in
+   place (inplace 1: tril_, triu_), r is x */
+int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
 
 #endif

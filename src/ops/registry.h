@@ -496,6 +496,101 @@
   OP(masked_select, MASK(mt_masked_select(r, x, mask), NONE), E, DERIV(INDICES, MASK_PUT(G)), AC_NONE,   \
     ANY, "maskedSelect")
 
+/* ---- views and rearrangements of one tensor ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: VIEW(call, signature, node): the kernel as a call of
+     src/tensor (mt_tensor.h, mt_shape.h) in r, x, a (the op's
+     mt_view_args: a->i[] its scalars in the signature's order, a dim
+     0-based; a->v and a->w its lists of a->n and a->m values, a->dv and
+     a->dw the same as ints) and inplace (r is x then; tril_ and triu_ alone have it).
+     signature is how Lua calls it after the tensor, one name:type word per
+     argument:
+       shape    the rest of the arguments as sizes: numbers, or one table
+                or torch.Size; like the same, or a tensor (its shape:
+                x:view_as(y));
+       dims     the rest as dims of x: numbers, or one table;
+       dimlist  one argument, a dim of x or a table of them;
+       ints     one argument, an integer or a table of them;
+       dim      a dim of x (1-based, negative from the end); newdim a
+                dim of the result, which has one more (unsqueeze);
+       pos      a 1-based position along the dim before it (0 is refused,
+                negative counts from the end);
+       int      an integer;
+       offset   a 1-based storage offset, x's own when absent.
+     A word ending in ? may be absent (a dim: MT_MAX_DIMS, a list: empty);
+     name=default gives a default (1-based for a dim), and the argument may
+     come as {name=} last. The scalars fill a->i, the lists a->v then a->w.
+     node names the autograd node, PyTorch's: View is ViewBackward.
+   - derivative: DERIV(NOTHING, expr) in G, with the node holding the op's
+     arguments:
+       RESHAPE(t)     t in X's shape (the views that keep the elements' order);
+       SUM_TO(t)      t summed back to X's shape (expand);
+       SELF(t)        the op itself on t, with the same arguments (flip,
+                      transpose, tril: their own adjoints);
+       INVERSE(t)     the inverse op on t (permute, movedim, roll);
+       INTO_ZEROS(t)  zeros of X's shape with t added into the op's view of
+                      them (narrow, select, diagonal, unfold, as_strided:
+                      windows and strides that overlap add up); recorded,
+                      its own derivative being the op;
+       NAMED(fn)      fn(node, G) of src/autograd/ag_shape.c. */
+#define MT_VIEW_OPS(OP, E)                                                                             \
+  OP(view, VIEW(mt_view(r, x, a->n, a->v), "shape:like", View), E, DERIV(NOTHING, RESHAPE(G)), AC_NONE, \
+    ANY, "view_as")                                                                                    \
+  /* a view when the strides allow one, else a copy */                                                \
+  OP(reshape, VIEW(mt_reshape(r, x, a->n, a->v), "shape:like", View), E, DERIV(NOTHING, RESHAPE(G)),   \
+    AC_NONE, ANY, "reshape_as")                                                                        \
+  OP(flatten, VIEW(mt_flatten(r, x, (int)a->i[0], (int)a->i[1]), "start_dim:dim=1 end_dim:dim=-1", View), E,     \
+    DERIV(NOTHING, RESHAPE(G)), AC_NONE, ANY, "")                                                      \
+  OP(unflatten, VIEW(mt_unflatten(r, x, (int)a->i[0], a->v, a->n), "dim:dim sizes:shape", View), E,          \
+    DERIV(NOTHING, RESHAPE(G)), AC_NONE, ANY, "")                                                      \
+  /* without a dim, every dim of size 1 */                                                            \
+  OP(squeeze, VIEW(mt_squeeze(r, x, (int)a->i[0]), "dim:dim?", Squeeze), E, DERIV(NOTHING, RESHAPE(G)),     \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(unsqueeze, VIEW(mt_unsqueeze(r, x, (int)a->i[0]), "dim:newdim", Unsqueeze), E,                         \
+    DERIV(NOTHING, RESHAPE(G)), AC_NONE, ANY, "")                                                      \
+  /* sizes of -1 keep x's; new leading dims broadcast */                                              \
+  OP(expand, VIEW(mt_expand(r, x, a->n, a->v), "size:like", Expand), E, DERIV(NOTHING, SUM_TO(G)),     \
+    AC_NONE, ANY, "expand_as expandAs")                                                                \
+  /* a matrix transposed; a vector or a 0-dim tensor as it is */                                      \
+  OP(t, VIEW(mt_t(r, x), "", T), E, DERIV(NOTHING, SELF(G)), AC_NONE, ANY, "")                         \
+  OP(transpose, VIEW(mt_transpose(r, x, (int)a->i[0], (int)a->i[1]), "dim0:dim dim1:dim", Transpose), E,        \
+    DERIV(NOTHING, SELF(G)), AC_NONE, ANY, "swapaxes swapdims")                                        \
+  OP(permute, VIEW(mt_permute_n(r, x, a->dv, a->n), "dims:dims", Permute), E, DERIV(NOTHING, INVERSE(G)), \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(movedim, VIEW(mt_movedim_n(r, x, a->dv, a->n, a->dw, a->m), "source:dimlist destination:dimlist",  \
+                   Permute), E, DERIV(NOTHING, INVERSE(G)), AC_NONE, ANY, "moveaxis")                  \
+  OP(narrow, VIEW(mt_narrow(r, x, (int)a->i[0], a->i[1], a->i[2]), "dim:dim start:pos length:int", Narrow),  \
+    E, DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                                                \
+  OP(select, VIEW(mt_select(r, x, (int)a->i[0], a->i[1]), "dim:dim index:pos", Select), E,                  \
+    DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                                                   \
+  OP(diagonal, VIEW(mt_diagonal(r, x, a->i[0], (int)a->i[1], (int)a->i[2]), "offset:int=0 dim1:dim=1 dim2:dim=2", \
+                    Diagonal), E, DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                     \
+  /* windows of size along dim, step apart, as a new last dim */                                      \
+  OP(unfold, VIEW(mt_unfold(r, x, (int)a->i[0], a->i[1], a->i[2]), "dimension:dim size:int step:int", Unfold), \
+    E, DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                                                \
+  /* its gradient needs a contiguous x that holds every element the view reads */                     \
+  OP(as_strided, VIEW(mt_as_strided_n(r, x, a->v, a->n, a->w, a->m, a->i[0]),                          \
+                      "size:ints stride:ints storage_offset:offset?", AsStrided), E,                   \
+    DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                                                   \
+  OP(flip, VIEW(mt_flip(r, x, a->dv, a->n), "dims:dims", Flip), E, DERIV(NOTHING, SELF(G)), AC_NONE,    \
+    ANY, "")                                                                                           \
+  OP(fliplr, VIEW(mt_flip_at_least(r, x, 1, 2, "fliplr"), "", Flip), E, DERIV(NOTHING, SELF(G)),        \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(flipud, VIEW(mt_flip_at_least(r, x, 0, 1, "flipud"), "", Flip), E, DERIV(NOTHING, SELF(G)),        \
+    AC_NONE, ANY, "")                                                                                  \
+  /* without dims, the flattened tensor rolls */                                                      \
+  OP(roll, VIEW(mt_roll(r, x, a->v, a->n, a->dw, a->m), "shifts:ints dims:dimlist?", Roll), E,          \
+    DERIV(NOTHING, INVERSE(G)), AC_NONE, ANY, "")                                                      \
+  /* the lower (upper) triangle of the last two dims from the diagonal'th on; in place too */         \
+  OP(tril, VIEW(mt_tri(r, x, a->i[0], 0, inplace), "diagonal:int=0", Tril), E, DERIV(NOTHING, SELF(G)), \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(triu, VIEW(mt_tri(r, x, a->i[0], 1, inplace), "diagonal:int=0", Triu), E, DERIV(NOTHING, SELF(G)), \
+    AC_NONE, ANY, "")                                                                                  \
+  /* x tiled: the gradient sums the copies */                                                         \
+  OP(repeat, VIEW(mt_repeat(r, x, a->v, a->n), "repeats:shape", Repeat), E,                             \
+    DERIV(NOTHING, NAMED(repeat_grad)), AC_NONE, ANY, "repeatTensor")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
@@ -504,9 +599,9 @@
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
-   index ops, the puts, the masks (the mt_op enum's order). */
+   index ops, the puts, the masks, the views (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS)
 
 #endif

@@ -42,6 +42,9 @@ typedef enum {
   MT_OP_END_PUT,
   MT_OP_MASK_BEFORE_ = MT_OP_END_PUT - 1,
   MT_MASK_OPS(MT_X, _)
+  MT_OP_END_MASK,
+  MT_OP_VIEW_BEFORE_ = MT_OP_END_MASK - 1,
+  MT_VIEW_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -59,7 +62,8 @@ static inline int mt_op_is_add_product(int op) { return op >= MT_OP_END_PRODUCT 
 static inline int mt_op_is_param(int op) { return op >= MT_OP_END_ADD_PRODUCT && op < MT_OP_END_PARAM; }
 static inline int mt_op_is_index(int op) { return op >= MT_OP_END_PARAM && op < MT_OP_END_INDEX; }
 static inline int mt_op_is_put(int op) { return op >= MT_OP_END_INDEX && op < MT_OP_END_PUT; }
-static inline int mt_op_is_mask(int op) { return op >= MT_OP_END_PUT && op < MT_NUM_OPS; }
+static inline int mt_op_is_mask(int op) { return op >= MT_OP_END_PUT && op < MT_OP_END_MASK; }
+static inline int mt_op_is_view(int op) { return op >= MT_OP_END_MASK && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -106,6 +110,30 @@ int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tens
 /* The registry's mask op (mt_op_is_mask): r = op(x, mask, src) (src NULL
    for masked_select; in place, r is x), as its kernel column says */
 int mt_mask_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
+/* The arguments of a view op (the registry's MT_VIEW_OPS), as its signature
+   reads them: the scalars in i[] in the signature's order (dims 0-based),
+   the lists in v (n values) and w (m values); dv and dw hold v and w as
+   ints (dims). */
+typedef struct {
+  int64_t i[3];
+  int n, m;
+  int64_t v[MT_MAX_DIMS], w[MT_MAX_DIMS];
+  int dv[MT_MAX_DIMS], dw[MT_MAX_DIMS];
+} mt_view_args;
+/* The registry's view op (mt_op_is_view): r = op(x, a), as its kernel
+   column says; in place (tril_, triu_), r is x. Ops that read x's
+   elements (flip, roll, tril, triu, repeat's copy) run on CPU tensors. */
+int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
+/* the view ops' kernels beyond mt_tensor.h and mt_shape.h: t() (a matrix
+   transposed, fewer dims as they are), permute with its dims counted,
+   movedim with both lists counted, as_strided with sizes and strides
+   counted, and flip along one dim for a tensor of at least min_dims */
+int mt_t(mt_tensor *r, const mt_tensor *x);
+int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int *dims, int n);
+int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int *src, int n, const int *dst, int m);
+int mt_as_strided_n(mt_tensor *r, const mt_tensor *x, const int64_t *size, int n, const int64_t *stride, int m,
+                    int64_t offset);
+int mt_flip_at_least(mt_tensor *r, const mt_tensor *x, int dim, int min_dims, const char *op);
 int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 
 /* r = g * f'(v) for an activation f in one pass (g and v of one shape and

@@ -316,7 +316,16 @@ int mt_repeat(mt_tensor *r, const mt_tensor *t, const int64_t *reps, int n) {
   return rc;
 }
 
+/* flip, roll and tril/triu read the elements on the CPU */
+static int on_cpu(const char *op, const mt_tensor *t) {
+  if (mt_device_of(t) == MT_CPU) return 0;
+  char b[64];
+  return mt_fail("%s: no kernel for tensors on device %s yet (move them with :cpu())", op,
+                 mt_tensor_device_str(t, b, sizeof b));
+}
+
 int mt_flip(mt_tensor *r, const mt_tensor *t, const int *dims, int n) {
+  if (on_cpu("flip", t)) return -1;
   int flipped[MT_MAX_DIMS] = {0};
   for (int i = 0; i < n; i++) {
     int d = mt_wrap_dim("flip", dims[i], t->ndim);
@@ -340,6 +349,7 @@ int mt_flip(mt_tensor *r, const mt_tensor *t, const int *dims, int n) {
 
 int mt_roll(mt_tensor *r, const mt_tensor *t, const int64_t *shifts, int n_shifts,
             const int *dims, int n_dims) {
+  if (on_cpu("roll", t)) return -1;
   if (n_dims == 0) {
     if (n_shifts != 1) return mt_fail("roll: without dims, expects one shift, got %d", n_shifts);
     int64_t numel = mt_numel(t);
@@ -448,6 +458,7 @@ int mt_tri(mt_tensor *r, const mt_tensor *t, int64_t k, int upper, int inplace) 
   const char *name = upper ? "triu" : "tril";
   char b[128];
   if (t->ndim < 2) return mt_fail("%s: needs at least 2 dims, got %s", name, mt_shape_str(t, b, sizeof b));
+  if (on_cpu(name, t)) return -1;
   if (inplace && mt_check_writable(name, r)) return -1;
   if (!inplace && mt_tensor_init(r, t->dtype, t->ndim, t->shape)) return -1;
   int nd = t->ndim;

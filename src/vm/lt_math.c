@@ -142,8 +142,8 @@ static const luaL_Reg metamethods[] = {
 
 /* torch._ops(): the registry, one table per op: {name=, aliases={...},
    family=, domain={...} (one word per input), arity=, autocast=,
-   differentiable=, inplace=, lua_name=, and signature= for the ops that have
-   one: reductions, ops along a dim, products (their inputs' shapes)} */
+   differentiable=, inplace=, lua_name=, and signature= for every op but the
+   elementwise ones: how Lua calls it (src/ops/registry.h)} */
 static int m_ops(lua_State *L) {
   static const char *const autocast[] = {"none", "lower", "fp32", "promote"};
   lua_createtable(L, MT_NUM_OPS, 0);
@@ -157,7 +157,10 @@ static int m_ops(lua_State *L) {
     lua_pushboolean(L, info->differentiable); lua_setfield(L, -2, "differentiable");
     lua_pushboolean(L, info->inplace); lua_setfield(L, -2, "inplace");
     lua_pushboolean(L, info->lua_name); lua_setfield(L, -2, "lua_name");
-    if (info->signature[0]) { lua_pushstring(L, info->signature); lua_setfield(L, -2, "signature"); }
+    if (info->signature[0] || !mt_op_is_pointwise(op)) {
+      lua_pushstring(L, info->signature);
+      lua_setfield(L, -2, "signature");
+    }
     for (int list = 0; list < 2; list++) {
       const char *p = list ? info->domain : info->aliases, *w;
       size_t n;

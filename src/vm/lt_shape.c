@@ -1,7 +1,7 @@
 /* lt_shape.c: Lua bindings of the shape ops (cat, stack, split, chunk,
-   flatten, repeat, flip, roll, tril/triu, movedim) and of the registry's
-   elementwise ops with parameters (clamp, softplus, leaky_relu,
-   addcmul/addcdiv, lerp). */
+   unbind), of the registry's views and rearrangements (view, narrow,
+   permute, flip, roll, tril/triu, repeat, ...) and of its elementwise ops
+   with parameters (clamp, softplus, leaky_relu, addcmul/addcdiv, lerp). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,123 +173,125 @@ static int s_unbind(lua_State *L) {
   return 1;
 }
 
-/* ---- flatten, unflatten, movedim ---- */
+/* ---- the registry's views and rearrangements ----
+   One binding for all of them (view, narrow, permute, flip, tril, ...),
+   driven by the entry's signature (src/ops/registry.h): one name:type word
+   per argument after the tensor. */
 
-static int s_flatten(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "flatten");
-  int start = lua_isnoneornil(L, 2) ? 0 : lt_check_dim(L, 2, t->ndim, "flatten");
-  int end = lua_isnoneornil(L, 3) ? -1 : lt_check_dim(L, 3, t->ndim, "flatten");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_flatten(r, t, start, end));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
+/* the word's parts: name, type, and after them ? (optional) or =default */
+typedef struct { char name[24], type[12]; int optional, has_default; lua_Integer def; } view_word;
+
+static void copy_part(char *dst, size_t size, const char *from, const char *to) {
+  size_t n = (size_t)(to - from) < size - 1 ? (size_t)(to - from) : size - 1;
+  memcpy(dst, from, n);
+  dst[n] = 0;
 }
 
-/* x:unflatten(dim, {sizes}) or x:unflatten(dim, s1, s2, ...) */
-static int s_unflatten(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "unflatten");
-  int dim = lt_check_dim(L, 2, t->ndim, "unflatten");
-  int64_t sizes[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 3, lua_gettop(L), sizes, "unflatten");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_unflatten(r, t, dim, sizes, n));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
+static void parse_word(const char *w, size_t n, view_word *vw) {
+  const char *colon = memchr(w, ':', n), *end = w + n, *mark = colon;
+  while (mark < end && *mark != '?' && *mark != '=') mark++;
+  copy_part(vw->name, sizeof vw->name, w, colon);
+  copy_part(vw->type, sizeof vw->type, colon + 1, mark);
+  vw->optional = mark < end && *mark == '?';
+  vw->has_default = mark < end && *mark == '=';
+  vw->def = vw->has_default ? strtoll(mark + 1, NULL, 10) : 0;
 }
 
-/* x:movedim(src, dst): numbers or tables of equal length */
-static int s_movedim(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "movedim");
-  int src[MT_MAX_DIMS], dst[MT_MAX_DIMS];
-  int ns = read_dims(L, 2, t->ndim, src, "movedim"), nd = read_dims(L, 3, t->ndim, dst, "movedim");
-  if (ns != nd) luaL_error(L, "movedim: %d source dims but %d destination dims", ns, nd);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_movedim(r, t, src, dst, ns));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_movedim(r, t, src, dst, ns));
-  return 1;
+/* the list to fill next: v, then w */
+static int64_t *next_list(mt_view_args *a, int **count) {
+  if (*count == NULL) { *count = &a->n; return a->v; }
+  *count = &a->m;
+  return a->w;
 }
 
-/* ---- repeat, flip, roll, tril/triu ---- */
-
-/* x:repeat(2, 3) / x:repeatTensor({2, 3}) ('repeat' is a Lua keyword:
-   x['repeat'](x, 2, 3)) */
-static int s_repeat(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "repeat");
-  int64_t reps[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 2, lua_gettop(L), reps, "repeat");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_repeat(r, t, reps, n));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_repeat(r, t, reps, n));
-  return 1;
-}
-
-/* x:flip({1, 2}) or x:flip(1, 2) */
-static int s_flip(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "flip");
-  int dims[MT_MAX_DIMS], n;
-  if (lua_isnoneornil(L, 2)) luaL_error(L, "flip: expects the dims to flip");
-  if (lua_type(L, 2) == LUA_TTABLE) n = read_dims(L, 2, t->ndim, dims, "flip");
-  else {
-    n = lua_gettop(L) - 1;
-    if (n > MT_MAX_DIMS) luaL_error(L, "flip: %d dims given, at most %d allowed", n, MT_MAX_DIMS);
-    for (int i = 0; i < n; i++) dims[i] = lt_check_dim(L, i + 2, t->ndim, "flip");
+static int view_call(lua_State *L) {
+  char name[64];
+  int inplace;
+  mt_op op = (mt_op)lt_bound_op(L, name, sizeof name, &inplace);
+  mt_tensor *x = lt_check(L, 1, name);
+  const char *sig = mt_op_infos[op].signature, *w;
+  int opts = strchr(sig, '=') ? lt_opts_index(L) : 0;
+  int last = opts ? opts - 1 : lua_gettop(L), arg = 2, ni = 0, *count = NULL;
+  mt_view_args a;
+  a.n = a.m = 0;
+  a.i[0] = a.i[1] = a.i[2] = 0;
+  size_t len;
+  for (const char *q = sig; (w = lt_next_word(&q, &len));) {
+    view_word vw;
+    parse_word(w, len, &vw);
+    int at = arg <= last && !lua_isnil(L, arg) ? arg : 0;
+    if (!at && opts && lua_getfield(L, opts, vw.name) != LUA_TNIL) at = lua_gettop(L);   /* stays on the stack */
+    const char *t = vw.type;
+    if (!strcmp(t, "shape") || !strcmp(t, "like") || !strcmp(t, "dims")) {   /* the rest of the arguments */
+      int64_t *list = next_list(&a, &count);
+      if (!at) luaL_error(L, "%s: expects %s", name, vw.name);
+      mt_tensor *like = t[0] == 'l' ? lt_test(L, at) : NULL;
+      if (like) {
+        *count = like->ndim;
+        memcpy(list, like->shape, sizeof(int64_t) * (size_t)like->ndim);
+      } else if (t[0] != 'd') {
+        *count = lt_read_shape(L, at, at == arg ? last : at, list, name);
+      } else if (lua_type(L, at) == LUA_TTABLE) {
+        int dims[MT_MAX_DIMS];
+        *count = read_dims(L, at, x->ndim, dims, name);
+        for (int k = 0; k < *count; k++) list[k] = dims[k];
+      } else {
+        int top = at == arg ? last : at;
+        if (top - at + 1 > MT_MAX_DIMS) luaL_error(L, "%s: %d dims given, at most %d allowed", name, top - at + 1, MT_MAX_DIMS);
+        *count = 0;
+        for (int k = at; k <= top; k++) list[(*count)++] = lt_check_dim(L, k, x->ndim, name);
+      }
+      arg = last + 1;
+      continue;
+    }
+    if (!strcmp(t, "dimlist") || !strcmp(t, "ints")) {        /* one argument: a number or a table */
+      int64_t *list = next_list(&a, &count);
+      *count = 0;
+      if (at && t[0] == 'd') {
+        int dims[MT_MAX_DIMS];
+        *count = read_dims(L, at, x->ndim, dims, name);
+        for (int k = 0; k < *count; k++) list[k] = dims[k];
+      } else if (at) {
+        *count = lt_read_shape(L, at, at, list, name);
+      } else if (!vw.optional) {
+        luaL_error(L, "%s: expects %s", name, vw.name);
+      }
+      arg++;
+      continue;
+    }
+    int64_t v;                                               /* a scalar */
+    if (!at && !vw.optional && !vw.has_default) luaL_error(L, "%s: expects %s", name, vw.name);
+    if (!strcmp(t, "dim") || !strcmp(t, "newdim")) {
+      int nd = x->ndim + (t[0] == 'n');
+      if (at) v = lt_check_dim(L, at, nd, name);
+      else if (vw.optional) v = MT_MAX_DIMS;
+      else v = vw.def > 0 ? vw.def - 1 : vw.def + (nd > 0 ? nd : 1);
+    } else if (!strcmp(t, "pos")) {
+      v = luaL_checkinteger(L, at);
+      if (v == 0) luaL_error(L, "%s: %s is 1-based, got 0", name, vw.name);
+      if (v > 0) v--;
+    } else if (!strcmp(t, "offset")) {
+      v = x->offset;
+      if (at && __builtin_sub_overflow(luaL_checkinteger(L, at), 1, &v))
+        luaL_error(L, "%s: storage offset %I is out of range", name, luaL_checkinteger(L, at));
+    } else {                                                 /* int */
+      v = at ? luaL_checkinteger(L, at) : vw.def;
+    }
+    a.i[ni++] = v;
+    arg++;
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_flip(r, t, dims, n));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_flip(r, t, dims, n));
+  if (arg <= last) luaL_error(L, "%s: unexpected argument %d (%s)", name, arg, luaL_typename(L, arg));
+  for (int k = 0; k < a.n; k++) a.dv[k] = (int)a.v[k];
+  for (int k = 0; k < a.m; k++) a.dw[k] = (int)a.w[k];
+  if (mt_call_view(inplace ? x : lt_push(L), x, op, &a, inplace)) lt_error_as_called(L, name, op, inplace);
+  if (inplace) lua_pushvalue(L, 1);
   return 1;
 }
 
-static int flip_one(lua_State *L, const char *op, int min_dims, int dim) {
-  mt_tensor *t = lt_check(L, 1, op);
-  if (t->ndim < min_dims) {
-    char b[128];
-    luaL_error(L, "%s: needs at least %d dims, got %s", op, min_dims, mt_shape_str(t, b, sizeof b));
-  }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_flip(r, t, &dim, 1));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_flip(r, t, &dim, 1));
-  return 1;
+static void set_view(lua_State *L, const char *name, size_t len, int op) {
+  lt_bind_op(L, name, len, 0, 0, view_call, (lua_Integer)op * 2);
+  if (mt_op_infos[op].inplace) lt_bind_op(L, name, len, 1, 1, view_call, (lua_Integer)op * 2 + 1);
 }
-static int s_fliplr(lua_State *L) { return flip_one(L, "fliplr", 2, 1); }
-static int s_flipud(lua_State *L) { return flip_one(L, "flipud", 1, 0); }
-
-/* x:roll(shifts, dims): shifts a number or a table; dims the same, or nil
-   to roll the flattened tensor */
-static int s_roll(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "roll");
-  int64_t shifts[MT_MAX_DIMS];
-  int dims[MT_MAX_DIMS], ns, nd = 0;
-  if (lua_isnoneornil(L, 2)) luaL_error(L, "roll: expects shifts (a number or a table)");
-  ns = lt_read_shape(L, 2, 2, shifts, "roll");
-  if (!lua_isnoneornil(L, 3)) {
-    if (t->ndim == 0) luaL_error(L, "roll: a 0-dim tensor has no dims to roll along");
-    nd = read_dims(L, 3, t->ndim, dims, "roll");
-  }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_roll(r, t, shifts, ns, dims, nd));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_roll(r, t, shifts, ns, dims, nd));
-  return 1;
-}
-
-static int tri(lua_State *L, int upper, int inplace) {
-  const char *op = upper ? (inplace ? "triu_" : "triu") : (inplace ? "tril_" : "tril");
-  mt_tensor *t = lt_check(L, 1, op);
-  lua_Integer k = luaL_optinteger(L, 2, 0);
-  if (inplace) {
-    LT_TRY(L, mt_tri(t, t, k, upper, 1));
-    lua_settop(L, 1);
-    return 1;
-  }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tri(r, t, k, upper, 0));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_tri(r, t, k, upper));
-  return 1;
-}
-static int s_tril(lua_State *L) { return tri(L, 0, 0); }
-static int s_triu(lua_State *L) { return tri(L, 1, 0); }
-static int s_tril_(lua_State *L) { return tri(L, 0, 1); }
-static int s_triu_(lua_State *L) { return tri(L, 1, 1); }
 
 /* ---- the registry's elementwise ops with parameters ----
    One binding for all of them (clamp, lerp, addcmul, softplus, ...),
@@ -394,15 +396,10 @@ static void set_param(lua_State *L, const char *name, size_t len, int op) {
 
 /* Both x:name() and torch.name(x) */
 #define LT_SHAPE_COMMON                                                         \
-  {"split", s_split}, {"chunk", s_chunk}, {"unbind", s_unbind},                 \
-  {"flatten", s_flatten},                                                       \
-  {"unflatten", s_unflatten}, {"movedim", s_movedim}, {"moveaxis", s_movedim},  \
-  {"repeatTensor", s_repeat}, {"flip", s_flip}, {"fliplr", s_fliplr},           \
-  {"flipud", s_flipud}, {"roll", s_roll}, {"tril", s_tril}, {"triu", s_triu},
+  {"split", s_split}, {"chunk", s_chunk}, {"unbind", s_unbind},
 
 static const luaL_Reg shape_methods[] = {
   LT_SHAPE_COMMON
-  {"repeat", s_repeat}, {"tril_", s_tril_}, {"triu_", s_triu_},
   {NULL, NULL}};
 
 static const luaL_Reg shape_functions[] = {
@@ -414,12 +411,10 @@ void lt_open_shape(lua_State *L) {
   lt_setfuncs_guarded(L, shape_methods, shape_functions);
   /* views, and copies through mt_copy */
   static const char *const any_device[] = {"cat", "concat", "concatenate", "stack", NULL};
-  static const char *const any_device_both[] = {"split", "chunk", "unbind", "flatten", "unflatten", "movedim",
-                                                "moveaxis", "repeatTensor", NULL};
-  static const char *const any_device_methods[] = {"repeat", NULL};
+  static const char *const any_device_both[] = {"split", "chunk", "unbind", NULL};
   lt_mark_any_device(L, -2, any_device);
   lt_mark_any_device(L, -2, any_device_both);
   lt_mark_any_device(L, -3, any_device_both);
-  lt_mark_any_device(L, -3, any_device_methods);
   lt_bind_registry(L, MT_OP_END_ADD_PRODUCT, MT_OP_END_PARAM, set_param);
+  lt_bind_registry(L, MT_OP_END_MASK, MT_NUM_OPS, set_view);
 }

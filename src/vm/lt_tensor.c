@@ -960,163 +960,6 @@ static int t_flat_values(lua_State *L) {
   return 1;
 }
 
-/* ---- views ---- */
-static int t_view(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "view");
-  int64_t shape[MT_MAX_DIMS];
-  mt_tensor *like_t = lt_test(L, 2);
-  int n;
-  if (like_t) { n = like_t->ndim; memcpy(shape, like_t->shape, sizeof(int64_t) * (size_t)n); }
-  else n = lt_read_shape(L, 2, lua_gettop(L), shape, "view");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_view(r, t, n, shape));
-  LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
-}
-
-static int t_reshape(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "reshape");
-  int64_t shape[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 2, lua_gettop(L), shape, "reshape");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_reshape(r, t, n, shape));
-  LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
-}
-
-static int t_transpose(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "transpose");
-  int d0 = lt_check_dim(L, 2, t->ndim, "transpose"), d1 = lt_check_dim(L, 3, t->ndim, "transpose");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_transpose(r, t, d0, d1));
-  LT_TRY(L, mt_ag_record_transpose(r, t, d0, d1));
-  return 1;
-}
-
-static int t_t(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "t");
-  if (t->ndim > 2) {
-    char b[128];
-    luaL_error(L, "t: expects a tensor with <= 2 dims, got %s", mt_shape_str(t, b, sizeof b));
-  }
-  mt_tensor *r = lt_push(L);
-  if (t->ndim < 2) { mt_tensor_alias(r, t); LT_TRY(L, mt_ag_record_view(r, t)); }
-  else { LT_TRY(L, mt_transpose(r, t, 0, 1)); LT_TRY(L, mt_ag_record_transpose(r, t, 0, 1)); }
-  return 1;
-}
-
-static int t_permute(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "permute");
-  int64_t dims64[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 2, lua_gettop(L), dims64, "permute");
-  if (n != t->ndim) luaL_error(L, "permute: got %d dims for a tensor of %d dims", n, t->ndim);
-  int dims[MT_MAX_DIMS];
-  for (int i = 0; i < n; i++) {
-    int64_t d = dims64[i];
-    if (d == 0 || d < -n || d > n) luaL_error(L, "permute: dimension %d out of range", (int)d);
-    dims[i] = d > 0 ? (int)d - 1 : (int)d + n;
-  }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_permute(r, t, dims));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_permute(r, t, dims));
-  return 1;
-}
-
-static int t_narrow(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "narrow");
-  int d = lt_check_dim(L, 2, t->ndim, "narrow");
-  lua_Integer start = luaL_checkinteger(L, 3), len = luaL_checkinteger(L, 4);
-  if (start == 0) luaL_error(L, "narrow: start is 1-based, got 0");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_narrow(r, t, d, start > 0 ? start - 1 : start, len));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_narrow(r, t, d, start > 0 ? start - 1 : start, len));
-  return 1;
-}
-
-static int t_select(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "select");
-  int d = lt_check_dim(L, 2, t->ndim, "select");
-  lua_Integer i = luaL_checkinteger(L, 3);
-  if (i == 0) luaL_error(L, "select: index is 1-based, got 0");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_select(r, t, d, i > 0 ? i - 1 : i));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_select(r, t, d, i > 0 ? i - 1 : i));
-  return 1;
-}
-
-static int t_squeeze(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "squeeze");
-  int d = lua_isnoneornil(L, 2) ? MT_MAX_DIMS : lt_check_dim(L, 2, t->ndim, "squeeze");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_squeeze(r, t, d));
-  LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
-}
-
-static int t_unsqueeze(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "unsqueeze");
-  int d = lt_check_dim(L, 2, t->ndim + 1, "unsqueeze");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_unsqueeze(r, t, d));
-  LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
-}
-
-static int t_expand(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "expand");
-  int64_t shape[MT_MAX_DIMS];
-  mt_tensor *other = lt_test(L, 2);
-  int n;
-  if (other) { n = other->ndim; memcpy(shape, other->shape, sizeof(int64_t) * (size_t)n); }
-  else n = lt_read_shape(L, 2, lua_gettop(L), shape, "expand");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_expand(r, t, n, shape));
-  LT_TRY(L, mt_ag_record_expand(r, t));
-  return 1;
-}
-
-static int t_unfold(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "unfold");
-  int d = lt_check_dim(L, 2, t->ndim, "unfold");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_unfold(r, t, d, luaL_checkinteger(L, 3), luaL_checkinteger(L, 4)));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_unfold(r, t, d, luaL_checkinteger(L, 3), luaL_checkinteger(L, 4)));
-  return 1;
-}
-
-static int t_diagonal(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "diagonal");
-  int opts = lua_istable(L, 2) ? 2 : 0;
-  int64_t offset = opts ? (int64_t)lt_opt_number(L, 2, "offset", 0) : luaL_optinteger(L, 2, 0);
-  int d0 = 0, d1 = 1;
-  if (!opts && !lua_isnoneornil(L, 3)) d0 = lt_check_dim(L, 3, t->ndim, "diagonal");
-  if (!opts && !lua_isnoneornil(L, 4)) d1 = lt_check_dim(L, 4, t->ndim, "diagonal");
-  if (opts) {
-    if (lua_getfield(L, 2, "dim1") != LUA_TNIL) d0 = lt_check_dim(L, -1, t->ndim, "diagonal");
-    if (lua_getfield(L, 2, "dim2") != LUA_TNIL) d1 = lt_check_dim(L, -1, t->ndim, "diagonal");
-    lua_pop(L, 2);
-  }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_diagonal(r, t, offset, d0, d1));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_diagonal(r, t, offset, d0, d1));
-  return 1;
-}
-
-static int t_as_strided(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "as_strided");
-  int64_t shape[MT_MAX_DIMS], stride[MT_MAX_DIMS];
-  int n = lt_read_shape(L, 2, 2, shape, "as_strided");
-  int m = lt_read_shape(L, 3, 3, stride, "as_strided");
-  if (n != m) luaL_error(L, "as_strided: %d sizes but %d strides", n, m);
-  int64_t offset = t->offset;
-  if (!lua_isnoneornil(L, 4) && __builtin_sub_overflow(luaL_checkinteger(L, 4), 1, &offset))
-    luaL_error(L, "as_strided: storage offset %I is out of range", luaL_checkinteger(L, 4));
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_as_strided(r, t, n, shape, stride, offset));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_as_strided(r, t, n, shape, stride, offset));
-  return 1;
-}
-
 /* ---- indexing: x[i], x[{...}], and assignment ---- */
 
 static void drop_view(mt_tensor *v) {
@@ -1404,11 +1247,7 @@ static const luaL_Reg methods[] = {
   {"storage", t_storage}, {"contiguous", t_contiguous}, {"clone", t_clone}, {"copy_", t_copy_},
   {"copy", t_copy_}, {"type", t_type}, {"to", t_to}, {"item", t_item}, {"fill_", t_fill_},
   {"fill", t_fill_}, {"zero_", t_zero_}, {"zero", t_zero_}, {"_flat_values", t_flat_values},
-  {"view", t_view}, {"reshape", t_reshape}, {"transpose", t_transpose}, {"t", t_t},
-  {"permute", t_permute}, {"narrow", t_narrow}, {"select", t_select}, {"squeeze", t_squeeze},
-  {"unsqueeze", t_unsqueeze}, {"expand", t_expand}, {"expand_as", t_expand}, {"expandAs", t_expand},
-  {"view_as", t_view}, {"type_as", t_type_as}, {"typeAs", t_type_as},
-  {"unfold", t_unfold}, {"diagonal", t_diagonal}, {"as_strided", t_as_strided}, {"new", t_new},
+  {"type_as", t_type_as}, {"typeAs", t_type_as}, {"new", t_new},
   {"float", t_to_FLOAT32}, {"double", t_to_FLOAT64}, {"half", t_to_FLOAT16},
   {"bfloat16", t_to_BFLOAT16}, {"char", t_to_INT8}, {"byte", t_to_UINT8}, {"short", t_to_INT16},
   {"int", t_to_INT32}, {"long", t_to_INT64}, {"bool", t_to_BOOL},
@@ -1421,13 +1260,10 @@ static const luaL_Reg methods[] = {
 static const char *const any_device_methods[] = {
   "size", "stride", "dim", "nDimension", "nElement", "numel", "storageOffset", "isContiguous", "is_contiguous",
   "element_size", "contiguous", "clone", "copy_", "copy", "type", "to", "item", "fill_", "fill", "zero_", "zero",
-  "view", "reshape", "transpose", "t", "permute", "narrow", "select", "squeeze", "unsqueeze", "expand",
-  "expand_as", "expandAs", "view_as", "type_as", "typeAs", "unfold", "diagonal", "as_strided", "float", "double",
-  "half", "bfloat16", "char", "byte", "short", "int", "long", "bool", "cuda", "cpu", "set_", "set", NULL};
+  "type_as", "typeAs", "float", "double", "half", "bfloat16", "char", "byte", "short", "int", "long", "bool",
+  "cuda", "cpu", "set_", "set", NULL};
 static const char *const any_device_functions[] = {
-  "isTensor", "is_tensor", "view", "reshape", "transpose", "t", "permute", "narrow", "select", "squeeze",
-  "unsqueeze", "clone", "diagonal", "as_strided", "numel", "zeros_like", "ones_like", "empty_like", "full_like",
-  NULL};
+  "isTensor", "is_tensor", "clone", "numel", "zeros_like", "ones_like", "empty_like", "full_like", NULL};
 
 static const luaL_Reg functions[] = {
   {"empty", t_empty}, {"zeros", t_zeros}, {"ones", t_ones}, {"full", t_full},
@@ -1439,10 +1275,7 @@ static const luaL_Reg functions[] = {
   {"_parallel_width", t_parallel_width},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
   {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor},
-  {"view", t_view}, {"reshape", t_reshape}, {"transpose", t_transpose}, {"t", t_t},
-  {"permute", t_permute}, {"narrow", t_narrow}, {"select", t_select}, {"squeeze", t_squeeze},
-  {"unsqueeze", t_unsqueeze}, {"clone", t_clone}, {"diagonal", t_diagonal},
-  {"as_strided", t_as_strided}, {"numel", t_numel},
+  {"clone", t_clone}, {"numel", t_numel},
   {NULL, NULL}};
 
 /* New tensors shaped like an argument: never part of its history. Not

@@ -1,14 +1,14 @@
 -- Documentation of views and shape ops (src/vm/lt_tensor.c, lt_shape.c); the
 -- format is described in lib/torch/doc/tensor.lua. Views share x's storage.
 return [=[
-torch.view(x, sizes...), x:view(sizes...), x:view(y), x:view_as(y)
+torch.view(x, sizes...), x:view(sizes...), x:view(y), x:view_as(y), torch.view_as(x, y)
   A view of x with the given sizes (one may be -1: inferred) or y's sizes; x's
   layout must allow it (a contiguous x always does), else an error: use reshape.
 
-torch.reshape(x, sizes...), x:reshape(sizes...)
-  x with the given sizes (one may be -1): a view when the layout allows, else a copy.
+torch.reshape(x, sizes...), x:reshape(sizes...), x:reshape_as(y), torch.reshape_as(x, y)
+  x with the given sizes (one may be -1), or y's: a view when the layout allows, else a copy.
 
-torch.transpose(x, dim1, dim2), x:transpose(dim1, dim2)
+torch.transpose(x, dim1, dim2), x:transpose(dim1, dim2), torch.swapaxes(...), x:swapaxes(...), torch.swapdims(...), x:swapdims(...)
   A view of x with the two dims swapped (1-based, negative from the end).
 
 torch.t(x), x:t()
@@ -32,11 +32,11 @@ torch.squeeze(x), torch.squeeze(x, dim), x:squeeze(), x:squeeze(dim)
 torch.unsqueeze(x, dim), x:unsqueeze(dim)
   A view of x with a size-1 dim inserted at dim (1..ndim+1; -1 appends).
 
-x:expand(sizes...), x:expand(y), x:expand_as(y), x:expandAs(y)
+x:expand(sizes...), x:expand(y), x:expand_as(y), x:expandAs(y), torch.expand(x, sizes...), torch.expand_as(x, y), torch.expandAs(x, y)
   A view of x broadcast to the given sizes (-1 keeps a size), or to y's: size-1
   dims repeat with stride 0, new leading dims are added. No copy.
 
-x:unfold(dim, size, step)
+x:unfold(dim, size, step), torch.unfold(x, dim, size, step)
   A view of every slice of length size along dim, step apart, as a new last dim:
   torch.arange(5):unfold(1, 2, 1) is 4x2.
 
@@ -77,7 +77,7 @@ torch.cat({tensors}, dim), torch.concat(...), torch.concatenate(...), torch.cat(
 torch.stack({tensors}, dim), torch.stack(a, b, ..., dim)
   The tensors, of one shape, joined along a new dim at dim (default 1).
 
-x:repeat(sizes...), x:repeatTensor(sizes...), torch.repeatTensor(x, sizes...)
+x:repeat(sizes...), x:repeatTensor(sizes...), torch.repeatTensor(x, sizes...), torch.repeat(x, sizes...)
   x tiled: each dim repeated that many times (more sizes than dims add leading
   dims). A copy. 'repeat' is a Lua keyword: write x['repeat'](x, 2, 3) or repeatTensor.
 

@@ -1,0 +1,51 @@
+/* mt_view.c: the registry's views and rearrangements of one tensor
+   (MT_VIEW_OPS in src/ops/registry.h): the entry point the dispatcher's
+   table holds, and the few kernels the other files lack. */
+#include "mt_ops.h"
+#include "mt_shape.h"
+
+int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace) {
+  switch (op) {
+#define VIEW(call, signature, node) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_VIEW_OPS(OPC, _)
+#undef OPC
+#undef VIEW
+  default: break;
+  }
+  (void)inplace;
+  return mt_fail("mt_view_op: %s is not a view op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+}
+
+int mt_t(mt_tensor *r, const mt_tensor *x) {
+  if (x->ndim > 2) {
+    char b[128];
+    return mt_fail("t: expects a tensor with <= 2 dims, got %s", mt_shape_str(x, b, sizeof b));
+  }
+  if (x->ndim < 2) { mt_tensor_alias(r, x); return 0; }
+  return mt_transpose(r, x, 0, 1);
+}
+
+int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int *dims, int n) {
+  if (n != x->ndim) return mt_fail("permute: got %d dims for a tensor of %d dims", n, x->ndim);
+  return mt_permute(r, x, dims);
+}
+
+int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int *src, int n, const int *dst, int m) {
+  if (n != m) return mt_fail("movedim: %d source dims but %d destination dims", n, m);
+  return mt_movedim(r, x, src, dst, n);
+}
+
+int mt_as_strided_n(mt_tensor *r, const mt_tensor *x, const int64_t *size, int n, const int64_t *stride, int m,
+                    int64_t offset) {
+  if (n != m) return mt_fail("as_strided: %d sizes but %d strides", n, m);
+  return mt_as_strided(r, x, n, size, stride, offset);
+}
+
+int mt_flip_at_least(mt_tensor *r, const mt_tensor *x, int dim, int min_dims, const char *op) {
+  if (x->ndim < min_dims) {
+    char b[128];
+    return mt_fail("%s: needs at least %d dims, got %s", op, min_dims, mt_shape_str(x, b, sizeof b));
+  }
+  return mt_flip(r, x, &dim, 1);
+}
