@@ -3,6 +3,7 @@
    permute, flip, roll, tril/triu, repeat, ...) and of its elementwise ops
    with parameters (clamp, softplus, leaky_relu, addcmul/addcdiv, lerp). */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,23 +179,50 @@ static int s_unbind(lua_State *L) {
    driven by the entry's signature (src/ops/registry.h): one name:type word
    per argument after the tensor. */
 
-/* the word's parts: name, type, and after them ? (optional) or =default */
-typedef struct { char name[24], type[12]; int optional, has_default; lua_Integer def; } view_word;
-
-static void copy_part(char *dst, size_t size, const char *from, const char *to) {
-  size_t n = (size_t)(to - from) < size - 1 ? (size_t)(to - from) : size - 1;
-  memcpy(dst, from, n);
-  dst[n] = 0;
-}
+/* A signature, parsed once: each word's name, type, and after them ?
+   (optional) or =default. */
+enum { VW_LIKE, VW_SHAPE, VW_DIMS, VW_DIMLIST, VW_INTS, VW_DIM, VW_NEWDIM, VW_POS, VW_OFFSET, VW_INT };
+typedef struct { char name[24]; unsigned char type, optional, has_default; lua_Integer def; } view_word;
+typedef struct { int nwords, has_defaults; view_word w[4]; } view_sig;
+static view_sig view_sigs[MT_NUM_OPS - MT_OP_END_MASK];
 
 static void parse_word(const char *w, size_t n, view_word *vw) {
+  static const char *const types[] = {"like", "shape", "dims", "dimlist", "ints", "dim", "newdim", "pos",
+                                      "offset", "int"};
   const char *colon = memchr(w, ':', n), *end = w + n, *mark = colon;
   while (mark < end && *mark != '?' && *mark != '=') mark++;
-  copy_part(vw->name, sizeof vw->name, w, colon);
-  copy_part(vw->type, sizeof vw->type, colon + 1, mark);
+  size_t len = (size_t)(colon - w) < sizeof vw->name - 1 ? (size_t)(colon - w) : sizeof vw->name - 1;
+  memcpy(vw->name, w, len);
+  vw->name[len] = 0;
+  vw->type = VW_INT;
+  for (unsigned char k = 0; k < sizeof types / sizeof *types; k++)
+    if (strlen(types[k]) == (size_t)(mark - colon - 1) && !memcmp(types[k], colon + 1, (size_t)(mark - colon - 1)))
+      vw->type = k;
   vw->optional = mark < end && *mark == '?';
   vw->has_default = mark < end && *mark == '=';
   vw->def = vw->has_default ? strtoll(mark + 1, NULL, 10) : 0;
+}
+
+/* every view signature, parsed by the first state that binds them (the
+   registry is constant, so a second parse writes the same values) */
+static void parse_view_sigs(void) {
+  static int done;
+  if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
+  if (!done) {
+    for (int op = MT_OP_END_MASK; op < MT_NUM_OPS; op++) {
+      view_sig *vs = &view_sigs[op - MT_OP_END_MASK];
+      const char *q = mt_op_infos[op].signature, *w;
+      size_t n;
+      while ((w = lt_next_word(&q, &n)) && vs->nwords < 4) {
+        parse_word(w, n, &vs->w[vs->nwords]);
+        vs->has_defaults |= vs->w[vs->nwords++].has_default;
+      }
+    }
+    __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&lock);
 }
 
 /* the list to fill next: v, then w */
@@ -204,78 +232,81 @@ static int64_t *next_list(mt_view_args *a, int **count) {
   return a->w;
 }
 
+/* dims at i (one, or a table) into list; returns how many */
+static int read_dim_list(lua_State *L, int i, int ndim, int64_t *list, const char *op) {
+  int dims[MT_MAX_DIMS], n = read_dims(L, i, ndim, dims, op);
+  for (int k = 0; k < n; k++) list[k] = dims[k];
+  return n;
+}
+
 static int view_call(lua_State *L) {
   char name[64];
   int inplace;
   mt_op op = (mt_op)lt_bound_op(L, name, sizeof name, &inplace);
   mt_tensor *x = lt_check(L, 1, name);
-  const char *sig = mt_op_infos[op].signature, *w;
-  int opts = strchr(sig, '=') ? lt_opts_index(L) : 0;
+  const view_sig *vs = &view_sigs[op - MT_OP_END_MASK];
+  int opts = vs->has_defaults ? lt_opts_index(L) : 0;
   int last = opts ? opts - 1 : lua_gettop(L), arg = 2, ni = 0, *count = NULL;
   mt_view_args a;
   a.n = a.m = 0;
   a.i[0] = a.i[1] = a.i[2] = 0;
-  size_t len;
-  for (const char *q = sig; (w = lt_next_word(&q, &len));) {
-    view_word vw;
-    parse_word(w, len, &vw);
+  for (int k = 0; k < vs->nwords; k++) {
+    const view_word *vw = &vs->w[k];
     int at = arg <= last && !lua_isnil(L, arg) ? arg : 0;
-    if (!at && opts && lua_getfield(L, opts, vw.name) != LUA_TNIL) at = lua_gettop(L);   /* stays on the stack */
-    const char *t = vw.type;
-    if (!strcmp(t, "shape") || !strcmp(t, "like") || !strcmp(t, "dims")) {   /* the rest of the arguments */
+    if (!at && opts && lua_getfield(L, opts, vw->name) != LUA_TNIL) at = lua_gettop(L);   /* stays on the stack */
+    int64_t v;
+    switch (vw->type) {
+    case VW_LIKE: case VW_SHAPE: case VW_DIMS: {              /* the rest of the arguments */
       int64_t *list = next_list(&a, &count);
-      if (!at) luaL_error(L, "%s: expects %s", name, vw.name);
-      mt_tensor *like = t[0] == 'l' ? lt_test(L, at) : NULL;
+      int top = at == arg ? last : at;
+      mt_tensor *like = vw->type == VW_LIKE && at ? lt_test(L, at) : NULL;
+      if (!at) luaL_error(L, "%s: expects %s", name, vw->name);
       if (like) {
         *count = like->ndim;
         memcpy(list, like->shape, sizeof(int64_t) * (size_t)like->ndim);
-      } else if (t[0] != 'd') {
-        *count = lt_read_shape(L, at, at == arg ? last : at, list, name);
+      } else if (vw->type != VW_DIMS) {
+        *count = lt_read_shape(L, at, top, list, name);
       } else if (lua_type(L, at) == LUA_TTABLE) {
-        int dims[MT_MAX_DIMS];
-        *count = read_dims(L, at, x->ndim, dims, name);
-        for (int k = 0; k < *count; k++) list[k] = dims[k];
+        *count = read_dim_list(L, at, x->ndim, list, name);
       } else {
-        int top = at == arg ? last : at;
         if (top - at + 1 > MT_MAX_DIMS) luaL_error(L, "%s: %d dims given, at most %d allowed", name, top - at + 1, MT_MAX_DIMS);
         *count = 0;
-        for (int k = at; k <= top; k++) list[(*count)++] = lt_check_dim(L, k, x->ndim, name);
+        for (int j = at; j <= top; j++) list[(*count)++] = lt_check_dim(L, j, x->ndim, name);
       }
       arg = last + 1;
       continue;
     }
-    if (!strcmp(t, "dimlist") || !strcmp(t, "ints")) {        /* one argument: a number or a table */
+    case VW_DIMLIST: case VW_INTS: {                          /* one argument: a number or a table */
       int64_t *list = next_list(&a, &count);
       *count = 0;
-      if (at && t[0] == 'd') {
-        int dims[MT_MAX_DIMS];
-        *count = read_dims(L, at, x->ndim, dims, name);
-        for (int k = 0; k < *count; k++) list[k] = dims[k];
-      } else if (at) {
-        *count = lt_read_shape(L, at, at, list, name);
-      } else if (!vw.optional) {
-        luaL_error(L, "%s: expects %s", name, vw.name);
-      }
+      if (at) *count = vw->type == VW_DIMLIST ? read_dim_list(L, at, x->ndim, list, name) : lt_read_shape(L, at, at, list, name);
+      else if (!vw->optional) luaL_error(L, "%s: expects %s", name, vw->name);
       arg++;
       continue;
     }
-    int64_t v;                                               /* a scalar */
-    if (!at && !vw.optional && !vw.has_default) luaL_error(L, "%s: expects %s", name, vw.name);
-    if (!strcmp(t, "dim") || !strcmp(t, "newdim")) {
-      int nd = x->ndim + (t[0] == 'n');
+    case VW_DIM: case VW_NEWDIM: {
+      int nd = x->ndim + (vw->type == VW_NEWDIM);
       if (at) v = lt_check_dim(L, at, nd, name);
-      else if (vw.optional) v = MT_MAX_DIMS;
-      else v = vw.def > 0 ? vw.def - 1 : vw.def + (nd > 0 ? nd : 1);
-    } else if (!strcmp(t, "pos")) {
+      else if (vw->optional) v = MT_MAX_DIMS;
+      else if (vw->has_default) v = vw->def > 0 ? vw->def - 1 : vw->def + (nd > 0 ? nd : 1);
+      else return luaL_error(L, "%s: expects %s", name, vw->name);
+      break;
+    }
+    case VW_POS:
+      if (!at) return luaL_error(L, "%s: expects %s", name, vw->name);
       v = luaL_checkinteger(L, at);
-      if (v == 0) luaL_error(L, "%s: %s is 1-based, got 0", name, vw.name);
+      if (v == 0) luaL_error(L, "%s: %s is 1-based, got 0", name, vw->name);
       if (v > 0) v--;
-    } else if (!strcmp(t, "offset")) {
+      break;
+    case VW_OFFSET:
       v = x->offset;
       if (at && __builtin_sub_overflow(luaL_checkinteger(L, at), 1, &v))
         luaL_error(L, "%s: storage offset %I is out of range", name, luaL_checkinteger(L, at));
-    } else {                                                 /* int */
-      v = at ? luaL_checkinteger(L, at) : vw.def;
+      break;
+    default:                                                  /* an integer */
+      if (!at && !vw->has_default) return luaL_error(L, "%s: expects %s", name, vw->name);
+      v = at ? luaL_checkinteger(L, at) : vw->def;
+      break;
     }
     a.i[ni++] = v;
     arg++;
@@ -289,6 +320,7 @@ static int view_call(lua_State *L) {
 }
 
 static void set_view(lua_State *L, const char *name, size_t len, int op) {
+  parse_view_sigs();
   lt_bind_op(L, name, len, 0, 0, view_call, (lua_Integer)op * 2);
   if (mt_op_infos[op].inplace) lt_bind_op(L, name, len, 1, 1, view_call, (lua_Integer)op * 2 + 1);
 }

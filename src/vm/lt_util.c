@@ -110,7 +110,11 @@ int lt_bound_op(lua_State *L, char *name, size_t size, int *inplace) {
   lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
   int op = (int)(code >> 1);
   *inplace = (int)(code & 1);
-  snprintf(name, size, "%s%s", mt_op_names[op], *inplace ? "_" : "");
+  size_t n = strlen(mt_op_names[op]);            /* name, or name_: no snprintf on the hot path */
+  if (n + 2 > size) n = size - 2;
+  memcpy(name, mt_op_names[op], n);
+  name[n] = '_';
+  name[n + (size_t)*inplace] = 0;
   return op;
 }
 
