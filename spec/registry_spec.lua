@@ -337,6 +337,27 @@ local function view_calls(op, f)
   return out
 end
 
+-- a join's calls: x on every layout with tensors beside it that differ along
+-- the dim joined (cat) or match it (stack), as a list or Torch7's
+-- arguments, the dim positional or {dim=}, negative too
+local function join_calls(op, f)
+  local out = {}
+  local stack = op.name == 'stack'
+  for li, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    local s1, s2 = x:size(1), x:size(2)
+    for dim = 1, stack and 3 or 2 do
+      local shape = {s1, s2}
+      if not stack then shape[dim] = shape[dim] + 1 end
+      local y, z = sample('any', shape, li + dim), sample('any', {s1, s2}, li + dim + 2):mul(1.5)
+      out[#out + 1] = {{x, y, z}, function(a, b, c) return f(stack and {a, c, a} or {a, b, c}, dim) end}
+    end
+    out[#out + 1] = {{x, x * 2}, function(a, b) return f(a, b, -1) end}
+    out[#out + 1] = {{x}, function(a) return f({a}, {dim = 1}) end}
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   local f = callable(op)
@@ -346,6 +367,7 @@ local function calls(op)
   if op.family == 'put' then return put_calls(op, f) end
   if op.family == 'mask' then return mask_calls(op, f) end
   if op.family == 'view' then return view_calls(op, f) end
+  if op.family == 'join' then return join_calls(op, f) end
   if not op.signature then
     local out = {}
     for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
@@ -409,11 +431,11 @@ describe('the op registry', function()
     local w = torch.mul(z, 2)          -- mul
     local e = w:exp()                  -- exp, saving its result
     local q = (-e) // 3                -- neg, div_floor
-    local r = y:clone():add_(1):round({decimals = 1})   -- add, then mul, round, div
+    local r = y:clone():add_(1):round({decimals = 1})   -- clone, add, then mul, round, div
     e:sum():backward()                 -- sum; exp's derivative G * R is a mul, mul's another
     local counts = torch._op_counts()
     torch._op_counter(false)
-    assert.are.same({add = 2, mul = 4, exp = 1, neg = 1, div_floor = 1, round = 1, div = 1, sum = 1}, counts)
+    assert.are.same({add = 2, mul = 4, exp = 1, neg = 1, div_floor = 1, clone = 1, round = 1, div = 1, sum = 1}, counts)
     local _ = x * 2                    -- the counter is off: nothing more is counted
     assert.are.same(counts, torch._op_counts())
     assert.is_true(q:numel() == 6 and r:numel() == 6)
@@ -512,5 +534,28 @@ describe('the op registry', function()
     -- from the definition: each element's gradient counts the places it reaches
     torch.autograd.backward({a:sum(), b:sum(), c:sum(), d:sum(), e:sum()})
     assert.are.same({{4, 6, 5, 3}, {4, 6, 6, 3}, {4, 6, 6, 4}}, x.grad:totable())
+  end)
+
+  it('sees the joins, and split, chunk and unbind as views, through the dispatcher', function()
+    local x = sample('any', {3, 4}, 1):requires_grad_()
+    local y = sample('any', {2, 4}, 2):requires_grad_()
+    torch._op_counter(true)
+    local c = torch.cat({x, y})                  -- cat
+    local s = torch.stack({x, x * 2}, 2)         -- mul, stack
+    local parts = x:split(3, 2)                  -- narrow twice (sizes 3 and 1)
+    local rows = x:unbind(1)                     -- select three times
+    local halves = torch.concat(y, y, {dim = 2}):chunk(2, 2)   -- cat by its alias, narrow twice
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({cat = 2, mul = 1, stack = 1, narrow = 4, select = 3}, counts)
+    assert.are.equal('CatBackward', c.grad_fn:name())
+    assert.are.equal('StackBackward', s.grad_fn:name())
+    assert.are.equal('NarrowBackward', parts[2].grad_fn:name())
+    assert.are.equal('SelectBackward', rows[3].grad_fn:name())
+    -- from the definition: x reaches c once, s once and twice (times 2), parts[1] in
+    -- columns 1..3 and rows[2] in row 2; y reaches c once and halves[2] (its second copy)
+    torch.autograd.backward({c:sum(), s:sum(), parts[1]:sum(), rows[2]:sum(), halves[2]:sum()})
+    assert.are.same({{5, 5, 5, 4}, {6, 6, 6, 5}, {5, 5, 5, 4}}, x.grad:totable())
+    assert.are.same({{2, 2, 2, 2}, {2, 2, 2, 2}}, y.grad:totable())
   end)
 end)

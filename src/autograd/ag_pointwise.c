@@ -241,7 +241,8 @@ __attribute__((constructor)) static void register_autograd(void) {
   static const mt_autograd_hooks hooks = {
     mt_ag_record_unary, mt_ag_record_binary, mt_ag_record_cast, mt_ag_record_reduce, mt_ag_record_along,
     mt_ag_record_selection, mt_ag_record_product, mt_ag_record_add_product, mt_ag_record_param,
-    mt_ag_record_index_op, mt_ag_record_put_op, mt_ag_record_mask_op, mt_ag_record_view_op, mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
+    mt_ag_record_index_op, mt_ag_record_put_op, mt_ag_record_mask_op, mt_ag_record_view_op, mt_ag_record_join,
+    mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
   };
   mt_register_autograd(&hooks);
 }

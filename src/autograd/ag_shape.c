@@ -50,10 +50,10 @@ static void args_load(const mt_node *nd, mt_view_args *a) {
 /* the node names, PyTorch's: VIEW's node word, and its adjoint's */
 #define VIEW(call, signature, node) #node "Backward"
 #define OPC(name, kernel, E, ...) [MT_OP_##name - VIEW_FIRST] = kernel,
-static const char *const view_names[MT_NUM_OPS - VIEW_FIRST] = {MT_VIEW_OPS(OPC, _)};
+static const char *const view_names[MT_OP_END_VIEW - VIEW_FIRST] = {MT_VIEW_OPS(OPC, _)};
 #undef VIEW
 #define VIEW(call, signature, node) #node "ScatterBackward"
-static const char *const scatter_names[MT_NUM_OPS - VIEW_FIRST] = {MT_VIEW_OPS(OPC, _)};
+static const char *const scatter_names[MT_OP_END_VIEW - VIEW_FIRST] = {MT_VIEW_OPS(OPC, _)};
 #undef VIEW
 #undef OPC
 
@@ -372,52 +372,43 @@ mt_tensor ag_cat(const mt_tensor *const *ts, int n, int dim) {
   mt_tensor r = {0};
   for (int i = 0; i < n; i++) if (!ts[i]->storage) ag_failed = 1;
   if (ag_failed) return r;
-  if (mt_cat(&r, ts, n, dim) || mt_ag_record_cat(&r, ts, n, dim, 0)) { ag_drop(&r); ag_failed = 1; }
+  if (mt_call_join(&r, ts, n, MT_OP_cat, dim)) { ag_drop(&r); ag_failed = 1; }
   return r;
 }
 
-/* ---- views recorded outside the dispatcher: x[i], x[{...}], split ---- */
 static int wrap(int dim, int ndim) { return dim < 0 ? dim + ndim : dim; }
 
-int mt_ag_record_narrow(mt_tensor *r, const mt_tensor *x, int dim, int64_t start, int64_t len) {
-  dim = wrap(dim, x->ndim);
-  mt_view_args a = {.i = {dim, start, len}};
-  return mt_ag_record_view_op(r, x, MT_OP_narrow, &a);
+/* ---- the registry's joins (cat, stack): the derivative column expanded
+   per input, PART(t) being the input's part of t. A node has at most
+   MT_AG_MAX_EDGES edges, so a long list becomes a tree: an inner edge (bit
+   k of mask) stands for a run of inputs, its "input" being the slice of the
+   result they fill (recorded from a tensor that has only that geometry). ---- */
+static mt_tensor join_part(const mt_node *n, int inner, int64_t off, int64_t len, ag_v t) {
+  if (!t.t) { ag_failed = 1; mt_fail("%s: PART of a number", n->name); return (mt_tensor){0}; }
+  return n->op == MT_OP_stack && !inner ? ag_select(t.t, n->dims[0], off) : ag_narrow(t.t, n->dims[0], off, len);
 }
 
-int mt_ag_record_select(mt_tensor *r, const mt_tensor *x, int dim, int64_t index) {
-  dim = wrap(dim, x->ndim);
-  mt_view_args a = {.i = {dim, index}};
-  return mt_ag_record_view_op(r, x, MT_OP_select, &a);
-}
-
-int mt_ag_record_split(mt_tensor *const *parts, const mt_tensor *x, int dim, const int64_t *sizes, int64_t n) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(x->dtype)) return 0;
-  dim = wrap(dim, x->ndim);
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; i++) {
-    mt_view_args a = {.i = {dim, off, sizes[i]}};
-    if (record_args(parts[i], x, MT_OP_narrow, &a, "SplitBackward", view_backward)) return -1;
-    off += sizes[i];
-  }
-  return 0;
-}
-
-/* ---- cat and stack ----
-   A node has at most MT_AG_MAX_EDGES edges, so a long list becomes a tree:
-   an inner edge (bit k of mask) stands for a run of inputs, its "input"
-   being the slice of the result they fill (recorded from a tensor that has
-   only that geometry). */
-static int cat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
+static int join_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   ag_failed = 0;
-  int dim = n->dims[0], stack = n->op;
+  int dim = n->dims[0], stack = n->op == MT_OP_stack;
   int64_t off = 0;
+  const ag_v G = V(grad);
   for (int k = 0; k < n->nedges && !ag_failed; k++) {
     int inner = (n->mask >> k) & 1;
-    int skipped = !inner && !stack && n->in_ndim[k] == 1 && n->in_shape[k][0] == 0 && g->ndim != 1;
+    int skipped = !inner && !stack && n->in_ndim[k] == 1 && n->in_shape[k][0] == 0 && grad->ndim != 1;
     int64_t len = skipped ? 0 : inner || !stack ? n->in_shape[k][dim] : 1;
     if (n->next[k].node && !skipped) {
-      mt_tensor d = stack && !inner ? ag_select(g, dim, off) : ag_narrow(g, dim, off, len);
+      mt_tensor d = {0};
+#define PART(e) join_part(n, inner, off, len, V(e))
+#define DERIV(reads, expr) d = expr
+#define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
+      switch ((mt_op)n->op) {
+        MT_JOIN_OPS(OPC, _)
+      default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
+      }
+#undef OPC
+#undef DERIV
+#undef PART
       gi[k] = ag_cast(&d, n->in_dtype[k]);
       ag_drop(&d);
     }
@@ -426,17 +417,18 @@ static int cat_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   return ag_done();
 }
 
-static int64_t cat_len(const mt_tensor *t, const mt_tensor *r, int dim, int stack) {
+static int64_t join_len(const mt_tensor *t, const mt_tensor *r, int dim, int stack) {
   if (stack) return 1;
   if (t->ndim == 1 && t->shape[0] == 0 && r->ndim != 1) return 0;
   return t->shape[dim];
 }
 
-static mt_node *cat_tree(const mt_tensor *const *ts, int n, const mt_tensor *r, int dim, int stack) {
-  const char *name = stack ? "StackBackward" : "CatBackward";
+static mt_node *join_tree(const mt_tensor *const *ts, int n, const mt_tensor *r, mt_op op, int dim) {
+  const char *name = ag_backward_name(op);
+  int stack = op == MT_OP_stack;
   if (n <= MT_AG_MAX_EDGES) {
-    mt_node *nd = mt_ag_new_node(name, cat_backward, n, ts);
-    if (nd) { nd->op = stack; nd->dims[0] = dim; }
+    mt_node *nd = mt_ag_new_node(name, join_backward, n, ts);
+    if (nd) { nd->op = op; nd->dims[0] = dim; }
     return nd;
   }
   int per = (n + MT_AG_MAX_EDGES - 1) / MT_AG_MAX_EDGES, groups = (n + per - 1) / per;
@@ -451,14 +443,14 @@ static mt_node *cat_tree(const mt_tensor *const *ts, int n, const mt_tensor *r, 
     slice[k].ndim = r->ndim;
     memcpy(slice[k].shape, r->shape, sizeof(int64_t) * (size_t)r->ndim);
     slice[k].shape[dim] = 0;
-    for (int i = lo; i < lo + cnt; i++) slice[k].shape[dim] += cat_len(ts[i], r, dim, stack);
+    for (int i = lo; i < lo + cnt; i++) slice[k].shape[dim] += join_len(ts[i], r, dim, stack);
     in[k] = &slice[k];
-    sub[k] = cat_tree(ts + lo, cnt, r, dim, stack);
+    sub[k] = join_tree(ts + lo, cnt, r, op, dim);
     if (!sub[k]) { for (int j = 0; j < k; j++) mt_ag_node_release(sub[j]); return NULL; }
   }
-  mt_node *nd = mt_ag_new_node(name, cat_backward, groups, in);
+  mt_node *nd = mt_ag_new_node(name, join_backward, groups, in);
   if (!nd) { for (int j = 0; j < groups; j++) mt_ag_node_release(sub[j]); return NULL; }
-  nd->op = stack;
+  nd->op = op;
   nd->dims[0] = dim;
   for (int k = 0; k < groups; k++) {
     if (!sub[k]) continue;
@@ -470,14 +462,15 @@ static mt_node *cat_tree(const mt_tensor *const *ts, int n, const mt_tensor *r, 
   return nd;
 }
 
-int mt_ag_record_cat(mt_tensor *r, const mt_tensor *const *ts, int n, int dim, int stack) {
+/* the dispatcher's hook: r = op(ts[0..n), dim) */
+int mt_ag_record_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim) {
   if (!mt_ag_grad_enabled() || !mt_dtype_is_float(r->dtype) || r->ndim == 0) return 0;
   int any = 0;
   for (int i = 0; i < n && !any; i++) any = mt_ag_requires_grad(ts[i]);
   if (!any) return 0;
   dim = wrap(dim, r->ndim);
-  mt_node *nd = cat_tree(ts, n, r, dim, stack);
-  if (!nd) return mt_fail("%s: out of memory recording the graph", stack ? "stack" : "cat");
+  mt_node *nd = join_tree(ts, n, r, op, dim);
+  if (!nd) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
   return mt_ag_attach(r, nd);
 }
 

@@ -294,7 +294,8 @@ static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu
 static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
                                           .along = cu_along, .product = cu_product,
                                           .add_product = cu_add_product, .index = mt_index_op,
-                                          .put = mt_put_op, .mask = mt_mask_op, .view = mt_view_op};
+                                          .put = mt_put_op, .mask = mt_mask_op, .view = mt_view_op,
+                                          .join = mt_join_op};
 
 static const mt_device_extra extra = {
   .where = cu_where, .activation_grad = cu_activation_grad, .index_select = cu_index_select,

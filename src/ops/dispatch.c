@@ -88,6 +88,10 @@
 #define VIEW(call, signature, node) signature
 #define VW(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, !strcmp(#name, "tril") || !strcmp(#name, "triu"), 1)
+/* a join: JOIN(call) */
+#define JOIN(call) "dim"
+#define JN(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
@@ -95,13 +99,13 @@ const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
   MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
-  MT_VIEW_OPS(VW, "view")
+  MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
   [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
-              mt_index_op, mt_put_op, mt_mask_op, mt_view_op},
+              mt_index_op, mt_put_op, mt_mask_op, mt_view_op, mt_join_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -480,6 +484,20 @@ int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, in
     rc = k->view(inplace ? x : r, x, op, a, inplace);
     if (!rc && !inplace && x->grad_meta) rc = ag.record_view(r, x, op, a);
   }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- joins ---- */
+int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim) {
+  if (__builtin_expect(!mt_op_is_join(op), 0)) return wrong_family(op, "mt_call_join");
+  if (n < 1) return mt_fail("%s: expects a non-empty list of tensors", mt_op_names[op]);
+  const mt_device_kernels *k = kernels_for(op, ts[0], NULL, NULL, SLOT(join));   /* the kernel checks the rest */
+  if (!k) return -1;
+  HOOK(op, 0);
+  int rc = k->join(r, ts, n, op, dim), any = 0;
+  for (int i = 0; i < n && !any; i++) any = ts[i]->grad_meta != NULL;
+  if (!rc && any) rc = ag.record_join(r, ts, n, op, dim);
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

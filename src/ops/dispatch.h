@@ -27,7 +27,7 @@ typedef struct {
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
                                 "select", "product", "add_product", "param", "index", "put",
-                                "mask", "view" */
+                                "mask", "view", "join" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
@@ -37,7 +37,7 @@ typedef struct {
                                 "value", "source", "none"), the arguments after self (views:
                                 "dim:dim start:pos length:int"); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
-  int arity;                 /* tensor inputs: 1 to 3 */
+  int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one) */
   int autocast;              /* MT_AC_* */
   int differentiable;        /* the registry gives it a derivative */
   int inplace;               /* has x:name_() */
@@ -65,6 +65,7 @@ typedef struct {
              double alpha, int64_t base, int inplace);
   int (*mask)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
   int (*view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
+  int (*join)(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -92,6 +93,7 @@ typedef struct {
                     const mt_tensor *src, double alpha, int64_t base);
   int (*record_mask)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src);
   int (*record_view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a);
+  int (*record_join)(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -173,5 +175,8 @@ int mt_call_mask(mt_tensor *r, mt_tensor *x, mt_op op, const mt_tensor *mask, co
    arguments a (dims 0-based), as mt_view_op (src/tensor/mt_ops.h); in
    place (inplace 1: tril_, triu_), r is x */
 int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
+/* r = the join op (cat, stack) of ts[0..n) along dim (0-based), as
+   mt_join_op (src/tensor/mt_ops.h) */
+int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
 
 #endif

@@ -587,9 +587,25 @@
     AC_NONE, ANY, "")                                                                                  \
   OP(triu, VIEW(mt_tri(r, x, a->i[0], 1, inplace), "diagonal:int=0", Triu), E, DERIV(NOTHING, SELF(G)), \
     AC_NONE, ANY, "")                                                                                  \
+  /* a copy of x, contiguous (x:contiguous() is x itself when x is, else x:clone()) */                \
+  OP(clone, VIEW(mt_clone(r, x), "", Clone), E, DERIV(NOTHING, G), AC_NONE, ANY, "")                  \
   /* x tiled: the gradient sums the copies */                                                         \
   OP(repeat, VIEW(mt_repeat(r, x, a->v, a->n), "repeats:shape", Repeat), E,                             \
     DERIV(NOTHING, NAMED(repeat_grad)), AC_NONE, ANY, "repeatTensor")
+
+/* ---- joins: one tensor from a list of them ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: JOIN(call): the kernel as a call of src/tensor/mt_shape.h in r,
+     ts (the list), n and dim (0-based; for stack, the new dim's place); Lua
+     calls it as torch.op({tensors}, dim), Torch7's torch.op(a, b, ..., dim)
+     and {dim=}, the dim defaulting to 1. The list counts as one input.
+   - derivative: DERIV(NOTHING, PART(G)): each input's part of G (its slice
+     along dim for cat, its place along the new dim for stack). */
+#define MT_JOIN_OPS(OP, E)                                                                             \
+  /* 1-D empty tensors are skipped, as PyTorch */                                                     \
+  OP(cat, JOIN(mt_cat(r, ts, n, dim)), E, DERIV(NOTHING, PART(G)), AC_PROMOTE, ANY, "concat concatenate") \
+  OP(stack, JOIN(mt_stack(r, ts, n, dim)), E, DERIV(NOTHING, PART(G)), AC_PROMOTE, ANY, "")
 
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
@@ -599,9 +615,10 @@
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
-   index ops, the puts, the masks, the views (the mt_op enum's order). */
+   index ops, the puts, the masks, the views, the joins (the mt_op enum's
+   order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS) L(MT_JOIN_OPS)
 
 #endif

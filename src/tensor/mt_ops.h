@@ -45,6 +45,9 @@ typedef enum {
   MT_OP_END_MASK,
   MT_OP_VIEW_BEFORE_ = MT_OP_END_MASK - 1,
   MT_VIEW_OPS(MT_X, _)
+  MT_OP_END_VIEW,
+  MT_OP_JOIN_BEFORE_ = MT_OP_END_VIEW - 1,
+  MT_JOIN_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -63,7 +66,8 @@ static inline int mt_op_is_param(int op) { return op >= MT_OP_END_ADD_PRODUCT &&
 static inline int mt_op_is_index(int op) { return op >= MT_OP_END_PARAM && op < MT_OP_END_INDEX; }
 static inline int mt_op_is_put(int op) { return op >= MT_OP_END_INDEX && op < MT_OP_END_PUT; }
 static inline int mt_op_is_mask(int op) { return op >= MT_OP_END_PUT && op < MT_OP_END_MASK; }
-static inline int mt_op_is_view(int op) { return op >= MT_OP_END_MASK && op < MT_NUM_OPS; }
+static inline int mt_op_is_view(int op) { return op >= MT_OP_END_MASK && op < MT_OP_END_VIEW; }
+static inline int mt_op_is_join(int op) { return op >= MT_OP_END_VIEW && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -128,6 +132,9 @@ int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a
    transposed, fewer dims as they are), permute with its dims counted,
    movedim with both lists counted, as_strided with sizes and strides
    counted, and flip along one dim for a tensor of at least min_dims */
+/* The registry's join (mt_op_is_join): r = op(ts[0..n), dim), as its
+   kernel column says */
+int mt_join_op(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
 int mt_t(mt_tensor *r, const mt_tensor *x);
 int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int *dims, int n);
 int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int *src, int n, const int *dst, int m);

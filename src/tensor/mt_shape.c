@@ -177,8 +177,7 @@ int64_t mt_chunk_sizes(const mt_tensor *t, int dim, int64_t chunks, int64_t *siz
   return mt_split_sizes(t, dim, ceil_div(len, chunks), sizes, max);
 }
 
-int mt_split_with_sizes(mt_tensor *const *parts, const mt_tensor *t, int dim,
-                        const int64_t *sizes, int64_t n) {
+int mt_split_check(const mt_tensor *t, int dim, const int64_t *sizes, int64_t n) {
   if ((dim = split_dim("split", t, dim)) < 0) return -1;
   int64_t len = t->shape[dim], sum = 0;
   int over = 0;                                /* the sizes pass len (summed without overflow) */
@@ -192,6 +191,12 @@ int mt_split_with_sizes(mt_tensor *const *parts, const mt_tensor *t, int dim,
     return mt_fail("split: sizes %s sum to %s%lld, but dim %d has size %lld", list_str(sizes, n, b, sizeof b),
                    over ? "more than " : "", (long long)(over ? len : sum), dim + 1, (long long)len);
   }
+  return 0;
+}
+
+int mt_split_with_sizes(mt_tensor *const *parts, const mt_tensor *t, int dim,
+                        const int64_t *sizes, int64_t n) {
+  if (mt_split_check(t, dim, sizes, n) || (dim = split_dim("split", t, dim)) < 0) return -1;
   int64_t start = 0;
   for (int64_t i = 0; i < n; i++) {
     if (mt_narrow(parts[i], t, dim, start, sizes[i])) return -1;

@@ -17,6 +17,9 @@ int mt_stack(mt_tensor *r, const mt_tensor *const *ts, int n, int dim);
    parts there are, or -1. */
 int64_t mt_split_sizes(const mt_tensor *t, int dim, int64_t split_size, int64_t *sizes, int64_t max);
 int64_t mt_chunk_sizes(const mt_tensor *t, int dim, int64_t chunks, int64_t *sizes, int64_t max);
+/* 0 when sizes[0..n) are parts of t along dim (they sum to its length),
+   else -1 with the error */
+int mt_split_check(const mt_tensor *t, int dim, const int64_t *sizes, int64_t n);
 /* parts[i] becomes the view of t holding sizes[i] entries of dim; the sizes
    must sum to the dim's length. */
 int mt_split_with_sizes(mt_tensor *const *parts, const mt_tensor *t, int dim,

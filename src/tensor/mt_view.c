@@ -1,6 +1,7 @@
 /* mt_view.c: the registry's views and rearrangements of one tensor
-   (MT_VIEW_OPS in src/ops/registry.h): the entry point the dispatcher's
-   table holds, and the few kernels the other files lack. */
+   (MT_VIEW_OPS in src/ops/registry.h) and its joins (MT_JOIN_OPS): the
+   entry points the dispatcher's table holds, and the few kernels the other
+   files lack. */
 #include "mt_ops.h"
 #include "mt_shape.h"
 
@@ -15,6 +16,18 @@ int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a
   }
   (void)inplace;
   return mt_fail("mt_view_op: %s is not a view op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+}
+
+int mt_join_op(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim) {
+  switch (op) {
+#define JOIN(call) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_JOIN_OPS(OPC, _)
+#undef OPC
+#undef JOIN
+  default: break;
+  }
+  return mt_fail("mt_join_op: %s is not a join", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
 }
 
 int mt_t(mt_tensor *r, const mt_tensor *x) {

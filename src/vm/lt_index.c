@@ -288,7 +288,7 @@ void lt_open_index(lua_State *L) {
   lt_setfuncs_guarded(L, methods, functions);
   lt_bind_registry(L, MT_OP_END_PARAM, MT_OP_END_INDEX, set_index);   /* index_select, gather */
   lt_bind_registry(L, MT_OP_END_INDEX, MT_OP_END_PUT, set_put);        /* index_add, scatter, ... */
-  lt_bind_registry(L, MT_OP_END_PUT, MT_NUM_OPS, set_mask);           /* masked_fill, ... */
+  lt_bind_registry(L, MT_OP_END_PUT, MT_OP_END_MASK, set_mask);        /* masked_fill, ... */
   static const struct { const char *name; mt_op op; lua_CFunction fn; } torch7_in_place[] = {
     {"indexAdd", MT_OP_index_add, put_call}, {"indexCopy", MT_OP_index_copy, put_call},
     {"indexFill", MT_OP_index_fill, put_call}, {"maskedFill", MT_OP_masked_fill, mask_call},

@@ -54,27 +54,31 @@ static int read_dims(lua_State *L, int i, int ndim, int *dims, const char *op) {
 
 /* ---- cat and stack ---- */
 
-/* torch.cat({a, b, ...}, dim) or Torch7's torch.cat(a, b, ..., dim); dim
-   defaults to 1 as in PyTorch and may come as {dim = d}. */
-static int join(lua_State *L, int stack) {
-  const char *op = stack ? "stack" : "cat";
+/* The registry's joins (cat, stack): torch.op({a, b, ...}, dim) or
+   Torch7's torch.op(a, b, ..., dim); dim defaults to 1 as in PyTorch and
+   may come as {dim = d}. */
+static int join_call(lua_State *L) {
+  char op_name[64];
+  int inplace;
+  mt_op op = (mt_op)lt_bound_op(L, op_name, sizeof op_name, &inplace);
+  const char *name = op_name;
   const mt_tensor *small[LT_SHAPE_SMALL], **ts;
   int n, dim_at;
   if (lua_type(L, 1) == LUA_TTABLE && !lt_test(L, 1)) {
-    n = (int)lt_len(L, 1, LT_MAX_TABLE_LEN, "tensors", op);
+    n = (int)lt_len(L, 1, LT_MAX_TABLE_LEN, "tensors", name);
     dim_at = 2;
     lua_settop(L, dim_at);                     /* scratch space goes above */
     ts = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *ts);
     for (int i = 0; i < n; i++) {
       lua_geti(L, 1, i + 1);
       ts[i] = lt_test(L, -1);
-      if (!ts[i]) luaL_error(L, "%s: entry %d of the list must be a tensor, got %s", op, i + 1, luaL_typename(L, -1));
+      if (!ts[i]) luaL_error(L, "%s: entry %d of the list must be a tensor, got %s", name, i + 1, luaL_typename(L, -1));
       lua_pop(L, 1);                           /* the list keeps it alive */
     }
   } else {
     n = 0;
     while (lt_test(L, n + 1)) n++;
-    if (n == 0) luaL_error(L, "%s: expects a list of tensors, got %s", op, luaL_typename(L, 1));
+    if (n == 0) luaL_error(L, "%s: expects a list of tensors, got %s", name, luaL_typename(L, 1));
     dim_at = n + 1;
     lua_settop(L, dim_at);
     ts = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *ts);
@@ -83,32 +87,46 @@ static int join(lua_State *L, int stack) {
   int dim;
   if (lua_type(L, dim_at) == LUA_TTABLE && !lt_test(L, dim_at)) {
     lua_getfield(L, dim_at, "dim");
-    dim = dim_arg(L, -1, 0, op);
+    dim = dim_arg(L, -1, 0, name);
     lua_pop(L, 1);
   } else {
-    dim = dim_arg(L, dim_at, 0, op);
+    dim = dim_arg(L, dim_at, 0, name);
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, stack ? mt_stack(r, ts, n, dim) : mt_cat(r, ts, n, dim));
-  for (int i = 0; i < n; i++)
-    if (ts[i]->grad_meta) { LT_TRY(L, mt_ag_record_cat(r, ts, n, dim, stack)); break; }
+  if (mt_call_join(lt_push(L), ts, n, op, dim)) lt_error_as_called(L, name, op, 0);
   return 1;
 }
-static int s_cat(lua_State *L) { return join(L, 0); }
-static int s_stack(lua_State *L) { return join(L, 1); }
+
+/* torch.op only: Torch7's x:cat(...) writes its result into x (the
+   result-first forms) */
+static void set_join(lua_State *L, const char *name, size_t len, int op) {
+  char key[64];
+  if (len + 1 > sizeof key) luaL_error(L, "registry name too long: %s", name);
+  memcpy(key, name, len);
+  key[len] = 0;
+  lua_pushvalue(L, -1);
+  lua_pushinteger(L, (lua_Integer)op * 2);
+  lt_push_any_device_key(L);
+  lua_pushcclosure(L, join_call, LT_ANY_DEVICE_UPVALUE);
+  lua_setfield(L, -3, key);
+}
 
 /* ---- split and chunk: Lua tables of views ---- */
 
-static int push_parts(lua_State *L, const mt_tensor *t, int dim, const int64_t *sizes, int64_t n) {
-  mt_tensor *small[LT_SHAPE_SMALL];
-  mt_tensor **parts = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *parts);
+/* the parts along dim of sizes[0..n), each the registry's narrow (or, for
+   unbind (select 1), its select) through the dispatcher, in a Lua array */
+static int push_parts(lua_State *L, mt_tensor *t, int dim, const int64_t *sizes, int64_t n, int select) {
+  LT_TRY(L, mt_split_check(t, dim, sizes, n));
   lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);
+  mt_view_args a;
+  a.n = a.m = 0;
+  a.i[0] = dim;
+  a.i[1] = 0;
   for (int64_t i = 0; i < n; i++) {
-    parts[i] = lt_push(L);
+    a.i[2] = sizes[i];
+    LT_TRY(L, mt_call_view(lt_push(L), t, select ? MT_OP_select : MT_OP_narrow, &a, 0));
     lua_rawseti(L, -2, i + 1);
+    a.i[1] += sizes[i];
   }
-  LT_TRY(L, mt_split_with_sizes(parts, t, dim, sizes, n));
-  if (t->grad_meta) LT_TRY(L, mt_ag_record_split(parts, t, dim, sizes, n));
   return 1;
 }
 
@@ -136,7 +154,7 @@ static int s_split(lua_State *L) {
     sizes = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *sizes);
     mt_split_sizes(t, dim, size, sizes, n);
   }
-  return push_parts(L, t, dim, sizes, n);
+  return push_parts(L, t, dim, sizes, n, 0);
 }
 
 /* x:chunk(n, dim) */
@@ -148,12 +166,11 @@ static int s_chunk(lua_State *L) {
   if ((n = mt_chunk_sizes(t, dim, chunks, NULL, 0)) < 0) lt_error(L);
   sizes = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *sizes);
   mt_chunk_sizes(t, dim, chunks, sizes, n);
-  return push_parts(L, t, dim, sizes, n);
+  return push_parts(L, t, dim, sizes, n, 0);
 }
 
 /* x:unbind(dim): a Lua array of the slices along dim (default 1), each a
-   view without that dim; recorded as one split (size-1 parts) and a view per
-   part, so backward costs one pass over x rather than one per slice. */
+   view without that dim (x:select(dim, i)) */
 static int s_unbind(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "unbind");
   if (t->ndim == 0) luaL_error(L, "unbind: a 0-dim tensor has no dim to unbind");
@@ -162,16 +179,7 @@ static int s_unbind(lua_State *L) {
   int64_t n = t->shape[dim], small[LT_SHAPE_SMALL];
   int64_t *ones = scratch(L, small, LT_SHAPE_SMALL, (size_t)n, sizeof *ones);
   for (int64_t i = 0; i < n; i++) ones[i] = 1;
-  push_parts(L, t, dim, ones, n);
-  for (int64_t i = 1; i <= n; i++) {
-    lua_geti(L, -1, i);
-    mt_tensor *part = lt_test(L, -1), *r = lt_push(L);
-    LT_TRY(L, mt_squeeze(r, part, dim));
-    if (part->grad_meta) LT_TRY(L, mt_ag_record_view(r, part));
-    lua_seti(L, -3, i);
-    lua_pop(L, 1);
-  }
-  return 1;
+  return push_parts(L, t, dim, ones, n, 1);
 }
 
 /* ---- the registry's views and rearrangements ----
@@ -184,7 +192,7 @@ static int s_unbind(lua_State *L) {
 enum { VW_LIKE, VW_SHAPE, VW_DIMS, VW_DIMLIST, VW_INTS, VW_DIM, VW_NEWDIM, VW_POS, VW_OFFSET, VW_INT };
 typedef struct { char name[24]; unsigned char type, optional, has_default; lua_Integer def; } view_word;
 typedef struct { int nwords, has_defaults; view_word w[4]; } view_sig;
-static view_sig view_sigs[MT_NUM_OPS - MT_OP_END_MASK];
+static view_sig view_sigs[MT_OP_END_VIEW - MT_OP_END_MASK];
 
 static void parse_word(const char *w, size_t n, view_word *vw) {
   static const char *const types[] = {"like", "shape", "dims", "dimlist", "ints", "dim", "newdim", "pos",
@@ -211,7 +219,7 @@ static void parse_view_sigs(void) {
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&lock);
   if (!done) {
-    for (int op = MT_OP_END_MASK; op < MT_NUM_OPS; op++) {
+    for (int op = MT_OP_END_MASK; op < MT_OP_END_VIEW; op++) {
       view_sig *vs = &view_sigs[op - MT_OP_END_MASK];
       const char *q = mt_op_infos[op].signature, *w;
       size_t n;
@@ -436,17 +444,15 @@ static const luaL_Reg shape_methods[] = {
 
 static const luaL_Reg shape_functions[] = {
   LT_SHAPE_COMMON
-  {"cat", s_cat}, {"concat", s_cat}, {"concatenate", s_cat}, {"stack", s_stack},
   {NULL, NULL}};
 
 void lt_open_shape(lua_State *L) {
   lt_setfuncs_guarded(L, shape_methods, shape_functions);
   /* views, and copies through mt_copy */
-  static const char *const any_device[] = {"cat", "concat", "concatenate", "stack", NULL};
   static const char *const any_device_both[] = {"split", "chunk", "unbind", NULL};
-  lt_mark_any_device(L, -2, any_device);
   lt_mark_any_device(L, -2, any_device_both);
   lt_mark_any_device(L, -3, any_device_both);
   lt_bind_registry(L, MT_OP_END_ADD_PRODUCT, MT_OP_END_PARAM, set_param);
-  lt_bind_registry(L, MT_OP_END_MASK, MT_NUM_OPS, set_view);
+  lt_bind_registry(L, MT_OP_END_MASK, MT_OP_END_VIEW, set_view);
+  lt_bind_registry(L, MT_OP_END_VIEW, MT_NUM_OPS, set_join);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lt.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_alloc.h"
 #include "../tensor/mt_parallel.h"
 #include "../autograd/ag.h"
@@ -756,17 +757,8 @@ static int t_storage(lua_State *L) {
 static int t_contiguous(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "contiguous");
   if (mt_is_contiguous(t)) { lua_settop(L, 1); return 1; }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_clone(r, t));
-  LT_TRY(L, mt_ag_record_view(r, t));
-  return 1;
-}
-
-static int t_clone(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "clone");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_clone(r, t));
-  LT_TRY(L, mt_ag_record_view(r, t));
+  mt_view_args none = {.n = 0};
+  LT_TRY(L, mt_call_view(lt_push(L), t, MT_OP_clone, &none, 0));
   return 1;
 }
 
@@ -1016,12 +1008,15 @@ static int read_range(lua_State *L, int i, int dim, int64_t n, int64_t *start, i
   return 1;
 }
 
-/* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r: a select
-   or narrow per entry, each recorded when t requires grad in grad mode. */
+/* Applies a Torch7 slice table {i, {a,b}, {}, ...} to t, into r: the
+   registry's select or narrow per entry, each recorded when t requires grad
+   in grad mode. */
 static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r) {
   int n = (int)lt_len(L, key, MT_MAX_DIMS, "indices", "index");
   int record = mt_ag_requires_grad(t) && mt_ag_grad_enabled();
   mt_tensor cur = {0}, next = {0};
+  mt_view_args a;
+  a.n = a.m = 0;
   if (record) mt_ag_alias(&cur, t); else mt_tensor_alias(&cur, t);
   int dim = 0;
   for (int k = 1; k <= n; k++) {
@@ -1035,14 +1030,16 @@ static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r)
       lua_Integer i;
       if (!index_integer(L, -1, "index", &i)) { drop_view(&cur); raise_pushed(L); }
       if (i == 0) { drop_view(&cur); luaL_error(L, "index: indices are 1-based, got 0"); }
-      int64_t z = i > 0 ? i - 1 : i;
-      rc = mt_select(&next, &cur, dim, z);
-      if (rc == 0 && record) rc = mt_ag_record_select(&next, &cur, dim, z < 0 ? z + cur.shape[dim] : z);
+      a.i[0] = dim;
+      a.i[1] = i > 0 ? i - 1 : i;
+      rc = mt_call_view(&next, &cur, MT_OP_select, &a, 0);
     } else if (type == LUA_TTABLE) {
       int64_t start = 0, len = 0;
       if (!read_range(L, lua_gettop(L), dim, cur.shape[dim], &start, &len)) { drop_view(&cur); raise_pushed(L); }
-      rc = mt_narrow(&next, &cur, dim, start, len);
-      if (rc == 0 && record) rc = mt_ag_record_narrow(&next, &cur, dim, start, len);
+      a.i[0] = dim;
+      a.i[1] = start;
+      a.i[2] = len;
+      rc = mt_call_view(&next, &cur, MT_OP_narrow, &a, 0);
       dim++;
     } else {
       drop_view(&cur);
@@ -1104,9 +1101,11 @@ static int t_index(lua_State *L) {
       else lua_pushinteger(L, mt_get_i64(t->dtype, p));
       return 1;
     }
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_select(r, t, 0, z));
-    if (t->grad_meta) LT_TRY(L, mt_ag_record_select(r, t, 0, z));
+    mt_view_args a;
+    a.n = a.m = 0;
+    a.i[0] = 0;
+    a.i[1] = z;
+    LT_TRY(L, mt_call_view(lt_push(L), t, MT_OP_select, &a, 0));
     return 1;
   }
   mt_tensor *key = lt_test_any(L, 2);
@@ -1244,7 +1243,7 @@ static const luaL_Reg methods[] = {
   {"nElement", t_numel}, {"numel", t_numel}, {"storageOffset", t_storage_offset},
   {"isContiguous", t_is_contiguous}, {"is_contiguous", t_is_contiguous},
   {"element_size", t_element_size}, {"isSetTo", t_is_set_to}, {"data_ptr", t_data_ptr},
-  {"storage", t_storage}, {"contiguous", t_contiguous}, {"clone", t_clone}, {"copy_", t_copy_},
+  {"storage", t_storage}, {"contiguous", t_contiguous}, {"copy_", t_copy_},
   {"copy", t_copy_}, {"type", t_type}, {"to", t_to}, {"item", t_item}, {"fill_", t_fill_},
   {"fill", t_fill_}, {"zero_", t_zero_}, {"zero", t_zero_}, {"_flat_values", t_flat_values},
   {"type_as", t_type_as}, {"typeAs", t_type_as}, {"new", t_new},
@@ -1259,11 +1258,11 @@ static const luaL_Reg methods[] = {
    conversions, item) */
 static const char *const any_device_methods[] = {
   "size", "stride", "dim", "nDimension", "nElement", "numel", "storageOffset", "isContiguous", "is_contiguous",
-  "element_size", "contiguous", "clone", "copy_", "copy", "type", "to", "item", "fill_", "fill", "zero_", "zero",
+  "element_size", "contiguous", "copy_", "copy", "type", "to", "item", "fill_", "fill", "zero_", "zero",
   "type_as", "typeAs", "float", "double", "half", "bfloat16", "char", "byte", "short", "int", "long", "bool",
   "cuda", "cpu", "set_", "set", NULL};
 static const char *const any_device_functions[] = {
-  "isTensor", "is_tensor", "clone", "numel", "zeros_like", "ones_like", "empty_like", "full_like", NULL};
+  "isTensor", "is_tensor", "numel", "zeros_like", "ones_like", "empty_like", "full_like", NULL};
 
 static const luaL_Reg functions[] = {
   {"empty", t_empty}, {"zeros", t_zeros}, {"ones", t_ones}, {"full", t_full},
@@ -1275,7 +1274,7 @@ static const luaL_Reg functions[] = {
   {"_parallel_width", t_parallel_width},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
   {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor},
-  {"clone", t_clone}, {"numel", t_numel},
+  {"numel", t_numel},
   {NULL, NULL}};
 
 /* New tensors shaped like an argument: never part of its history. Not
