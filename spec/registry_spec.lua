@@ -13,8 +13,9 @@ local OPS = torch._ops()
 -- Inputs inside each registry domain, away from the kinks of the piecewise
 -- ops (zero, whole and half numbers): 'any' either sign in [0.17, 0.83],
 -- 'pos' positive in the same range, 'big' magnitude in [1.25, 1.85] (a
--- divisor whose quotients stay inside (-1, 1)). The two operands of a binary
--- op come from shifts of different parity, so no pair of them is equal.
+-- divisor whose quotients stay inside (-1, 1)), 'cnd' a bool condition.
+-- The two operands of a binary op come from shifts of different parity, so
+-- no pair of them is equal.
 local BASE = {0.17, 0.23, 0.31, 0.38, 0.44, 0.57, 0.63, 0.71, 0.78, 0.83, 0.27, 0.69, 0.36}
 local function sample(domain, shape, shift)
   local n = 1
@@ -25,6 +26,7 @@ local function sample(domain, shape, shift)
     local sign = (domain ~= 'pos' and (k + shift) % 3 == 0) and -1 or 1
     v[k] = sign * (domain == 'big' and 1.1 + base * 0.9 or base)
   end
+  if domain == 'cnd' then return torch.tensor(v):view(shape):gt(0) end   -- a condition: bool
   return torch.tensor(v, {dtype = 'float64'}):view(shape)
 end
 
@@ -48,7 +50,9 @@ end
 
 local function check(f, inputs, what)
   local ins = {}
-  for i, v in ipairs(inputs) do ins[i] = torch.is_tensor(v) and v:detach():requires_grad_() or v end
+  for i, v in ipairs(inputs) do
+    ins[i] = torch.is_tensor(v) and v:is_floating_point() and v:detach():requires_grad_() or v
+  end
   local ok, err = pcall(torch.autograd.gradcheck, f, ins)
   assert(ok, what .. ': ' .. tostring(err))
   ok, err = pcall(torch.autograd.gradgradcheck, f, ins)
@@ -163,9 +167,12 @@ local function param_calls(op, f)
   assert(#number_ok == op.arity, op.name .. ': one operand word per input after the first')
   local out = {}
   for _, inputs in ipairs(layouts(op.domain, op.arity)) do
-    local ok = true
-    for i, v in ipairs(inputs) do ok = ok and (torch.is_tensor(v) or number_ok[i]) end
-    if ok then out[#out + 1] = {inputs, f} end
+    local ok, float = true, false          -- every operand allowed, one at least differentiable
+    for i, v in ipairs(inputs) do
+      ok = ok and (torch.is_tensor(v) or number_ok[i])
+      float = float or (torch.is_tensor(v) and v:is_floating_point())
+    end
+    if ok and float then out[#out + 1] = {inputs, f} end
   end
   local first = out[1][1]
   for _, p in ipairs(params) do
@@ -557,5 +564,43 @@ describe('the op registry', function()
     torch.autograd.backward({c:sum(), s:sum(), parts[1]:sum(), rows[2]:sum(), halves[2]:sum()})
     assert.are.same({{5, 5, 5, 4}, {6, 6, 6, 5}, {5, 5, 5, 4}}, x.grad:totable())
     assert.are.same({{2, 2, 2, 2}, {2, 2, 2, 2}}, y.grad:totable())
+  end)
+
+  it('sees where through the dispatcher in both its forms, with a number on either side', function()
+    local x = sample('any', {2, 3}, 1):requires_grad_()
+    local y = sample('any', {1, 3}, 2):requires_grad_()
+    local cond = torch.tensor({{true, false, true}, {false, false, true}})
+    torch._op_counter(true)
+    local a = torch.where(cond, x, y)            -- where, y broadcast
+    local b = x:where(cond, 0.5)                 -- where: x where cond holds, else 0.5
+    local c = torch.where(cond, 2, y)            -- where, a number first
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({where = 3}, counts)
+    assert.are.equal('WhereBackward', a.grad_fn:name())
+    assert.are.same({{x[1][1], 0.5, x[1][3]}, {0.5, 0.5, x[2][3]}}, b:detach():totable())
+    -- from the definition: x takes g where cond holds (a and b), y where it does not (a and c), summed over rows
+    torch.autograd.backward({a:sum(), b:sum(), c:sum()})
+    assert.are.same({{2, 0, 2}, {0, 0, 2}}, x.grad:totable())
+    assert.are.same({{2, 4, 0}}, y.grad:totable())
+  end)
+
+  it('sees x[index] and x[mask] as the registry index_select between views', function()
+    local x = sample('any', {3, 4}, 1):requires_grad_()
+    torch._op_counter(true)
+    local a = x[torch.tensor({{3, 1}, {3, 3}})]  -- index_select, view
+    local b = x[torch.tensor({true, false, true})]   -- index_select, view (one leading dim: nothing to merge)
+    local c = x[torch.tensor(true)]              -- unsqueeze, index_select, view
+    local d = x[torch.ones(3, 4):bool()]         -- flatten, index_select, view
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({index_select = 4, view = 4, flatten = 1, unsqueeze = 1}, counts)
+    assert.are.same({2, 2, 4}, a:size():totable())
+    assert.are.same({2, 4}, b:size():totable())
+    assert.are.same({1, 3, 4}, c:size():totable())
+    assert.are.same(x[3]:totable(), a[1][1]:totable())
+    -- from the definition: a row's gradient counts how often it was picked
+    torch.autograd.backward({a:sum(), b:sum(), c:sum(), d:sum()})
+    assert.are.same({{4, 4, 4, 4}, {2, 2, 2, 2}, {6, 6, 6, 6}}, x.grad:totable())
   end)
 end)

@@ -1,10 +1,10 @@
 /* ag_shape.c: derivatives of the registry's views and rearrangements
-   (MT_VIEW_OPS in src/ops/registry.h: the derivative column expanded), and
-   of the shape and index ops outside the registry yet (cat and stack,
-   split, x[idx], x[mask], where). Each derivative is written with recording
-   ops, and a view's adjoint (g added into a view of zeros) is recorded with
-   the view as its own derivative, so create_graph gives higher-order
-   gradients. */
+   (MT_VIEW_OPS in src/ops/registry.h) and joins (MT_JOIN_OPS), the
+   derivative column expanded, and the adjoints the index families' words
+   take (index_add and scatter_add into zeros, x[mask] and its put). Each
+   derivative is written with recording ops, and a
+   view's adjoint (g added into a view of zeros) is recorded with the view
+   as its own derivative, so create_graph gives higher-order gradients. */
 #include <stdio.h>
 #include <string.h>
 #include "ag.h"
@@ -548,87 +548,16 @@ mt_tensor ag_index_mask_put_zeros(const mt_tensor *x, const mt_tensor *mask, int
   return ag_index(I_MASK_PUT, x, 0, mask, 0, ndim, shape);
 }
 
-int mt_ag_record_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
-  return record_index(I_MASK, r, x, 0, mask, 0);
-}
-
-/* x[index]: index_select on dim 0 with the flattened index, reshaped */
-static int index_tensor_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *idx;
-  if (mt_ag_saved(n, 0, &idx)) return -1;
-  ag_failed = 0;
-  int64_t shape[MT_MAX_DIMS];
-  int nd = n->in_ndim[0];
-  shape[0] = idx->shape[0];
-  for (int d = 1; d < nd; d++) shape[d] = n->in_shape[0][d];
-  mt_tensor flat = ag_reshape(g, nd, shape);
-  mt_tensor d = ag_index(I_ADD, &flat, 0, idx, n->dims[1], nd, n->in_shape[0]);
-  ag_drop(&flat);
-  if (!ag_failed) ag_finish(n, 0, &d, &gi[0]); else ag_drop(&d);
-  return ag_done();
-}
-
-int mt_ag_record_index_tensor(mt_tensor *r, const mt_tensor *x, const mt_tensor *index, int64_t base) {
-  if (!ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype) || x->ndim == 0) return 0;
-  int64_t numel = mt_numel(index);
-  mt_tensor flat = {0};
-  if (mt_reshape(&flat, index, 1, &numel)) return -1;
-  const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node("IndexBackward", index_tensor_backward, 1, in);
-  if (!n) { mt_tensor_release(&flat); return mt_fail("index: out of memory recording the graph"); }
-  n->dims[1] = (int)base;
-  mt_ag_save(n, &flat, 0);
-  mt_tensor_release(&flat);
-  return mt_ag_attach(r, n);
-}
-
-/* ---- where, masked_fill ---- */
-static int where_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi);
-
-static int record_where(mt_tensor *r, const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b) {
-  if (!ag_any_requires_grad(a, b) || !mt_dtype_is_float(r->dtype)) return 0;
-  const mt_tensor *in[2] = {a, b};
-  mt_node *n = mt_ag_new_node("WhereBackward", where_backward, 2, in);
-  if (!n) return mt_fail("where: out of memory recording the graph");
-  mt_ag_save(n, cond, 0);
-  return mt_ag_attach(r, n);
-}
-
+/* ---- where: the registry's (an op with parameters), for the formulas' WHERE ---- */
 mt_tensor ag_where_ops(const mt_tensor *cond, const mt_operand *a, const mt_operand *b) {
   mt_tensor r = {0};
   if (ag_failed || !cond->storage || (a->t && !a->t->storage) || (b->t && !b->t->storage)) {
     ag_failed = 1;
     return r;
   }
-  if (mt_where(&r, cond, a, b, MT_FLOAT32) || record_where(&r, cond, a->t, b->t)) { ag_drop(&r); ag_failed = 1; }
+  mt_operand in[3] = {{cond, 0, 0}, *a, *b};
+  const double none[2] = {0, 0};
+  if (mt_call_param(&r, in, MT_OP_where, none, 0, MT_FLOAT32)) { ag_drop(&r); ag_failed = 1; }
   return r;
-}
-
-/* tensors, NULL standing for 0 */
-static mt_tensor ag_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b) {
-  mt_operand oa = {a, 0, 0}, ob = {b, 0, 0};
-  return ag_where_ops(cond, &oa, &ob);
-}
-
-static int where_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
-  const mt_tensor *cond;
-  if (mt_ag_saved(n, 0, &cond)) return -1;
-  ag_failed = 0;
-  for (int k = 0; k < 2; k++) {
-    if (!n->next[k].node) continue;
-    mt_tensor d = k == 0 ? ag_where(cond, g, NULL) : ag_where(cond, NULL, g);
-    if (!ag_failed) ag_finish(n, k, &d, &gi[k]); else ag_drop(&d);
-  }
-  return ag_done();
-}
-
-int mt_ag_record_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b) {
-  return record_where(r, cond, a->t, b->t);
-}
-
-/* masked_fill: x's gradient is g where the mask is clear, value's the sum
-   of g where it is set -- the same as where(mask, value, x) */
-int mt_ag_record_masked_fill(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value) {
-  return record_where(r, mask, value, x);
 }
 

@@ -287,13 +287,21 @@ static void stream_event_metatables(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* of the ops with parameters, where alone: the CPU's entry point hands GPU tensors to the where
+   kernel below; the others have no kernel yet */
+static int cu_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float) {
+  if (op == MT_OP_where) return mt_param(r, in, op, p, inplace, default_float);
+  return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", mt_op_names[op]);
+}
+
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
-/* no selections and no ops with parameters yet: those refuse GPU tensors by name; the index ops
-   the puts and the masks are the CPU's entry points, which hand GPU tensors to the extra kernels
-   below (masked_select and masked_scatter have none yet, and refuse them by name) */
+/* no selections yet: those refuse GPU tensors by name; the index ops, the puts, the masks, the views
+   and the joins are the CPU's entry points, which hand GPU tensors to the extra kernels below or to
+   the device's copies (masked_select, masked_scatter, flip, roll, tril and triu have none yet, and
+   refuse them by name) */
 static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
                                           .along = cu_along, .product = cu_product,
-                                          .add_product = cu_add_product, .index = mt_index_op,
+                                          .add_product = cu_add_product, .param = cu_param, .index = mt_index_op,
                                           .put = mt_put_op, .mask = mt_mask_op, .view = mt_view_op,
                                           .join = mt_join_op};
 

@@ -12,6 +12,7 @@
 #define ANY "any "
 #define POS "pos "
 #define BIG "big "
+#define COND "cnd "
 #define NODERIV 0
 #define DERIV(reads, expr) 1
 #define DERIV2(reads_a, expr_a, reads_b, expr_b) 1
@@ -62,7 +63,7 @@
 #define PARAM(call, signature) signature
 #define PA(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, \
-       strcmp(#name, "softplus") != 0, 1)
+       strcmp(#name, "softplus") != 0 && strcmp(#name, "where") != 0, 1)
 /* an index op: INDEX(call, signature) */
 #define SIG_SELECT "select"
 #define SIG_GATHER "gather"
@@ -219,6 +220,11 @@ static int inplace_commit(mt_op op, mt_tensor *self, mt_tensor *t, mt_tensor *sr
 
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
   if (mt_to_dtype(r, x, dtype)) return -1;
+  return x->grad_meta ? ag.record_cast(r, x) : 0;
+}
+
+int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op) {
+  if (mt_tensor_init_on(op, r, dtype, x->ndim, x->shape, device, index) || mt_copy(r, x)) return -1;
   return x->grad_meta ? ag.record_cast(r, x) : 0;
 }
 

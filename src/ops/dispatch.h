@@ -36,7 +36,8 @@ typedef struct {
                                 "select source", "gather value"), what follows the mask (masks:
                                 "value", "source", "none"), the arguments after self (views:
                                 "dim:dim start:pos length:int"); "" elementwise */
-  const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big " per input */
+  const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big ", "cnd " per
+                                input */
   int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one) */
   int autocast;              /* MT_AC_* */
   int differentiable;        /* the registry gives it a derivative */
@@ -132,6 +133,8 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
 int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inplace, int default_float);
 /* r = x in dtype, recorded */
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype);
+/* r = x in dtype on (device, index), a copy, recorded; op names errors */
+int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op);
 /* r = the reduction op of x over the dims in mask (MT_ALL_DIMS: every
    dim), as mt_reduce (src/tensor/mt_reduce.h): dtype (-1 none) converts x
    first, param is var's correction or norm's order. */

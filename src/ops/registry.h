@@ -40,7 +40,8 @@
    - domain: where gradcheck samples each input (spec/registry_spec.lua):
      ANY (either sign, away from zero and from whole and half numbers), POS
      (positive, below 1), BIG (magnitude above 1: a divisor whose quotients
-     stay away from whole numbers).
+     stay away from whole numbers), COND (a bool tensor: where's
+     condition).
    - aliases: more Lua names of the op, PyTorch's and Torch7's, in one
      string separated by spaces ("" for none); each has the in-place form
      when the op does. */
@@ -418,7 +419,11 @@
     ANY ANY BIG, "")                                                                                   \
   /* x + weight (end - x) */                                                                          \
   OP(lerp, PARAM(mt_lerp(r, in[0].t, in[1].t, &in[2], inplace), "end weight#"), E,                      \
-    DERIV3(C, MUL(G, SUB(1, C)), C, MUL(G, C), AB, MUL(G, SUB(B, A))), AC_NONE, ANY ANY ANY, "")
+    DERIV3(C, MUL(G, SUB(1, C)), C, MUL(G, C), AB, MUL(G, SUB(B, A))), AC_NONE, ANY ANY ANY, "")        \
+  /* input where the condition holds, other elsewhere: torch.where(cond, input, other) and            \
+     input:where(cond, other) bind it themselves (src/vm/lt_index.c) */                               \
+  OP(where, PARAM(mt_where(r, in[0].t, &in[1], &in[2], default_float), "input# other#"), E,             \
+    DERIV3(NOTHING, MUL(G, 0), A, WHERE(A, G, 0), A, WHERE(A, 0, G)), AC_PROMOTE, COND ANY ANY, "")
 
 /* ---- indexing: elements picked by an index tensor along a dim ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as

@@ -715,6 +715,42 @@ int mt_index_tensor(mt_tensor *r, const mt_tensor *x, const mt_tensor *index, in
   return rc;
 }
 
+/* row numbers of the set elements of a mask, row-major over its dims */
+typedef struct { int ndim; int64_t stride[MT_MAX_DIMS]; int64_t *out; } row_ctx;
+static void row_visit(void *c, const int64_t *index) {
+  row_ctx *k = c;
+  int64_t row = 0;
+  for (int d = 0; d < k->ndim; d++) row += index[d] * k->stride[d];
+  *k->out++ = row;
+}
+
+int mt_index_key(const mt_tensor *x, const mt_tensor *key, int64_t base, mt_tensor *flat, int64_t *flat_base,
+                 int *lead, int *nd, int64_t *shape) {
+  const char *op = "index";
+  if (key->dtype != MT_BOOL && key->dtype != MT_UINT8) {      /* indices along dim 1 */
+    if (flat_index(op, flat, x, key)) return -1;
+    *flat_base = base;
+    *lead = 1;
+    *nd = indexed_shape(x, key, shape);
+    return 0;
+  }
+  if (check_leading(op, x, key)) return -1;                   /* a mask over x's leading dims */
+  int k = key->ndim, n = 1 + x->ndim - k;
+  if (n > MT_MAX_DIMS) return mt_fail("%s: result would have %d dims, at most %d supported", op, n, MT_MAX_DIMS);
+  int64_t count = walk_nonzero(key, NULL, NULL);
+  if (mt_tensor_init(flat, MT_INT64, 1, &count)) return -1;
+  row_ctx c = {k, {0}, (int64_t *)mt_data(flat)};
+  int64_t st = 1;
+  for (int d = k - 1; d >= 0; d--) { c.stride[d] = st; st *= key->shape[d]; }
+  walk_nonzero(key, row_visit, &c);
+  *flat_base = 0;
+  *lead = k;
+  shape[0] = count;
+  for (int d = k; d < x->ndim; d++) shape[d - k + 1] = x->shape[d];
+  *nd = n;
+  return 0;
+}
+
 int mt_index_tensor_put(mt_tensor *x, const mt_tensor *index, const mt_tensor *value, int64_t base) {
   const char *op = "index assignment";
   char b1[128], b2[128];

@@ -45,6 +45,13 @@ int mt_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask);
 /* x[mask] = value: value (any dtype, converted) broadcasts to the shape
    x[mask] has. */
 int mt_index_mask_put(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
+/* x[key], as index_select's arguments: key an index tensor (int64 or
+   int32, indices counting from base) or a bool or uint8 mask over x's
+   leading dims. flat receives the 1-D int64 rows to select (counting from
+   *flat_base) of x with its first *lead dims merged into one (0: x with a
+   new leading dim of size 1), and (nd, shape) the result's shape. */
+int mt_index_key(const mt_tensor *x, const mt_tensor *key, int64_t base, mt_tensor *flat, int64_t *flat_base,
+                 int *lead, int *nd, int64_t *shape);
 /* x[index] (PyTorch, one index tensor on dim 0): index's shape followed by
    x's remaining dims. */
 int mt_index_tensor(mt_tensor *r, const mt_tensor *x, const mt_tensor *index, int64_t base);

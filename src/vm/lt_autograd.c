@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lt.h"
+#include "../ops/dispatch.h"
 #include "../autograd/ag.h"
 
 /* The Lua state the engine's callbacks run on (see the callbacks below). */
@@ -208,19 +209,17 @@ static int inplace_autograd(lua_State *L, const char *name, int nargs) {
     r = src;
     if (r->dtype != self->dtype) {
       mt_tensor *c = lt_push(L);
-      LT_TRY(L, mt_to_dtype(c, r, self->dtype));
-      LT_TRY(L, mt_ag_record_cast(c, r));
+      LT_TRY(L, mt_call_cast(c, r, self->dtype));
       r = c;
     }
     if (r == src || !mt_same_shape(r, self)) {   /* a node of self's own, never src's */
       mt_tensor *v = lt_push(L);
-      if (mt_same_shape(r, self) || (mt_numel(r) == mt_numel(self) && mt_is_contiguous(r))) {
-        LT_TRY(L, mt_view(v, r, self->ndim, self->shape));
-        LT_TRY(L, mt_ag_record_view(v, r));
-      } else {
-        LT_TRY(L, mt_expand(v, r, self->ndim, self->shape));
-        LT_TRY(L, mt_ag_record_expand(v, r));
-      }
+      mt_view_args a;                            /* self's shape: a view of r, or r broadcast */
+      a.n = self->ndim;
+      a.m = 0;
+      memcpy(a.v, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+      int same = mt_same_shape(r, self) || (mt_numel(r) == mt_numel(self) && mt_is_contiguous(r));
+      LT_TRY(L, mt_call_view(v, r, same ? MT_OP_view : MT_OP_expand, &a, 0));
       r = v;
     }
   } else {
@@ -242,8 +241,7 @@ static int inplace_autograd(lua_State *L, const char *name, int nargs) {
     if (!r) luaL_error(L, "%s: %s did not return a tensor", name, base);
     if (r->dtype != self->dtype) {
       mt_tensor *c = lt_push(L);
-      LT_TRY(L, mt_to_dtype(c, r, self->dtype));
-      LT_TRY(L, mt_ag_record_cast(c, r));
+      LT_TRY(L, mt_call_cast(c, r, self->dtype));
       r = c;
     }
   }
@@ -266,8 +264,7 @@ static int a_inplace_commit(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "_inplace_commit"), *r = lt_check(L, 2, "_inplace_commit");
   if (r->dtype != t->dtype) {
     mt_tensor *c = lt_push(L);
-    LT_TRY(L, mt_to_dtype(c, r, t->dtype));
-    LT_TRY(L, mt_ag_record_cast(c, r));
+    LT_TRY(L, mt_call_cast(c, r, t->dtype));
     r = c;
   }
   LT_TRY(L, mt_ag_inplace_commit(t, r));
@@ -787,7 +784,7 @@ static int custom_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
       continue;
     }
     if (r->dtype != n->in_dtype[i]) {          /* as PyTorch, the input's dtype: never an int64 .grad */
-      if (mt_to_dtype(&gi[i], r, n->in_dtype[i]) || mt_ag_record_cast(&gi[i], r)) rc = -1;
+      if (mt_call_cast(&gi[i], r, n->in_dtype[i])) rc = -1;
       continue;
     }
     mt_ag_alias(&gi[i], r);

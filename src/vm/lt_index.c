@@ -82,15 +82,35 @@ static void check_key(lua_State *L, const mt_tensor *key, const char *op) {
                mt_dtypes[key->dtype].name);
 }
 
+/* x[key]: the registry's index_select of the rows key picks, with x's
+   leading dims merged into one first (a mask's) and the result viewed in
+   its shape after, each through the dispatcher */
 int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key) {
   check_key(L, key, "index");
-  mt_tensor *r = lt_push(L);
-  if (is_mask(key)) LT_TRY(L, mt_index_mask(r, t, key));
-  else LT_TRY(L, mt_index_tensor(r, t, key, LT_BASE));
-  if (t->grad_meta) {
-    if (is_mask(key)) LT_TRY(L, mt_ag_record_index_mask(r, t, key));
-    else LT_TRY(L, mt_ag_record_index_tensor(r, t, key, LT_BASE));
+  mt_tensor flat = {0};
+  int64_t base, shape[MT_MAX_DIMS];
+  int lead, nd;
+  LT_TRY(L, mt_index_key(t, key, LT_BASE, &flat, &base, &lead, &nd, shape));
+  mt_tensor *index = lt_push(L);                 /* the stack owns it from here */
+  mt_tensor_move(index, &flat);
+  mt_tensor *rows = t;
+  mt_view_args a;
+  a.n = a.m = 0;
+  if (lead != 1) {                               /* a mask over lead dims (none: x gains one of size 1) */
+    a.i[0] = 0;
+    a.i[1] = lead - 1;
+    rows = lt_push(L);
+    LT_TRY(L, mt_call_view(rows, t, lead ? MT_OP_flatten : MT_OP_unsqueeze, &a, 0));
   }
+  mt_tensor *picked = lt_push(L);
+  if (mt_call_index(picked, rows, MT_OP_index_select, 0, index, base)) {
+    const char *m = mt_error();                  /* named as the user wrote it: x[key] */
+    if (!strncmp(m, "index_select:", 13)) luaL_error(L, "index:%s", m + 13);
+    lt_error(L);
+  }
+  a.n = nd;
+  memcpy(a.v, shape, sizeof(int64_t) * (size_t)nd);
+  LT_TRY(L, mt_call_view(lt_push(L), picked, MT_OP_view, &a, 0));
   return 1;
 }
 
@@ -250,9 +270,9 @@ static int where(lua_State *L, int cond_at, int a_at, int b_at) {
   lt_scalar sa, sb;
   where_operand(L, a_at, &a, &sa);
   where_operand(L, b_at, &b, &sb);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_where(r, cond, &a, &b, lt_default_dtype));
-  if ((a.t && a.t->grad_meta) || (b.t && b.t->grad_meta)) LT_TRY(L, mt_ag_record_where(r, cond, &a, &b));
+  mt_operand in[3] = {{cond, 0, 0}, a, b};       /* the registry's where: condition, input, other */
+  double none[2] = {0, 0};
+  LT_TRY(L, mt_call_param(lt_push(L), in, MT_OP_where, none, 0, lt_default_dtype));
   return 1;
 }
 

@@ -430,6 +430,7 @@ static int param_call(lua_State *L) {
 /* name, and name_ where the op has it (a method only, as PyTorch's), under a
    registry name of an op with parameters; stack: methods torch mt */
 static void set_param(lua_State *L, const char *name, size_t len, int op) {
+  if (op == MT_OP_where) return;                 /* its own bindings: the condition comes first or second */
   for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
     lt_bind_op(L, name, len, inplace, inplace, param_call, (lua_Integer)op * 2 + inplace);
 }

@@ -104,10 +104,7 @@ static int to_device(lua_State *L, int i, int dtype, int device, int index, cons
     lua_pushvalue(L, i);
     return 1;
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init_on(op, r, dtype, t->ndim, t->shape, device, index));
-  LT_TRY(L, mt_copy(r, t));
-  LT_TRY(L, mt_ag_record_cast(r, t));
+  LT_TRY(L, mt_call_to(lt_push(L), t, dtype, device, index, op));
   return 1;
 }
 
@@ -781,9 +778,7 @@ static int t_copy_(lua_State *L) {
 static int convert(lua_State *L, int dtype) {
   mt_tensor *t = lt_check_any(L, 1, "type");
   if (t->dtype == dtype) { lua_settop(L, 1); return 1; }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_to_dtype(r, t, dtype));
-  LT_TRY(L, mt_ag_record_cast(r, t));
+  LT_TRY(L, mt_call_cast(lt_push(L), t, dtype));
   return 1;
 }
 
