@@ -93,6 +93,7 @@ local SELECT_CALLS = {
   kth = {{2}, {1, 1}, {3, 2, true}, {2, {dim = 1, keepdim = true}}},
   sort = {{}, {1}, {2, true}, {{dim = 1, descending = true}}},
   topk = {{2}, {1, 1}, {2, 2, false}, {3, {dim = 2, largest = false}}},
+  arg = {{}, {1}, {2, true}, {-1}, {{dim = 1, keepdim = true}}},
 }
 
 -- a product's factors (and input) from its signature, a word per input and
@@ -602,5 +603,19 @@ describe('the op registry', function()
     -- from the definition: a row's gradient counts how often it was picked
     torch.autograd.backward({a:sum(), b:sum(), c:sum(), d:sum()})
     assert.are.same({{4, 4, 4, 4}, {2, 2, 2, 2}, {6, 6, 6, 6}}, x.grad:totable())
+  end)
+
+  it('sees argmax, argmin and argsort through the dispatcher, as selections that give indices', function()
+    local x = torch.tensor({{1, 5, 2}, {7, 0, 7}})
+    torch._op_counter(true)
+    local a = x:argmax()                         -- argmax of every element: the first 7
+    local b = torch.argmin(x, 2, true)           -- argmin along dim 2, kept
+    local c = x:argsort(2, true)                 -- sort, its indices alone
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({argmax = 1, argmin = 1, sort = 1}, counts)
+    assert.are.equal(4, a:item())
+    assert.are.same({{1}, {2}}, b:totable())
+    assert.are.same({{2, 3, 1}, {1, 3, 2}}, c:totable())
   end)
 end)

@@ -89,12 +89,14 @@ static int select_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   const ag_v G = V(grad);
 #define AT_INDICES(t) f_at_indices(n, V(t), idx)
 #define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
+#define NODERIV (ag_failed = 1, mt_fail("%s: no derivative", n->name))   /* never recorded */
 #define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
   switch ((mt_op)n->op) {
     MT_SELECT_OPS(OPC, _)
   default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
   }
 #undef OPC
+#undef NODERIV
 #undef DERIV
 #undef AT_INDICES
   ag_release_scratch(mark);

@@ -6,6 +6,7 @@
 #include <lauxlib.h>
 #include <stdio.h>
 #include "cu.h"
+#include "../tensor/mt_reduce.h"
 
 /* ---- devices and streams ---- */
 static int device_count = -1;
@@ -294,13 +295,21 @@ static int cu_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *
   return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", mt_op_names[op]);
 }
 
+/* of the selections, argmax and argmin alone: the CPU's entry point hands GPU tensors to the argmax
+   kernel below; sort, topk and the others have no kernel yet */
+static int cu_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
+                     int keepdim, int flag) {
+  if (op == MT_OP_argmax || op == MT_OP_argmin) return mt_selection(values, indices, x, op, k, dim, keepdim, flag);
+  return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", mt_op_names[op]);
+}
+
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
-/* no selections yet: those refuse GPU tensors by name; the index ops, the puts, the masks, the views
+/* the index ops, the puts, the masks, the views
    and the joins are the CPU's entry points, which hand GPU tensors to the extra kernels below or to
    the device's copies (masked_select, masked_scatter, flip, roll, tril and triu have none yet, and
    refuse them by name) */
 static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
-                                          .along = cu_along, .product = cu_product,
+                                          .along = cu_along, .select = cu_select, .product = cu_product,
                                           .add_product = cu_add_product, .param = cu_param, .index = mt_index_op,
                                           .put = mt_put_op, .mask = mt_mask_op, .view = mt_view_op,
                                           .join = mt_join_op};

@@ -47,6 +47,7 @@
 #define SIG_KTH "kth"
 #define SIG_SORT "sort"
 #define SIG_TOPK "topk"
+#define SIG_ARG "arg"
 #define SELECT(call, signature) SIG_##signature
 /* an op_dim selection is reached through op's binding */
 #define S(name, kernel, E, deriv, autocast, domain, aliases) \
@@ -319,9 +320,12 @@ int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt
   if (!k_) return -1;
   HOOK(op, 0);
   int rc = k_->select(values, indices, x, op, k, dim, keepdim, flag);
-  if (!rc && base) {                               /* fresh contiguous int64 */
+  if (!rc && base && device_of(indices) == MT_CPU) {   /* fresh contiguous int64 */
     int64_t *p = (int64_t *)mt_data(indices), n = mt_numel(indices);
     for (int64_t i = 0; i < n; i++) p[i] += base;
+  } else if (!rc && base) {                        /* on its device */
+    mt_operand i = {indices, 0, 0}, b = {NULL, (double)base, 1};
+    rc = mt_run_binary(indices, &i, &b, MT_OP_add, 1, 1, MT_FLOAT32);
   }
   if (!rc && x->grad_meta) rc = ag.record_select(values, indices, x, op, dim, base);
   HOOK(op, 1);

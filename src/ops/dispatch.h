@@ -29,7 +29,7 @@ typedef struct {
                                 "select", "product", "add_product", "param", "index", "put",
                                 "mask", "view", "join" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
-                                (along a dim), "dim", "kth", "sort", "topk" (selections), the
+                                (along a dim), "dim", "kth", "sort", "topk", "arg" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
                                 with parameters: "tensor1 tensor2 value=1"), the index's shape
                                 (index ops: "select", "gather"), and the source's kind (puts:

@@ -288,6 +288,8 @@
        KTH   x:op(k, dim, keepdim), {dim=, keepdim=}
        SORT  x:op(dim, descending), x:op(descending), {dim=, descending=}
        TOPK  x:op(k, dim, largest, sorted), {dim=, largest=}
+       ARG   x:op() (every element: k is 1), x:op(dim, keepdim), {dim=,
+             keepdim=}; the indices alone
      An entry named op_dim is op's form along one dim: Lua reaches it
      through op's binding (x:max(2) is max's), and its node is op's
      (MaxBackward), as PyTorch names it.
@@ -311,7 +313,10 @@
   OP(sort, SELECT(mt_sort(values, indices, x, dim, flag), SORT), E, DERIV(INDICES, AT_INDICES(G)),     \
     AC_NONE, ANY, "")                                                                                  \
   OP(topk, SELECT(mt_topk(values, indices, x, k, dim, flag), TOPK), E, DERIV(INDICES, AT_INDICES(G)),  \
-    AC_NONE, ANY, "")
+    AC_NONE, ANY, "")                                                                                  \
+  /* the index of the max (min) along dim, the first among ties; no values, no derivative */         \
+  OP(argmax, SELECT(mt_argmax(indices, x, dim, (int)k, keepdim, 0), ARG), E, NODERIV, AC_NONE, ANY, "") \
+  OP(argmin, SELECT(mt_argmax(indices, x, dim, (int)k, keepdim, 1), ARG), E, NODERIV, AC_NONE, ANY, "")
 
 /* ---- linear algebra: products of matrices and vectors ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as

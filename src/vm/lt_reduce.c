@@ -13,17 +13,6 @@
 #include "../tensor/mt_reduce.h"
 #include "../tensor/mt_ops.h"
 
-/* The engine's 0-based indices, made 1-based in place (fresh, contiguous). */
-static void one_based(lua_State *L, mt_tensor *t) {
-  if (mt_device_of(t) != MT_CPU) {                 /* on its device */
-    mt_operand a = {t, 0, 0}, one = {NULL, 1, 1};
-    LT_TRY(L, mt_run_binary(t, &a, &one, MT_OP_add, 1, 1, MT_FLOAT32));
-    return;
-  }
-  int64_t *p = (int64_t *)mt_data(t), n = mt_numel(t);
-  for (int64_t i = 0; i < n; i++) p[i]++;
-}
-
 /* The last argument index before the options table (or the top). */
 static int last_positional(lua_State *L, int opts) { return opts ? opts - 1 : lua_gettop(L); }
 
@@ -114,19 +103,6 @@ static int minmax(lua_State *L, int is_min) {
 static int r_max(lua_State *L) { return minmax(L, 0); }
 static int r_min(lua_State *L) { return minmax(L, 1); }
 
-static int argminmax(lua_State *L, int is_min) {
-  const char *name = is_min ? "argmin" : "argmax";
-  mt_tensor *x = lt_check(L, 1, name);
-  dim_args a;
-  read_dims(L, 2, x, name, &a);
-  int dim = single_dim(L, &a, name);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_argmax(r, x, dim, dim < 0, a.keepdim, is_min));
-  one_based(L, r);
-  return 1;
-}
-static int r_argmax(lua_State *L) { return argminmax(L, 0); }
-static int r_argmin(lua_State *L) { return argminmax(L, 1); }
 
 /* var, std: x:var(), x:var(dim), x:var(dim, unbiased, keepdim),
    x:var(dim, {unbiased=false, correction=n, keepdim=true}); the parameter
@@ -176,19 +152,19 @@ static void norm_args(lua_State *L, mt_tensor *x, const char *name, dim_args *a,
 /* ---- the registry's reductions (src/ops/registry.h): one binding for all,
    reading the arguments its signature names; the dispatcher checks, runs
    the kernel and records the derivative. Upvalue 1 is the tensor
-   metatable, upvalue 2 the op and its signature (op * 4 + SIG_*). ---- */
+   metatable, upvalue 2 the op and its signature (op * 8 + SIG_*). ---- */
 enum { SIG_DIMS, SIG_VAR, SIG_NORM };
 static int reduce_call(lua_State *L) {
   lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 2);
+  mt_op op = (mt_op)(code >> 3);
   const mt_op_info *info = &mt_op_infos[op];
   mt_tensor *x = lt_check(L, 1, info->name);
   dim_args a;
   double param = 0;
   int dtype = -1;
-  if ((code & 3) == SIG_VAR) {
+  if ((code & 7) == SIG_VAR) {
     var_args(L, x, info->name, &a, &param);
-  } else if ((code & 3) == SIG_NORM) {
+  } else if ((code & 7) == SIG_NORM) {
     norm_args(L, x, info->name, &a, &param);
   } else {
     read_dims(L, 2, x, info->name, &a);
@@ -254,12 +230,11 @@ static int sort_args(lua_State *L, mt_tensor *x, const char *name, int *descendi
 static int r_argsort(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "argsort");
   int descending, dim = sort_args(L, x, "argsort", &descending);
-  mt_tensor values = {0};
+  mt_tensor values = {0};                        /* sort's indices, through the dispatcher */
   mt_tensor *indices = lt_push(L);
-  int rc = mt_sort(&values, indices, x, dim, descending);
+  int rc = mt_call_select(&values, indices, x, MT_OP_sort, 0, dim, 0, descending, 1);
   mt_tensor_release(&values);
   LT_TRY(L, rc);
-  one_based(L, indices);
   return 1;
 }
 
@@ -291,16 +266,26 @@ static int r_median(lua_State *L) {
 /* The registry's selections under their own names: x:sort(dim, descending),
    x:topk(k, dim, largest, sorted), x:kthvalue(k, dim, keepdim),
    x:mode(dim, keepdim), each with an options table last; upvalue 2 is
-   op * 4 + the signature's kind. */
-enum { SEL_DIM, SEL_KTH, SEL_SORT, SEL_TOPK };
+   op * 8 + the signature's kind. */
+enum { SEL_DIM, SEL_KTH, SEL_SORT, SEL_TOPK, SEL_ARG };
 static int select_call(lua_State *L) {
   lua_Integer code = lua_tointeger(L, lua_upvalueindex(2));
-  mt_op op = (mt_op)(code >> 2);
+  mt_op op = (mt_op)(code >> 3);
   const char *name = mt_op_names[op];
   mt_tensor *x = lt_check(L, 1, name);
   int keepdim = 0, dim, flag = 0;
   lua_Integer k = 0;
-  switch ((int)(code & 3)) {
+  switch ((int)(code & 7)) {
+  case SEL_ARG: {                                 /* the indices alone; every element without a dim */
+    dim_args a;
+    read_dims(L, 2, x, name, &a);
+    dim = single_dim(L, &a, name);
+    mt_tensor values = {0}, *indices = lt_push(L);
+    int rc = mt_call_select(&values, indices, x, op, dim < 0, dim < 0 ? 0 : dim, a.keepdim, 0, 1);
+    mt_tensor_release(&values);
+    LT_TRY(L, rc);
+    return 1;
+  }
   case SEL_DIM:
     dim = dim_keepdim(L, 2, x, name, &keepdim);
     break;
@@ -366,7 +351,7 @@ static int r_isclose(lua_State *L) {
 
 /* Methods and torch functions alike: torch.sum(x, 2) is x:sum(2). */
 static const luaL_Reg reduce_funcs[] = {
-  {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"argsort", r_argsort},
+  {"max", r_max}, {"min", r_min}, {"argsort", r_argsort},
   {"median", r_median}, {"equal", r_equal},
   {"allclose", r_allclose}, {"isclose", r_isclose},
   {NULL, NULL}};
@@ -378,7 +363,7 @@ static const luaL_Reg reduce_methods[] = {{"cumsum_", r_cumsum_}, {"cumprod_", r
 /* The registry's ops along a dim: x:cumsum(dim), torch.softmax(x, dim,
    {dtype=}); the dim is required. Upvalues as reduce_call's. */
 static int along_call(lua_State *L) {
-  mt_op op = (mt_op)(lua_tointeger(L, lua_upvalueindex(2)) >> 2);
+  mt_op op = (mt_op)(lua_tointeger(L, lua_upvalueindex(2)) >> 3);
   const char *name = mt_op_infos[op].name;
   mt_tensor *x = lt_check(L, 1, name);
   int opts = lt_opts_index(L);
@@ -394,16 +379,17 @@ static void set_reduction(lua_State *L, const char *name, size_t len, int op) {
   const char *sig = mt_op_infos[op].signature;
   int kind = !strcmp(sig, "var") ? SIG_VAR : !strcmp(sig, "norm") ? SIG_NORM : SIG_DIMS;
   if (mt_op_is_select(op))
-    kind = !strcmp(sig, "kth") ? SEL_KTH : !strcmp(sig, "sort") ? SEL_SORT : !strcmp(sig, "topk") ? SEL_TOPK : SEL_DIM;
+    kind = !strcmp(sig, "kth") ? SEL_KTH : !strcmp(sig, "sort") ? SEL_SORT : !strcmp(sig, "topk") ? SEL_TOPK
+         : !strcmp(sig, "arg") ? SEL_ARG : SEL_DIM;
   lua_CFunction fn = mt_op_is_select(op) ? select_call : mt_op_is_along(op) ? along_call : reduce_call;
-  lt_bind_op(L, name, len, 0, 0, fn, (lua_Integer)op * 4 + kind);
+  lt_bind_op(L, name, len, 0, 0, fn, (lua_Integer)op * 8 + kind);
 }
 
 void lt_open_reduce(lua_State *L) {
   lt_bind_registry(L, MT_NUM_POINTWISE_OPS, MT_OP_END_SELECT, set_reduction);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
   lt_setfuncs_guarded(L, reduce_methods, NULL);
-  static const char *const any_device[] = {"max", "min", "argmax", "argmin", NULL};   /* device kernels */
+  static const char *const any_device[] = {"max", "min", NULL};   /* device kernels */
   lt_mark_any_device(L, -3, any_device);
   lt_mark_any_device(L, -2, any_device);
 }
