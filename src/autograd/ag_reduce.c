@@ -20,7 +20,7 @@
 #include "../tensor/mt_reduce.h"
 
 static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param,
-                         int dim, const char *name);
+                         int dim);
 
 /* ---- helpers ---- */
 static uint32_t clip_mask(int ndim, uint32_t mask) {
@@ -114,12 +114,6 @@ static mt_tensor exclusive_cumprod(const mt_tensor *x, int dim) {
   mt_tensor_release(&ones);
   ag_drop(&head); ag_drop(&shifted);
   return r;
-}
-
-/* median of every element: its gradient is shared by the elements equal to
-   it, as PyTorch's (amax's rule) */
-int mt_ag_record_median(mt_tensor *r, const mt_tensor *x) {
-  return record_reduce(r, x, MT_OP_amax, MT_ALL_DIMS, 0, 0, 0, "MedianBackward");
 }
 
 /* ---- prod: the product of the others, zeros included ----
@@ -404,13 +398,12 @@ static int reduce_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   return ag_done();
 }
 
-/* The node of r = op(x) over mask (along dim, for an op along one), named
-   name (NULL: the registry's). */
+/* The node of r = op(x) over mask (along dim, for an op along one). */
 static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param,
-                         int dim, const char *name) {
+                         int dim) {
   if (!mt_op_infos[op].differentiable || !ag_any_requires_grad(x, NULL) || !mt_dtype_is_float(r->dtype)) return 0;
   const mt_tensor *in[1] = {x};
-  mt_node *n = mt_ag_new_node(name ? name : ag_backward_name(op), reduce_backward, 1, in);
+  mt_node *n = mt_ag_new_node(ag_backward_name(op), reduce_backward, 1, in);
   if (!n) return mt_fail("%s: out of memory recording the graph", mt_op_names[op]);
   n->op = op;
   n->mask = clip_mask(x->ndim, mask);
@@ -425,11 +418,11 @@ static int record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t ma
 }
 
 int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param) {
-  return record_reduce(r, x, op, mask, keepdim, param, 0, NULL);
+  return record_reduce(r, x, op, mask, keepdim, param, 0);
 }
 
 /* an op along dim (checked by its kernel): a reduction's node over that
    dim, kept, with the dim */
 int mt_ag_record_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim) {
-  return record_reduce(r, x, op, x->ndim ? 1u << dim : 0, 1, 0, x->ndim ? dim : 0, NULL);
+  return record_reduce(r, x, op, x->ndim ? 1u << dim : 0, 1, 0, x->ndim ? dim : 0);
 }

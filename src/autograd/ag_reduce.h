@@ -14,6 +14,4 @@
 int mt_ag_record_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, double param);
 /* r = op(x) along dim (0-based), op one of the registry's ops along a dim */
 int mt_ag_record_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim);
-/* median of every element (x:median()), a 0-dim r */
-int mt_ag_record_median(mt_tensor *r, const mt_tensor *x);
 #endif

@@ -111,7 +111,7 @@ __device__ inline float d_pow(float v, float p) { return powf(v, p); }
 __device__ inline double d_pow(double v, double p) { return pow(v, p); }
 
 /* ---- the passes (mt_reduce.c's, plus |x| max/min for norm's +-inf) ---- */
-enum { K_NORM = -2, K_NONE = -1, K_SUM, K_NANSUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM,
+enum { K_MEDIAN = -3, K_NORM = -2, K_NONE = -1, K_SUM, K_NANSUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM,
        K_EXPSUM, K_MAXABS, K_MINABS };
 enum { PARAM_NONE, PARAM_MEAN, PARAM_SHIFT };
 enum { FIN_SAME, FIN_MEAN, FIN_VAR, FIN_STD, FIN_SQRT, FIN_ROOT, FIN_LSE, FIN_ANY, FIN_ALL };
@@ -536,6 +536,7 @@ CU_EXTERN int cu_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mas
 
   /* the passes: norm's by its order p, as mt_reduce.c's run_norm */
   int k0 = e->first, k1 = e->second, fin = e->fin;
+  if (k0 == K_MEDIAN) return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", name);
   int pk = k1 == K_SQDEV ? PARAM_MEAN : k1 == K_EXPSUM ? PARAM_SHIFT : PARAM_NONE;
   if (k0 == K_NORM) {
     k1 = -1;

@@ -13,6 +13,7 @@
 #define POS "pos "
 #define BIG "big "
 #define COND "cnd "
+#define UNIQ "unq "
 #define NODERIV 0
 #define DERIV(reads, expr) 1
 #define DERIV2(reads_a, expr_a, reads_b, expr_b) 1

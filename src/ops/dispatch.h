@@ -36,7 +36,7 @@ typedef struct {
                                 "select source", "gather value"), what follows the mask (masks:
                                 "value", "source", "none"), the arguments after self (views:
                                 "dim:dim start:pos length:int"); "" elementwise */
-  const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big ", "cnd " per
+  const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big ", "cnd ", "unq " per
                                 input */
   int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one) */
   int autocast;              /* MT_AC_* */

@@ -41,7 +41,8 @@
      ANY (either sign, away from zero and from whole and half numbers), POS
      (positive, below 1), BIG (magnitude above 1: a divisor whose quotients
      stay away from whole numbers), COND (a bool tensor: where's
-     condition).
+     condition), UNIQ (as ANY, every element distinct: a tie at an order
+     statistic is a kink).
    - aliases: more Lua names of the op, PyTorch's and Torch7's, in one
      string separated by spaces ("" for none); each has the in-place form
      when the op does. */
@@ -198,7 +199,8 @@
    - kernel: RED(first, second, finish, result, signature):
        first, second: the passes of mt_reduce.c's kernels; second (NONE when
          one pass does) reads the first's value for each output: SQDEV the
-         mean, EXPSUM the max. NORM picks its passes by the order p.
+         mean, EXPSUM the max. NORM picks its passes by the order p; MEDIAN
+         is no pass but a selection of every element (mt_median).
        finish: what the state becomes: SAME, MEAN, VAR, STD, LSE (log of the
          sum, plus the max), ANY, ALL, ROOT (norm's 1/p power).
        result: the result's dtype: SAME (x's), WIDEN (integers and bool to
@@ -237,6 +239,10 @@
     DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, ANY, "")   \
   OP(min, RED(MIN, NONE, SAME, SAME, NONE), E,                                                          \
     DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, ANY, "")   \
+  /* x:median(), the lower median of every element (x:median(dim) is a selection); ties share the      \
+     gradient, as PyTorch's */                                                                        \
+  OP(median, RED(MEDIAN, NONE, SAME, SAME, NONE), E,                                                    \
+    DERIV(INPUT_RESULT, LET(M, EQ(X, EXPAND(R)), DIV(MUL(EXPAND(G), M), SUMR(M)))), AC_NONE, UNIQ, "")  \
   OP(all, RED(NONZERO, NONE, ALL, BOOL, DIMS), E, NODERIV, AC_NONE, ANY, "")                            \
   OP(any, RED(NONZERO, NONE, ANY, BOOL, DIMS), E, NODERIV, AC_NONE, ANY, "")                            \
   OP(count_nonzero, RED(NONZERO, NONE, SAME, INT64, DIMS), E, NODERIV, AC_NONE, ANY, "")                \

@@ -104,7 +104,7 @@ typedef union { double f; int64_t i; uint64_t u; } red_acc;
 
 #define RED_KIND(E, T, KIND, ...) K_##KIND,
 enum {
-  K_NORM = -2, K_NONE = -1,
+  K_MEDIAN = -3, K_NORM = -2, K_NONE = -1,
   RED_PASSES_ALL(RED_KIND, _, _, _)
   K_END_ALL,                       /* the passes before it serve integers too */
   K_FLOAT_BEFORE_ = K_END_ALL - 1,
@@ -798,6 +798,10 @@ int mt_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t dims, int kee
   if (mt_to_dtype(&in, x, xd)) return -1;
   if (e->first == K_NORM) {
     rc = run_norm(r, &in, param, dims, keepdim);
+  } else if (e->first == K_MEDIAN) {               /* of every element: a selection, not a pass */
+    uint32_t all = x->ndim ? (1u << x->ndim) - 1 : 0;
+    rc = (dims & all) != all ? mt_fail("%s: over some dims only, use x:%s(dim)", mt_op_names[op], mt_op_names[op])
+                             : mt_median(r, NULL, &in, 0, keepdim);
   } else {
     red_plan pl = {{e->first, e->second},
                    e->second == K_SQDEV ? PARAM_MEAN : e->second == K_EXPSUM ? PARAM_SHIFT : PARAM_NONE,

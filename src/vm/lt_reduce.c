@@ -254,9 +254,7 @@ static int r_median(lua_State *L) {
   int has_dim = (2 <= last_positional(L, opts) && !lua_isnil(L, 2));
   if (opts && !has_dim) { has_dim = lua_getfield(L, opts, "dim") != LUA_TNIL; lua_pop(L, 1); }
   if (!has_dim) {
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_median(r, NULL, x, 0, 0));
-    if (x->grad_meta) LT_TRY(L, mt_ag_record_median(r, x));
+    LT_TRY(L, mt_call_reduce(lt_push(L), x, MT_OP_median, MT_ALL_DIMS, 0, -1, 0, lt_default_dtype));
     return 1;
   }
   int keepdim, dim = dim_keepdim(L, 2, x, "median", &keepdim);
