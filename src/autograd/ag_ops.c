@@ -160,8 +160,7 @@ static int to_backward(mt_node *n, const mt_tensor *g, mt_tensor *gi) {
   mt_tensor t = ag_cast(g, n->in_dtype[0]);
   if (!ag_failed && (mt_device_of(&t) != n->dims[0] || mt_device_index_of(&t) != n->dims[1])) {
     mt_tensor m = {0};
-    if (mt_tensor_init_on("to", &m, t.dtype, t.ndim, t.shape, n->dims[0], n->dims[1]) || mt_copy(&m, &t) ||
-        mt_ag_record_cast(&m, &t)) {
+    if (mt_call_to(&m, &t, t.dtype, n->dims[0], n->dims[1], "to")) {
       ag_drop(&m);
       ag_failed = 1;
     }

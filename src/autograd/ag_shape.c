@@ -31,11 +31,6 @@ static void args_store(mt_node *nd, const mt_view_args *a) {
   memcpy(e + 5 + a->n, a->w, sizeof(int64_t) * (size_t)a->m);
 }
 
-static void args_fill_ints(mt_view_args *a) {
-  for (int k = 0; k < a->n; k++) a->dv[k] = (int)a->v[k];
-  for (int k = 0; k < a->m; k++) a->dw[k] = (int)a->w[k];
-}
-
 static void args_load(const mt_node *nd, mt_view_args *a) {
   memset(a, 0, sizeof *a);
   const int64_t *e = nd->extra;
@@ -44,7 +39,6 @@ static void args_load(const mt_node *nd, mt_view_args *a) {
   a->m = (int)e[4];
   memcpy(a->v, e + 5, sizeof(int64_t) * (size_t)a->n);
   memcpy(a->w, e + 5 + a->n, sizeof(int64_t) * (size_t)a->m);
-  args_fill_ints(a);
 }
 
 /* the node names, PyTorch's: VIEW's node word, and its adjoint's */
@@ -107,7 +101,7 @@ int mt_ag_record_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_vi
   if ((op == MT_OP_narrow || op == MT_OP_select) && x->ndim && a.i[1] < 0) a.i[1] += x->shape[a.i[0]];
   if (op == MT_OP_roll)
     for (int k = 0; k < a.n; k++) {
-      int64_t size = a.m ? x->shape[a.dw[k] < 0 ? a.dw[k] + x->ndim : a.dw[k]] : mt_numel(x);
+      int64_t size = a.m ? x->shape[a.w[k] < 0 ? a.w[k] + x->ndim : a.w[k]] : mt_numel(x);
       a.v[k] = size ? a.v[k] % size : 0;
     }
   if (op == MT_OP_as_strided) {
@@ -226,12 +220,10 @@ static mt_tensor into_zeros(mt_op op, const mt_view_args *a, const mt_tensor *g,
    contiguously, its offset counted from g's first element) */
 static mt_tensor view_of(mt_op op, const mt_view_args *a, const mt_tensor *g) {
   if (op != MT_OP_as_strided) return view_call(op, g, a);
-  mt_tensor c = {0}, r = {0};
-  if (ag_failed) return r;
+  mt_tensor c = view_call(MT_OP_clone, g, a);    /* contiguous, recorded */
   mt_view_args s = *a;
-  if (mt_clone(&c, g) || (g->grad_meta && mt_ag_record_view(&c, g))) { ag_drop(&c); ag_failed = 1; return r; }
   s.i[0] = c.offset + (a->i[0] - a->i[1]);
-  r = view_call(op, &c, &s);
+  mt_tensor r = view_call(op, &c, &s);
   ag_drop(&c);
   return r;
 }
@@ -240,7 +232,7 @@ static mt_tensor view_of(mt_op op, const mt_view_args *a, const mt_tensor *g) {
 static void inverse_args(mt_op op, const mt_view_args *a, mt_view_args *inv) {
   *inv = *a;
   if (op == MT_OP_permute) {
-    for (int k = 0; k < a->n; k++) inv->v[a->dv[k]] = k;
+    for (int k = 0; k < a->n; k++) inv->v[a->v[k]] = k;
   } else if (op == MT_OP_movedim) {
     inv->n = a->m; inv->m = a->n;
     memcpy(inv->v, a->w, sizeof(int64_t) * (size_t)a->m);
@@ -248,7 +240,6 @@ static void inverse_args(mt_op op, const mt_view_args *a, mt_view_args *inv) {
   } else if (op == MT_OP_roll) {
     for (int k = 0; k < a->n; k++) inv->v[k] = -a->v[k];
   }
-  args_fill_ints(inv);
 }
 
 /* repeat: g summed over the copies, one dim at a time */
@@ -336,13 +327,11 @@ static mt_tensor ag_select(const mt_tensor *x, int dim, int64_t index) {
 }
 mt_tensor ag_flip(const mt_tensor *x, int dim) {
   mt_view_args a = {.n = 1, .v = {dim}};
-  args_fill_ints(&a);
   return view_call(MT_OP_flip, x, &a);
 }
 mt_tensor ag_permute(const mt_tensor *x, const int *dims) {
   mt_view_args a = {.n = x->ndim};
   for (int i = 0; i < x->ndim; i++) a.v[i] = dims[i];
-  args_fill_ints(&a);
   return view_call(MT_OP_permute, x, &a);
 }
 

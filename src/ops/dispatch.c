@@ -420,24 +420,27 @@ int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_
   return rc ? -1 : 0;
 }
 
-/* ---- puts and masks: ops that write a source into self at an index or a
-   mask, out of place (a copy) or in place ---- */
+/* ---- puts, masks and views: ops on self, with an index, a mask or a
+   view's arguments, out of place or in place ---- */
 typedef struct {
   mt_op op;
   int dim;
   const mt_tensor *where;          /* the index (puts) or the mask */
-  const mt_tensor *src;            /* the source; a value's 0-dim tensor; NULL (masked_select) */
+  const mt_tensor *src;            /* the source; a value's 0-dim tensor; NULL (masked_select, views) */
   double alpha;
   int64_t base;
+  const mt_view_args *view;        /* a view's arguments */
 } self_args;
 
 static int self_kernel(const mt_device_kernels *k, mt_tensor *r, const mt_tensor *x, const self_args *a,
                        const mt_tensor *src, int inplace) {
+  if (mt_op_is_view(a->op)) return k->view(r, x, a->op, a->view, inplace);
   return mt_op_is_put(a->op) ? k->put(r, x, a->op, a->dim, a->where, src, a->alpha, a->base, inplace)
                              : k->mask(r, x, a->op, a->where, src, inplace);
 }
 
 static int self_record(mt_tensor *r, const mt_tensor *x, const self_args *a, const mt_tensor *src) {
+  if (mt_op_is_view(a->op)) return ag.record_view(r, x, a->op, a->view);
   return mt_op_is_put(a->op) ? ag.record_put(r, x, a->op, a->dim, a->where, src, a->alpha, a->base)
                              : ag.record_mask(r, x, a->op, a->where, src);
 }
@@ -469,34 +472,21 @@ static int call_on_self(mt_tensor *r, mt_tensor *x, const self_args *a, size_t s
 int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
                 double alpha, int64_t base, int inplace) {
   if (__builtin_expect(!mt_op_is_put(op), 0)) return wrong_family(op, "mt_call_put");
-  const self_args a = {op, dim, index, src, alpha, base};
+  const self_args a = {op, dim, index, src, alpha, base, NULL};
   return call_on_self(r, x, &a, SLOT(put), inplace);
 }
 
 int mt_call_mask(mt_tensor *r, mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace) {
   if (__builtin_expect(!mt_op_is_mask(op), 0)) return wrong_family(op, "mt_call_mask");
-  const self_args a = {op, 0, mask, src, 1, 0};
+  const self_args a = {op, 0, mask, src, 1, 0, NULL};
   return call_on_self(r, x, &a, SLOT(mask), inplace);
 }
 
 /* ---- views ---- */
 int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, int inplace) {
   if (__builtin_expect(!mt_op_is_view(op), 0)) return wrong_family(op, "mt_call_view");
-  const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(view));
-  if (!k) return -1;
-  int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
-  if (need < 0) return -1;
-  HOOK(op, 0);
-  if (need) {                                     /* x = x:op(...), for autograd */
-    mt_tensor src = {0}, t = {0};
-    rc = ag.inplace_source(&src, x) || k->view(&t, &src, op, a, 0) || ag.record_view(&t, &src, op, a);
-    rc = inplace_commit(op, x, &t, &src, rc);
-  } else {
-    rc = k->view(inplace ? x : r, x, op, a, inplace);
-    if (!rc && !inplace && x->grad_meta) rc = ag.record_view(r, x, op, a);
-  }
-  HOOK(op, 1);
-  return rc ? -1 : 0;
+  const self_args s = {op, 0, NULL, NULL, 1, 0, a};
+  return call_on_self(r, x, &s, SLOT(view), inplace);
 }
 
 /* ---- joins ---- */

@@ -518,8 +518,8 @@
    - kernel: VIEW(call, signature, node): the kernel as a call of
      src/tensor (mt_tensor.h, mt_shape.h) in r, x, a (the op's
      mt_view_args: a->i[] its scalars in the signature's order, a dim
-     0-based; a->v and a->w its lists of a->n and a->m values, a->dv and
-     a->dw the same as ints) and inplace (r is x then; tril_ and triu_ alone have it).
+     0-based; a->v and a->w its lists of a->n and a->m values) and inplace
+     (r is x then; tril_ and triu_ alone have it).
      signature is how Lua calls it after the tensor, one name:type word per
      argument:
        shape    the rest of the arguments as sizes: numbers, or one table
@@ -572,9 +572,9 @@
   OP(t, VIEW(mt_t(r, x), "", T), E, DERIV(NOTHING, SELF(G)), AC_NONE, ANY, "")                         \
   OP(transpose, VIEW(mt_transpose(r, x, (int)a->i[0], (int)a->i[1]), "dim0:dim dim1:dim", Transpose), E,        \
     DERIV(NOTHING, SELF(G)), AC_NONE, ANY, "swapaxes swapdims")                                        \
-  OP(permute, VIEW(mt_permute_n(r, x, a->dv, a->n), "dims:dims", Permute), E, DERIV(NOTHING, INVERSE(G)), \
+  OP(permute, VIEW(mt_permute_n(r, x, a->v, a->n), "dims:dims", Permute), E, DERIV(NOTHING, INVERSE(G)), \
     AC_NONE, ANY, "")                                                                                  \
-  OP(movedim, VIEW(mt_movedim_n(r, x, a->dv, a->n, a->dw, a->m), "source:dimlist destination:dimlist",  \
+  OP(movedim, VIEW(mt_movedim_n(r, x, a->v, a->n, a->w, a->m), "source:dimlist destination:dimlist",  \
                    Permute), E, DERIV(NOTHING, INVERSE(G)), AC_NONE, ANY, "moveaxis")                  \
   OP(narrow, VIEW(mt_narrow(r, x, (int)a->i[0], a->i[1], a->i[2]), "dim:dim start:pos length:int", Narrow),  \
     E, DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                                                \
@@ -589,14 +589,14 @@
   OP(as_strided, VIEW(mt_as_strided_n(r, x, a->v, a->n, a->w, a->m, a->i[0]),                          \
                       "size:ints stride:ints storage_offset:offset?", AsStrided), E,                   \
     DERIV(NOTHING, INTO_ZEROS(G)), AC_NONE, ANY, "")                                                   \
-  OP(flip, VIEW(mt_flip(r, x, a->dv, a->n), "dims:dims", Flip), E, DERIV(NOTHING, SELF(G)), AC_NONE,    \
+  OP(flip, VIEW(mt_flip_n(r, x, a->v, a->n), "dims:dims", Flip), E, DERIV(NOTHING, SELF(G)), AC_NONE,    \
     ANY, "")                                                                                           \
   OP(fliplr, VIEW(mt_flip_at_least(r, x, 1, 2, "fliplr"), "", Flip), E, DERIV(NOTHING, SELF(G)),        \
     AC_NONE, ANY, "")                                                                                  \
   OP(flipud, VIEW(mt_flip_at_least(r, x, 0, 1, "flipud"), "", Flip), E, DERIV(NOTHING, SELF(G)),        \
     AC_NONE, ANY, "")                                                                                  \
   /* without dims, the flattened tensor rolls */                                                      \
-  OP(roll, VIEW(mt_roll(r, x, a->v, a->n, a->dw, a->m), "shifts:ints dims:dimlist?", Roll), E,          \
+  OP(roll, VIEW(mt_roll_n(r, x, a->v, a->n, a->w, a->m), "shifts:ints dims:dimlist?", Roll), E,          \
     DERIV(NOTHING, INVERSE(G)), AC_NONE, ANY, "")                                                      \
   /* the lower (upper) triangle of the last two dims from the diagonal'th on; in place too */         \
   OP(tril, VIEW(mt_tri(r, x, a->i[0], 0, inplace), "diagonal:int=0", Tril), E, DERIV(NOTHING, SELF(G)), \

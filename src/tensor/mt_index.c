@@ -741,7 +741,9 @@ int mt_index_key(const mt_tensor *x, const mt_tensor *key, int64_t base, mt_tens
   if (mt_tensor_init(flat, MT_INT64, 1, &count)) return -1;
   row_ctx c = {k, {0}, (int64_t *)mt_data(flat)};
   int64_t st = 1;
-  for (int d = k - 1; d >= 0; d--) { c.stride[d] = st; st *= key->shape[d]; }
+  int over = 0;                                  /* the mask's own numel: it cannot, but it is checked */
+  for (int d = k - 1; d >= 0; d--) { c.stride[d] = st; st = mt_size_mul(st, key->shape[d], &over); }
+  if (over) { mt_tensor_release(flat); return mt_fail("%s: mask of %d dims too large", op, k); }
   walk_nonzero(key, row_visit, &c);
   *flat_base = 0;
   *lead = k;

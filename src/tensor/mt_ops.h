@@ -116,28 +116,29 @@ int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tens
 int mt_mask_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
 /* The arguments of a view op (the registry's MT_VIEW_OPS), as its signature
    reads them: the scalars in i[] in the signature's order (dims 0-based),
-   the lists in v (n values) and w (m values); dv and dw hold v and w as
-   ints (dims). */
+   the lists in v (n values) and w (m values). */
 typedef struct {
   int64_t i[3];
   int n, m;
   int64_t v[MT_MAX_DIMS], w[MT_MAX_DIMS];
-  int dv[MT_MAX_DIMS], dw[MT_MAX_DIMS];
 } mt_view_args;
 /* The registry's view op (mt_op_is_view): r = op(x, a), as its kernel
    column says; in place (tril_, triu_), r is x. Ops that read x's
    elements (flip, roll, tril, triu, repeat's copy) run on CPU tensors. */
 int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
-/* the view ops' kernels beyond mt_tensor.h and mt_shape.h: t() (a matrix
-   transposed, fewer dims as they are), permute with its dims counted,
-   movedim with both lists counted, as_strided with sizes and strides
-   counted, and flip along one dim for a tensor of at least min_dims */
 /* The registry's join (mt_op_is_join): r = op(ts[0..n), dim), as its
    kernel column says */
 int mt_join_op(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
+/* the view ops' kernels beyond mt_tensor.h and mt_shape.h, their dims as
+   the arguments' int64 lists: t() (a matrix transposed, fewer dims as they
+   are), permute, movedim, flip and roll with their lists counted,
+   as_strided with sizes and strides counted, and flip along one dim for a
+   tensor of at least min_dims */
 int mt_t(mt_tensor *r, const mt_tensor *x);
-int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int *dims, int n);
-int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int *src, int n, const int *dst, int m);
+int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int64_t *dims, int n);
+int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int64_t *src, int n, const int64_t *dst, int m);
+int mt_flip_n(mt_tensor *r, const mt_tensor *x, const int64_t *dims, int n);
+int mt_roll_n(mt_tensor *r, const mt_tensor *x, const int64_t *shifts, int n, const int64_t *dims, int m);
 int mt_as_strided_n(mt_tensor *r, const mt_tensor *x, const int64_t *size, int n, const int64_t *stride, int m,
                     int64_t offset);
 int mt_flip_at_least(mt_tensor *r, const mt_tensor *x, int dim, int min_dims, const char *op);

@@ -39,14 +39,38 @@ int mt_t(mt_tensor *r, const mt_tensor *x) {
   return mt_transpose(r, x, 0, 1);
 }
 
-int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int *dims, int n) {
-  if (n != x->ndim) return mt_fail("permute: got %d dims for a tensor of %d dims", n, x->ndim);
-  return mt_permute(r, x, dims);
+/* dims as ints: one outside int's range is outside every tensor's, and the
+   kernels range-check it */
+static void as_ints(int *out, const int64_t *dims, int n) {
+  for (int k = 0; k < n; k++)
+    out[k] = dims[k] < -MT_MAX_DIMS - 1 || dims[k] > MT_MAX_DIMS ? MT_MAX_DIMS + 1 : (int)dims[k];
 }
 
-int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int *src, int n, const int *dst, int m) {
+int mt_permute_n(mt_tensor *r, const mt_tensor *x, const int64_t *dims, int n) {
+  if (n != x->ndim) return mt_fail("permute: got %d dims for a tensor of %d dims", n, x->ndim);
+  int d[MT_MAX_DIMS];
+  as_ints(d, dims, n);
+  return mt_permute(r, x, d);
+}
+
+int mt_movedim_n(mt_tensor *r, const mt_tensor *x, const int64_t *src, int n, const int64_t *dst, int m) {
   if (n != m) return mt_fail("movedim: %d source dims but %d destination dims", n, m);
-  return mt_movedim(r, x, src, dst, n);
+  int s[MT_MAX_DIMS], d[MT_MAX_DIMS];
+  as_ints(s, src, n);
+  as_ints(d, dst, n);
+  return mt_movedim(r, x, s, d, n);
+}
+
+int mt_flip_n(mt_tensor *r, const mt_tensor *x, const int64_t *dims, int n) {
+  int d[MT_MAX_DIMS];
+  as_ints(d, dims, n);
+  return mt_flip(r, x, d, n);
+}
+
+int mt_roll_n(mt_tensor *r, const mt_tensor *x, const int64_t *shifts, int n, const int64_t *dims, int m) {
+  int d[MT_MAX_DIMS];
+  as_ints(d, dims, m);
+  return mt_roll(r, x, shifts, n, d, m);
 }
 
 int mt_as_strided_n(mt_tensor *r, const mt_tensor *x, const int64_t *size, int n, const int64_t *stride, int m,

@@ -320,8 +320,6 @@ static int view_call(lua_State *L) {
     arg++;
   }
   if (arg <= last) luaL_error(L, "%s: unexpected argument %d (%s)", name, arg, luaL_typename(L, arg));
-  for (int k = 0; k < a.n; k++) a.dv[k] = (int)a.v[k];
-  for (int k = 0; k < a.m; k++) a.dw[k] = (int)a.w[k];
   if (mt_call_view(inplace ? x : lt_push(L), x, op, &a, inplace)) lt_error_as_called(L, name, op, inplace);
   if (inplace) lua_pushvalue(L, 1);
   return 1;
