@@ -430,15 +430,71 @@ describe('CUDA tensors', function()
     ok, err = pcall(function() return g:mm(c) end)
     assert.is_false(ok)
     assert.matches('expected all tensors to be on the same device', err, 1, true)
-    ok, err = pcall(function() return g:nonzero() end)
+    ok, err = pcall(function() return nn.F.avg_pool2d(g:view(1, 1, 2, 2), 2) end)
     assert.is_false(ok)
-    assert.matches('nonzero: argument 1 is a tensor on cuda:0', err, 1, true)
+    assert.matches('avg_pool2d: argument 1 is a tensor on cuda:0', err, 1, true)
     ok, err = pcall(function() return g:index_select(1, torch.tensor{1}) end)
     assert.is_false(ok)
     assert.matches('index_select: expected all tensors to be on the same device', err, 1, true)
-    ok, err = pcall(function() return g:sort(1) end)
+    ok, err = pcall(function() return g:masked_select(torch.ones(2, 2):gt(0)) end)
     assert.is_false(ok)
-    assert.matches('no kernel for tensors on device cuda', err, 1, true)
+    assert.matches('masked_select: expected all tensors to be on the same device', err, 1, true)
+    ok, err = pcall(function() return g[torch.tensor{1}:cuda()] end)
+    assert.is_true(ok, err)
+  end)
+
+  it('sorts, selects, masks, clamps, flips and takes triangles on the GPU as on the CPU, in every dtype', function()
+    local nan = 0 / 0
+    for _, dt in ipairs(DTYPES) do
+      local x = input(dt, 'any')
+      if dt ~= 'bool' then
+        -- ties (the integer inputs repeat values) keep their index order; NaN last ascending, first descending
+        local y = dt:match('float') and x:clone():index_fill_(2, torch.tensor{3}, nan) or x
+        agree('sort ' .. dt, function(t) local v, i = t:sort(2); return torch.cat({v:double(), i:double()}, 2) end, y)
+        agree('sort descending ' .. dt, function(t) local v, i = t:sort(1, true); return torch.cat({v:double(), i:double()}) end, y)
+        agree('argsort ' .. dt, function(t) return t:argsort(2) end, y)
+        agree('topk ' .. dt, function(t) local v, i = t:topk(2, 2); return torch.cat({v:double(), i:double()}, 2) end, y)
+        agree('topk smallest ' .. dt, function(t) local _, i = t:topk(2, 1, false); return i end, y)
+        agree('kthvalue ' .. dt, function(t) local v, i = t:kthvalue(3, 2); return torch.stack({v:double(), i:double()}) end, y)
+        agree('median ' .. dt, function(t) local v, i = t:median(2, true); return torch.cat({v:double(), i:double()}, 2) end, y)
+        agree('median of all ' .. dt, function(t) return t:median() end, y)
+        agree('mode ' .. dt, function(t) local v, i = t:mode(1); return torch.stack({v:double(), i:double()}) end,
+              input(dt, 'pos'):abs():clamp(0, 2))
+        agree('max along a dim ' .. dt, function(t) local v, i = t:max(2); return torch.stack({v:double(), i:double()}) end, y)
+        agree('min along a dim ' .. dt, function(t) local v, i = t:min(1, true); return torch.cat({v:double(), i:double()}) end, y)
+        agree('clamp ' .. dt, function(t) return t:clamp(-0.5, 2) end, x)
+        agree('clamp_ ' .. dt, function(t) local c = t:clone(); c:clamp_(nil, 1); return c end, x)
+        agree('clamp with tensor bounds ' .. dt, function(t, lo) return t:clamp(lo, 3) end, x, input(dt, 'any', 3):narrow(1, 1, 1))
+        if dt ~= 'uint8' then agree('addcmul ' .. dt, function(a, b, c) return torch.addcmul(a, b, c, {value = 3}) end,
+                                    x, input(dt, 'any', 1), input(dt, 'any', 2):t():t()) end
+      end
+      agree('nonzero ' .. dt, function(t) return t:nonzero() end, x)
+      agree('where of one argument ' .. dt, function(t) return torch.where(t:ne(0))[2] end, x)
+      agree('masked_select ' .. dt, function(t, m) return t:masked_select(m) end, x, input('bool', 'any', 1))
+      agree('masked_select, a broadcast mask ' .. dt, function(t, m) return t:masked_select(m) end, x,
+            input('bool', 'any', 2):narrow(1, 1, 1))
+      agree('masked_scatter_ ' .. dt, function(t, m, s) local c = t:t(); c:masked_scatter_(m, s); return c end, x,
+            input('bool', 'any', 3):t(), input(dt, 'any', 5):view(-1))
+      agree('x[mask] ' .. dt, function(t, m) return t[m] end, x, input('bool', 'any', 4):narrow(2, 1, 1):squeeze(2))
+      agree('x[indices] ' .. dt, function(t, i) return t[i] end, x, torch.tensor{3, 1, 3})
+      agree('flip ' .. dt, function(t) return t:flip{1, 2} end, x)
+      agree('roll ' .. dt, function(t) return t:t():roll({1, -2}, {1, 2}) end, x)
+      agree('tril ' .. dt, function(t) return t:tril(1) end, x)
+      agree('triu_ of a batch ' .. dt, function(t) local c = t:repeatTensor(2, 1, 1); c:triu_(-1); return c end, x)
+      if dt:match('float') then
+        agree('softplus ' .. dt, function(t) return nn.F.softplus(t, {beta = 2}) end, x)
+        agree('leaky_relu_ ' .. dt, function(t) local c = t:clone(); nn.F.leaky_relu(c, 0.2, true); return c end, x)
+        agree('lerp ' .. dt, function(a, b, w) return torch.lerp(a, b, w) end, x, input(dt, 'any', 3), input(dt, 'pos', 6))
+        agree('addcdiv_ ' .. dt, function(a, b, c) local r = a:clone(); r:addcdiv_(b, c, {value = -0.5}); return r end,
+              x, input(dt, 'any', 1), input(dt, 'pos', 2))
+      end
+    end
+    -- larger than one block, and slices longer than one warp
+    local big = torch.randn(40, 3000)
+    agree('a large sort', function(t) local v, i = t:sort(2, true); return torch.cat({v:double(), i:double()}, 2) end, big)
+    agree('a large masked_select', function(t) return t:masked_select(t:gt(0.5)) end, big)
+    agree('an empty sort', function(t) return (t:sort(1)) end, torch.zeros(0, 3))
+    agree('a 0-dim median', function(t) return t:median() end, torch.tensor(2.5))
   end)
 
   it('convolves, pools and normalises on the GPU as on the CPU, gradients included', function()
@@ -545,6 +601,72 @@ describe('CUDA tensors', function()
     local big = tostring(torch.arange(1, 10001):cuda():view(100, 100))
     assert.matches('10000', big, 1, true)
     assert.are.equal(3, torch.tensor{1, 2, 3}:cuda()[3])
+  end)
+
+  -- Every op of the registry through the calls registry_spec.lua gradchecks (every family's
+  -- signatures, every layout, numbers on either side), in float64 on the CPU and on GPU copies:
+  -- the same result and the same gradient of every float input, or the same error. An op
+  -- without a CUDA kernel must refuse by name, and be one of NO_KERNEL (so an op added
+  -- without one is seen here); the list is printed.
+  local NO_KERNEL = {}
+  it('runs every op of the registry and its derivative on the GPU as on the CPU', function()
+    local R = dofile('spec/support/registry_calls.lua')
+    local function run(f, inputs, device)
+      local ins, leaves = {}, {}
+      for i, v in ipairs(inputs) do
+        if torch.is_tensor(v) then
+          v = v:detach():to(device)
+          if v:is_floating_point() then v:requires_grad_(); leaves[#leaves + 1] = v end
+        end
+        ins[i] = v
+      end
+      local r = f(table.unpack(ins, 1, #inputs))
+      local grads = {}
+      if r.requires_grad then
+        local seed = R.sample('any', r:numel() > 0 and r:size():totable() or {0}, 7):view(r:size()):to(device)
+        ;(r * seed:to(r.dtype)):sum():backward()
+        for i, l in ipairs(leaves) do grads[i] = l.grad or torch.zeros_like(l) end
+      end
+      return r:detach(), grads
+    end
+    local refused, failures, checked, calls = {}, {}, 0, 0
+    for _, op in ipairs(OPS) do
+      for i, c in ipairs(R.calls(op)) do
+        local what = op.name .. ' call ' .. i
+        local ok1, want, wgrads = pcall(run, c[2], c[1], 'cpu')
+        local ok2, got, ggrads = pcall(run, c[2], c[1], 'cuda')
+        local ok, err = pcall(function()
+          if not ok2 and tostring(got):find('no kernel for', 1, true) then
+            refused[op.name] = tostring(got):gsub('^.-:%d+: ', '')
+          elseif not ok1 then
+            assert(not ok2, what .. ': the CPU raised (' .. tostring(want) .. ') but the GPU did not')
+            local a, b = tostring(want):gsub('^.-:%d+: ', ''), tostring(got):gsub('^.-:%d+: ', '')
+            assert(a == b, what .. ': the CPU raised "' .. a .. '", the GPU "' .. b .. '"')
+          else
+            assert(ok2, what .. ': ' .. tostring(got))
+            assert(got.device == 'cuda:0', what .. ': the result is on ' .. got.device)
+            same_values(got, want, what)
+            assert(#wgrads == #ggrads, what .. ': ' .. #wgrads .. ' gradients on the CPU, ' .. #ggrads .. ' on the GPU')
+            for k = 1, #wgrads do same_values(ggrads[k], wgrads[k], what .. ': gradient of input ' .. k) end
+            calls = calls + 1
+          end
+        end)
+        if not ok then failures[#failures + 1] = tostring(err):gsub('^.-:%d+: ', '') end
+      end
+      checked = checked + 1
+    end
+    local names = {}
+    for name in pairs(refused) do names[#names + 1] = name end
+    table.sort(names)
+    print(string.format('# %d ops, %d calls agree; refused on the GPU: %s', checked, calls,
+                        #names > 0 and table.concat(names, ', ') or 'none'))
+    for _, name in ipairs(names) do
+      if not NO_KERNEL[name] then
+        failures[#failures + 1] = name .. ' has no CUDA kernel and is not listed as such: ' .. refused[name]
+      end
+    end
+    assert(#failures == 0, #failures .. ' failures:\n' .. table.concat(failures, '\n', 1, math.min(#failures, 40)))
+    assert.is_true(calls > 900, calls .. ' calls')
   end)
 
   it('differentiates on the GPU as on the CPU, and moves gradients back across devices', function()

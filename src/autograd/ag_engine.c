@@ -34,6 +34,12 @@ void mt_ag_set_anomaly_enabled(int enabled) { anomaly = enabled; }
 /* Does t hold a NaN? (anomaly mode only: a plain element walk) */
 static int has_nan(const mt_tensor *t) {
   if (!mt_dtype_is_float(t->dtype)) return 0;
+  if (mt_device_of(t) != MT_CPU) {               /* read on the CPU: a copy of it */
+    mt_tensor h = {0};
+    int found = !mt_tensor_init(&h, t->dtype, t->ndim, t->shape) && !mt_copy(&h, t) && has_nan(&h);
+    mt_tensor_release(&h);
+    return found;
+  }
   int64_t n = mt_numel(t), idx[MT_MAX_DIMS] = {0};
   for (int64_t k = 0; k < n; k++) {
     double v = mt_get_f64(t->dtype, mt_elem_ptr(t, idx));

@@ -217,14 +217,18 @@ static mt_tensor cumprod_grad_zeros(const mt_tensor *x, const mt_tensor *out, co
 
 /* bool constants over the pair dims (i at dim, j at dim + 1) of a tensor of
    ndim dims: i == j (upper 0) or j >= i (upper 1) */
-static int pair_mask(mt_tensor *m, int ndim, int dim, int64_t len, int upper) {
+static int pair_mask(mt_tensor *m, int ndim, int dim, int64_t len, int upper, const mt_tensor *like) {
   int64_t shape[MT_MAX_DIMS];
   for (int d = 0; d < ndim; d++) shape[d] = d == dim || d == dim + 1 ? len : 1;
-  if (mt_tensor_init(m, MT_BOOL, ndim, shape)) return -1;
-  char *p = mt_data(m);
+  mt_tensor h = {0};
+  if (mt_tensor_init(&h, MT_BOOL, ndim, shape)) return -1;
+  char *p = mt_data(&h);
   for (int64_t i = 0; i < len; i++)
     for (int64_t j = 0; j < len; j++) mt_set_i64(MT_BOOL, p + i * len + j, upper ? j >= i : j == i);
-  return 0;
+  if (mt_same_device(&h, like)) { *m = h; return 0; }
+  int rc = mt_tensor_init_like(m, MT_BOOL, ndim, shape, like) || mt_copy(m, &h);   /* made here, used on like's device */
+  mt_tensor_release(&h);
+  return rc ? -1 : 0;
 }
 
 static mt_tensor cumprod_grad_pairs(const mt_tensor *x, const mt_tensor *g, int dim) {
@@ -250,7 +254,7 @@ static mt_tensor cumprod_grad_pairs(const mt_tensor *x, const mt_tensor *g, int 
     if (k != dim) s++;
   }
   mt_tensor diag = {0}, upper = {0};
-  if (pair_mask(&diag, nd + 1, dim, len, 0) || pair_mask(&upper, nd + 1, dim, len, 1)) ag_failed = 1;
+  if (pair_mask(&diag, nd + 1, dim, len, 0, x) || pair_mask(&upper, nd + 1, dim, len, 1, x)) ag_failed = 1;
   mt_tensor xu = ag_reshape(x, nd + 1, one), xe = ag_expand(&xu, nd + 1, both);
   mt_tensor xm = where_value(&diag, 1, &xe), c = ag_cumprod(&xm, dim + 1);
   mt_tensor gu = ag_reshape(g, nd + 1, one), gc = ag_bin(MT_OP_mul, &c, &gu);

@@ -191,11 +191,18 @@ static int into_zeros_compute(mt_tensor *r, mt_op op, const mt_view_args *a, con
     if (!view_overlaps(a->n, a->v, a->w)) {
       rc = mt_as_strided(&v, r, a->n, a->v, a->w, r->offset + off) || add_into(&v, g);
     } else {                                     /* by the flat positions the view reads */
-      mt_tensor pos = {0}, flat = {0}, gc = {0}, rf = {0};
+      mt_tensor pos = {0}, dpos = {0}, flat = {0}, gc = {0}, rf = {0};
       int64_t numel = mt_numel(r), count = mt_numel(g);
-      rc = strided_positions(&pos, numel, a, off) || mt_contiguous(&gc, g) || mt_reshape(&flat, &gc, 1, &count) ||
-           mt_reshape(&rf, r, 1, &numel) || mt_index_add(&rf, 0, &pos, &flat, 1, 0);
-      mt_tensor_release(&pos); mt_tensor_release(&flat); mt_tensor_release(&gc); mt_tensor_release(&rf);
+      rc = strided_positions(&pos, numel, a, off);
+      const mt_tensor *at = &pos;                /* the positions, on g's device */
+      if (!rc && !mt_same_device(&pos, g)) {
+        rc = mt_tensor_init_like(&dpos, MT_INT64, pos.ndim, pos.shape, g) || mt_copy(&dpos, &pos);
+        at = &dpos;
+      }
+      rc = rc || mt_contiguous(&gc, g) || mt_reshape(&flat, &gc, 1, &count) || mt_reshape(&rf, r, 1, &numel) ||
+           mt_index_add(&rf, 0, at, &flat, 1, 0);
+      mt_tensor_release(&pos); mt_tensor_release(&dpos); mt_tensor_release(&flat); mt_tensor_release(&gc);
+      mt_tensor_release(&rf);
     }
     mt_tensor_release(&v);
     return rc ? -1 : 0;

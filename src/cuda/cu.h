@@ -101,6 +101,11 @@ CU_EXTERN int cu_optim_update(const char *name, mt_optim_kind kind, mt_tensor *c
 /* cu_where.cu: where and the fused activation gradients (mt_device_extra) */
 CU_EXTERN int cu_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
 CU_EXTERN int cu_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
+CU_EXTERN int cu_nonzero(mt_tensor *r, const mt_tensor *x, int64_t base);
+CU_EXTERN int cu_select_along(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, mt_sel_op op,
+                              int64_t M, int64_t k, int descending, int keepdim);
+CU_EXTERN int cu_param_loop(mt_param_kernel kernel, mt_tensor *out, const mt_tensor *const *ins, int nin,
+                            const double *p, const int64_t *pi);
 /* cu_index.cu: the index ops and argmax (mt_device_extra) */
 CU_EXTERN int cu_index_select(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
 CU_EXTERN int cu_index_add(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, double alpha,

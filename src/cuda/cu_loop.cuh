@@ -103,6 +103,48 @@ template <class IDX> static inline cu_geom_k<IDX> cu_geom_to(const cu_geom *g) {
   return k;
 }
 
+/* The geometry of up to four operands (out and three inputs: where's
+   condition and its two sides, the ternary ops with parameters), and each
+   operand's byte offset at element i. */
+template <class IDX> struct cu_geom_k4 {
+  typedef typename std::make_signed<IDX>::type off;
+  int ndim;
+  IDX numel;
+  IDX shape[MT_MAX_DIMS];
+  off stride[4][MT_MAX_DIMS];
+};
+
+template <class IDX> static inline cu_geom_k4<IDX> cu_geom4_to(const cu_geom *g) {
+  cu_geom_k4<IDX> k;
+  memset(&k, 0, sizeof k);
+  k.ndim = g->ndim;
+  k.numel = (IDX)g->numel;
+  for (int d = 0; d < g->ndim; d++) {
+    k.shape[d] = (IDX)g->shape[d];
+    for (int o = 0; o < g->nops && o < 4; o++)
+      k.stride[o][d] = g->shape[d] > 1 ? (typename cu_geom_k4<IDX>::off)g->stride[o][d] : 0;
+  }
+  return k;
+}
+
+template <class IDX>
+__device__ __forceinline__ void cu_offsets4(const cu_geom_k4<IDX> &g, IDX i, typename cu_geom_k4<IDX>::off *o) {
+  typedef typename cu_geom_k4<IDX>::off off;
+  if (g.ndim == 1) {
+    for (int k = 0; k < 4; k++) o[k] = (off)i * g.stride[k][0];
+    return;
+  }
+  IDX rem = i;
+  for (int k = 0; k < 4; k++) o[k] = 0;
+  for (int d = g.ndim - 1; d > 0; d--) {
+    const IDX q = rem / g.shape[d];
+    const off at = (off)(rem - q * g.shape[d]);
+    rem = q;
+    for (int k = 0; k < 4; k++) o[k] += at * g.stride[k][d];
+  }
+  for (int k = 0; k < 4; k++) o[k] += (off)rem * g.stride[k][0];
+}
+
 /* The inputs that are numbers rather than tensors: bit k of mask for input
    k, whose value (in the compute type) is value[k]; its pointer is unused. */
 template <class ct> struct cu_scalars {

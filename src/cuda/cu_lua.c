@@ -288,34 +288,21 @@ static void stream_event_metatables(lua_State *L) {
   lua_pop(L, 1);
 }
 
-/* of the ops with parameters, where alone: the CPU's entry point hands GPU tensors to the where
-   kernel below; the others have no kernel yet */
-static int cu_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float) {
-  if (op == MT_OP_where) return mt_param(r, in, op, p, inplace, default_float);
-  return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", mt_op_names[op]);
-}
-
-/* of the selections, argmax and argmin alone: the CPU's entry point hands GPU tensors to the argmax
-   kernel below; sort, topk and the others have no kernel yet */
-static int cu_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim,
-                     int keepdim, int flag) {
-  if (op == MT_OP_argmax || op == MT_OP_argmin) return mt_selection(values, indices, x, op, k, dim, keepdim, flag);
-  return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", mt_op_names[op]);
-}
-
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
-/* the index ops, the puts, the masks, the views
+/* the ops with parameters, the selections, the index ops, the puts, the masks, the views
    and the joins are the CPU's entry points, which hand GPU tensors to the extra kernels below or to
    the device's copies (masked_select, masked_scatter, flip, roll, tril and triu have none yet, and
    refuse them by name) */
 static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
-                                          .along = cu_along, .select = cu_select, .product = cu_product,
-                                          .add_product = cu_add_product, .param = cu_param, .index = mt_index_op,
+                                          .along = cu_along, .select = mt_selection, .product = cu_product,
+                                          .add_product = cu_add_product, .param = mt_param, .index = mt_index_op,
                                           .put = mt_put_op, .mask = mt_mask_op, .view = mt_view_op,
                                           .join = mt_join_op};
 
 static const mt_device_extra extra = {
-  .where = cu_where, .activation_grad = cu_activation_grad, .index_select = cu_index_select,
+  .where = cu_where, .activation_grad = cu_activation_grad, .param_loop = cu_param_loop, .binary = cu_binary,
+  .nonzero = cu_nonzero, .select_along = cu_select_along,
+  .index_select = cu_index_select,
   .index_add = cu_index_add, .index_copy = cu_index_copy, .index_fill = cu_index_fill, .gather = cu_gather,
   .scatter = cu_scatter, .scatter_fill = cu_scatter_fill, .masked_fill = cu_masked_fill,
   .masked_fill_out = cu_masked_fill_out, .argmax = cu_argmax, .conv2d = cu_conv2d,

@@ -536,7 +536,8 @@ CU_EXTERN int cu_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mas
 
   /* the passes: norm's by its order p, as mt_reduce.c's run_norm */
   int k0 = e->first, k1 = e->second, fin = e->fin;
-  if (k0 == K_MEDIAN) return mt_fail("%s: no kernel for tensors on device cuda yet (move them with :cpu())", name);
+  /* the median of every element is a selection: the CPU's entry point hands it to cu_select_along */
+  if (k0 == K_MEDIAN) return mt_reduce(r, x, op, mask, keepdim, dtype, param, default_float);
   int pk = k1 == K_SQDEV ? PARAM_MEAN : k1 == K_EXPSUM ? PARAM_SHIFT : PARAM_NONE;
   if (k0 == K_NORM) {
     k1 = -1;

@@ -13,29 +13,6 @@
    CPU's where_operand, through the same conversions), so the kernel only
    moves elements: one instantiation per element size, as the CPU's. */
 
-/* The geometry of the four operands (out, cond, a, b) in the kernel's
-   index type; cu_geom_k of cu_loop.cuh holds three. */
-template <class IDX> struct cu_where_geom {
-  typedef typename std::make_signed<IDX>::type off;
-  int ndim;
-  IDX numel;
-  IDX shape[MT_MAX_DIMS];
-  off stride[4][MT_MAX_DIMS];
-};
-
-template <class IDX> static inline cu_where_geom<IDX> cu_where_geom_to(const cu_geom *g) {
-  cu_where_geom<IDX> k;
-  memset(&k, 0, sizeof k);
-  k.ndim = g->ndim;
-  k.numel = (IDX)g->numel;
-  for (int d = 0; d < g->ndim; d++) {
-    k.shape[d] = (IDX)g->shape[d];
-    for (int o = 0; o < 4; o++)
-      k.stride[o][d] = g->shape[d] > 1 ? (typename cu_where_geom<IDX>::off)g->stride[o][d] : 0;
-  }
-  return k;
-}
-
 /* The operands that are numbers (a Lua number, or a 0-dim CPU tensor read
    on the host): bit 0 cond, bit 1 a, bit 2 b; their pointers are unused.
    a's and b's values are the bits of the result dtype. */
@@ -49,25 +26,13 @@ template <class T> struct cu_where_scalars {
    does for bool and uint8; only the chosen operand is loaded. */
 template <class T, class IDX>
 __global__ void __launch_bounds__(CU_THREADS)
-    cu_where_kernel(cu_where_geom<IDX> g, char *out, const char *cond, const char *a, const char *b,
+    cu_where_kernel(cu_geom_k4<IDX> g, char *out, const char *cond, const char *a, const char *b,
                     cu_where_scalars<T> sc) {
-  typedef typename cu_where_geom<IDX>::off off;
+  typedef typename cu_geom_k4<IDX>::off off;
   const IDX step = (IDX)gridDim.x * blockDim.x;
   for (IDX i = (IDX)blockIdx.x * blockDim.x + threadIdx.x; i < g.numel; i += step) {
     off o[4];
-    if (g.ndim == 1) {
-      for (int k = 0; k < 4; k++) o[k] = (off)i * g.stride[k][0];
-    } else {
-      IDX rem = i;
-      for (int k = 0; k < 4; k++) o[k] = 0;
-      for (int d = g.ndim - 1; d > 0; d--) {
-        const IDX q = rem / g.shape[d];
-        const off at = (off)(rem - q * g.shape[d]);
-        rem = q;
-        for (int k = 0; k < 4; k++) o[k] += at * g.stride[k][d];
-      }
-      for (int k = 0; k < 4; k++) o[k] += (off)rem * g.stride[k][0];
-    }
+    cu_offsets4(g, i, o);
     const bool c = (sc.mask & 1) ? sc.cond != 0 : *(const uint8_t *)(cond + o[1]) != 0;
     T v;
     if (c) v = (sc.mask & 2) ? sc.a : *(const T *)(a + o[2]);
@@ -91,10 +56,10 @@ static int cu_where_launch(const char *op, const cu_geom *g, char *out, const ch
   cudaStream_t s = cu_stream(index);
   if (cu_geom_fits32(g))
     cu_where_kernel<T, uint32_t>
-        <<<(unsigned)blocks, CU_THREADS, 0, s>>>(cu_where_geom_to<uint32_t>(g), out, cond, a, b, sc);
+        <<<(unsigned)blocks, CU_THREADS, 0, s>>>(cu_geom4_to<uint32_t>(g), out, cond, a, b, sc);
   else
     cu_where_kernel<T, uint64_t>
-        <<<(unsigned)blocks, CU_THREADS, 0, s>>>(cu_where_geom_to<uint64_t>(g), out, cond, a, b, sc);
+        <<<(unsigned)blocks, CU_THREADS, 0, s>>>(cu_geom4_to<uint64_t>(g), out, cond, a, b, sc);
   return CU_LAUNCHED(op);
 }
 

@@ -544,7 +544,59 @@ static int index_mask_impl(const char *op, mt_tensor *r, const mt_tensor *x, con
   return rc;
 }
 
+/* Off the CPU, x[mask] is the rows of x's leading dims (merged into one)
+   at the positions the device's nonzero finds in the mask; x[mask] = v
+   copies into them (x's contiguous copy, copied back, when x is strided). */
+static int mask_positions(const char *op, mt_tensor *pos, const mt_tensor *me);
+
+static int lead_rows(mt_tensor *rows, const mt_tensor *x, int k) {
+  int64_t shape[MT_MAX_DIMS];
+  int n = 1 + x->ndim - k;
+  shape[0] = 1;
+  for (int d = 0; d < k; d++) shape[0] *= x->shape[d];     /* the mask's numel: checked when it was made */
+  for (int d = k; d < x->ndim; d++) shape[d - k + 1] = x->shape[d];
+  return mt_reshape(rows, x, n, shape);
+}
+
+static __attribute__((noinline)) int index_mask_off_cpu(const char *op, mt_tensor *r, const mt_tensor *x,
+                                                        const mt_tensor *mask) {
+  if (!mt_extra_for(op, x, mask, NULL) || check_leading(op, x, mask)) return -1;
+  mt_tensor pos = {0}, rows = {0};
+  int rc = mask_positions(op, &pos, mask) || lead_rows(&rows, x, mask->ndim) || mt_index_select(r, &rows, 0, &pos, 0);
+  mt_tensor_release(&pos);
+  mt_tensor_release(&rows);
+  return rc ? -1 : 0;
+}
+
+static __attribute__((noinline)) int index_mask_put_off_cpu(const char *op, mt_tensor *x, const mt_tensor *mask,
+                                                            const mt_tensor *value) {
+  char b1[128], b2[128];
+  if (!mt_extra_for(op, x, mask, value) || check_leading(op, x, mask)) return -1;
+  int k = mask->ndim, strided = !mt_is_contiguous(x);
+  mt_tensor pos = {0}, xc = {0}, rows = {0}, conv = {0}, src = {0}, dense = {0}, moved = {0};
+  int rc = 0;
+  if (!mt_same_device(value, x)) {               /* a 0-dim CPU value goes over */
+    rc = mt_tensor_init_like(&moved, value->dtype, value->ndim, value->shape, x) || mt_copy(&moved, value);
+    value = &moved;
+  }
+  rc = rc || mask_positions(op, &pos, mask) || (strided ? mt_clone(&xc, x) : mt_contiguous(&xc, x)) ||
+       lead_rows(&rows, &xc, k) || mt_to_dtype(&conv, value, x->dtype);
+  if (rc == 0) {
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, rows.shape, sizeof(int64_t) * (size_t)rows.ndim);
+    shape[0] = pos.shape[0];
+    if (mt_expand(&src, &conv, rows.ndim, shape))
+      rc = mt_fail("%s: value of shape %s cannot broadcast to the indexed shape %s", op,
+                   mt_shape_str(value, b1, sizeof b1), dims_str(rows.ndim, shape, b2, sizeof b2));
+  }
+  rc = rc || mt_contiguous(&dense, &src) || mt_index_copy(&rows, 0, &pos, &dense, 0) || (strided && mt_copy(x, &xc));
+  mt_tensor *all[] = {&pos, &xc, &rows, &conv, &src, &dense, &moved};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) mt_tensor_release(all[i]);
+  return rc ? -1 : 0;
+}
+
 int mt_index_mask(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
+  if (__builtin_expect(mt_any_off_cpu(x, mask, NULL), 0)) return index_mask_off_cpu("index", r, x, mask);
   return index_mask_impl("index", r, x, mask);
 }
 
@@ -562,6 +614,7 @@ static void run_masked_fill(mt_tensor *x, const mt_tensor *mask_view, const mt_t
 int mt_index_mask_put(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value) {
   const char *op = "index assignment";
   char b1[128], b2[128];
+  if (__builtin_expect(mt_any_off_cpu(x, mask, value), 0)) return index_mask_put_off_cpu(op, x, mask, value);
   if (value->ndim == 0) {
     /* a scalar: fill through the mask, widened over x's remaining dims */
     if (check_leading(op, x, mask)) return -1;
@@ -632,27 +685,66 @@ int mt_masked_fill_out(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, 
   return rc;
 }
 
-/* the ops without a kernel on other devices yet refuse their tensors by name */
-static int cpu_only(const char *op, const mt_tensor *t, const mt_tensor *u, const mt_tensor *v) {
-  if (__builtin_expect(!mt_any_off_cpu(t, u, v), 1)) return 0;
-  return mt_fail("%s: no kernel for tensors on cuda yet (move them with :cpu())", op);
+/* Off the CPU, the masks are the device's nonzero (the flat positions the
+   mask sets, in order) and its index ops on flat views. */
+static __attribute__((noinline)) int mask_positions(const char *op, mt_tensor *pos, const mt_tensor *me) {
+  if (!mt_extra_for(op, me, NULL, NULL)) return -1;
+  int64_t n = mt_numel(me);
+  mt_tensor mc = {0}, flat = {0}, nz = {0};
+  int rc = mt_contiguous(&mc, me) || mt_reshape(&flat, &mc, 1, &n) || mt_nonzero(&nz, &flat, 0) ||
+           mt_reshape(pos, &nz, 1, &nz.shape[0]);
+  mt_tensor_release(&mc);
+  mt_tensor_release(&flat);
+  mt_tensor_release(&nz);
+  return rc ? -1 : 0;
+}
+
+static __attribute__((noinline)) int masked_select_off_cpu(const char *op, mt_tensor *r, const mt_tensor *xe,
+                                                           const mt_tensor *me) {
+  if (!mt_extra_for(op, xe, me, NULL)) return -1;
+  int64_t n = mt_numel(xe);
+  mt_tensor xc = {0}, flat = {0}, pos = {0};
+  int rc = mask_positions(op, &pos, me) || mt_contiguous(&xc, xe) || mt_reshape(&flat, &xc, 1, &n) ||
+           mt_index_select(r, &flat, 0, &pos, 0);
+  mt_tensor_release(&xc);
+  mt_tensor_release(&flat);
+  mt_tensor_release(&pos);
+  return rc ? -1 : 0;
 }
 
 int mt_masked_select(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask) {
   const char *op = "masked_select";
-  if (cpu_only(op, x, mask, NULL)) return -1;
   mt_tensor xe = {0}, me = {0};
   if (expand_both(op, x, mask, &xe, &me)) return -1;
-  int rc = index_mask_impl(op, r, &xe, &me);
+  int rc = mt_any_off_cpu(x, mask, NULL) ? masked_select_off_cpu(op, r, &xe, &me) : index_mask_impl(op, r, &xe, &me);
   mt_tensor_release(&xe);
   mt_tensor_release(&me);
   return rc;
 }
 
+/* x's places that me (x's shape) sets take src's first elements in order:
+   an index_copy into x's flat view (a contiguous copy of x, copied back,
+   when x is strided) */
+static __attribute__((noinline)) int masked_scatter_off_cpu(const char *op, mt_tensor *x, const mt_tensor *me,
+                                                            const mt_tensor *src) {
+  int64_t n = mt_numel(x), m = mt_numel(src);
+  mt_tensor pos = {0}, sc = {0}, sflat = {0}, part = {0}, xc = {0}, xflat = {0};
+  int rc = mask_positions(op, &pos, me);
+  int64_t count = rc == 0 ? pos.shape[0] : 0;
+  if (rc == 0 && m < count)
+    rc = mt_fail("%s: source has %lld elements but the mask selects %lld", op, (long long)m, (long long)count);
+  int strided = !mt_is_contiguous(x);
+  rc = rc || mt_contiguous(&sc, src) || mt_reshape(&sflat, &sc, 1, &m) || mt_narrow(&part, &sflat, 0, 0, count) ||
+       (strided ? mt_clone(&xc, x) : mt_contiguous(&xc, x)) || mt_reshape(&xflat, &xc, 1, &n) ||
+       mt_index_copy(&xflat, 0, &pos, &part, 0) || (strided && mt_copy(x, &xc));
+  mt_tensor *all[] = {&pos, &sc, &sflat, &part, &xc, &xflat};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) mt_tensor_release(all[i]);
+  return rc ? -1 : 0;
+}
+
 int mt_masked_scatter(mt_tensor *x, const mt_tensor *mask, const mt_tensor *src) {
   const char *op = "masked_scatter_";
   char b1[128], b2[128];
-  if (cpu_only(op, x, mask, src)) return -1;
   if (check_mask(op, mask)) return -1;
   if (src->dtype != x->dtype)
     return mt_fail("%s: self (%s) and source (%s) must have the same dtype", op, mt_dtypes[x->dtype].name,
@@ -661,6 +753,11 @@ int mt_masked_scatter(mt_tensor *x, const mt_tensor *mask, const mt_tensor *src)
   if (mt_expand(&me, mask, x->ndim, x->shape))
     return mt_fail("%s: mask of shape %s cannot broadcast to self's shape %s", op,
                    mt_shape_str(mask, b1, sizeof b1), mt_shape_str(x, b2, sizeof b2));
+  if (mt_any_off_cpu(x, mask, src)) {
+    int rc = mt_extra_for(op, x, mask, src) ? masked_scatter_off_cpu(op, x, &me, src) : -1;
+    mt_tensor_release(&me);
+    return rc;
+  }
   int rc = mask_offsets(op, x, &me, &off);
   int64_t count = rc == 0 ? off.shape[0] : 0;
   if (rc == 0 && mt_numel(src) < count)
@@ -737,14 +834,20 @@ int mt_index_key(const mt_tensor *x, const mt_tensor *key, int64_t base, mt_tens
   if (check_leading(op, x, key)) return -1;                   /* a mask over x's leading dims */
   int k = key->ndim, n = 1 + x->ndim - k;
   if (n > MT_MAX_DIMS) return mt_fail("%s: result would have %d dims, at most %d supported", op, n, MT_MAX_DIMS);
-  int64_t count = walk_nonzero(key, NULL, NULL);
-  if (mt_tensor_init(flat, MT_INT64, 1, &count)) return -1;
-  row_ctx c = {k, {0}, (int64_t *)mt_data(flat)};
-  int64_t st = 1;
-  int over = 0;                                  /* the mask's own numel: it cannot, but it is checked */
-  for (int d = k - 1; d >= 0; d--) { c.stride[d] = st; st = mt_size_mul(st, key->shape[d], &over); }
-  if (over) { mt_tensor_release(flat); return mt_fail("%s: mask of %d dims too large", op, k); }
-  walk_nonzero(key, row_visit, &c);
+  int64_t count;
+  if (__builtin_expect(mt_device_of(key) != MT_CPU, 0)) {      /* the device's nonzero of the mask */
+    if (mask_positions(op, flat, key)) return -1;
+    count = flat->shape[0];
+  } else {
+    count = walk_nonzero(key, NULL, NULL);
+    if (mt_tensor_init(flat, MT_INT64, 1, &count)) return -1;
+    row_ctx c = {k, {0}, (int64_t *)mt_data(flat)};
+    int64_t st = 1;
+    int over = 0;                                /* the mask's own numel: it cannot, but it is checked */
+    for (int d = k - 1; d >= 0; d--) { c.stride[d] = st; st = mt_size_mul(st, key->shape[d], &over); }
+    if (over) { mt_tensor_release(flat); return mt_fail("%s: mask of %d dims too large", op, k); }
+    walk_nonzero(key, row_visit, &c);
+  }
   *flat_base = 0;
   *lead = k;
   shape[0] = count;
@@ -791,6 +894,7 @@ static void nonzero_visit(void *c, const int64_t *index) {
 }
 
 int mt_nonzero(mt_tensor *r, const mt_tensor *x, int64_t base) {
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0)) MT_EXTRA_CALL("nonzero", nonzero, x, NULL, NULL, r, x, base);
   int64_t shape[2] = {walk_nonzero(x, NULL, NULL), x->ndim};
   if (mt_tensor_init(r, MT_INT64, 2, shape)) return -1;
   nonzero_ctx c = {x->ndim, base, (int64_t *)mt_data(r)};
@@ -888,7 +992,7 @@ int mt_put_op(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_tens
 static int mt_masked_scatter_op(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *src,
                                 int inplace) {
   if (!src) return mt_fail("masked_scatter: the source must be a tensor");
-  if (!inplace && (cpu_only("masked_scatter", x, mask, src) || mt_clone(r, x))) return -1;
+  if (!inplace && mt_clone(r, x)) return -1;
   return mt_masked_scatter(r, mask, src);
 }
 

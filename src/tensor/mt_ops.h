@@ -149,6 +149,15 @@ int mt_where(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_
    gelu (exact, and its tanh form) */
 typedef enum { MT_ACT_RELU, MT_ACT_TANH, MT_ACT_SIGMOID, MT_ACT_GELU, MT_ACT_GELU_TANH } mt_activation;
 int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
+/* The loops of the ops with parameters (mt_pointwise_param.c): clamp with
+   number bounds (lo, hi or both), softplus, leaky_relu, addcmul, addcdiv,
+   lerp with a number or a tensor weight. */
+/* What the selections pick from each sorted slice (mt_reduce.c). */
+typedef enum { MT_SEL_SORTED, MT_SEL_KTH, MT_SEL_MEDIAN, MT_SEL_MODE } mt_sel_op;
+typedef enum {
+  MT_PK_CLAMP_LO, MT_PK_CLAMP_HI, MT_PK_CLAMP_BOTH, MT_PK_SOFTPLUS, MT_PK_LEAKY_RELU, MT_PK_ADDCMUL, MT_PK_ADDCDIV,
+  MT_PK_LERP_SCALAR, MT_PK_LERP_TENSOR
+} mt_param_kernel;
 
 /* ---- on other devices ----
    Besides the registry's ops (the dispatcher's table), autograd's formulas
@@ -161,6 +170,22 @@ int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_
 typedef struct {
   int (*where)(mt_tensor *r, const mt_tensor *cond, const mt_operand *a, const mt_operand *b, int default_float);
   int (*activation_grad)(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_activation kind);
+  /* the ops with parameters once mt_pointwise_param.c has checked their operands and made them views of
+     one dtype and shape on the device: out = kernel(ins[0..nin)), its numbers in p (as doubles) and pi
+     (the same as integers, for integer dtypes); and the elementwise binary kernel clamp's tensor bounds
+     take (the signature of mt_binary) */
+  int (*param_loop)(mt_param_kernel kernel, mt_tensor *out, const mt_tensor *const *ins, int nin, const double *p,
+                    const int64_t *pi);
+  int (*binary)(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
+                int default_float);
+  /* the positions of x's nonzero elements, as mt_nonzero (mt_index.h): a (count, ndim) int64 tensor */
+  int (*nonzero)(mt_tensor *r, const mt_tensor *x, int64_t base);
+  /* the selections once mt_reduce.c has checked them: every slice of x along dim sorted (ascending, NaN
+     last; descending, NaN first; ties in index order), and M results per slice written to values and
+     0-based indices: the first M (MT_SEL_SORTED), or the one MT_SEL_KTH (the k-th, 0-based),
+     MT_SEL_MEDIAN or MT_SEL_MODE picks (M = 1; the dim dropped unless keepdim) */
+  int (*select_along)(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, mt_sel_op op, int64_t M,
+                      int64_t k, int descending, int keepdim);
   int (*index_select)(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
   int (*index_add)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, double alpha, int64_t base);
   int (*index_copy)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base);

@@ -57,24 +57,49 @@ static int check_float(const char *op, const mt_tensor *x) {
 static int check_inplace_shape(const char *op, const mt_tensor *r, int ndim, const int64_t *shape);
 
 /* The result of a unary op: x itself in place, else a new tensor of x's
-   shape. */
+   shape on x's device. */
 static int unary_result(mt_tensor *r, const mt_tensor *x, int inplace) {
-  return inplace ? 0 : mt_tensor_init(r, x->dtype, x->ndim, x->shape);
+  return inplace ? 0 : mt_tensor_init_like(r, x->dtype, x->ndim, x->shape, x);
 }
 
-static void run_unary(mt_tensor *r, const mt_tensor *x, mt_loop_fn fn, void *ctx, int inplace) {
-  const mt_tensor *ops[2] = {r, x};
-  mt_iter it;
-  mt_iter_init(&it, 2, ops);
-  mt_iter_run(&it, fn, ctx, 0);
+/* An op's numbers: as doubles for float dtypes, as integers (already
+   clipped to the dtype's range) for integer ones. */
+typedef struct { double p[2]; int64_t i[2]; } param_ctx;
+
+static mt_device_extra extras[MT_NUM_DEVICES];
+static const char *const kernel_names[] = {"clamp", "clamp", "clamp", "softplus", "leaky_relu", "addcmul", "addcdiv",
+                                           "lerp", "lerp"};
+
+/* Off the CPU: the device's loop over out and ins (views of one dtype and
+   shape on out's device), the checks all made here before. */
+static __attribute__((noinline)) int device_loop(mt_param_kernel kind, mt_tensor *out, const mt_tensor *const *ins,
+                                                 int nin, const param_ctx *c) {
+  const char *name = kernel_names[kind];
+  const mt_device_extra *k = mt_extra_for(name, out, ins[0], nin > 1 ? ins[1] : NULL);
+  if (!k) return -1;
+  if (!k->param_loop) return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", name);
+  return k->param_loop(kind, out, ins, nin, c->p, c->i);
+}
+
+static int run_unary(mt_tensor *r, const mt_tensor *x, mt_param_kernel kind, mt_loop_fn fn, const param_ctx *c,
+                     int inplace) {
+  if (__builtin_expect(mt_any_off_cpu(r, x, NULL), 0)) {
+    const mt_tensor *ins[1] = {x};
+    if (device_loop(kind, r, ins, 1, c)) return -1;
+  } else {
+    const mt_tensor *ops[2] = {r, x};
+    mt_iter it;
+    mt_iter_init(&it, 2, ops);
+    mt_iter_run(&it, fn, (void *)c, 0);
+  }
   if (inplace) r->storage->version++;
+  return 0;
 }
 
 /* ---- clamp ---- */
 
-/* Bounds in the compute type: int64 copies so integer tensors never see a
-   double that does not convert. */
-typedef struct { double lo, hi; int64_t lo_i, hi_i; } clamp_ctx;
+/* Bounds in the compute type (p[0] low, p[1] high): int64 copies (i[]) so
+   integer tensors never see a double that does not convert. */
 
 /* One comparison each, written so that a NaN element passes through (a NaN
    bound is handled before the kernels run); the compiler vectorizes it. */
@@ -82,19 +107,19 @@ typedef struct { double lo, hi; int64_t lo_i, hi_i; } clamp_ctx;
 #define CLAMP_HI(v) (!(v >= hi) ? v : hi)
 #define CLAMP_KERNELS(E, T, N, TN, K)                                           \
   static void clamp_lo_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
-    typedef MT_CT_##E ct; const clamp_ctx *c = cx;                              \
-    const ct lo = K == 2 ? (ct)c->lo : (ct)c->lo_i;                             \
+    typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
+    const ct lo = K == 2 ? (ct)c->p[0] : (ct)c->i[0];                           \
     LOOP2(E, CLAMP_LO(v))                                                       \
   }                                                                             \
   static void clamp_hi_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
-    typedef MT_CT_##E ct; const clamp_ctx *c = cx;                              \
-    const ct hi = K == 2 ? (ct)c->hi : (ct)c->hi_i;                             \
+    typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
+    const ct hi = K == 2 ? (ct)c->p[1] : (ct)c->i[1];                           \
     LOOP2(E, CLAMP_HI(v))                                                       \
   }                                                                             \
   static void clamp_both_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
-    typedef MT_CT_##E ct; const clamp_ctx *c = cx;                              \
-    const ct lo = K == 2 ? (ct)c->lo : (ct)c->lo_i;                             \
-    const ct hi = K == 2 ? (ct)c->hi : (ct)c->hi_i;                             \
+    typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
+    const ct lo = K == 2 ? (ct)c->p[0] : (ct)c->i[0];                           \
+    const ct hi = K == 2 ? (ct)c->p[1] : (ct)c->i[1];                           \
     LOOP2(E, CLAMP_HI(CLAMP_LO(v)))                                             \
   }
 MT_DTYPES(CLAMP_KERNELS)
@@ -127,15 +152,25 @@ int mt_clamp(mt_tensor *r, const mt_tensor *x, const double *lo, const double *h
   if (!lo && !hi) return mt_fail("clamp: at least one of min and max must be given");
   if (x->dtype == MT_BOOL) return mt_fail("clamp: not supported for bool tensors");
   if (inplace && mt_check_writable("clamp", r)) return -1;
-  clamp_ctx c = {lo ? *lo : 0, hi ? *hi : 0, 0, 0};
+  param_ctx c = {{lo ? *lo : 0, hi ? *hi : 0}, {0, 0}};
   if (!mt_dtype_is_float(x->dtype)) {
-    if (lo && int_bound("min", x->dtype, *lo, 1, &c.lo_i)) return -1;
-    if (hi && int_bound("max", x->dtype, *hi, 0, &c.hi_i)) return -1;
+    if (lo && int_bound("min", x->dtype, *lo, 1, &c.i[0])) return -1;
+    if (hi && int_bound("max", x->dtype, *hi, 0, &c.i[1])) return -1;
   }
   if (unary_result(r, x, inplace)) return -1;
   if ((lo && *lo != *lo) || (hi && *hi != *hi)) return mt_fill(r, NAN);   /* as PyTorch */
-  run_unary(r, x, clamp_kernels[x->dtype][lo && hi ? 2 : hi ? 1 : 0], &c, inplace);
-  return 0;
+  int which = lo && hi ? 2 : hi ? 1 : 0;
+  return run_unary(r, x, (mt_param_kernel)(MT_PK_CLAMP_LO + which), clamp_kernels[x->dtype][which], &c, inplace);
+}
+
+/* maximum or minimum, on the operands' device */
+static int binary_on(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, int inplace,
+                     int default_float) {
+  if (__builtin_expect(!mt_any_off_cpu(a->t, b->t, NULL), 1)) return mt_binary(r, a, b, op, 1, inplace, default_float);
+  const mt_device_extra *k = mt_extra_for(mt_op_names[op], a->t, b->t, NULL);
+  if (!k) return -1;
+  if (!k->binary) return mt_fail("clamp: no kernel for this device yet (move the tensors with :cpu())");
+  return k->binary(r, a, b, op, 1, inplace, default_float);
 }
 
 /* clamp's bounds as operands: a tensor bound broadcasts (maximum, then
@@ -169,10 +204,10 @@ int mt_clamp_operands(mt_tensor *r, const mt_operand *in, int which, int inplace
     int rc = 0;
     if (lo) {
       mt_tensor *out = inplace ? r : hi ? &low : r;
-      rc = mt_binary(out, &cur, lo, MT_OP_maximum, 1, inplace, default_float);
+      rc = binary_on(out, &cur, lo, MT_OP_maximum, inplace, default_float);
       cur.t = out;
     }
-    if (!rc && hi) rc = mt_binary(r, &cur, hi, MT_OP_minimum, 1, inplace, default_float);
+    if (!rc && hi) rc = binary_on(r, &cur, hi, MT_OP_minimum, inplace, default_float);
     mt_tensor_release(&low);
     return rc;
   }
@@ -186,16 +221,14 @@ int mt_clamp_operands(mt_tensor *r, const mt_operand *in, int which, int inplace
 
 /* ---- softplus, leaky_relu ---- */
 
-typedef struct { double p1, p2; int64_t i1; } param_ctx;   /* i1: p1 for integer kernels */
-
 #define ACTIVATION_KERNELS(E, T, N, TN, K)                                      \
   static void softplus_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
     typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
-    const ct beta = (ct)c->p1, threshold = (ct)c->p2;                           \
+    const ct beta = (ct)c->p[0], threshold = (ct)c->p[1];                       \
     LOOP2(E, v * beta > threshold ? v : mt_log1p(mt_exp(v * beta)) / beta)      \
   }                                                                             \
   static void leaky_relu_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
-    typedef MT_CT_##E ct; const ct slope = (ct)((const param_ctx *)cx)->p1;     \
+    typedef MT_CT_##E ct; const ct slope = (ct)((const param_ctx *)cx)->p[0];   \
     LOOP2(E, v > 0 ? v : v * slope)                                             \
   }
 MT_FLOAT_DTYPES(ACTIVATION_KERNELS)
@@ -207,29 +240,34 @@ int mt_softplus(mt_tensor *r, const mt_tensor *x, double beta, double threshold)
   if (check_float("softplus", x)) return -1;
   if (beta == 0) return mt_fail("softplus: beta must be nonzero");
   if (unary_result(r, x, 0)) return -1;
-  param_ctx c = {beta, threshold, 0};
-  run_unary(r, x, activation_kernels[x->dtype][0], &c, 0);
-  return 0;
+  param_ctx c = {{beta, threshold}, {0, 0}};
+  return run_unary(r, x, MT_PK_SOFTPLUS, activation_kernels[x->dtype][0], &c, 0);
 }
 
 int mt_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope, int inplace) {
   if (check_float(inplace ? "leaky_relu_" : "leaky_relu", x)) return -1;
   if (inplace && mt_check_writable("leaky_relu", r)) return -1;
   if (unary_result(r, x, inplace)) return -1;
-  param_ctx c = {slope, 0, 0};
-  run_unary(r, x, activation_kernels[x->dtype][1], &c, inplace);
-  return 0;
+  param_ctx c = {{slope, 0}, {0, 0}};
+  return run_unary(r, x, MT_PK_LEAKY_RELU, activation_kernels[x->dtype][1], &c, inplace);
 }
 
 /* ---- operands of the ternary ops ---- */
 
-/* *view becomes t converted to dtype and broadcast to shape. */
-static int operand_view(mt_tensor *view, const mt_tensor *t, int dtype, int ndim, const int64_t *shape) {
-  mt_tensor conv = {0};
-  if (mt_to_dtype(&conv, t, dtype)) return -1;
-  int rc = mt_expand(view, &conv, ndim, shape);
+/* *view becomes t converted to dtype and broadcast to shape, on like's
+   device (a 0-dim CPU operand beside GPU tensors is copied over). */
+static int operand_view(mt_tensor *view, const mt_tensor *t, int dtype, int ndim, const int64_t *shape,
+                        const mt_tensor *like) {
+  mt_tensor conv = {0}, moved = {0};
+  int rc = 0;
+  if (!mt_same_device(t, like)) {
+    rc = mt_tensor_init_like(&moved, t->dtype, t->ndim, t->shape, like) || mt_copy(&moved, t);
+    t = &moved;
+  }
+  rc = rc || mt_to_dtype(&conv, t, dtype) || mt_expand(view, &conv, ndim, shape);
   mt_tensor_release(&conv);
-  return rc;
+  mt_tensor_release(&moved);
+  return rc ? -1 : 0;
 }
 
 /* The broadcast shape of n tensors (a NULL entry is skipped). */
@@ -259,18 +297,24 @@ static int check_inplace_shape(const char *op, const mt_tensor *r, int ndim, con
    broadcast; in place, r already has the shape, and a result of another
    dtype goes through a temporary cast into r. */
 static int run_ternary(mt_tensor *r, const mt_tensor *const *ins, int nin, int dtype, int ndim,
-                       const int64_t *shape, mt_loop_fn fn, void *ctx, int inplace) {
+                       const int64_t *shape, mt_param_kernel kind, mt_loop_fn fn, const param_ctx *ctx, int inplace) {
   mt_tensor views[3] = {{0}}, tmp = {0};
+  const mt_tensor *like = inplace ? r : ins[0];   /* the device: the output's, or the first input's */
   int rc = 0, made = 0;
-  for (; made < nin && rc == 0; made++) rc = operand_view(&views[made], ins[made], dtype, ndim, shape);
+  for (; made < nin && rc == 0; made++) rc = operand_view(&views[made], ins[made], dtype, ndim, shape, like);
   mt_tensor *dst = r;
-  if (rc == 0 && inplace && r->dtype != dtype) { rc = mt_tensor_init(&tmp, dtype, ndim, shape); dst = &tmp; }
-  else if (rc == 0 && !inplace) rc = mt_tensor_init(r, dtype, ndim, shape);
-  if (rc == 0) {
+  if (rc == 0 && inplace && r->dtype != dtype) { rc = mt_tensor_init_like(&tmp, dtype, ndim, shape, like); dst = &tmp; }
+  else if (rc == 0 && !inplace) rc = mt_tensor_init_like(r, dtype, ndim, shape, like);
+  if (rc == 0 && mt_device_of(like) != MT_CPU) {
+    const mt_tensor *vs[3] = {&views[0], &views[1], &views[2]};
+    rc = device_loop(kind, dst, vs, nin, ctx);
+  } else if (rc == 0) {
     const mt_tensor *ops[4] = {dst, &views[0], &views[1], &views[2]};
     mt_iter it;
     mt_iter_init(&it, nin + 1, ops);
-    mt_iter_run(&it, fn, ctx, 0);
+    mt_iter_run(&it, fn, (void *)ctx, 0);
+  }
+  if (rc == 0) {
     if (dst == &tmp) rc = mt_copy(r, &tmp);
     else if (inplace) r->storage->version++;
   }
@@ -323,12 +367,12 @@ static const mt_loop_fn gelu_backward_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(
 #define ADDCMUL_KERNEL(E, T, N, TN, K)                                          \
   static void addcmul_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
     typedef MT_CT_##E ct; const param_ctx *pc = cx;                             \
-    const ct value = K == 2 ? (ct)pc->p1 : (ct)pc->i1;                          \
+    const ct value = K == 2 ? (ct)pc->p[0] : (ct)pc->i[0];                      \
     LOOP4(E, MT_WRAP(a, +, MT_WRAP(MT_WRAP(value, *, b), *, c)))                                                 \
   }
 #define ADDCDIV_KERNEL(E, T, N, TN, K)                                          \
   static void addcdiv_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
-    typedef MT_CT_##E ct; const ct value = (ct)((const param_ctx *)cx)->p1;     \
+    typedef MT_CT_##E ct; const ct value = (ct)((const param_ctx *)cx)->p[0];   \
     LOOP4(E, a + value * b / c)                                                 \
   }
 MT_DTYPES(ADDCMUL_KERNEL)
@@ -357,9 +401,9 @@ int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tens
   int64_t shape[MT_MAX_DIMS];
   if (broadcast_all(name, ins, 3, &ndim, shape)) return -1;
   if (inplace && (check_inplace_shape(name, r, ndim, shape) || mt_check_inplace(name, dtype, r))) return -1;
-  param_ctx c = {value, 0, mt_dtype_is_float(dtype) ? 0 : (int64_t)value};
-  return run_ternary(r, ins, 3, dtype, ndim, shape, (divide ? addcdiv_kernels : addcmul_kernels)[dtype],
-                     &c, inplace);
+  param_ctx c = {{value, 0}, {mt_dtype_is_float(dtype) ? 0 : (int64_t)value, 0}};
+  return run_ternary(r, ins, 3, dtype, ndim, shape, divide ? MT_PK_ADDCDIV : MT_PK_ADDCMUL,
+                     (divide ? addcdiv_kernels : addcmul_kernels)[dtype], &c, inplace);
 }
 
 /* ---- lerp ---- */
@@ -368,7 +412,7 @@ int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tens
 #define LERP(a, b, w) (fabs(w) < (ct)0.5 ? a + w * (b - a) : b - (b - a) * ((ct)1 - w))
 #define LERP_KERNELS(E, T, N, TN, K)                                            \
   static void lerp_scalar_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
-    typedef MT_CT_##E ct; const ct w = (ct)((const param_ctx *)cx)->p1;         \
+    typedef MT_CT_##E ct; const ct w = (ct)((const param_ctx *)cx)->p[0];       \
     LOOP3(E, LERP(a, b, w))                                                     \
   }                                                                             \
   static void lerp_tensor_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
@@ -395,8 +439,9 @@ int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_opera
   int64_t shape[MT_MAX_DIMS];
   if (broadcast_all("lerp", ins, 3, &ndim, shape)) return -1;
   if (inplace && (check_inplace_shape("lerp", r, ndim, shape) || mt_check_writable("lerp", r))) return -1;
-  param_ctx c = {w->value, 0, 0};
-  return run_ternary(r, ins, wt ? 3 : 2, a->dtype, ndim, shape, lerp_kernels[a->dtype][wt ? 1 : 0], &c, inplace);
+  param_ctx c = {{w->value, 0}, {0, 0}};
+  return run_ternary(r, ins, wt ? 3 : 2, a->dtype, ndim, shape, wt ? MT_PK_LERP_TENSOR : MT_PK_LERP_SCALAR,
+                     lerp_kernels[a->dtype][wt ? 1 : 0], &c, inplace);
 }
 
 /* ---- the registry's ops with parameters ---- */
@@ -442,7 +487,6 @@ MT_FLOAT_DTYPES(ACT_GRAD_KERNELS)
 #define ACT_GRAD_ENTRY(E, T, N, TN, K) [MT_##E] = {relu_grad_##E, tanh_grad_##E, sigmoid_grad_##E},
 static const mt_loop_fn act_grad_kernels[MT_NDTYPES][3] = {MT_FLOAT_DTYPES(ACT_GRAD_ENTRY)};
 
-static mt_device_extra extras[MT_NUM_DEVICES];
 void mt_register_extra(int device, const mt_device_extra *k) {
   if (device > MT_CPU && device < MT_NUM_DEVICES) extras[device] = *k;
 }
@@ -478,5 +522,6 @@ int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_
   const mt_tensor *ins[2] = {g, v};
   const mt_loop_fn fn = kind >= MT_ACT_GELU ? gelu_backward_kernels[v->dtype][kind == MT_ACT_GELU_TANH]
                                             : act_grad_kernels[v->dtype][kind];
-  return run_ternary(r, ins, 2, v->dtype, v->ndim, v->shape, fn, NULL, 0);
+  /* the CPU's tensors only (other devices took their own kernel above): no device loop */
+  return run_ternary(r, ins, 2, v->dtype, v->ndim, v->shape, (mt_param_kernel)-1, fn, NULL, 0);
 }

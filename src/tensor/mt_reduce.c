@@ -8,6 +8,7 @@
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_parallel.h"
+#include "mt_index.h"
 
 /* Independent accumulators along a contiguous run: enough to fill the
    vector units (16 doubles are two AVX-512 or four AVX2 registers) and hide
@@ -829,6 +830,15 @@ int mt_max_dim(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int di
   const char *name = is_min ? "min" : "max";
   if ((dim = mt_wrap_dim(name, dim, x->ndim)) < 0) return -1;
   if (check_nonempty(name, x, 1u << dim)) return -1;
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0)) {   /* the device's argmax, then the values it points at */
+    if (mt_argmax(indices, x, dim, 0, 1, is_min)) return -1;
+    if (mt_gather(values, x, dim, indices, 0)) { mt_tensor_release(indices); return -1; }
+    if (!keepdim && x->ndim) {
+      squeeze_reduced(values, x->ndim, 1u << dim);
+      squeeze_reduced(indices, x->ndim, 1u << dim);
+    }
+    return 0;
+  }
   red_plan pl = {{is_min ? K_MIN : K_MAX, -1}, PARAM_NONE, FIN_SAME, 0};
   return run_plan(values, indices, x, 1u << dim, keepdim, &pl, x->dtype);
 }
@@ -1094,7 +1104,11 @@ SEL_SORT(sort_f_desc, SEL_F_DESC)
 SEL_SORT(sort_i_asc, SEL_I_ASC)
 SEL_SORT(sort_i_desc, SEL_I_DESC)
 
-typedef enum { SEL_SORTED, SEL_KTH, SEL_MEDIAN, SEL_MODE } sel_op;
+typedef mt_sel_op sel_op;
+#define SEL_SORTED MT_SEL_SORTED
+#define SEL_KTH MT_SEL_KTH
+#define SEL_MEDIAN MT_SEL_MEDIAN
+#define SEL_MODE MT_SEL_MODE
 
 /* Element steps a sorted element counts for when deciding whether to split
    the slices over threads: a merge sort visits each element several times. */
@@ -1164,6 +1178,9 @@ static void sel_slices(void *ctx, int64_t lo, int64_t hi) {
    (SEL_SORTED), or the one that op picks (M = 1). k is 0-based for SEL_KTH. */
 static int select_along(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim,
                         sel_op op, int64_t M, int64_t k, int descending, int keepdim) {
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
+    MT_EXTRA_CALL(mt_op_names[MT_OP_sort], select_along, x, NULL, NULL, values, indices, x, dim, op, M, k, descending,
+                  keepdim);
   mt_tensor in = {0};
   if (mt_contiguous(&in, x)) return -1;
   int64_t A, N, B, shape[MT_MAX_DIMS];
@@ -1245,7 +1262,7 @@ int mt_median(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim
   if (numel == 0) {
     if (!mt_dtype_is_float(x->dtype))
       return mt_fail("median: an empty %s tensor has no median", mt_dtypes[x->dtype].name);
-    if (mt_tensor_init(values, x->dtype, 0, NULL)) return -1;
+    if (mt_tensor_init_like(values, x->dtype, 0, NULL, x)) return -1;
     return mt_fill(values, NAN);
   }
   mt_tensor flat = {0}, idx = {0};

@@ -4,6 +4,7 @@
 #include "mt_shape.h"
 #include "mt_iter.h"
 #include "mt_parallel.h"
+#include "mt_index.h"
 
 /* Bytes a cat input or a triangle must move before its loop is split across
    threads: below this, waking a team costs more than the copy. */
@@ -321,23 +322,15 @@ int mt_repeat(mt_tensor *r, const mt_tensor *t, const int64_t *reps, int n) {
   return rc;
 }
 
-/* flip, roll and tril/triu read the elements on the CPU */
-static int on_cpu(const char *op, const mt_tensor *t) {
-  if (mt_device_of(t) == MT_CPU) return 0;
-  char b[64];
-  return mt_fail("%s: no kernel for tensors on device %s yet (move them with :cpu())", op,
-                 mt_tensor_device_str(t, b, sizeof b));
-}
-
+/* flip and roll are copies between views, on any device */
 int mt_flip(mt_tensor *r, const mt_tensor *t, const int *dims, int n) {
-  if (on_cpu("flip", t)) return -1;
   int flipped[MT_MAX_DIMS] = {0};
   for (int i = 0; i < n; i++) {
     int d = mt_wrap_dim("flip", dims[i], t->ndim);
     if (d < 0) return -1;
     if (t->ndim && flipped[d]++) return mt_fail("flip: dim %d appears more than once", d + 1);
   }
-  if (mt_tensor_init(r, t->dtype, t->ndim, t->shape)) return -1;
+  if (mt_tensor_init_like(r, t->dtype, t->ndim, t->shape, t)) return -1;
   if (mt_numel(t) == 0) return 0;
   /* a reversed view (negative strides) stays inside this function */
   mt_tensor rev = {0};
@@ -354,7 +347,6 @@ int mt_flip(mt_tensor *r, const mt_tensor *t, const int *dims, int n) {
 
 int mt_roll(mt_tensor *r, const mt_tensor *t, const int64_t *shifts, int n_shifts,
             const int *dims, int n_dims) {
-  if (on_cpu("roll", t)) return -1;
   if (n_dims == 0) {
     if (n_shifts != 1) return mt_fail("roll: without dims, expects one shift, got %d", n_shifts);
     int64_t numel = mt_numel(t);
@@ -376,7 +368,7 @@ int mt_roll(mt_tensor *r, const mt_tensor *t, const int64_t *shifts, int n_shift
     int64_t size = t->shape[d];
     if (size) shift[d] = ((shift[d] + shifts[i] % size) % size + size) % size;
   }
-  if (mt_tensor_init(r, t->dtype, t->ndim, t->shape)) return -1;
+  if (mt_tensor_init_like(r, t->dtype, t->ndim, t->shape, t)) return -1;
   if (mt_numel(t) == 0) return 0;
   int moved[MT_MAX_DIMS], k = 0;
   for (int d = 0; d < t->ndim; d++) if (shift[d]) moved[k++] = d;
@@ -459,12 +451,34 @@ static void tri_rows(void *job, int64_t begin, int64_t end) {
   }
 }
 
+/* Off the CPU: the places to zero as a (rows, cols) bool mask made here and
+   copied over, broadcast over the batch dims by the device's masked_fill. */
+static __attribute__((noinline)) int tri_off_cpu(mt_tensor *r, const mt_tensor *t, int64_t k, int upper,
+                                                 int inplace) {
+  const int nd = t->ndim;
+  const int64_t shape[2] = {t->shape[nd - 2], t->shape[nd - 1]};
+  mt_tensor zc = {0}, zd = {0}, zero = {0};
+  int rc = mt_tensor_init(&zc, MT_BOOL, 2, shape);
+  if (rc == 0) {
+    uint8_t *z = mt_data(&zc);
+    for (int64_t i = 0; i < shape[0]; i++)
+      for (int64_t j = 0; j < shape[1]; j++) z[i * shape[1] + j] = upper ? j - i < k : j - i > k;
+  }
+  rc = rc || mt_tensor_init_like(&zd, MT_BOOL, 2, shape, t) || mt_copy(&zd, &zc) ||
+       mt_tensor_init(&zero, t->dtype, 0, NULL) || mt_fill(&zero, 0) || (!inplace && mt_clone(r, t)) ||
+       mt_masked_fill(r, &zd, &zero);
+  mt_tensor_release(&zc);
+  mt_tensor_release(&zd);
+  mt_tensor_release(&zero);
+  return rc ? -1 : 0;
+}
+
 int mt_tri(mt_tensor *r, const mt_tensor *t, int64_t k, int upper, int inplace) {
   const char *name = upper ? "triu" : "tril";
   char b[128];
   if (t->ndim < 2) return mt_fail("%s: needs at least 2 dims, got %s", name, mt_shape_str(t, b, sizeof b));
-  if (on_cpu(name, t)) return -1;
   if (inplace && mt_check_writable(name, r)) return -1;
+  if (mt_device_of(t) != MT_CPU) return tri_off_cpu(r, t, k, upper, inplace);
   if (!inplace && mt_tensor_init(r, t->dtype, t->ndim, t->shape)) return -1;
   int nd = t->ndim;
   int64_t rows = t->shape[nd - 2], cols = t->shape[nd - 1], numel = mt_numel(t);

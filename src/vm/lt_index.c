@@ -92,7 +92,15 @@ int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key) {
   int lead, nd;
   LT_TRY(L, mt_index_key(t, key, LT_BASE, &flat, &base, &lead, &nd, shape));
   mt_tensor *index = lt_push(L);                 /* the stack owns it from here */
-  mt_tensor_move(index, &flat);
+  if (!mt_same_device(&flat, t)) {               /* CPU indices of a GPU tensor go over first */
+    if (mt_tensor_init_like(index, MT_INT64, flat.ndim, flat.shape, t) || mt_copy(index, &flat)) {
+      mt_tensor_release(&flat);
+      lt_error(L);
+    }
+    mt_tensor_release(&flat);
+  } else {
+    mt_tensor_move(index, &flat);
+  }
   mt_tensor *rows = t;
   mt_view_args a;
   a.n = a.m = 0;
@@ -221,7 +229,7 @@ static void nonzero_columns(lua_State *L, int ndim) {
   for (int d = 0; d < ncols; d++) {
     mt_tensor *col = lt_push(L);
     if (ndim == 0) {
-      LT_TRY(L, mt_tensor_init(col, MT_INT64, 1, nz->shape));
+      LT_TRY(L, mt_tensor_init_like(col, MT_INT64, 1, nz->shape, nz));
       mt_fill(col, LT_BASE);
     } else {
       mt_tensor view = {0};
@@ -306,6 +314,9 @@ static const luaL_Reg functions[] = {
 
 void lt_open_index(lua_State *L) {
   lt_setfuncs_guarded(L, methods, functions);
+  static const char *const any_device[] = {"nonzero", "where", NULL};   /* device kernels behind both */
+  lt_mark_any_device(L, -3, any_device);
+  lt_mark_any_device(L, -2, any_device);
   lt_bind_registry(L, MT_OP_END_PARAM, MT_OP_END_INDEX, set_index);   /* index_select, gather */
   lt_bind_registry(L, MT_OP_END_INDEX, MT_OP_END_PUT, set_put);        /* index_add, scatter, ... */
   lt_bind_registry(L, MT_OP_END_PUT, MT_OP_END_MASK, set_mask);        /* masked_fill, ... */

@@ -387,7 +387,7 @@ void lt_open_reduce(lua_State *L) {
   lt_bind_registry(L, MT_NUM_POINTWISE_OPS, MT_OP_END_SELECT, set_reduction);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
   lt_setfuncs_guarded(L, reduce_methods, NULL);
-  static const char *const any_device[] = {"max", "min", NULL};   /* device kernels */
+  static const char *const any_device[] = {"max", "min", "median", "argsort", NULL};   /* device kernels */
   lt_mark_any_device(L, -3, any_device);
   lt_mark_any_device(L, -2, any_device);
 }

@@ -1105,10 +1105,10 @@ static int t_index(lua_State *L) {
   }
   mt_tensor *key = lt_test_any(L, 2);
   if (key) {
-    if (mt_device_of(t) != MT_CPU || mt_device_of(key) != MT_CPU) {
+    if (mt_device_of(key) != MT_CPU && !mt_same_device(t, key)) {   /* as PyTorch: on the CPU, or beside x */
       char d1[32], d2[32];
-      luaL_error(L, "index: indexing with a tensor runs on the CPU only (the tensor is on %s, the index on %s)",
-                 mt_tensor_device_str(t, d1, sizeof d1), mt_tensor_device_str(key, d2, sizeof d2));
+      luaL_error(L, "index: indices should be on the CPU or on the indexed tensor's device (the tensor is on %s, "
+                 "the index on %s)", mt_tensor_device_str(t, d1, sizeof d1), mt_tensor_device_str(key, d2, sizeof d2));
     }
     return lt_index_get_tensor(L, t, key);
   }

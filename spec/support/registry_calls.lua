@@ -1,0 +1,393 @@
+-- spec/support/registry_calls.lua: the calls that walk every op of the
+-- registry (torch._ops()) -- inputs inside each op's domain on every
+-- layout, and the argument lists each family's signatures take -- shared
+-- by registry_spec.lua (gradcheck of every derivative) and cuda_spec.lua
+-- (every op and derivative on the GPU against the CPU). Loaded with
+-- dofile; not a spec itself.
+local torch = require 'torch'
+
+-- A tensor a call holds besides its inputs (an index, a mask, a shape to
+-- take), on the device of the input t: the GPU spec runs the same calls on
+-- GPU copies of the inputs.
+local function on(v, t)
+  return torch.is_tensor(v) and v:to(t.device) or v
+end
+
+-- Inputs inside each registry domain, away from the kinks of the piecewise
+-- ops (zero, whole and half numbers): 'any' either sign in [0.17, 0.83],
+-- 'pos' positive in the same range, 'big' magnitude in [1.25, 1.85] (a
+-- divisor whose quotients stay inside (-1, 1)), 'cnd' a bool condition, 'unq'
+-- distinct values (for an order statistic, whose ties are kinks).
+-- The two operands of a binary op come from shifts of different parity, so
+-- no pair of them is equal.
+local BASE = {0.17, 0.23, 0.31, 0.38, 0.44, 0.57, 0.63, 0.71, 0.78, 0.83, 0.27, 0.69, 0.36}
+local function sample(domain, shape, shift)
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  local v = {}
+  for k = 1, n do
+    local base = BASE[(k * 5 + shift) % #BASE + 1] + 0.013 * (shift % 2)   -- two operands never tie
+    local sign = (domain ~= 'pos' and (k + shift) % 3 == 0) and -1 or 1
+    v[k] = sign * (domain == 'big' and 1.1 + base * 0.9 or base)
+  end
+  if domain == 'cnd' then return torch.tensor(v):view(shape):gt(0) end   -- a condition: bool
+  if domain == 'unq' then                        -- distinct: spread over [0.17, 0.83], in a scrambled order
+    for k = 1, n do v[k] = (k % 2 == 0 and -1 or 1) * (0.17 + 0.66 * ((k * 7 + shift) % n) / n) end
+  end
+  return torch.tensor(v, {dtype = 'float64'}):view(shape)
+end
+
+-- the callable form of op: its Lua name, an alias, div's rounding mode, or
+-- (max and min of every element) the binding it shares with other forms
+local function callable(op)
+  local name = op.lua_name and op.name or op.aliases[1] or (op.family == 'reduce' and op.name)
+  if op.family == 'put' and not op.lua_name then      -- scatter_fill is scatter with a value
+    local f = torch[op.name:match('^(.*)_fill$')]
+    return function(...) return f(...) end
+  end
+  if op.family == 'select' then                       -- values only; max_dim is reached as max
+    local f = torch[op.lua_name and op.name or op.name:match('^(.*)_dim$')]
+    return function(...) return (f(...)) end
+  end
+  if name then return function(...) return torch[name](...) end end
+  local mode = op.name:match('^div_(%a+)$')
+  assert(mode, op.name .. ': no Lua name, no alias and no rounding mode')
+  return function(a, b) return torch.div(a, b, mode) end
+end
+
+-- one value per input, each its own leaf when a tensor
+local function layouts(domain, arity)
+  local da, db = domain[1], domain[arity] or domain[1]
+  local t = sample(da, {4, 3}, 1):t()                  -- 3x4, transposed
+  local n = sample(da, {3, 6}, 2):narrow(2, 2, 4)      -- 3x4 with gaps between rows
+  if arity == 1 then return {{t}, {n}, {sample(da, {2, 3}, 3)}} end
+  local row = sample(db, {1, 4}, 4)
+  local col = sample(da, {1, 3}, 5):t()                -- 3x1, transposed
+  local tb = sample(db, {4, 3}, 6):t()
+  if arity == 2 then
+    return {{t, row}, {col, tb}, {n, sample(db, {3, 4}, 7)}, {t, sample(db, {1}, 8)[1]},
+            {sample(da, {1}, 9)[1], tb}}
+  end
+  -- a third operand, scaled off the first two's values so that none ties
+  local function third(shape, shift) return sample(domain[3], shape, shift) * 1.031 end
+  return {{t, row, third({3, 1}, 10)}, {col, tb, third({4}, 11)}, {n, sample(db, {3, 4}, 7), third({4, 3}, 12):t()},
+          {t, sample(db, {1}, 8)[1], third({1}, 13)[1]}, {n, row, third({1}, 14)[1]}}
+end
+
+-- the ways a reduction or an op along a dim is called, by its signature:
+-- every element, one dim, a dim kept, a list of dims
+local REDUCE_CALLS = {
+  dims = {{}, {1}, {2, true}, {{1, 2}}, {-1, {keepdim = true}}},
+  var = {{}, {2}, {1, false, true}, {{1, 2}, {correction = 2}}},
+  norm = {{}, {3, 2}, {1, 1, true}, {'inf', 2}, {2.5, {1, 2}}},
+  none = {{}},
+  dim = {{1}, {2}, {-1, {dtype = 'float64'}}},        -- along a dim
+}
+-- the selections' calls, by signature (max along a dim is max's DIM form)
+local SELECT_CALLS = {
+  dim = {{1}, {2, true}, {-1}, {{dim = 1, keepdim = true}}},
+  kth = {{2}, {1, 1}, {3, 2, true}, {2, {dim = 1, keepdim = true}}},
+  sort = {{}, {1}, {2, true}, {{dim = 1, descending = true}}},
+  topk = {{2}, {1, 1}, {2, 2, false}, {3, {dim = 2, largest = false}}},
+  arg = {{}, {1}, {2, true}, {-1}, {{dim = 1, keepdim = true}}},
+}
+
+-- a product's factors (and input) from its signature, a word per input and
+-- a letter per dim: "MK KN" is a (3, 4) times a (4, 5); in "...MK ...KN"
+-- (matmul) the batch dims are none, one, or two that broadcast, and a
+-- factor without batch dims may be a vector (its M or N dropped)
+local SIZE = {B = 2, M = 3, K = 4, N = 5}
+local function word_shapes(word)
+  local batched, letters = word:match('^(%.*)(%a+)$')
+  local base = {}
+  for c in letters:gmatch('%a') do base[#base + 1] = SIZE[c] end
+  if batched == '' then return {base} end
+  local out = {base, {base[2]}, {2, base[1], base[2]}, {2, 1, base[1], base[2]}}
+  if letters == 'KN' then out[2] = {base[1]} end
+  return out
+end
+local function product_shapes(signature)
+  local words = {}
+  for w in signature:gmatch('%S+') do words[#words + 1] = word_shapes(w) end
+  local out = {{}}
+  for _, options in ipairs(words) do
+    local next_out = {}
+    for _, partial in ipairs(out) do
+      for _, shape in ipairs(options) do
+        local c = {table.unpack(partial)}
+        c[#c + 1] = shape
+        next_out[#next_out + 1] = c
+      end
+    end
+    out = next_out
+  end
+  return out
+end
+-- an input of shape: contiguous, or (t) a transpose of its last two dims
+local function sample_shape(shape, shift, t)
+  if not t or #shape < 2 then return sample('any', shape, shift) end
+  local s = {table.unpack(shape)}
+  s[#s], s[#s - 1] = s[#s - 1], s[#s]
+  return sample('any', s, shift):transpose(-1, -2)
+end
+local function product_calls(op, f)
+  local out = {}
+  for _, shapes in ipairs(product_shapes(op.signature)) do
+    for _, t in ipairs({false, true}) do
+      local inputs = {}
+      for i, shape in ipairs(shapes) do inputs[i] = sample_shape(shape, i, t) end
+      out[#out + 1] = {inputs, f}
+    end
+  end
+  if op.arity == 3 then                                -- input broadcast, scalars, Torch7's form, in place
+    local i, a, b = table.unpack(out[1][1])
+    out[#out + 1] = {{i:select(1, 1), a, b}, f}
+    out[#out + 1] = {{i, a, b}, function(x, y, z) return f(x, y, z, {beta = 0.5, alpha = -2.5}) end}
+    out[#out + 1] = {{i, a, b}, function(x, y, z) return f(0.5, x, -2.5, y, z) end}
+    local inplace = op.name .. '_'
+    out[#out + 1] = {{i, a, b}, function(x, y, z) local c = x:clone(); return c[inplace](c, y, z) end}
+    out[#out + 1] = {{i, a, b}, function(x, y, z) local c = x * 1; return c[inplace](c, 0.5, -2.5, y, z) end}
+  end
+  return out
+end
+
+-- an op with parameters, from its signature (a word per argument after the
+-- tensor: a plain word a tensor, word# a tensor or a number, name=default a
+-- number): every layout whose numbers the signature allows, each parameter
+-- given away from its default, and the in-place form
+local function param_calls(op, f)
+  local number_ok, params = {false}, {}
+  for w in op.signature:gmatch('%S+') do
+    local key, default = w:match('^(.-)=(.*)$')
+    if key then params[#params + 1] = {key, tonumber(default)} else number_ok[#number_ok + 1] = w:sub(-1) == '#' end
+  end
+  assert(#number_ok == op.arity, op.name .. ': one operand word per input after the first')
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, op.arity)) do
+    local ok, float = true, false          -- every operand allowed, one at least differentiable
+    for i, v in ipairs(inputs) do
+      ok = ok and (torch.is_tensor(v) or number_ok[i])
+      float = float or (torch.is_tensor(v) and v:is_floating_point())
+    end
+    if ok and float then out[#out + 1] = {inputs, f} end
+  end
+  local first = out[1][1]
+  for _, p in ipairs(params) do
+    local opts = {[p[1]] = p[2] * 1.5 + 0.25}
+    out[#out + 1] = {first, function(...) local a = {...}; a[#a + 1] = opts; return f(table.unpack(a)) end}
+  end
+  if op.inplace then
+    out[#out + 1] = {first, function(x, ...) local c = x * 1; return c[op.name .. '_'](c, ...) end}
+  end
+  return out
+end
+
+-- an index op, by its signature: x on every layout, along each dim, at
+-- indices that repeat (their gradients add up); 'select' one index per
+-- slice (a vector; a Lua table too), 'gather' one per element of the result
+local function index_calls(op, f)
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    for dim = 1, 2 do
+      local n = x:size(dim)
+      local index
+      if op.signature == 'select' then
+        index = {n, 1, n, 2}
+      else
+        local shape = {x:size(1), x:size(2)}
+        shape[3 - dim] = shape[3 - dim] - 1                 -- smaller than x across the dim
+        shape[dim] = n + 1                                  -- and longer along it, with repeats
+        local v = {}
+        for k = 1, shape[1] * shape[2] do v[k] = (k * 7) % n + 1 end
+        index = torch.tensor(v):view(shape)
+      end
+      out[#out + 1] = {inputs, function(t) return f(t, dim, on(index, t)) end}
+      if type(index) == 'table' then
+        out[#out + 1] = {inputs, function(t) return f(t, -1, on(torch.tensor(index), t):narrow(1, 1, 3)) end}
+      end
+    end
+  end
+  return out
+end
+
+-- a put, by its signature: x on every layout, along each dim, at distinct
+-- indices (a place written twice keeps one write, which finite differences
+-- see and a gradient cannot), from a source of the index's shape ('select':
+-- the index along the dim, x's sizes elsewhere; 'gather': the index's
+-- shape) or a value (a 0-dim tensor, or a Lua number); also in place
+local function put_calls(op, f)
+  local shape_kind, source_kind = op.signature:match('^(%a+) (%a+)$')
+  local out = {}
+  for li, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    for dim = 1, 2 do
+      local n = x:size(dim)
+      local index, src_shape
+      if shape_kind == 'select' then
+        index = torch.tensor({n, 1})
+        src_shape = {x:size(1), x:size(2)}
+        src_shape[dim] = 2
+      else
+        local shape = {x:size(1), x:size(2)}
+        shape[dim] = 2
+        local v = {}
+        for i = 0, shape[1] - 1 do
+          for j = 0, shape[2] - 1 do
+            local along, across = dim == 1 and i or j, dim == 1 and j or i
+            v[#v + 1] = (along + across) % n + 1           -- distinct along the dim
+          end
+        end
+        index = torch.tensor(v):view(shape)
+        src_shape = shape
+      end
+      local src = source_kind == 'value' and sample(op.domain[2], {1}, li + dim)[1]
+        or sample(op.domain[2], src_shape, li + dim + 3)
+      if source_kind == 'value' and li == 1 and op.lua_name then src = torch.tensor(src, {dtype = 'float64'}) end
+      out[#out + 1] = {{x, src}, function(t, s) return f(t, dim, on(index, t), s) end}
+    end
+  end
+  -- in place, with the first call's arguments (scatter_fill's in-place form is scatter_'s)
+  local first, first_index = out[1][1], nil
+  local inplace = (op.lua_name and op.name or op.name:match('^(.*)_fill$')) .. '_'
+  first_index = shape_kind == 'select' and torch.tensor({first[1]:size(1), 1}) or nil
+  if not first_index then
+    local x = first[1]
+    local v = {}
+    for i = 0, 1 do for j = 0, x:size(2) - 1 do v[#v + 1] = (i + j) % x:size(1) + 1 end end
+    first_index = torch.tensor(v):view(2, x:size(2))
+  end
+  out[#out + 1] = {first, function(t, src) local c = t * 1; return c[inplace](c, 1, on(first_index, t), src) end}
+  if op.name == 'index_add' then
+    out[#out + 1] = {first, function(t, src) return f(t, 1, on(first_index, t), src, {alpha = -2.5}) end}
+  end
+  return out
+end
+
+-- a mask op, by its signature: x on every layout with a mask of its shape
+-- and one that broadcasts (a row), then a value (a 0-dim tensor, or a Lua
+-- number), a source (a vector with two elements more than the mask sets) or
+-- nothing; also in place
+local function mask_calls(op, f)
+  local function pattern(shape)
+    local v, set = {}, 0
+    for k = 1, shape[1] * shape[2] do v[k] = k % 3 ~= 0; set = set + (v[k] and 1 or 0) end
+    return torch.tensor(v):view(shape), set
+  end
+  local out = {}
+  for li, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    local rows, cols = x:size(1), x:size(2)
+    for _, m in ipairs({{pattern({rows, cols})}, {pattern({1, cols})}}) do
+      local mask, set = m[1], m[2] * (m[1]:size(1) == 1 and rows or 1)
+      if op.signature == 'none' then
+        out[#out + 1] = {{x}, function(t) return f(t, on(mask, t)) end}
+      else
+        local src = op.signature == 'value' and sample(op.domain[2], {1}, li + 5)[1] or sample(op.domain[2], {set + 2}, li + 5)
+        if op.signature == 'value' and li == 1 then src = torch.tensor(src, {dtype = 'float64'}) end
+        out[#out + 1] = {{x, src}, function(t, v) return f(t, on(mask, t), v) end}
+      end
+    end
+  end
+  if op.inplace then
+    local first, mask = out[1][1], pattern({out[1][1][1]:size(1), out[1][1][1]:size(2)})
+    out[#out + 1] = {first, function(t, v) local c = t * 1; return c[op.name .. '_'](c, on(mask, t), v) end}
+  end
+  return out
+end
+
+-- a view's calls, by its signature: each entry gives, for an x of two dims
+-- (s1 x s2), the argument lists to call it with; an op with a signature
+-- missing here fails. as_strided's gradient needs a contiguous x, which
+-- the call makes first.
+local VIEW_CALLS = {
+  ['shape:like'] = function(s1, s2)             -- size-1 dims inserted: a view on every layout
+    return {{s1, 1, s2}, {{1, s1, s2}}, {torch.zeros(s1, s2, 1)}}
+  end,
+  ['start_dim:dim=1 end_dim:dim=-1'] = function() return {{}, {1, 2}, {-2}} end,
+  ['dim:dim sizes:shape'] = function(s1, s2) return {{2, {s2, 1}}, {1, 1, s1}} end,
+  ['dim:dim?'] = function() return {{}, {1}} end,
+  ['dim:newdim'] = function() return {{1}, {3}, {-1}} end,
+  ['size:like'] = function(s1, s2) return {{2, s1, s2}, {2, -1, -1}, {torch.zeros(3, s1, s2)}} end,
+  [''] = function() return {{}} end,
+  ['dim0:dim dim1:dim'] = function() return {{1, 2}, {2, -2}, {1, 1}} end,
+  ['dims:dims'] = function() return {{2, 1}, {{2, 1}}} end,
+  ['source:dimlist destination:dimlist'] = function() return {{1, 2}, {{1, 2}, {2, 1}}, {-1, 1}} end,
+  ['dim:dim start:pos length:int'] = function(s1) return {{1, 2, s1 - 1}, {2, -2, 2}} end,
+  ['dim:dim index:pos'] = function() return {{1, 2}, {2, -1}} end,
+  ['offset:int=0 dim1:dim=1 dim2:dim=2'] = function() return {{}, {1}, {-1, 2, 1}, {{offset = 1}}} end,
+  ['dimension:dim size:int step:int'] = function() return {{2, 2, 1}, {1, 2, 2}, {2, 3, 1}} end,
+  ['size:ints stride:ints storage_offset:offset?'] = function()   -- the last reads elements twice
+    return {{{2, 2}, {1, 2}, 2}, {{3}, {2}}, {{2, 3}, {1, 1}}}
+  end,
+  ['shifts:ints dims:dimlist?'] = function() return {{1}, {2, 1}, {{1, -1}, {1, 2}}} end,
+  ['diagonal:int=0'] = function() return {{}, {1}, {-1}, {{diagonal = 1}}} end,
+  ['repeats:shape'] = function() return {{2, 1}, {1, 2, 2}} end,
+}
+local function view_calls(op, f)
+  local make = VIEW_CALLS[op.signature]
+  assert(make, op.name .. ': no calls for the view signature "' .. op.signature .. '"')
+  local contiguous = op.signature:find('stride:ints', 1, true) ~= nil
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    for _, args in ipairs(make(x:size(1), x:size(2))) do
+      out[#out + 1] = {inputs, function(t)
+        local a = {}
+        for i, v in ipairs(args) do a[i] = on(v, t) end
+        return f(contiguous and t:contiguous() or t, table.unpack(a))
+      end}
+    end
+  end
+  if op.inplace then
+    out[#out + 1] = {out[1][1], function(t) local c = t * 1; return c[op.name .. '_'](c, 1) end}
+  end
+  return out
+end
+
+-- a join's calls: x on every layout with tensors beside it that differ along
+-- the dim joined (cat) or match it (stack), as a list or Torch7's
+-- arguments, the dim positional or {dim=}, negative too
+local function join_calls(op, f)
+  local out = {}
+  local stack = op.name == 'stack'
+  for li, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    local s1, s2 = x:size(1), x:size(2)
+    for dim = 1, stack and 3 or 2 do
+      local shape = {s1, s2}
+      if not stack then shape[dim] = shape[dim] + 1 end
+      local y, z = sample('any', shape, li + dim), sample('any', {s1, s2}, li + dim + 2):mul(1.5)
+      out[#out + 1] = {{x, y, z}, function(a, b, c) return f(stack and {a, c, a} or {a, b, c}, dim) end}
+    end
+    out[#out + 1] = {{x, x * 2}, function(a, b) return f(a, b, -1) end}
+    out[#out + 1] = {{x}, function(a) return f({a}, {dim = 1}) end}
+  end
+  return out
+end
+
+-- every op's calls on float64 inputs: {inputs, the function} pairs
+local function calls(op)
+  local f = callable(op)
+  if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end
+  if op.family == 'param' then return param_calls(op, f) end
+  if op.family == 'index' then return index_calls(op, f) end
+  if op.family == 'put' then return put_calls(op, f) end
+  if op.family == 'mask' then return mask_calls(op, f) end
+  if op.family == 'view' then return view_calls(op, f) end
+  if op.family == 'join' then return join_calls(op, f) end
+  if not op.signature then
+    local out = {}
+    for i, inputs in ipairs(layouts(op.domain, op.arity)) do out[i] = {inputs, f} end
+    return out
+  end
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    for _, args in ipairs((op.family == 'select' and SELECT_CALLS or REDUCE_CALLS)[op.signature]) do
+      out[#out + 1] = {inputs, function(x) return f(x, table.unpack(args)) end}
+    end
+  end
+  return out
+end
+
+return {sample = sample, callable = callable, layouts = layouts, calls = calls}
