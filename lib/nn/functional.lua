@@ -245,8 +245,8 @@ end
 -- x times a mask of the given shape whose elements are 0 with probability p, else 1/(1-p)
 local function apply_dropout_mask(x, p, mask_shape)
   if p == 1 then return x * 0 end
-  local mask = torch.empty(mask_shape, {dtype = x.dtype}):bernoulli_(1 - p):div_(1 - p)
-  if x.is_cuda then mask = mask:to(x.device) end   -- drawn from the CPU's generator, as on the CPU
+  -- drawn on x's device, from that device's generator
+  local mask = torch.empty(mask_shape, {dtype = x.dtype, device = x.device}):bernoulli_(1 - p):div_(1 - p)
   return x * mask
 end
 

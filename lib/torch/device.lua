@@ -70,6 +70,23 @@ end
 
 function cuda.empty_cache() if backend then backend.empty_cache() end end
 
+-- Random numbers: each GPU has its own generator (Philox, the CPU's stream layout, so a seed
+-- gives the same numbers on either device); torch.manual_seed seeds them all, as PyTorch.
+local function generator(d) return torch._device_generator(d or (backend and backend.current_device() or 0)) end
+function cuda.manual_seed(seed) generator():manual_seed(seed) end
+function cuda.manual_seed_all(seed)
+  for i = 0, math.max(cuda.device_count(), 1) - 1 do generator(i):manual_seed(seed) end
+end
+function cuda.seed() return generator():seed() end
+function cuda.seed_all()
+  local s = generator(0):seed()
+  for i = 1, cuda.device_count() - 1 do generator(i):manual_seed(s) end
+  return s
+end
+function cuda.initial_seed() return generator():initial_seed() end
+function cuda.get_rng_state(d) return generator(ordinal('get_rng_state', d)):get_state() end
+function cuda.set_rng_state(state, d) generator(ordinal('set_rng_state', d)):set_state(state) end
+
 -- Streams and events: torch.cuda.Stream(device), torch.cuda.Event({enable_timing=}),
 -- torch.cuda.current_stream(device), torch.cuda.default_stream(device).
 function cuda.Stream(d) need('Stream') return backend.Stream(ordinal('Stream', d)) end

@@ -104,6 +104,10 @@ CU_EXTERN int cu_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tens
 CU_EXTERN int cu_nonzero(mt_tensor *r, const mt_tensor *x, int64_t base);
 CU_EXTERN int cu_select_along(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, mt_sel_op op,
                               int64_t M, int64_t k, int descending, int keepdim);
+CU_EXTERN int cu_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g);
+CU_EXTERN int cu_col2im(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g);
+CU_EXTERN int cu_draw(mt_tensor *t, const mt_draw_args *d);
+CU_EXTERN int cu_separable(mt_tensor *r, const mt_tensor *x, const mt_taps *th, const mt_taps *tw);
 CU_EXTERN int cu_param_loop(mt_param_kernel kernel, mt_tensor *out, const mt_tensor *const *ins, int nin,
                             const double *p, const int64_t *pi);
 /* cu_index.cu: the index ops and argmax (mt_device_extra) */

@@ -301,7 +301,8 @@ static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary
 
 static const mt_device_extra extra = {
   .where = cu_where, .activation_grad = cu_activation_grad, .param_loop = cu_param_loop, .binary = cu_binary,
-  .nonzero = cu_nonzero, .select_along = cu_select_along,
+  .nonzero = cu_nonzero, .select_along = cu_select_along, .separable = cu_separable,
+  .im2col = cu_im2col, .col2im = cu_col2im, .draw = cu_draw,
   .index_select = cu_index_select,
   .index_add = cu_index_add, .index_copy = cu_index_copy, .index_fill = cu_index_fill, .gather = cu_gather,
   .scatter = cu_scatter, .scatter_fill = cu_scatter_fill, .masked_fill = cu_masked_fill,

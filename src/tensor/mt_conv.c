@@ -1364,7 +1364,14 @@ int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g) {
   if (prepare("unfold", &c, in, 1)) return -1;
   const int64_t kc = g->c * g->kh * g->kw, len = g->oh * g->ow, xs = g->c * g->h * g->w;
   const int64_t shape[3] = {g->n, kc, len};
-  int rc = mt_tensor_init(cols, x->dtype, 3, shape);
+  int rc = mt_tensor_init_like(cols, x->dtype, 3, shape, x);
+  if (mt_device_of(x) != MT_CPU) {                 /* the device's unfold */
+    const mt_device_extra *k = rc ? NULL : mt_extra_for("unfold", x, NULL, NULL);
+    rc = rc || !k ? -1 : !k->im2col ? mt_fail("unfold: no kernel for this device yet (move the tensors with :cpu())")
+                                   : k->im2col(cols, &c, g);
+    mt_tensor_release(&c);
+    return rc;
+  }
   for (int64_t n = 0; rc == 0 && n < g->n; n++) {
     if (x->dtype == MT_FLOAT32) im2col_float((float *)mt_data(cols) + n * kc * len, (const float *)mt_data(&c) + n * xs, g->c, g);
     else im2col_double((double *)mt_data(cols) + n * kc * len, (const double *)mt_data(&c) + n * xs, g->c, g);
@@ -1379,7 +1386,14 @@ int mt_col2im(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g) {
   if (prepare("fold", &c, in, 1)) return -1;
   const int64_t kc = g->c * g->kh * g->kw, len = g->oh * g->ow, xs = g->c * g->h * g->w;
   const int64_t shape[4] = {g->n, g->c, g->h, g->w};
-  int rc = mt_tensor_init(x, cols->dtype, 4, shape);
+  int rc = mt_tensor_init_like(x, cols->dtype, 4, shape, cols);
+  if (mt_device_of(cols) != MT_CPU) {              /* the device's fold */
+    const mt_device_extra *k = rc ? NULL : mt_extra_for("fold", cols, NULL, NULL);
+    rc = rc || !k ? -1 : !k->col2im ? mt_fail("fold: no kernel for this device yet (move the tensors with :cpu())")
+                                   : k->col2im(x, &c, g);
+    mt_tensor_release(&c);
+    return rc;
+  }
   if (rc == 0) rc = mt_fill(x, 0);
   for (int64_t n = 0; rc == 0 && n < g->n; n++) {
     if (cols->dtype == MT_FLOAT32) col2im_float((float *)mt_data(x) + n * xs, (const float *)mt_data(&c) + n * kc * len, g->c, g);

@@ -152,6 +152,32 @@ int mt_activation_grad(mt_tensor *r, const mt_tensor *g, const mt_tensor *v, mt_
 /* The loops of the ops with parameters (mt_pointwise_param.c): clamp with
    number bounds (lo, hi or both), softplus, leaky_relu, addcmul, addcdiv,
    lerp with a number or a tensor weight. */
+/* One dim of a separable linear map (mt_resample.c): output o takes
+   weight[k] times input index[k] for k in [start[o], start[o + 1]). */
+typedef struct {
+  const int64_t *start, *index;
+  const double *weight;
+  int64_t out, in;
+} mt_taps;
+
+/* One draw of mt_random.c's samplers, for a device to make on its own:
+   value i of the draw takes the random bits of counter block offset + (i >>
+   lane_bits) under key (the layout of mt_random.h), then the kind's
+   transform with the parameters the CPU's fill kernels read. */
+typedef enum { MT_D_UNIFORM, MT_D_NORMAL, MT_D_LOG_NORMAL, MT_D_BERNOULLI, MT_D_EXPONENTIAL, MT_D_GEOMETRIC,
+               MT_D_CAUCHY, MT_D_INTEGER } mt_dist_kind;
+typedef struct {
+  mt_dist_kind kind;
+  uint32_t key[2];
+  uint64_t offset;
+  int words, lane_bits;
+  double a, b, hi, scale;
+  int shift;
+  int64_t from;
+  uint64_t span;
+  const double *p;      /* bernoulli: one probability per value, on the device, or NULL for a */
+} mt_draw_args;
+
 /* What the selections pick from each sorted slice (mt_reduce.c). */
 typedef enum { MT_SEL_SORTED, MT_SEL_KTH, MT_SEL_MEDIAN, MT_SEL_MODE } mt_sel_op;
 typedef enum {
@@ -186,6 +212,15 @@ typedef struct {
      MT_SEL_MEDIAN or MT_SEL_MODE picks (M = 1; the dim dropped unless keepdim) */
   int (*select_along)(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, mt_sel_op op, int64_t M,
                       int64_t k, int descending, int keepdim);
+  /* the resampling maps (average pooling, padding, interpolation) and their adjoints: r (..., th->out,
+     tw->out) from x (..., th->in, tw->in), contiguous, float32 or float64, each output the sum over
+     its taps in both dims */
+  int (*separable)(mt_tensor *r, const mt_tensor *x, const mt_taps *th, const mt_taps *tw);
+  /* unfold and fold (mt_conv.h's mt_im2col, mt_col2im), on contiguous float32 or float64 tensors */
+  int (*im2col)(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g);
+  int (*col2im)(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g);
+  /* every value of a draw into t (contiguous), as mt_random.c's fill kernels make them */
+  int (*draw)(mt_tensor *t, const mt_draw_args *d);
   int (*index_select)(mt_tensor *r, const mt_tensor *x, int dim, const mt_tensor *index, int64_t base);
   int (*index_add)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, double alpha, int64_t base);
   int (*index_copy)(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, int64_t base);

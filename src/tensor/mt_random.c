@@ -65,6 +65,29 @@ mt_generator *mt_default_generator(void) {
   return &default_generator;
 }
 
+/* the generators of the other devices (torch.cuda's), one per device
+   index, seeded as a new torch.Generator() until a seed is set */
+static mt_generator device_generators[MT_NUM_DEVICES][MT_MAX_DEVICE_INDEX];
+static int device_seeded[MT_NUM_DEVICES][MT_MAX_DEVICE_INDEX];
+
+mt_generator *mt_device_generator(int device, int index) {
+  if (device <= MT_CPU || device >= MT_NUM_DEVICES || index < 0 || index >= MT_MAX_DEVICE_INDEX)
+    return mt_default_generator();
+  if (!device_seeded[device][index]) {
+    mt_generator_init(&device_generators[device][index], MT_GENERATOR_DEFAULT_SEED);
+    device_seeded[device][index] = 1;
+  }
+  return &device_generators[device][index];
+}
+
+void mt_seed_device_generators(uint64_t seed) {
+  for (int d = MT_CPU + 1; d < MT_NUM_DEVICES; d++)
+    for (int i = 0; i < MT_MAX_DEVICE_INDEX; i++) {
+      mt_generator_init(&device_generators[d][i], seed);
+      device_seeded[d][i] = 1;
+    }
+}
+
 void mt_generator_init(mt_generator *g, uint64_t seed) {
   g->seed = seed;
   g->offset = 0;
@@ -223,8 +246,15 @@ static int need_float(const char *op, const mt_tensor *t) {
 }
 
 /* ---- the fill kernels ---- */
-typedef enum { D_UNIFORM, D_NORMAL, D_LOG_NORMAL, D_BERNOULLI, D_EXPONENTIAL, D_GEOMETRIC,
-               D_CAUCHY, D_INTEGER } dist_kind;
+typedef mt_dist_kind dist_kind;            /* mt_ops.h's, so that a device draws the same kinds */
+#define D_UNIFORM MT_D_UNIFORM
+#define D_NORMAL MT_D_NORMAL
+#define D_LOG_NORMAL MT_D_LOG_NORMAL
+#define D_BERNOULLI MT_D_BERNOULLI
+#define D_EXPONENTIAL MT_D_EXPONENTIAL
+#define D_GEOMETRIC MT_D_GEOMETRIC
+#define D_CAUCHY MT_D_CAUCHY
+#define D_INTEGER MT_D_INTEGER
 
 typedef struct {
   dist_kind kind;
@@ -408,6 +438,16 @@ static void run_fill(char *out, fill_fn fn, const dist *d, int64_t n) {
   mt_parallel_for(n, MT_RANDOM_GRAIN / 2, fill_chunk, &job);
 }
 
+/* Off the CPU: the device makes the values itself, from the same stream. */
+static __attribute__((noinline)) int draw_off_cpu(mt_tensor *dst, const dist *d) {
+  const mt_device_extra *k = mt_extra_for("random", dst, NULL, NULL);
+  if (!k) return -1;
+  if (!k->draw) return mt_fail("random: no kernel for this device yet (move the tensor with :cpu())");
+  const mt_draw_args a = {d->kind, {d->st.key[0], d->st.key[1]}, d->st.offset, d->st.words, d->st.lane_bits,
+                          d->a, d->b, d->hi, d->scale, d->shift, d->from, d->span, d->p};
+  return k->draw(dst, &a);
+}
+
 /* Draws every value of t (row-major order) from g; a strided t is filled
    through a contiguous buffer so value i always lands on element i. */
 static int draw(mt_tensor *t, mt_generator *g, dist *d) {
@@ -417,10 +457,14 @@ static int draw(mt_tensor *t, mt_generator *g, dist *d) {
   mt_tensor buf = {0};
   const mt_tensor *dst = t;
   if (!mt_is_contiguous(t)) {
-    if (mt_tensor_init(&buf, t->dtype, t->ndim, t->shape)) return -1;
+    if (mt_tensor_init_like(&buf, t->dtype, t->ndim, t->shape, t)) return -1;
     dst = &buf;
   }
-  run_fill(mt_data(dst), fills[t->dtype], d, n);
+  if (mt_device_of(t) != MT_CPU) {
+    if (draw_off_cpu((mt_tensor *)dst, d)) { mt_tensor_release(&buf); return -1; }
+  } else {
+    run_fill(mt_data(dst), fills[t->dtype], d, n);
+  }
   int rc = 0;
   if (dst == &buf) {
     rc = mt_copy(t, &buf);
@@ -515,13 +559,16 @@ int mt_bernoulli_(mt_tensor *t, mt_generator *g, const mt_tensor *p, double p_va
     if (!(p_value >= 0 && p_value <= 1)) return mt_fail("bernoulli_: expects p in [0, 1], got p=%g", p_value);
     return draw(t, g, &d);
   }
-  mt_tensor probs = {0};
-  int rc = probabilities(&probs, t, p);
+  mt_tensor probs = {0}, on_device = {0};
+  int rc = probabilities(&probs, t, p);           /* checked on the CPU; a device reads its own copy */
+  if (rc == 0 && mt_device_of(t) != MT_CPU)
+    rc = mt_tensor_init_like(&on_device, MT_FLOAT64, probs.ndim, probs.shape, t) || mt_copy(&on_device, &probs);
   if (rc == 0) {
-    d.p = (const double *)mt_data(&probs);
+    d.p = (const double *)mt_data(on_device.storage ? &on_device : &probs);
     rc = draw(t, g, &d);
   }
   mt_tensor_release(&probs);
+  mt_tensor_release(&on_device);
   return rc;
 }
 

@@ -38,6 +38,11 @@ void mt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out
 /* The process-wide default generator (torch.manual_seed, torch.rand, ...). */
 mt_generator *mt_default_generator(void);
 void mt_generator_init(mt_generator *g, uint64_t seed);   /* offset 0 */
+/* The generator of GPU index of device (torch.cuda's: its tensors draw from
+   it unless a generator is given); the default one for the CPU. */
+mt_generator *mt_device_generator(int device, int index);
+/* Seeds every device's generator (torch.manual_seed, torch.cuda.manual_seed_all). */
+void mt_seed_device_generators(uint64_t seed);
 /* A fresh non-deterministic seed (63 bits, so Lua shows it non-negative). */
 uint64_t mt_nondeterministic_seed(void);
 void mt_generator_get_state(const mt_generator *g, uint8_t out[MT_RNG_STATE_BYTES]);

@@ -11,6 +11,7 @@
 #include "mt_alloc.h"
 #include "mt_iter.h"
 #include "mt_parallel.h"
+#include "mt_ops.h"
 
 static const char *const op_names[] = {
   [MT_RS_AVG_POOL] = "avg_pool2d", [MT_RS_ADAPTIVE_AVG] = "adaptive_avg_pool2d", [MT_RS_REFLECT] = "pad",
@@ -260,6 +261,55 @@ static void resample_planes(void *job, int64_t begin, int64_t end) {
   }
 }
 
+/* The taps of t's transpose: for each of the n inputs, the outputs that
+   read it and their weights (the adjoint as a map of its own, for devices
+   that gather rather than scatter). */
+static int taps_transpose(taps *tt, const taps *t, int64_t n, const char *op) {
+  const int64_t nnz = t->start[t->out];
+  tt->bytes = sizeof(int64_t) * (size_t)(n + 1 + nnz) + sizeof(double) * (size_t)nnz;
+  if (!(tt->start = mt_alloc(tt->bytes))) return mt_fail("%s: out of memory", op);
+  tt->index = tt->start + n + 1;
+  tt->weight = (double *)(tt->index + nnz);
+  tt->out = n;
+  memset(tt->start, 0, sizeof(int64_t) * (size_t)(n + 1));
+  for (int64_t k = 0; k < nnz; k++) tt->start[t->index[k] + 1]++;
+  for (int64_t i = 0; i < n; i++) tt->start[i + 1] += tt->start[i];
+  int64_t *fill = mt_alloc(sizeof(int64_t) * (size_t)(n + 1));
+  if (!fill) { taps_free(tt); return mt_fail("%s: out of memory", op); }
+  memcpy(fill, tt->start, sizeof(int64_t) * (size_t)(n + 1));
+  for (int64_t o = 0; o < t->out; o++)                      /* outputs in order: each row stays sorted */
+    for (int64_t k = t->start[o]; k < t->start[o + 1]; k++) {
+      const int64_t at = fill[t->index[k]]++;
+      tt->index[at] = o;
+      tt->weight[at] = t->weight[k];
+    }
+  mt_free(fill, sizeof(int64_t) * (size_t)(n + 1));
+  return 0;
+}
+
+/* Off the CPU: the device's separable map, forward or (with the taps
+   transposed here) adjoint. */
+static __attribute__((noinline)) int resample_off_cpu(mt_tensor *r, const mt_tensor *xc, const taps *th,
+                                                      const taps *tw, int adjoint, int64_t h, int64_t w,
+                                                      const char *op) {
+  const mt_device_extra *k = mt_extra_for(op, xc, NULL, NULL);
+  if (!k) return -1;
+  if (!k->separable) return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", op);
+  if (!adjoint) {
+    const mt_taps mh = {th->start, th->index, th->weight, th->out, h}, mw = {tw->start, tw->index, tw->weight, tw->out, w};
+    return k->separable(r, xc, &mh, &mw);
+  }
+  taps ah = {0}, aw = {0};
+  int rc = taps_transpose(&ah, th, h, op) || taps_transpose(&aw, tw, w, op);
+  if (rc == 0) {
+    const mt_taps mh = {ah.start, ah.index, ah.weight, h, th->out}, mw = {aw.start, aw.index, aw.weight, w, tw->out};
+    rc = k->separable(r, xc, &mh, &mw);
+  }
+  taps_free(&ah);
+  taps_free(&aw);
+  return rc ? -1 : 0;
+}
+
 int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, int adjoint, const int64_t *in) {
   const char *op = op_names[rs->kind];
   char b[128];
@@ -280,10 +330,18 @@ int mt_resample_apply(mt_tensor *r, const mt_tensor *x, const mt_resample *rs, i
   taps th = {0}, tw = {0};
   mt_tensor xc = {0};
   if (mt_contiguous_as(&xc, x, x->dtype)) return -1;
-  int rc = mt_tensor_init(r, x->dtype, x->ndim, shape);
+  int rc = mt_tensor_init_like(r, x->dtype, x->ndim, shape, x);
   if (rc == 0) rc = taps_build(&th, rs, 0, src[0], dst[0]);
   if (rc == 0) rc = taps_build(&tw, rs, 1, src[1], dst[1]);
   const int64_t h = src[0], w = src[1], oh = dst[0], ow = dst[1];
+  if (mt_device_of(x) != MT_CPU) {
+    if (rc == 0) rc = resample_off_cpu(r, &xc, &th, &tw, adjoint, h, w, op);
+    if (rc) mt_tensor_release(r);
+    taps_free(&th);
+    taps_free(&tw);
+    mt_tensor_release(&xc);
+    return rc ? -1 : 0;
+  }
   const int64_t planes = plane[0] * plane[1] > 0 ? mt_numel(x) / (plane[0] * plane[1]) : 0;
   const int nt = mt_parallel_slots();
   int overflow = 0;

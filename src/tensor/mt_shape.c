@@ -460,7 +460,7 @@ static __attribute__((noinline)) int tri_off_cpu(mt_tensor *r, const mt_tensor *
   mt_tensor zc = {0}, zd = {0}, zero = {0};
   int rc = mt_tensor_init(&zc, MT_BOOL, 2, shape);
   if (rc == 0) {
-    uint8_t *z = mt_data(&zc);
+    uint8_t *z = (uint8_t *)mt_data(&zc);
     for (int64_t i = 0; i < shape[0]; i++)
       for (int64_t j = 0; j < shape[1]; j++) z[i * shape[1] + j] = upper ? j - i < k : j - i > k;
   }

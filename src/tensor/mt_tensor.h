@@ -13,6 +13,8 @@
 /* Device types; a storage's device is (type, index): cuda:0 is (MT_CUDA, 0). */
 enum { MT_CPU = 0, MT_CUDA = 1 };
 #define MT_NUM_DEVICES 2
+/* Device indices run 0 .. MT_MAX_DEVICE_INDEX - 1 (cuda:0 .. cuda:63). */
+#define MT_MAX_DEVICE_INDEX 64
 
 /* mt_storage.owns: how data is freed (DEVICE: by its device's backend) */
 enum { MT_STORAGE_INLINE = 1, MT_STORAGE_SEPARATE = 2, MT_STORAGE_MAPPED = 3, MT_STORAGE_DEVICE = 4 };

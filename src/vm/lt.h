@@ -41,6 +41,8 @@ void lt_mark_any_device(lua_State *L, int t, const char *const *names);
 /* Re-binds the named creation functions of the table at t so that they
    take the device= option (made on the CPU, then moved). */
 void lt_device_creation(lua_State *L, int t, const char *const *names);
+/* The device rand, randn and randint make their tensor on (their device= option), and its index. */
+int lt_creation_device(int *index);
 /* "cpu", "cuda", "cuda:N" into (device, index): 0 when name is no device;
    raises for a GPU whose backend is not loaded. */
 int lt_parse_device(lua_State *L, const char *name, const char *op, int *device, int *index);

@@ -281,6 +281,8 @@ void lt_open_conv(lua_State *L) {
   /* the kernels with a device's version (mt_device_extra) */
   static const char *const any_device[] = {"_conv2d", "_conv_transpose2d", "_max_pool2d_indices",
                                            "_adaptive_max_pool2d_indices", "_batch_norm", "_group_norm",
-                                           "_layer_norm", NULL};
+                                           "_layer_norm", "_avg_pool2d", "_adaptive_avg_pool2d", "_reflection_pad2d",
+                                           "_circular_pad2d", "_replication_pad2d", "_upsample_nearest2d",
+                                           "_upsample_bilinear2d", "_unfold", "_fold", NULL};
   lt_mark_any_device(L, -2, any_device);
 }

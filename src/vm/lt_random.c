@@ -46,13 +46,18 @@ static lt_generator *check_generator(lua_State *L, int i, const char *op) {
   return g;
 }
 
-/* The 'generator' option, else the default generator. */
-static mt_generator *opt_generator(lua_State *L, int opts, const char *op) {
-  mt_generator *g = mt_default_generator();
+/* The 'generator' option, else the default generator of t's device (the
+   CPU's when t is NULL). */
+static mt_generator *opt_generator_for(lua_State *L, int opts, const char *op, const mt_tensor *t) {
+  mt_generator *g = t && mt_device_of(t) != MT_CPU ? mt_device_generator(mt_device_of(t), mt_device_index_of(t))
+                                                   : mt_default_generator();
   if (!opts) return g;
   if (lua_getfield(L, opts, "generator") != LUA_TNIL) g = check_generator(L, -1, op)->g;
   lua_pop(L, 1);
   return g;
+}
+static mt_generator *opt_generator(lua_State *L, int opts, const char *op) {
+  return opt_generator_for(L, opts, op, NULL);
 }
 
 /* The last positional argument: the one before a trailing options table. */
@@ -70,15 +75,26 @@ static int float_dtype(lua_State *L, int opts, int def, const char *op) {
 }
 
 /* A new tensor of the sizes at 1 .. the last positional argument. */
+/* A new tensor of the sizes at 1.., on the device a device= option names
+   (lt_creation_device: set while a creation function runs for it) */
+static mt_tensor *push_new_on(lua_State *L, const char *op, int dtype, int n, const int64_t *shape) {
+  int index, device = lt_creation_device(&index);
+  if (device == MT_CPU) return lt_push_new(L, op, dtype, n, shape);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_tensor_init_on(op, r, dtype, n, shape, device, index));
+  return r;
+}
+
 static mt_tensor *push_sized(lua_State *L, int opts, int dtype, const char *op) {
   int64_t shape[MT_MAX_DIMS];
   int n = lt_read_shape(L, 1, last_positional(L, opts), shape, op);
-  return lt_push_new(L, op, dtype, n, shape);
+  return push_new_on(L, op, dtype, n, shape);
 }
 
+/* a new tensor of x's shape on x's device */
 static mt_tensor *push_like(lua_State *L, const mt_tensor *x, int dtype) {
   mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init(r, dtype, x->ndim, x->shape));
+  LT_TRY(L, mt_tensor_init_like(r, dtype, x->ndim, x->shape, x));
   return r;
 }
 
@@ -109,6 +125,7 @@ static void push_default_generator(lua_State *L) {
 /* torch.manual_seed(n): returns torch.default_generator, as PyTorch */
 static int r_manual_seed(lua_State *L) {
   mt_generator_init(mt_default_generator(), (uint64_t)luaL_checkinteger(L, 1));
+  mt_seed_device_generators((uint64_t)luaL_checkinteger(L, 1));   /* the GPUs' too, as PyTorch */
   push_default_generator(L);
   return 1;
 }
@@ -128,6 +145,18 @@ static int r_initial_seed(lua_State *L) {
 
 static int r_get_rng_state(lua_State *L) { push_state(L, mt_default_generator()); return 1; }
 static int r_set_rng_state(lua_State *L) { read_state(L, 1, mt_default_generator(), "set_rng_state"); return 0; }
+
+/* torch._device_generator(index): the generator of cuda:index (torch.cuda's
+   seeding functions and default_generators use it), a torch.Generator that
+   points at the engine's; GPU tensors draw from it unless given another */
+static int r_device_generator(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  if (i < 0 || i >= MT_MAX_DEVICE_INDEX) luaL_error(L, "cuda: invalid device index %I", i);
+  lt_generator *g = lua_newuserdatauv(L, sizeof *g, 0);
+  g->g = mt_device_generator(MT_CUDA, (int)i);
+  luaL_setmetatable(L, LT_GENERATOR);
+  return 1;
+}
 
 /* torch.Generator() or torch.Generator('cpu') */
 static int r_generator(lua_State *L) {
@@ -179,7 +208,7 @@ static int g_tostring(lua_State *L) {
 static int r_rand(lua_State *L) {
   int opts = lt_opts_index(L);
   mt_tensor *r = push_sized(L, opts, float_dtype(L, opts, lt_default_dtype, "rand"), "rand");
-  LT_TRY(L, mt_uniform_(r, opt_generator(L, opts, "rand"), 0, 1));
+  LT_TRY(L, mt_uniform_(r, opt_generator_for(L, opts, "rand", r), 0, 1));
   lt_opt_requires_grad(L, opts, r);
   return 1;
 }
@@ -187,24 +216,24 @@ static int r_rand(lua_State *L) {
 static int r_randn(lua_State *L) {
   int opts = lt_opts_index(L);
   mt_tensor *r = push_sized(L, opts, float_dtype(L, opts, lt_default_dtype, "randn"), "randn");
-  LT_TRY(L, mt_normal_(r, opt_generator(L, opts, "randn"), 0, 1));
+  LT_TRY(L, mt_normal_(r, opt_generator_for(L, opts, "randn", r), 0, 1));
   lt_opt_requires_grad(L, opts, r);
   return 1;
 }
 
 static int r_rand_like(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "rand_like");
+  mt_tensor *x = lt_check_any(L, 1, "rand_like");
   int opts = lt_opts_index(L);
   mt_tensor *r = push_like(L, x, float_dtype(L, opts, x->dtype, "rand_like"));
-  LT_TRY(L, mt_uniform_(r, opt_generator(L, opts, "rand_like"), 0, 1));
+  LT_TRY(L, mt_uniform_(r, opt_generator_for(L, opts, "rand_like", r), 0, 1));
   return 1;
 }
 
 static int r_randn_like(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "randn_like");
+  mt_tensor *x = lt_check_any(L, 1, "randn_like");
   int opts = lt_opts_index(L);
   mt_tensor *r = push_like(L, x, float_dtype(L, opts, x->dtype, "randn_like"));
-  LT_TRY(L, mt_normal_(r, opt_generator(L, opts, "randn_like"), 0, 1));
+  LT_TRY(L, mt_normal_(r, opt_generator_for(L, opts, "randn_like", r), 0, 1));
   return 1;
 }
 
@@ -231,20 +260,19 @@ static int r_randint(lua_State *L) {
   int n = lt_read_shape(L, size_at, size_at, shape, "randint");
   int opts = lua_type(L, size_at + 1) == LUA_TTABLE ? size_at + 1 : 0;
   int dtype = lt_opt_dtype(L, opts, MT_INT64, "randint");
-  mt_generator *g = opt_generator(L, opts, "randint");
-  mt_tensor *r = lt_push_new(L, "randint", dtype, n, shape);
-  LT_TRY(L, mt_random_(r, g, low, high));
+  mt_tensor *r = push_new_on(L, "randint", dtype, n, shape);
+  LT_TRY(L, mt_random_(r, opt_generator_for(L, opts, "randint", r), low, high));
   return 1;
 }
 
 /* torch.randint_like(x, high, opts) / (x, low, high, opts) */
 static int r_randint_like(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "randint_like");
+  mt_tensor *x = lt_check_any(L, 1, "randint_like");
   int opts = lt_opts_index(L);
   int64_t low, high;
   int_bounds(L, 2, last_positional(L, opts), &low, &high, "randint_like");
   mt_tensor *r = push_like(L, x, lt_opt_dtype(L, opts, x->dtype, "randint_like"));
-  LT_TRY(L, mt_random_(r, opt_generator(L, opts, "randint_like"), low, high));
+  LT_TRY(L, mt_random_(r, opt_generator_for(L, opts, "randint_like", r), low, high));
   return 1;
 }
 
@@ -262,9 +290,9 @@ static int r_randperm(lua_State *L) {
 /* torch.bernoulli(p) (a tensor of probabilities) or torch.bernoulli(x, p)
    (a number p, x's shape and dtype); also x:bernoulli() */
 static int r_bernoulli(lua_State *L) {
-  mt_tensor *x = lt_check(L, 1, "bernoulli");
+  mt_tensor *x = lt_check_any(L, 1, "bernoulli");
   int opts = lt_opts_index(L);
-  mt_generator *g = opt_generator(L, opts, "bernoulli");
+  mt_generator *g = opt_generator_for(L, opts, "bernoulli", x);
   if (last_positional(L, opts) >= 2) {
     double p = luaL_checknumber(L, 2);
     mt_tensor *r = push_like(L, x, x->dtype);
@@ -340,12 +368,12 @@ static int r_uniform(lua_State *L) {
 typedef int (*sampler_fn)(mt_tensor *t, mt_generator *g, double a, double b);
 
 static int sample_inplace(lua_State *L, const char *op, sampler_fn fn, double a, double b) {
-  mt_tensor *t = lt_check(L, 1, op);
+  mt_tensor *t = lt_check_any(L, 1, op);
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   double x = arg_number(L, 2, last, a), y = arg_number(L, 3, last, b);
   int need = t->grad_meta ? mt_ag_inplace_needed(op, t, NULL) : 0;
   if (need < 0) LT_TRY(L, need);
-  LT_TRY(L, fn(t, opt_generator(L, opts, op), x, y));
+  LT_TRY(L, fn(t, opt_generator_for(L, opts, op, t), x, y));
   if (need) LT_TRY(L, mt_ag_inplace_commit(t, NULL));     /* now a constant: no history */
   lua_settop(L, 1);
   return 1;
@@ -365,9 +393,9 @@ static int m_log_normal_(lua_State *L) { return sample_inplace(L, "log_normal_",
    [0, to) and [from, to); with no bound, every integer the dtype holds
    exactly from 0 up (2^mantissa for floating dtypes, included). */
 static int m_random_(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "random_");
+  mt_tensor *t = lt_check_any(L, 1, "random_");
   int opts = lt_opts_index(L), last = last_positional(L, opts);
-  mt_generator *g = opt_generator(L, opts, "random_");
+  mt_generator *g = opt_generator_for(L, opts, "random_", t);
   if (last < 2) {
     LT_TRY(L, mt_random_full_(t, g));
   } else {
@@ -381,13 +409,13 @@ static int m_random_(lua_State *L) {
 
 /* x:bernoulli_(p): p a number (default 0.5) or a tensor broadcast to x */
 static int m_bernoulli_(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "bernoulli_");
+  mt_tensor *t = lt_check_any(L, 1, "bernoulli_");
   int opts = lt_opts_index(L), last = last_positional(L, opts);
-  mt_tensor *p = last >= 2 ? lt_test(L, 2) : NULL;
+  mt_tensor *p = last >= 2 ? lt_test_any(L, 2) : NULL;
   double value = p ? 0 : arg_number(L, 2, last, 0.5);
   int need = t->grad_meta ? mt_ag_inplace_needed("bernoulli_", t, NULL) : 0;
   if (need < 0) LT_TRY(L, need);
-  LT_TRY(L, mt_bernoulli_(t, opt_generator(L, opts, "bernoulli_"), p, value));
+  LT_TRY(L, mt_bernoulli_(t, opt_generator_for(L, opts, "bernoulli_", t), p, value));
   if (need) LT_TRY(L, mt_ag_inplace_commit(t, NULL));     /* now a constant: no history */
   lua_settop(L, 1);
   return 1;
@@ -490,6 +518,7 @@ static const luaL_Reg methods[] = {
 static const luaL_Reg functions[] = {
   {"manual_seed", r_manual_seed}, {"seed", r_seed}, {"initial_seed", r_initial_seed},
   {"get_rng_state", r_get_rng_state}, {"set_rng_state", r_set_rng_state}, {"Generator", r_generator},
+  {"_device_generator", r_device_generator},
   {"rand", r_rand}, {"randn", r_randn}, {"rand_like", r_rand_like}, {"randn_like", r_randn_like},
   {"randint", r_randint}, {"randint_like", r_randint_like}, {"randperm", r_randperm},
   {"bernoulli", r_bernoulli}, {"multinomial", r_multinomial}, {"normal", r_normal},

@@ -292,6 +292,15 @@ mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const 
   return r;
 }
 
+/* The device a random creation function (rand, randn, randint) makes its
+   tensor on: set by device_creation around its call, so that it draws there
+   from that device's generator rather than on the CPU. */
+static int creation_device = MT_CPU, creation_index = 0;
+int lt_creation_device(int *index) {
+  *index = creation_index;
+  return creation_device;
+}
+
 /* The device= option of a creation function (torch.zeros, torch.randn, ...):
    the function runs on the CPU without it, in this frame (with its own
    upvalues 1 and 2: the closure keeps them), so its errors point at the
@@ -301,6 +310,8 @@ mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const 
 static int device_creation(lua_State *L) {
   lua_CFunction create = (lua_CFunction)lua_touserdata(L, lua_upvalueindex(4));
   const char *name = lua_tostring(L, lua_upvalueindex(5));
+  creation_device = MT_CPU;                          /* a creation on the CPU unless set below */
+  creation_index = 0;
   int top = lua_gettop(L);
   if (top < 2 || lua_type(L, top) != LUA_TTABLE || lt_test_any(L, top)) return create(L);
   lua_pushliteral(L, "device");
@@ -323,11 +334,21 @@ static int device_creation(lua_State *L) {
     lua_rawset(L, -4);
   }
   lua_replace(L, top);
+  if (!strcmp(name, "rand") || !strcmp(name, "randn") || !strcmp(name, "randint")) {
+    creation_device = device;                        /* made and drawn there; an error inside leaves it */
+    creation_index = index;                          /* set, and the next call through here clears it */
+    int n = create(L);
+    creation_device = MT_CPU;
+    creation_index = 0;
+    mt_tensor *r = lt_check_any(L, lua_gettop(L) - n + 1, name);
+    if (requires_grad) LT_TRY(L, mt_ag_set_requires_grad(r, 1));
+    return n;
+  }
   int n = create(L);
   mt_tensor *cpu = lt_check_any(L, lua_gettop(L) - n + 1, name);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_tensor_init_on(name, r, cpu->dtype, cpu->ndim, cpu->shape, device, index));
-  LT_TRY(L, mt_copy(r, cpu));
+  if (strcmp(name, "empty") != 0) LT_TRY(L, mt_copy(r, cpu));   /* empty's values are unspecified: no copy */
   if (requires_grad) LT_TRY(L, mt_ag_set_requires_grad(r, 1));
   return 1;
 }

@@ -29,6 +29,22 @@ torch.cuda.get_device_name(device), torch.cuda.get_device_capability(device)
 torch.cuda.mem_get_info(device)
   Free and total bytes of the GPU's memory, as the driver sees them.
 
+torch.cuda.manual_seed(n), torch.cuda.manual_seed_all(n)
+  Seed the current GPU's random generator, or every GPU's. Each GPU has its own
+  (Philox, the CPU's algorithm); torch.manual_seed(n) seeds the CPU's and all
+  of them, so after the same seed the same draws give the same numbers on
+  either device:
+    torch.manual_seed(7); a = torch.randn(3)
+    torch.manual_seed(7); b = torch.randn(3, {device = 'cuda'})   -- a's values
+
+torch.cuda.seed(), torch.cuda.seed_all(), torch.cuda.initial_seed()
+  A fresh non-deterministic seed for the current GPU's generator (seed_all: for
+  every GPU's), returned; and the seed it last took (67280421310721 at start).
+
+torch.cuda.get_rng_state(device), torch.cuda.set_rng_state(state, device)
+  The state of a GPU's generator as a 16-byte uint8 tensor (seed, offset), and
+  putting one back: the draws after it repeat.
+
 torch.cuda.memory_allocated(device), torch.cuda.max_memory_allocated(device)
   Bytes held by live tensors on the GPU, and the most held since the last
   torch.cuda.reset_peak_memory_stats(). 0 without CUDA.
