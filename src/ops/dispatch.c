@@ -220,6 +220,44 @@ static int inplace_commit(mt_op op, mt_tensor *self, mt_tensor *t, mt_tensor *sr
   return rc ? -1 : 0;
 }
 
+/* ---- the one call skeleton ----
+   Every family's call: the in-place protocol's check, the op hook, then
+   either the family's kernel straight into r (or into self, in place) and
+   its derivative recorded when an input carries history, or -- in place on
+   a tensor with history -- the kernel out of place on a copy of self that
+   keeps its history (autograd's in-place source), recorded, and committed
+   into self. A family gives its operands (args), the tensor written in place
+   (self), the tensors self's protocol checks it against (reads), and run:
+   its kernel on the operands with every use of self replaced by the tensor
+   given (the copy, or self itself), into out, recording when asked. The
+   skeleton is inlined into each family's entry with run known, so the call
+   costs what the family's own code did. */
+typedef int (*run_fn)(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                      int inplace, int record);
+
+static inline __attribute__((always_inline)) int call_skeleton(const mt_device_kernels *k, mt_op op,
+                                                               const void *args, run_fn run, mt_tensor *r,
+                                                               mt_tensor *self, const mt_tensor *read1,
+                                                               const mt_tensor *read2, int inplace, int has_grad) {
+  int need = 0;
+  if (inplace && (need = inplace_protocol(op, self, read1)) == 0 && read2) need = inplace_protocol(op, self, read2);
+  if (need < 0) return -1;
+  int rc;
+  HOOK(op, 0);
+  if (need) {                                     /* self = self:op(...), for autograd */
+    mt_tensor src = {0}, t = {0};
+    rc = ag.inplace_source(&src, self) || run(k, op, args, &t, &src, 0, 1);
+    rc = inplace_commit(op, self, &t, &src, rc);
+  } else {
+    rc = run(k, op, args, inplace ? self : r, self, inplace, !inplace && has_grad);
+  }
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* the operand t, or self's stand-in when t is self */
+#define STANDIN(t, orig, self) ((t) == (orig) ? (self) : (t))
+
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
   if (mt_to_dtype(r, x, dtype)) return -1;
   return x->grad_meta ? ag.record_cast(r, x) : 0;
@@ -231,26 +269,35 @@ int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int inde
 }
 
 /* ---- unary ---- */
+static int run_unary(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                     int inplace, int record) {
+  return k->unary(out, self, op, inplace, *(const int *)args) || (record && ag.record_unary(out, self, op));
+}
+
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_unary");
   const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(unary));
   if (!k) return -1;
-  int rc, need = inplace ? inplace_protocol(op, x, NULL) : 0;
-  if (need < 0) return -1;
-  HOOK(op, 0);
-  if (need) {                                     /* x = x:op(), for autograd */
-    mt_tensor src = {0}, t = {0};
-    rc = ag.inplace_source(&src, x) || k->unary(&t, &src, op, 0, default_float) || ag.record_unary(&t, &src, op);
-    rc = inplace_commit(op, x, &t, &src, rc);
-  } else {
-    rc = k->unary(inplace ? x : r, x, op, inplace, default_float);
-    if (!rc && !inplace && x->grad_meta) rc = ag.record_unary(r, x, op);
-  }
-  HOOK(op, 1);
-  return rc;
+  return call_skeleton(k, op, &default_float, run_unary, r, x, NULL, NULL, inplace, x->grad_meta != NULL);
 }
 
 /* ---- binary ---- */
+typedef struct {
+  const mt_operand *a, *b;
+  double alpha;
+  int default_float;
+} binary_args;
+
+static int run_binary(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                      int inplace, int record) {
+  const binary_args *c = args;
+  mt_operand sa = *c->a, sb = *c->b;
+  sa.t = self;
+  sb.t = STANDIN(sb.t, c->a->t, self);            /* x:mul_(x) */
+  return k->binary(out, &sa, &sb, op, c->alpha, inplace, c->default_float) ||
+         (record && ag.record_binary(out, &sa, &sb, op, c->alpha));
+}
+
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_binary");
@@ -259,27 +306,9 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
   if (__builtin_expect(inplace && k != &device_kernels[device_of(a->t)], 0))   /* a CPU 0-dim self, GPU other */
     return mt_check_same_device(mt_op_names[op], b->t, a->t);
-  mt_tensor *self = (mt_tensor *)a->t;
-  int rc, need = inplace ? inplace_protocol(op, self, b->t) : 0;
-  if (need < 0) return -1;
-  HOOK(op, 0);
-  if (need) {                                     /* a = a:op(b), for autograd */
-    mt_tensor src = {0}, t = {0};
-    mt_operand sa = *a, sb = *b;
-    rc = ag.inplace_source(&src, self);
-    if (!rc) {
-      sa.t = &src;
-      if (sb.t == self) sb.t = &src;              /* x:mul_(x) */
-      rc = k->binary(&t, &sa, &sb, op, alpha, 0, default_float) || ag.record_binary(&t, &sa, &sb, op, alpha);
-    }
-    rc = inplace_commit(op, self, &t, &src, rc);
-  } else {
-    rc = k->binary(inplace ? self : r, a, b, op, alpha, inplace, default_float);
-    if (!rc && !inplace && ((a->t && a->t->grad_meta) || (b->t && b->t->grad_meta)))
-      rc = ag.record_binary(r, a, b, op, alpha);
-  }
-  HOOK(op, 1);
-  return rc ? -1 : 0;
+  const binary_args args = {a, b, alpha, default_float};
+  return call_skeleton(k, op, &args, run_binary, r, (mt_tensor *)a->t, b->t, NULL, inplace,
+                       (a->t && a->t->grad_meta) || (b->t && b->t->grad_meta));
 }
 
 int mt_run_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
@@ -345,35 +374,47 @@ int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op 
   return rc ? -1 : 0;
 }
 
+typedef struct {
+  const mt_tensor *input, *a, *b;
+  double beta, alpha;
+} add_product_args;
+
+static int run_add_product(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                           int inplace, int record) {
+  const add_product_args *c = args;
+  const mt_tensor *sa = STANDIN(c->a, c->input, self), *sb = STANDIN(c->b, c->input, self);   /* M:addmm_(M, M) */
+  return k->add_product(out, self, sa, sb, op, c->beta, c->alpha, inplace) ||
+         (record && ag.record_add_product(out, self, sa, sb, op, c->beta, c->alpha));
+}
+
 int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                         double beta, double alpha, int inplace) {
   if (__builtin_expect(!mt_op_is_add_product(op), 0)) return wrong_family(op, "mt_call_add_product");
   const mt_device_kernels *k = kernels_for(op, input, a, b, SLOT(add_product));
   if (!k) return -1;
-  int need = 0;
-  if (inplace && (need = inplace_protocol(op, input, a)) == 0) need = inplace_protocol(op, input, b);
-  if (need < 0) return -1;
-  int rc;
-  HOOK(op, 0);
-  if (need) {                                     /* input = input:op(a, b), for autograd */
-    mt_tensor src = {0}, t = {0};
-    rc = ag.inplace_source(&src, input);
-    if (!rc) {
-      const mt_tensor *sa = a == input ? &src : a, *sb = b == input ? &src : b;   /* M:addmm_(M, M) */
-      rc = k->add_product(&t, &src, sa, sb, op, beta, alpha, 0) ||
-           ag.record_add_product(&t, &src, sa, sb, op, beta, alpha);
-    }
-    rc = inplace_commit(op, input, &t, &src, rc);
-  } else {
-    rc = k->add_product(inplace ? input : r, input, a, b, op, beta, alpha, inplace);
-    if (!rc && !inplace && (input->grad_meta || a->grad_meta || b->grad_meta))
-      rc = ag.record_add_product(r, input, a, b, op, beta, alpha);
-  }
-  HOOK(op, 1);
-  return rc ? -1 : 0;
+  const add_product_args args = {input, a, b, beta, alpha};
+  return call_skeleton(k, op, &args, run_add_product, r, input, a, b, inplace,
+                       input->grad_meta || a->grad_meta || b->grad_meta);
 }
 
 /* ---- elementwise ops with parameters ---- */
+typedef struct {
+  const mt_operand *in;
+  const double *p;
+  int arity, default_float;
+} param_args;
+
+static int run_param(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                     int inplace, int record) {
+  const param_args *c = args;
+  mt_operand sin[3] = {{self, 0, 0}, {0}, {0}};
+  for (int i = 1; i < c->arity; i++) {
+    sin[i] = c->in[i];
+    sin[i].t = STANDIN(sin[i].t, c->in[0].t, self);   /* x:clamp_(x, ...) */
+  }
+  return k->param(out, sin, op, c->p, inplace, c->default_float) || (record && ag.record_param(out, sin, op, c->p));
+}
+
 int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float) {
   if (__builtin_expect(!mt_op_is_param(op), 0)) return wrong_family(op, "mt_call_param");
   int arity = mt_op_infos[op].arity;
@@ -382,30 +423,9 @@ int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p,
   if (!self) return mt_fail("%s: self must be a tensor", mt_op_names[op]);
   const mt_device_kernels *k = kernels_for(op, self, u, v, SLOT(param));
   if (!k) return -1;
-  int need = 0;
-  if (inplace && (need = inplace_protocol(op, self, u)) == 0 && v) need = inplace_protocol(op, self, v);
-  if (need < 0) return -1;
-  int rc;
-  HOOK(op, 0);
-  if (need) {                                     /* self = self:op(...), for autograd */
-    mt_tensor src = {0}, t = {0};
-    rc = ag.inplace_source(&src, self);
-    if (!rc) {
-      mt_operand sin[3] = {{&src, 0, 0}, {0}, {0}};
-      for (int i = 1; i < arity; i++) {
-        sin[i] = in[i];
-        if (in[i].t == self) sin[i].t = &src;     /* x:clamp_(x, ...) */
-      }
-      rc = k->param(&t, sin, op, p, 0, default_float) || ag.record_param(&t, sin, op, p);
-    }
-    rc = inplace_commit(op, self, &t, &src, rc);
-  } else {
-    rc = k->param(inplace ? self : r, in, op, p, inplace, default_float);
-    if (!rc && !inplace && (self->grad_meta || (u && u->grad_meta) || (v && v->grad_meta)))
-      rc = ag.record_param(r, in, op, p);
-  }
-  HOOK(op, 1);
-  return rc ? -1 : 0;
+  const param_args args = {in, p, arity, default_float};
+  return call_skeleton(k, op, &args, run_param, r, self, u, v, inplace,
+                       self->grad_meta || (u && u->grad_meta) || (v && v->grad_meta));
 }
 
 /* ---- index ops ---- */
@@ -445,28 +465,26 @@ static int self_record(mt_tensor *r, const mt_tensor *x, const self_args *a, con
                              : ag.record_mask(r, x, a->op, a->where, src);
 }
 
+typedef struct {
+  const self_args *a;
+  const mt_tensor *x;
+} on_self_args;
+
+static int run_on_self(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                       int inplace, int record) {
+  (void)op;
+  const on_self_args *c = args;
+  const mt_tensor *s = STANDIN(c->a->src, c->x, self);
+  return self_kernel(k, out, self, c->a, s, inplace) || (record && self_record(out, self, c->a, s));
+}
+
 static int call_on_self(mt_tensor *r, mt_tensor *x, const self_args *a, size_t slot, int inplace) {
   const mt_tensor *src = a->src;
   const mt_device_kernels *k = kernels_for(a->op, x, a->where, src && src->ndim ? src : NULL, slot);
   if (!k) return -1;
-  int need = inplace ? inplace_protocol(a->op, x, src) : 0;
-  if (need < 0) return -1;
-  int rc;
-  HOOK(a->op, 0);
-  if (need) {                                     /* x = x:op(...), for autograd */
-    mt_tensor copy = {0}, t = {0};
-    rc = ag.inplace_source(&copy, x);
-    if (!rc) {
-      const mt_tensor *s = src == x ? &copy : src;
-      rc = self_kernel(k, &t, &copy, a, s, 0) || self_record(&t, &copy, a, s);
-    }
-    rc = inplace_commit(a->op, x, &t, &copy, rc);
-  } else {
-    rc = self_kernel(k, inplace ? x : r, x, a, src, inplace);
-    if (!rc && !inplace && (x->grad_meta || (src && src->grad_meta))) rc = self_record(r, x, a, src);
-  }
-  HOOK(a->op, 1);
-  return rc ? -1 : 0;
+  const on_self_args args = {a, x};
+  return call_skeleton(k, a->op, &args, run_on_self, r, x, src, NULL, inplace,
+                       x->grad_meta || (src && src->grad_meta));
 }
 
 int mt_call_put(mt_tensor *r, mt_tensor *x, mt_op op, int dim, const mt_tensor *index, const mt_tensor *src,
