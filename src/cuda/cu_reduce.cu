@@ -28,6 +28,7 @@
 
 extern "C" {
 #include "../tensor/mt_reduce.h"
+#include "../tensor/mt_reduce_plan.h"
 }
 
 /* ---- dtypes: storage types and loads ---- */
@@ -110,21 +111,8 @@ __device__ inline double d_abs(double v) { return fabs(v); }
 __device__ inline float d_pow(float v, float p) { return powf(v, p); }
 __device__ inline double d_pow(double v, double p) { return pow(v, p); }
 
-/* ---- the passes (mt_reduce.c's, plus |x| max/min for norm's +-inf) ---- */
-enum { K_MEDIAN = -3, K_NORM = -2, K_NONE = -1, K_SUM, K_NANSUM, K_PROD, K_NONZERO, K_MAX, K_MIN, K_SQDEV, K_ABSSUM, K_POWSUM,
-       K_EXPSUM, K_MAXABS, K_MINABS };
-enum { PARAM_NONE, PARAM_MEAN, PARAM_SHIFT };
-enum { FIN_SAME, FIN_MEAN, FIN_VAR, FIN_STD, FIN_SQRT, FIN_ROOT, FIN_LSE, FIN_ANY, FIN_ALL };
-enum { OUT_SAME, OUT_WIDEN, OUT_FLOAT, OUT_TO_FLOAT, OUT_BOOL, OUT_INT64 };
-enum { SIG_DIMS, SIG_VAR, SIG_NORM, SIG_NONE };
-
-/* the registry's reductions, as mt_reduce.c reads them */
-typedef struct { signed char first, second, fin, out, sig; } red_entry;
-#define RED(first, second, fin, result, signature) {K_##first, K_##second, FIN_##fin, OUT_##result, SIG_##signature}
-#define RED_X(name, kernel, E, ...) kernel,
-static const red_entry red_entries[MT_OP_END_REDUCE - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(RED_X, _)};
-#undef RED_X
-#undef RED
+/* ---- the passes: mt_reduce_plan.h's kinds (the CPU's, plus |x| max/min
+   for norm's +-inf), and the registry's entries from its one table ---- */
 
 /* A pass K over dtype T: its state S (float passes of float dtypes in acc;
    integer sums and products in uint64, wrapping; counts in uint64; integer
@@ -572,7 +560,7 @@ CU_EXTERN int cu_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mas
   int in_dtype, out_dtype;
   if (mt_reduce_prepare(x, op, mask, dtype, param, default_float, &in_dtype, &out_dtype)) return -1;
   const char *name = mt_op_names[op];
-  const red_entry *e = &red_entries[op - MT_NUM_POINTWISE_OPS];
+  const mt_red_entry *e = mt_red_entry_of(op);
   const int index = mt_device_index_of(x);
   if (cu_set_device(name, index)) return -1;
 

@@ -9,6 +9,7 @@
 #include "mt_kernel.h"
 #include "mt_parallel.h"
 #include "mt_index.h"
+#include "mt_reduce_plan.h"
 
 /* Independent accumulators along a contiguous run: enough to fill the
    vector units (16 doubles are two AVX-512 or four AVX2 registers) and hide
@@ -103,16 +104,18 @@ typedef union { double f; int64_t i; uint64_t u; } red_acc;
   X(E, T, POWSUM, ACC, +, 0, pow(fabs((double)v), p), double, double, f)                    \
   X(E, T, EXPSUM, ACC, +, 0, exp((double)v - m), double, double, f)
 
-#define RED_KIND(E, T, KIND, ...) K_##KIND,
-enum {
-  K_MEDIAN = -3, K_NORM = -2, K_NONE = -1,
-  RED_PASSES_ALL(RED_KIND, _, _, _)
-  K_END_ALL,                       /* the passes before it serve integers too */
-  K_FLOAT_BEFORE_ = K_END_ALL - 1,
-  RED_PASSES_FLOAT(RED_KIND, _, _, _)
-  K_COUNT
-};
+/* The pass kinds are mt_reduce_plan.h's (shared with the devices); the
+   lists above must run in their order, which the compiler checks. */
+#define K_END_ALL K_SQDEV                /* the passes before it serve integers too */
+#define K_COUNT K_MAXABS                 /* the CPU's passes end before the device-only |x| extremes */
+#define RED_KIND(E, T, KIND, ...) KX_##KIND,
+enum { RED_PASSES_ALL(RED_KIND, _, _, _) RED_PASSES_FLOAT(RED_KIND, _, _, _) KX_COUNT };
 #undef RED_KIND
+#define RED_KIND_CHECK(E, T, KIND, ...) _Static_assert((int)KX_##KIND == (int)K_##KIND, "pass " #KIND " out of order");
+RED_PASSES_ALL(RED_KIND_CHECK, _, _, _)
+RED_PASSES_FLOAT(RED_KIND_CHECK, _, _, _)
+#undef RED_KIND_CHECK
+_Static_assert((int)KX_COUNT == (int)K_COUNT, "the CPU's passes and mt_reduce_plan.h's differ");
 
 /* Reduces n elements x[i * s] (s in bytes) to one state. */
 typedef red_state (*run_fn)(const char *x, int64_t s, int64_t n, double m, double p);
@@ -362,9 +365,8 @@ static const rows_fn rows_kernels[K_COUNT][MT_NDTYPES] = {
   MT_DTYPES(RED_ROWS_ALL) MT_FLOAT_DTYPES(RED_ROWS_FLOAT)
 };
 
-/* ---- plans: which passes an op makes and how a state becomes a value ---- */
-enum { PARAM_NONE, PARAM_MEAN, PARAM_SHIFT };
-enum { FIN_SAME, FIN_MEAN, FIN_VAR, FIN_STD, FIN_SQRT, FIN_ROOT, FIN_LSE, FIN_ANY, FIN_ALL };
+/* ---- plans: which passes an op makes and how a state becomes a value
+   (the words PARAM_, FIN_ are mt_reduce_plan.h's) ---- */
 
 typedef struct {
   int kind[2];     /* a pass, and one that uses the first's result (-1: none) */
@@ -727,14 +729,14 @@ static int check_nonempty(const char *op, const mt_tensor *x, uint32_t mask) {
 }
 
 /* ---- the registry's reductions (src/ops/registry.h): a plan from each entry ---- */
-enum { OUT_SAME, OUT_WIDEN, OUT_FLOAT, OUT_TO_FLOAT, OUT_BOOL, OUT_INT64 };
-enum { SIG_DIMS, SIG_VAR, SIG_NORM, SIG_NONE };
-typedef struct { signed char first, second, fin, out, sig; } red_entry;
+typedef mt_red_entry red_entry;
 #define RED(first, second, fin, result, signature) {K_##first, K_##second, FIN_##fin, OUT_##result, SIG_##signature}
 #define RED_X(name, kernel, E, ...) [MT_OP_##name - MT_NUM_POINTWISE_OPS] = kernel,
 static const red_entry red_entries[MT_OP_END_REDUCE - MT_NUM_POINTWISE_OPS] = {MT_REDUCE_OPS(RED_X, _)};
 #undef RED_X
 #undef RED
+
+const mt_red_entry *mt_red_entry_of(mt_op op) { return &red_entries[op - MT_NUM_POINTWISE_OPS]; }
 
 /* norm's passes by its order p */
 static int run_norm(mt_tensor *r, const mt_tensor *x, double p, uint32_t dims, int keepdim) {

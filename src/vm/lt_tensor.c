@@ -295,7 +295,7 @@ mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const 
 /* The device a random creation function (rand, randn, randint) makes its
    tensor on: set by device_creation around its call, so that it draws there
    from that device's generator rather than on the CPU. */
-static int creation_device = MT_CPU, creation_index = 0;
+static _Thread_local int creation_device = MT_CPU, creation_index = 0;   /* per thread: a worker's own Lua state */
 int lt_creation_device(int *index) {
   *index = creation_index;
   return creation_device;
