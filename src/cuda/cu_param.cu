@@ -111,10 +111,8 @@ static int cu_pk_dtype(const char *op, int dtype, const cu_geom *g, char *out, c
 
 CU_EXTERN int cu_param_loop(mt_param_kernel kernel, mt_tensor *out, const mt_tensor *const *ins, int nin,
                             const double *p, const int64_t *pi) {
-  static const char *const names[] = {"clamp", "clamp", "clamp", "softplus", "leaky_relu", "addcmul", "addcdiv",
-                                      "lerp", "lerp"};
   if ((int)kernel < 0 || kernel > MT_PK_LERP_TENSOR) return mt_fail("cu_param_loop: unknown kernel %d", (int)kernel);
-  const char *op = names[kernel];
+  const char *op = mt_param_kernel_name(kernel);
   if (nin < 1 || nin > 3) return mt_fail("%s: %d inputs", op, nin);
   for (int k = 0; k < nin; k++)
     if (ins[k]->dtype != out->dtype || !mt_same_shape(ins[k], out))

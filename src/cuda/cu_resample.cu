@@ -34,10 +34,13 @@ __global__ void __launch_bounds__(CU_THREADS)
   }
 }
 
-/* bytes of one dim's tables, and their copy into dst (8-byte aligned) */
-static size_t cu_taps_bytes(const mt_taps *t) {
-  const int64_t nnz = t->start[t->out];
-  return sizeof(int64_t) * (size_t)(t->out + 1 + nnz) + sizeof(double) * (size_t)nnz;
+/* bytes of one dim's tables (start, index, weight: 8 bytes each), -1 when
+   they overflow; and their copy into host */
+static int64_t cu_taps_bytes(const mt_taps *t) {
+  int over = 0;
+  const int64_t words = mt_size_add(mt_size_add(t->out, 1, &over), mt_size_mul(t->start[t->out], 2, &over), &over);
+  const int64_t bytes = mt_size_mul(words, 8, &over);
+  return over ? -1 : bytes;
 }
 static void cu_taps_pack(char *host, const mt_taps *t) {
   const int64_t nnz = t->start[t->out];
@@ -64,8 +67,10 @@ CU_EXTERN int cu_separable(mt_tensor *r, const mt_tensor *x, const mt_taps *th, 
   if (cu_set_device(op, index)) return -1;
   const int64_t total = mt_numel(r);
   if (total == 0) return 0;
-  const size_t bh = cu_taps_bytes(th), bw = cu_taps_bytes(tw);
-  const int64_t bytes = (int64_t)(bh + bw);
+  const int64_t bh = cu_taps_bytes(th), bw = cu_taps_bytes(tw);
+  int over = bh < 0 || bw < 0;
+  const int64_t bytes = mt_size_add(bh, bw, &over);
+  if (over) return mt_fail("%s: the taps' tables are too large", op);
   char *host = (char *)malloc((size_t)bytes);
   if (!host) return mt_fail("%s: out of memory", op);
   cu_taps_pack(host, th);

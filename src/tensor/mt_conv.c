@@ -1358,6 +1358,18 @@ int mt_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, cons
   return rc;
 }
 
+/* Off the CPU: the device's unfold (fold 0: out = cols from in = x) or
+   fold (out = x from in = cols), in contiguous. */
+static __attribute__((noinline)) int fold_off_cpu(mt_tensor *out, const mt_tensor *in, const mt_conv_geom *g,
+                                                  int fold) {
+  const char *op = fold ? "fold" : "unfold";
+  const mt_device_extra *k = mt_extra_for(op, in, NULL, NULL);
+  if (!k) return -1;
+  int (*fn)(mt_tensor *, const mt_tensor *, const mt_conv_geom *) = fold ? k->col2im : k->im2col;
+  if (!fn) return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", op);
+  return fn(out, in, g);
+}
+
 int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g) {
   const mt_tensor *in[1] = {x};
   mt_tensor c = {0};
@@ -1365,10 +1377,8 @@ int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g) {
   const int64_t kc = g->c * g->kh * g->kw, len = g->oh * g->ow, xs = g->c * g->h * g->w;
   const int64_t shape[3] = {g->n, kc, len};
   int rc = mt_tensor_init_like(cols, x->dtype, 3, shape, x);
-  if (mt_device_of(x) != MT_CPU) {                 /* the device's unfold */
-    const mt_device_extra *k = rc ? NULL : mt_extra_for("unfold", x, NULL, NULL);
-    rc = rc || !k ? -1 : !k->im2col ? mt_fail("unfold: no kernel for this device yet (move the tensors with :cpu())")
-                                   : k->im2col(cols, &c, g);
+  if (mt_device_of(x) != MT_CPU) {
+    rc = rc ? -1 : fold_off_cpu(cols, &c, g, 0);
     mt_tensor_release(&c);
     return rc;
   }
@@ -1387,10 +1397,8 @@ int mt_col2im(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g) {
   const int64_t kc = g->c * g->kh * g->kw, len = g->oh * g->ow, xs = g->c * g->h * g->w;
   const int64_t shape[4] = {g->n, g->c, g->h, g->w};
   int rc = mt_tensor_init_like(x, cols->dtype, 4, shape, cols);
-  if (mt_device_of(cols) != MT_CPU) {              /* the device's fold */
-    const mt_device_extra *k = rc ? NULL : mt_extra_for("fold", cols, NULL, NULL);
-    rc = rc || !k ? -1 : !k->col2im ? mt_fail("fold: no kernel for this device yet (move the tensors with :cpu())")
-                                   : k->col2im(x, &c, g);
+  if (mt_device_of(cols) != MT_CPU) {
+    rc = rc ? -1 : fold_off_cpu(x, &c, g, 1);
     mt_tensor_release(&c);
     return rc;
   }

@@ -551,9 +551,10 @@ static int mask_positions(const char *op, mt_tensor *pos, const mt_tensor *me);
 
 static int lead_rows(mt_tensor *rows, const mt_tensor *x, int k) {
   int64_t shape[MT_MAX_DIMS];
-  int n = 1 + x->ndim - k;
+  int n = 1 + x->ndim - k, over = 0;
   shape[0] = 1;
-  for (int d = 0; d < k; d++) shape[0] *= x->shape[d];     /* the mask's numel: checked when it was made */
+  for (int d = 0; d < k; d++) shape[0] = mt_size_mul(shape[0], x->shape[d], &over);
+  if (over) return mt_fail("index: the %d leading dims of x hold too many elements", k);
   for (int d = k; d < x->ndim; d++) shape[d - k + 1] = x->shape[d];
   return mt_reshape(rows, x, n, shape);
 }

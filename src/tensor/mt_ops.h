@@ -184,6 +184,8 @@ typedef enum {
   MT_PK_CLAMP_LO, MT_PK_CLAMP_HI, MT_PK_CLAMP_BOTH, MT_PK_SOFTPLUS, MT_PK_LEAKY_RELU, MT_PK_ADDCMUL, MT_PK_ADDCDIV,
   MT_PK_LERP_SCALAR, MT_PK_LERP_TENSOR
 } mt_param_kernel;
+/* the op a loop belongs to, for messages ("clamp", ..., "lerp") */
+const char *mt_param_kernel_name(mt_param_kernel kernel);
 
 /* ---- on other devices ----
    Besides the registry's ops (the dispatcher's table), autograd's formulas

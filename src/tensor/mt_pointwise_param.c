@@ -67,14 +67,17 @@ static int unary_result(mt_tensor *r, const mt_tensor *x, int inplace) {
 typedef struct { double p[2]; int64_t i[2]; } param_ctx;
 
 static mt_device_extra extras[MT_NUM_DEVICES];
-static const char *const kernel_names[] = {"clamp", "clamp", "clamp", "softplus", "leaky_relu", "addcmul", "addcdiv",
-                                           "lerp", "lerp"};
+const char *mt_param_kernel_name(mt_param_kernel kernel) {
+  static const char *const names[] = {"clamp", "clamp", "clamp", "softplus", "leaky_relu", "addcmul", "addcdiv",
+                                      "lerp", "lerp"};
+  return (int)kernel >= 0 && kernel <= MT_PK_LERP_TENSOR ? names[kernel] : "param";
+}
 
 /* Off the CPU: the device's loop over out and ins (views of one dtype and
    shape on out's device), the checks all made here before. */
 static __attribute__((noinline)) int device_loop(mt_param_kernel kind, mt_tensor *out, const mt_tensor *const *ins,
                                                  int nin, const param_ctx *c) {
-  const char *name = kernel_names[kind];
+  const char *name = mt_param_kernel_name(kind);
   const mt_device_extra *k = mt_extra_for(name, out, ins[0], nin > 1 ? ins[1] : NULL);
   if (!k) return -1;
   if (!k->param_loop) return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", name);

@@ -266,7 +266,11 @@ static void resample_planes(void *job, int64_t begin, int64_t end) {
    that gather rather than scatter). */
 static int taps_transpose(taps *tt, const taps *t, int64_t n, const char *op) {
   const int64_t nnz = t->start[t->out];
-  tt->bytes = sizeof(int64_t) * (size_t)(n + 1 + nnz) + sizeof(double) * (size_t)nnz;
+  int over = 0;
+  const int64_t words = mt_size_add(mt_size_add(n, 1, &over), mt_size_mul(nnz, 2, &over), &over);   /* doubles too */
+  if (over || words > MT_MAX_NUMEL) return mt_fail("%s: %lld taps over %lld inputs are too many", op,
+                                                   (long long)nnz, (long long)n);
+  tt->bytes = sizeof(int64_t) * (size_t)words;
   if (!(tt->start = mt_alloc(tt->bytes))) return mt_fail("%s: out of memory", op);
   tt->index = tt->start + n + 1;
   tt->weight = (double *)(tt->index + nnz);
