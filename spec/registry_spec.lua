@@ -118,6 +118,51 @@ describe('the op registry', function()
     assert.are.equal('LeakyReluBackward', e.grad_fn:name())
   end)
 
+  it('sees the nn kernels through the dispatcher, their backward included', function()
+    local x = sample('any', {1, 2, 5, 5}, 1):requires_grad_()
+    local w = sample('any', {3, 2, 3, 3}, 2):requires_grad_()
+    local b = sample('any', {3}, 3):requires_grad_()
+    torch._op_counter(true)
+    local y = torch._conv2d(x, w, b, 1, 1, 1, 1, 1, 1, 1, 1, 1)                 -- conv2d: 5x5, padded
+    local z = torch._avg_pool2d(y, 2, 2, 2, 2, 0, 0, false, false, false)      -- avg_pool2d: 2x2
+    local u = torch._unfold(z, 1, 1, 1, 1, 0, 0, 1, 1)                         -- im2col
+    local v = torch._fold(u, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1)                     -- col2im
+    local n = torch._layer_norm(v, 2, nil, nil, 1e-5)                          -- layer_norm
+    -- sum; then each map's adjoint: layer_norm's fused kernel (no op), im2col for col2im, col2im
+    -- for im2col, resample_adjoint for avg_pool2d, and conv2d's input adjoint (conv_transpose2d) and
+    -- its weight adjoint (conv2d_weight, the bias's gradient in the same pass)
+    n:sum():backward()
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({conv2d = 1, avg_pool2d = 1, im2col = 2, col2im = 2, layer_norm = 1, sum = 1,
+                     resample_adjoint = 1, conv_transpose2d = 1, conv2d_weight = 1}, counts)
+    assert.are.equal('ConvolutionBackward', y.grad_fn:name())
+    assert.are.equal('AvgPool2DBackward', z.grad_fn:name())
+    assert.are.equal('Im2ColBackward', u.grad_fn:name())
+    assert.are.equal('Col2ImBackward', v.grad_fn:name())
+    assert.are.equal('NativeLayerNormBackward', n.grad_fn:name())
+  end)
+
+  it('sees conversions through the dispatcher as `to`, their backward included; x itself is no op', function()
+    local x = sample('any', {2, 3}, 1):float():requires_grad_()
+    torch._op_counter(true)
+    local same = x:float()                               -- x itself: nothing converted, no op
+    local a = x:double()                                 -- to
+    local b = x:to('float32', {copy = true})             -- to: a copy forced
+    local c = x:type('torch.HalfTensor')                 -- to
+    ;(a:sum() + b:sum()):backward()   -- sum twice, add; a's gradient back to float32 (to); b:sum()'s
+                                      -- gradient is float64 (the add promoted), back to float32 (to);
+                                      -- x's two gradients add
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({to = 5, sum = 2, add = 2}, counts)
+    assert.is_true(rawequal(same, x))
+    assert.are.equal('ToCopyBackward', a.grad_fn:name())
+    assert.are.equal('ToCopyBackward', b.grad_fn:name())
+    assert.are.equal('float16', c.dtype)
+    assert.are.same({{2, 2, 2}, {2, 2, 2}}, x.grad:totable())
+  end)
+
   it('sees the index ops through the dispatcher, their backward included', function()
     local x = sample('any', {3, 4}, 1):requires_grad_()
     torch._op_counter(true)
@@ -226,10 +271,10 @@ describe('the op registry', function()
     local a = x[torch.tensor({{3, 1}, {3, 3}})]  -- index_select, view
     local b = x[torch.tensor({true, false, true})]   -- index_select, view (one leading dim: nothing to merge)
     local c = x[torch.tensor(true)]              -- unsqueeze, index_select, view
-    local d = x[torch.ones(3, 4):bool()]         -- flatten, index_select, view
+    local d = x[torch.ones(3, 4):bool()]         -- to (the mask's :bool()), flatten, index_select, view
     local counts = torch._op_counts()
     torch._op_counter(false)
-    assert.are.same({index_select = 4, view = 4, flatten = 1, unsqueeze = 1}, counts)
+    assert.are.same({index_select = 4, view = 4, flatten = 1, unsqueeze = 1, to = 1}, counts)
     assert.are.same({2, 2, 4}, a:size():totable())
     assert.are.same({2, 4}, b:size():totable())
     assert.are.same({1, 3, 4}, c:size():totable())

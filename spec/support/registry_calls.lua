@@ -37,9 +37,16 @@ local function sample(domain, shape, shift)
   return torch.tensor(v, {dtype = 'float64'}):view(shape)
 end
 
--- the callable form of op: its Lua name, an alias, div's rounding mode, or
--- (max and min of every element) the binding it shares with other forms
+-- the callable form of op: its Lua name, an alias, div's rounding mode,
+-- (max and min of every element) the binding it shares with other forms, or
+-- (an nn kernel) its binding
 local function callable(op)
+  if op.family == 'nn' then                           -- its binding, or none: only derivatives call it
+    return function(...)
+      assert(op.lua_name, op.name .. ' has no binding: reach it through its forward op\'s derivative')
+      return torch[op.signature](...)
+    end
+  end
   local name = op.lua_name and op.name or op.aliases[1] or (op.family == 'reduce' and op.name)
   if op.family == 'put' and not op.lua_name then      -- scatter_fill is scatter with a value
     local f = torch[op.name:match('^(.*)_fill$')]
@@ -366,8 +373,174 @@ local function join_calls(op, f)
   return out
 end
 
+-- an nn kernel's calls, by op: its binding (torch._conv2d, ...) with its
+-- positional arguments, on a contiguous and a transposed input (an image
+-- whose last two dims are swapped in memory); the ops only derivatives call
+-- (conv2d_weight, resample_adjoint) are reached as the vector-Jacobian
+-- product of their forward op under create_graph, which is linear in the
+-- incoming gradient. An nn op without calls here fails the walk.
+local function images(shape, shift)
+  local contiguous = sample('any', shape, shift)
+  local swapped = {shape[1], shape[2], shape[4], shape[3]}
+  return {contiguous, sample('any', swapped, shift + 1):transpose(3, 4)}
+end
+
+local function vjp(forward, wrt, g)     -- forward's gradient in wrt for the incoming g, recorded
+  return torch.autograd.grad(forward(wrt), wrt, {grad_outputs = g, create_graph = true})[1]
+end
+
+local NN_CALLS = {
+  conv2d = function(f)
+    local out = {}
+    for i, x in ipairs(images({2, 4, 5, 5}, 1)) do
+      local w, b = sample('any', {6, 2, 3, 2}, 3), sample('any', {6}, 4)
+      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, c, d, 1, 2, 1, 0, 1, 1, 1, 1, 2) end}
+      out[#out + 1] = {{x, w:narrow(1, 1, 4)}, function(a, c) return f(a, c, nil, 2, 1, 0, 1, 0, 0, 2, 1, 2) end}
+    end
+    return out
+  end,
+  conv_transpose2d = function(f)
+    local out = {}
+    for _, x in ipairs(images({2, 4, 3, 4}, 5)) do
+      local w, b = sample('any', {4, 3, 2, 3}, 6), sample('any', {6}, 7)
+      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, c, d, 2, 1, 1, 0, 1, 0, 1, 1, 2) end}
+    end
+    return out
+  end,
+  conv2d_weight = function()
+    local out = {}
+    for _, x in ipairs(images({2, 3, 5, 4}, 8)) do
+      local g = sample('any', {2, 4, 3, 3}, 9)
+      out[#out + 1] = {{x, g}, function(a, gy)
+        local w = torch.zeros(4, 3, 3, 2, {dtype = 'float64', device = a.device}):requires_grad_()
+        return vjp(function(t) return torch._conv2d(a, t, nil, 1, 1, 0, 0, 0, 0, 1, 1, 1) end, w, gy)
+      end}
+    end
+    return out
+  end,
+  max_pool2d_indices = function(f)
+    return {{{images({1, 2, 5, 5}, 10)[2]}, function(x) return f(x, 2, 2, 2, 2, 1, 1, 1, 1, true) end}}
+  end,
+  adaptive_max_pool2d_indices = function(f)
+    return {{{images({1, 2, 5, 5}, 11)[1]}, function(x) return f(x, 3, 2) end}}
+  end,
+  avg_pool2d = function(f)
+    local out = {}
+    for _, x in ipairs(images({1, 2, 5, 6}, 12)) do
+      out[#out + 1] = {{x}, function(a) return f(a, 3, 2, 2, 2, 1, 1, true, false, false) end}
+      out[#out + 1] = {{x}, function(a) return f(a, 2, 2, 1, 2, 0, 1, false, true, true) end}
+    end
+    return out
+  end,
+  adaptive_avg_pool2d = function(f)
+    local out = {}
+    for _, x in ipairs(images({1, 2, 5, 6}, 13)) do out[#out + 1] = {{x}, function(a) return f(a, 3, 4) end} end
+    return out
+  end,
+  upsample_nearest2d = function(f)
+    local out = {}
+    for _, x in ipairs(images({1, 2, 3, 4}, 14)) do
+      out[#out + 1] = {{x}, function(a) return f(a, 5, 7) end}
+      out[#out + 1] = {{x}, function(a) return f(a, 6, 6, 2, 1.5) end}
+    end
+    return out
+  end,
+  upsample_bilinear2d = function(f)
+    local out = {}
+    for _, x in ipairs(images({1, 2, 3, 4}, 15)) do
+      out[#out + 1] = {{x}, function(a) return f(a, 5, 7, true) end}
+      out[#out + 1] = {{x}, function(a) return f(a, 6, 6, false, 2, 1.5) end}
+    end
+    return out
+  end,
+  resample_adjoint = function()
+    local out = {}
+    for _, g in ipairs(images({1, 2, 5, 7}, 16)) do
+      out[#out + 1] = {{g}, function(gy)
+        local x = torch.zeros(1, 2, 3, 4, {dtype = 'float64', device = gy.device}):requires_grad_()
+        return vjp(function(t) return torch._upsample_bilinear2d(t, 5, 7, false) end, x, gy)
+      end}
+    end
+    return out
+  end,
+  im2col = function(f)
+    local out = {}
+    for _, x in ipairs(images({2, 2, 5, 4}, 17)) do
+      out[#out + 1] = {{x}, function(a) return f(a, 2, 3, 1, 1, 1, 0, 2, 1) end}
+    end
+    return out
+  end,
+  col2im = function(f)
+    -- 2 channels of 2x3 windows (12 rows), on (5, 4) with padding (1, 0), stride (2, 1): 3x2 = 6 blocks
+    local cols = sample('any', {2, 6, 12}, 18):transpose(2, 3)
+    return {{{cols}, function(a) return f(a, 5, 4, 2, 3, 1, 1, 1, 0, 2, 1) end}}
+  end,
+  batch_norm = function(f)
+    local out = {}
+    for _, x in ipairs(images({3, 2, 2, 3}, 19)) do
+      local w, b = sample('any', {2}, 20), sample('any', {2}, 21)
+      out[#out + 1] = {{x, w, b}, function(a, c, d)
+        local rm, rv = torch.zeros(2, {dtype = 'float64'}), torch.ones(2, {dtype = 'float64'})
+        return f(a, c, d, on(rm, a), on(rv, a), true, 0.1, 1e-5)
+      end}
+      out[#out + 1] = {{x, w}, function(a, c)    -- eval mode: the running statistics are constants
+        local rm, rv = sample('any', {2}, 22), sample('pos', {2}, 23)
+        return f(a, c, nil, on(rm, a), on(rv, a), false, 0.1, 1e-5)
+      end}
+    end
+    return out
+  end,
+  group_norm = function(f)
+    local out = {}
+    for _, x in ipairs(images({2, 4, 2, 3}, 24)) do
+      local w, b = sample('any', {4}, 25), sample('any', {4}, 26)
+      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, 2, c, d, 1e-5) end}
+    end
+    return out
+  end,
+  layer_norm = function(f)
+    local out = {}
+    for _, x in ipairs(images({2, 2, 3, 4}, 27)) do
+      local w, b = sample('any', {3, 4}, 28), sample('any', {3, 4}, 29)
+      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, 2, c, d, 1e-5) end}
+      out[#out + 1] = {{x}, function(a) return f(a, 1, nil, nil, 1e-5) end}
+    end
+    return out
+  end,
+}
+-- the pads: left, right, top, bottom (negative crops)
+for _, pad in ipairs({'reflection_pad2d', 'replication_pad2d', 'circular_pad2d'}) do
+  NN_CALLS[pad] = function(f)
+    local out = {}
+    for _, x in ipairs(images({1, 2, 4, 5}, 30)) do
+      out[#out + 1] = {{x}, function(a) return f(a, 2, 1, 0, 3) end}
+      out[#out + 1] = {{x}, function(a) return f(a, -1, 2, 1, -1) end}
+    end
+    return out
+  end
+end
+
+local function nn_calls(op)
+  local make = NN_CALLS[op.name]
+  assert(make, op.name .. ': an nn kernel without calls in spec/support/registry_calls.lua')
+  return make(callable(op))
+end
+
+-- a conversion's calls: to float64 on the input's own device, a copy forced
+-- (x itself otherwise), by name and by options
+local function cast_calls(op)
+  local out = {}
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    out[#out + 1] = {inputs, function(t) return t:to('float64', {copy = true}) end}
+    out[#out + 1] = {inputs, function(t) return t:to({dtype = 'float64', device = t.device, copy = true}) end}
+  end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
+  if op.family == 'nn' then return nn_calls(op) end
+  if op.family == 'cast' then return cast_calls(op) end
   local f = callable(op)
   if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end
   if op.family == 'param' then return param_calls(op, f) end

@@ -9,8 +9,10 @@
 
    Node fields used: extra (the geometry (n, c, s, groups), whether the
    statistics are fixed, whether there is a weight), scalar (eps). Saved: x,
-   the weight when there is one, the statistics (2, count). */
-#include "ag_norm.h"
+   the weight when there is one, the statistics (2, count): the registry's
+   STATS. */
+#include <string.h>
+#include "ag_nn.h"
 #include "ag_expr.h"
 
 enum { P_N, P_C, P_S, P_GROUPS, P_FIXED, P_HAS_WEIGHT };
@@ -77,7 +79,7 @@ static void composed(const mt_node *nd, const mt_tensor *g, const mt_tensor *x, 
   for (int i = 0; i < t.n; i++) ag_drop(&t.t[i]);
 }
 
-static int norm_backward(mt_node *nd, const mt_tensor *grad, mt_tensor *gi) {
+int ag_norm_backward(mt_node *nd, const mt_tensor *grad, mt_tensor *gi) {
   const int64_t *p = nd->extra;
   const mt_tensor *x, *w = NULL, *stats;
   if (mt_ag_saved(nd, 0, &x) || (p[P_HAS_WEIGHT] && mt_ag_saved(nd, 1, &w)) ||
@@ -105,20 +107,10 @@ static int norm_backward(mt_node *nd, const mt_tensor *grad, mt_tensor *gi) {
   return ag_done();
 }
 
-int mt_ag_record_normalization(mt_tensor *y, const char *name, const mt_tensor *x, const mt_tensor *w,
-                               const mt_tensor *b, const mt_tensor *stats, const mt_norm_geom *g, double eps,
-                               int fixed_stats) {
-  if (!mt_ag_grad_enabled() ||
-      !(mt_ag_requires_grad(x) || (w && mt_ag_requires_grad(w)) || (b && mt_ag_requires_grad(b))))
-    return 0;
-  const mt_tensor *in[3] = {x, w, b};
-  const int64_t params[] = {g->n, g->c, g->s, g->groups, fixed_stats, w != NULL};
-  mt_node *n = mt_ag_new_node_extra(name, norm_backward, 3, in, P_HAS_WEIGHT + 1);
-  if (!n) return mt_fail("%s: out of memory recording the graph", g->op);
+void ag_norm_pack(mt_node *n, const mt_nn_args *a) {
+  const mt_norm_geom *g = a->norm;
+  /* batch norm out of training normalises with constants, the running statistics */
+  const int64_t params[] = {g->n, g->c, g->s, g->groups, !g->groups && !a->flag, a->w != NULL};
   memcpy(n->extra, params, sizeof params);
-  n->scalar = eps;
-  mt_ag_save(n, x, 0);
-  if (w) mt_ag_save(n, w, 0);
-  mt_ag_save(n, stats, 0);
-  return mt_ag_attach(y, n);
+  n->scalar = a->eps;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ag.h"
+#include "ag_nn.h"
 #include "ag_formula.h"
 #include "ag_index.h"
 #include "ag_shape.h"
@@ -242,6 +243,7 @@ __attribute__((constructor)) static void register_autograd(void) {
     mt_ag_record_unary, mt_ag_record_binary, mt_ag_record_cast, mt_ag_record_reduce, mt_ag_record_along,
     mt_ag_record_selection, mt_ag_record_product, mt_ag_record_add_product, mt_ag_record_param,
     mt_ag_record_index_op, mt_ag_record_put_op, mt_ag_record_mask_op, mt_ag_record_view_op, mt_ag_record_join,
+    mt_ag_record_nn,
     mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
   };
   mt_register_autograd(&hooks);

@@ -95,6 +95,14 @@
 #define JOIN(call) "dim"
 #define JN(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
+/* a conversion: CAST(call); Lua reaches it through to, type, float, cuda, ... */
+#define CAST(call) "dtype device"
+#define CS(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
+/* an nn kernel: NN(call, binding, node); its arity is its domain's word count */
+#define NN(call, binding, node) binding
+#define NNK(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, 0, kernel[0] != 0)
 const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
@@ -102,13 +110,13 @@ const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
   MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
-  MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join")
+  MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join") MT_NN_OPS(NNK, "nn") MT_CAST_OPS(CS, "cast")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
   [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
-              mt_index_op, mt_put_op, mt_mask_op, mt_view_op, mt_join_op},
+              mt_index_op, mt_put_op, mt_mask_op, mt_view_op, mt_join_op, mt_nn_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -258,14 +266,22 @@ static inline __attribute__((always_inline)) int call_skeleton(const mt_device_k
 /* the operand t, or self's stand-in when t is self */
 #define STANDIN(t, orig, self) ((t) == (orig) ? (self) : (t))
 
-int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
-  if (mt_to_dtype(r, x, dtype)) return -1;
-  return x->grad_meta ? ag.record_cast(r, x) : 0;
+/* ---- conversions: the registry's `to` ---- */
+int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op) {
+  HOOK(MT_OP_to, 0);
+#undef CAST
+#define CAST(call) call
+#define OPC(name, kernel, E, ...) int rc = kernel;
+  MT_CAST_OPS(OPC, _)      /* the entry's kernel column */
+#undef OPC
+  if (!rc && x->grad_meta) rc = ag.record_cast(r, x);
+  HOOK(MT_OP_to, 1);
+  return rc ? -1 : 0;
 }
 
-int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op) {
-  if (mt_tensor_init_on(op, r, dtype, x->ndim, x->shape, device, index) || mt_copy(r, x)) return -1;
-  return x->grad_meta ? ag.record_cast(r, x) : 0;
+int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype) {
+  if (x->dtype == dtype) { mt_tensor_alias(r, x); return 0; }   /* nothing to convert: not an op */
+  return mt_call_to(r, x, dtype, mt_device_of(x), mt_device_index_of(x), "to");
 }
 
 /* ---- unary ---- */
@@ -517,6 +533,18 @@ int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int 
   int rc = k->join(r, ts, n, op, dim), any = 0;
   for (int i = 0; i < n && !any; i++) any = ts[i]->grad_meta != NULL;
   if (!rc && any) rc = ag.record_join(r, ts, n, op, dim);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- nn kernels ---- */
+int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a) {
+  if (__builtin_expect(!mt_op_is_nn(op), 0)) return wrong_family(op, "mt_call_nn");
+  const mt_device_kernels *k = kernels_for(op, a->x, a->w, a->b, SLOT(nn));
+  if (!k) return -1;
+  HOOK(op, 0);
+  int rc = k->nn(r, op, a);
+  if (!rc && (a->x->grad_meta || (a->w && a->w->grad_meta) || (a->b && a->b->grad_meta))) rc = ag.record_nn(r, op, a);
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

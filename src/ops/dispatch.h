@@ -27,7 +27,7 @@ typedef struct {
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
                                 "select", "product", "add_product", "param", "index", "put",
-                                "mask", "view", "join" */
+                                "mask", "view", "join", "nn" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk", "arg" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
@@ -35,7 +35,8 @@ typedef struct {
                                 (index ops: "select", "gather"), and the source's kind (puts:
                                 "select source", "gather value"), what follows the mask (masks:
                                 "value", "source", "none"), the arguments after self (views:
-                                "dim:dim start:pos length:int"); "" elementwise */
+                                "dim:dim start:pos length:int"), the Lua function (nn kernels:
+                                "_conv2d"; "" for one only derivatives call); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big ", "cnd ", "unq " per
                                 input */
   int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one) */
@@ -67,6 +68,7 @@ typedef struct {
   int (*mask)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src, int inplace);
   int (*view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
   int (*join)(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
+  int (*nn)(mt_tensor *r, mt_op op, const mt_nn_args *a);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -95,6 +97,7 @@ typedef struct {
   int (*record_mask)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_tensor *mask, const mt_tensor *src);
   int (*record_view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a);
   int (*record_join)(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
+  int (*record_nn)(mt_tensor *r, mt_op op, const mt_nn_args *a);
   /* the in-place protocol: see mt_ag_inplace_needed in src/autograd/ag.h */
   int (*inplace_needed)(const char *op, const mt_tensor *t, const mt_tensor *other);
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
@@ -181,5 +184,8 @@ int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, in
 /* r = the join op (cat, stack) of ts[0..n) along dim (0-based), as
    mt_join_op (src/tensor/mt_ops.h) */
 int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
+/* r = the nn kernel op (conv2d, avg_pool2d, batch_norm, ...) of the
+   arguments a, as mt_nn_op (src/tensor/mt_ops.h): x, w and b on one device */
+int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a);
 
 #endif

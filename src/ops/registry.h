@@ -623,6 +623,98 @@
   OP(cat, JOIN(mt_cat(r, ts, n, dim)), E, DERIV(NOTHING, PART(G)), AC_PROMOTE, ANY, "concat concatenate") \
   OP(stack, JOIN(mt_stack(r, ts, n, dim)), E, DERIV(NOTHING, PART(G)), AC_PROMOTE, ANY, "")
 
+/* ---- nn kernels: the layers of convolutional networks ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: NN(call, binding, node): the kernel as a call of src/tensor
+     (mt_conv.h, mt_pool.h, mt_resample.h, mt_norm.h) in r and a, the op's
+     mt_nn_args (src/tensor/mt_ops.h): a->x, a->w and a->b the input, the
+     weight and the bias (NULL: none), a->conv, a->rs, a->norm and a->pool
+     the geometry, a->aux a second result (the statistics of a
+     normalisation, the bias's gradient of conv2d_weight). binding is the
+     Lua function, torch.<binding>, the positional form nn.functional
+     builds on (src/vm/lt_conv.c reads its arguments, in l_<name>), or ""
+     for an op that only derivatives call. node is the autograd node's name.
+   - derivative: DERIV(reads, BACKWARD(kind)): the backward function of kind
+     (conv: src/autograd/ag_conv.c; resample, im2col: ag_spatial.c; norm:
+     ag_norm.c), which computes each input's gradient with this list's ops
+     through the dispatcher, so that create_graph records them again and
+     higher derivatives follow (a map's derivative is its adjoint, the
+     adjoint's the map). reads is what the node saves: NOTHING, INPUTS (x
+     and w), or STATS (x, w when there is one, and the statistics). The
+     inputs are x, w and b: a list's arity is its domain's word count. */
+#define MT_NN_OPS(OP, E)                                                                               \
+  /* x (n, c, h, w), w (o, c / groups, kh, kw), b (o) */                                              \
+  OP(conv2d, NN(mt_conv2d(r, a->x, a->w, a->b, a->conv), "_conv2d", ConvolutionBackward), E,           \
+    DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY ANY, "")                                          \
+  /* conv2d's adjoint in its input: x like conv2d's output, w as conv2d's, b (c) */                   \
+  OP(conv_transpose2d, NN(mt_conv2d_input_grad(r, a->x, a->w, a->b, a->conv), "_conv_transpose2d",     \
+                          ConvTransposeBackward), E,                                                   \
+    DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY ANY, "")                                          \
+  /* conv2d's adjoint in its weight: x the input, w the output's gradient; with a->aux the bias's     \
+     gradient too, in the same pass */                                                                 \
+  OP(conv2d_weight, NN(mt_conv2d_weight_grad(r, a->aux, a->x, a->w, a->conv), "", ConvWeightBackward), \
+    E, DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY, "")                                           \
+  /* int64 positions of the windows' maxima (a->pool: kernel, stride, padding, dilation, each h and   \
+     w; a->flag: ceil_mode); the values are x gathered there */                                       \
+  OP(max_pool2d_indices, NN(mt_max_pool2d_indices(r, a->x, a->pool, a->pool + 2, a->pool + 4,          \
+                                                  a->pool + 6, a->flag, a->base),                      \
+                            "_max_pool2d_indices", None), E, NODERIV, AC_NONE, ANY, "")                 \
+  OP(adaptive_max_pool2d_indices, NN(mt_adaptive_max_pool2d_indices(r, a->x, a->pool, a->base),        \
+                                     "_adaptive_max_pool2d_indices", None), E, NODERIV, AC_NONE, ANY, "") \
+  /* the separable resampling maps of the last two dims (a->rs) */                                    \
+  OP(avg_pool2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_avg_pool2d", AvgPool2DBackward), E,  \
+    DERIV(NOTHING, BACKWARD(resample)), AC_NONE, ANY, "")                                              \
+  OP(adaptive_avg_pool2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_adaptive_avg_pool2d",       \
+                             AdaptiveAvgPool2DBackward), E,                                            \
+    DERIV(NOTHING, BACKWARD(resample)), AC_NONE, ANY, "")                                              \
+  OP(reflection_pad2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_reflection_pad2d",             \
+                          ReflectionPad2DBackward), E,                                                 \
+    DERIV(NOTHING, BACKWARD(resample)), AC_FP32, ANY, "")                                              \
+  OP(replication_pad2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_replication_pad2d",           \
+                           ReplicationPad2DBackward), E,                                               \
+    DERIV(NOTHING, BACKWARD(resample)), AC_FP32, ANY, "")                                              \
+  OP(circular_pad2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_circular_pad2d",                 \
+                        CircularPad2DBackward), E,                                                     \
+    DERIV(NOTHING, BACKWARD(resample)), AC_NONE, ANY, "")                                              \
+  OP(upsample_nearest2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_upsample_nearest2d",         \
+                            UpsampleNearest2DBackward), E,                                             \
+    DERIV(NOTHING, BACKWARD(resample)), AC_FP32, ANY, "")                                              \
+  OP(upsample_bilinear2d, NN(mt_resample_apply(r, a->x, a->rs, 0, NULL), "_upsample_bilinear2d",       \
+                             UpsampleBilinear2DBackward), E,                                           \
+    DERIV(NOTHING, BACKWARD(resample)), AC_FP32, ANY, "")                                              \
+  /* the adjoint of the map a->rs, onto an input plane a->pool (h, w) */                              \
+  OP(resample_adjoint, NN(mt_resample_apply(r, a->x, a->rs, 1, a->pool), "", ResampleAdjointBackward), \
+    E, DERIV(NOTHING, BACKWARD(resample)), AC_NONE, ANY, "")                                           \
+  /* x (n, c, h, w) -> its windows as columns (n, c * kh * kw, l), and back (summed) */               \
+  OP(im2col, NN(mt_im2col(r, a->x, a->conv), "_unfold", Im2ColBackward), E,                            \
+    DERIV(NOTHING, BACKWARD(im2col)), AC_NONE, ANY, "")                                                \
+  OP(col2im, NN(mt_col2im(r, a->x, a->conv), "_fold", Col2ImBackward), E,                              \
+    DERIV(NOTHING, BACKWARD(im2col)), AC_NONE, ANY, "")                                                \
+  /* x normalised with its statistics (a->aux, computed here: mt_norm_forward) over a->norm, then     \
+     scaled by w and shifted by b */                                                                   \
+  OP(batch_norm, NN(mt_norm_forward(r, a), "_batch_norm", NativeBatchNormBackward), E,                 \
+    DERIV(STATS, BACKWARD(norm)), AC_NONE, ANY ANY ANY, "")                                            \
+  OP(group_norm, NN(mt_norm_forward(r, a), "_group_norm", NativeGroupNormBackward), E,                 \
+    DERIV(STATS, BACKWARD(norm)), AC_FP32, ANY ANY ANY, "")                                            \
+  OP(layer_norm, NN(mt_norm_forward(r, a), "_layer_norm", NativeLayerNormBackward), E,                 \
+    DERIV(STATS, BACKWARD(norm)), AC_FP32, ANY ANY ANY, "")
+
+/* ---- conversions: x in another dtype or on another device ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: CAST(call): the copy as a call of src/tensor in r, x, the
+     target's dtype, device and index, and op (the name errors give: the
+     Lua method called). Lua reaches it through x:to(dtype or
+     device or tensor, {copy=}), x:type(name), x:type_as(y), x:float(),
+     x:double(), ..., x:cuda() and x:cpu() (src/vm/lt_tensor.c), each x
+     itself when nothing would change (unless copy=true), as PyTorch.
+   - derivative: DERIV(NOTHING, BACK(G)): G in x's dtype and on x's device,
+     through this op again (so a move between devices is recorded under
+     create_graph); the node is ToCopyBackward (mt_ag_record_cast). */
+#define MT_CAST_OPS(OP, E)                                                                             \
+  OP(to, CAST(mt_to_copy(r, x, dtype, device, index, op)), E, DERIV(NOTHING, BACK(G)), AC_NONE, ANY, "")
+
 /* Every elementwise list, in the order of the mt_op enum (and of mt_op_names,
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
@@ -631,10 +723,11 @@
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
-   index ops, the puts, the masks, the views, the joins (the mt_op enum's
-   order). */
+   index ops, the puts, the masks, the views, the joins, the nn kernels, the
+   conversions (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
-  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS) L(MT_JOIN_OPS)
+  L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS) L(MT_JOIN_OPS) \
+  L(MT_NN_OPS) L(MT_CAST_OPS)
 
 #endif

@@ -8,6 +8,7 @@
 #include "mt_tensor.h"
 #include "mt_conv.h"
 #include "mt_norm.h"
+#include "mt_resample.h"
 #include "../ops/registry.h"
 
 /* Every op of the registry: the elementwise ones first. */
@@ -48,6 +49,12 @@ typedef enum {
   MT_OP_END_VIEW,
   MT_OP_JOIN_BEFORE_ = MT_OP_END_VIEW - 1,
   MT_JOIN_OPS(MT_X, _)
+  MT_OP_END_JOIN,
+  MT_OP_NN_BEFORE_ = MT_OP_END_JOIN - 1,
+  MT_NN_OPS(MT_X, _)
+  MT_OP_END_NN,
+  MT_OP_CAST_BEFORE_ = MT_OP_END_NN - 1,
+  MT_CAST_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
   MT_NUM_OPS
@@ -67,7 +74,9 @@ static inline int mt_op_is_index(int op) { return op >= MT_OP_END_PARAM && op < 
 static inline int mt_op_is_put(int op) { return op >= MT_OP_END_INDEX && op < MT_OP_END_PUT; }
 static inline int mt_op_is_mask(int op) { return op >= MT_OP_END_PUT && op < MT_OP_END_MASK; }
 static inline int mt_op_is_view(int op) { return op >= MT_OP_END_MASK && op < MT_OP_END_VIEW; }
-static inline int mt_op_is_join(int op) { return op >= MT_OP_END_VIEW && op < MT_NUM_OPS; }
+static inline int mt_op_is_join(int op) { return op >= MT_OP_END_VIEW && op < MT_OP_END_JOIN; }
+static inline int mt_op_is_nn(int op) { return op >= MT_OP_END_JOIN && op < MT_OP_END_NN; }
+static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_NN && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -129,6 +138,29 @@ int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a
 /* The registry's join (mt_op_is_join): r = op(ts[0..n), dim), as its
    kernel column says */
 int mt_join_op(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
+/* The arguments of an nn kernel (the registry's MT_NN_OPS); each op reads
+   those its kernel column names, the rest are NULL or 0. */
+typedef struct {
+  const mt_tensor *x, *w, *b;     /* the input, the weight and the bias (NULL: none) */
+  const mt_conv_geom *conv;       /* the convolutions, im2col and col2im */
+  const mt_resample *rs;          /* the resampling maps */
+  const mt_norm_geom *norm;       /* the normalisations */
+  const int64_t *pool;            /* max pooling: kernel, stride, padding, dilation (each h, w); the
+                                     adaptive one: the output (h, w); resample_adjoint: the input plane */
+  mt_tensor *aux;                 /* a second result, empty on entry: a normalisation's statistics
+                                     (required), conv2d_weight's bias gradient (NULL: none) */
+  mt_tensor *running_mean, *running_var;   /* batch norm: moved in place when training */
+  double eps, momentum;
+  int flag;                       /* max pooling: ceil_mode; batch norm: training */
+  int64_t base;                   /* the max pooling positions count from base */
+} mt_nn_args;
+/* The registry's nn kernel (mt_op_is_nn): r = op(a), as its kernel column
+   says (mt_nn.c) */
+int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a);
+/* y = the normalisation of a->x (batch, group or layer norm by a->norm):
+   its statistics into a->aux (mt_norm_stats; batch norm out of training,
+   from the running ones: mt_norm_running_stats), then mt_norm_apply */
+int mt_norm_forward(mt_tensor *y, const mt_nn_args *a);
 /* the view ops' kernels beyond mt_tensor.h and mt_shape.h, their dims as
    the arguments' int64 lists: t() (a matrix transposed, fewer dims as they
    are), permute, movedim, flip and roll with their lists counted,

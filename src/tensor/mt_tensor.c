@@ -597,6 +597,10 @@ int mt_clone(mt_tensor *r, const mt_tensor *src) {
   return mt_copy(r, src);
 }
 
+int mt_to_copy(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op) {
+  return mt_tensor_init_on(op, r, dtype, x->ndim, x->shape, device, index) || mt_copy(r, x) ? -1 : 0;
+}
+
 int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype) {
   if (src->dtype == dtype) { mt_tensor_alias(r, src); return 0; }
   if (mt_tensor_init_like(r, dtype, src->ndim, src->shape, src)) return -1;

@@ -186,6 +186,8 @@ int mt_contiguous(mt_tensor *r, const mt_tensor *src);   /* alias if already */
 int mt_clone(mt_tensor *r, const mt_tensor *src);
 /* src as a contiguous tensor of dtype: an alias when it already is one. */
 int mt_contiguous_as(mt_tensor *r, const mt_tensor *src, int dtype);
+/* r = a copy of x in dtype on (device, index): the registry's `to`; errors name op */
+int mt_to_copy(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op);
 int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype); /* alias if same */
 int mt_fill(mt_tensor *t, double v);
 

@@ -1,14 +1,13 @@
-/* lt_conv.c: Lua bindings of the kernels of convolutional networks, the
-   low-level forms nn.functional builds on (it resolves 'same' padding, 1-D
-   shapes, unbatched inputs and option tables): convolutions, pooling,
-   padding, interpolation, unfold / fold and the fused normalisations, all
-   recorded for autograd; max pooling gives positions (the values are a
-   gather). Each binding's comment gives its exact signature. */
+/* lt_conv.c: the Lua bindings of the registry's nn kernels (MT_NN_OPS in
+   src/ops/registry.h), the low-level forms nn.functional builds on (it
+   resolves 'same' padding, 1-D shapes, unbatched inputs and option tables):
+   convolutions, pooling, padding, interpolation, unfold / fold and the fused
+   normalisations; max pooling gives positions (the values are a gather).
+   Each binding, l_<name>, reads its arguments into the op's mt_nn_args and
+   calls the dispatcher, which runs the kernel and records the derivative;
+   its comment gives its exact signature. */
 #include "lt.h"
-#include "../autograd/ag_conv.h"
-#include "../autograd/ag_norm.h"
-#include "../autograd/ag_spatial.h"
-#include "../tensor/mt_pool.h"
+#include "../ops/dispatch.h"
 
 /* the integers at [from, from + n) */
 static void read_ints(lua_State *L, int from, int n, int64_t *out) {
@@ -18,6 +17,13 @@ static void read_ints(lua_State *L, int from, int n, int64_t *out) {
 /* the tensor at index i, or NULL for nil (an optional bias, weight, ...) */
 static mt_tensor *opt_tensor(lua_State *L, int i, const char *op) {
   return lua_isnoneornil(L, i) ? NULL : lt_check(L, i, op);
+}
+
+/* pushes op(a), through the dispatcher */
+static int push_nn(lua_State *L, mt_op op, const mt_nn_args *a) {
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_call_nn(r, op, a));
+  return 1;
 }
 
 /* torch._conv2d(x, w, bias or nil, sh, sw, pad_top, pad_bottom, pad_left, pad_right, dh, dw, groups):
@@ -31,10 +37,7 @@ static int l_conv2d(lua_State *L) {
   const int64_t stride[2] = {v[0], v[1]}, before[2] = {v[2], v[4]}, after[2] = {v[3], v[5]}, dil[2] = {v[6], v[7]};
   mt_conv_geom g;
   LT_TRY(L, mt_conv_geom_make(&g, op, x, w, stride, before, after, dil, v[8]));
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_conv2d(r, x, w, b, &g));
-  LT_TRY(L, mt_ag_record_conv(r, MT_AG_CONV, x, w, b, &g));
-  return 1;
+  return push_nn(L, MT_OP_conv2d, &(mt_nn_args){.x = x, .w = w, .b = b, .conv = &g});
 }
 
 /* torch._conv_transpose2d(x, w, bias or nil, sh, sw, ph, pw, out_pad_h, out_pad_w, dh, dw, groups):
@@ -48,10 +51,7 @@ static int l_conv_transpose2d(lua_State *L) {
   const int64_t stride[2] = {v[0], v[1]}, pad[2] = {v[2], v[3]}, out_pad[2] = {v[4], v[5]}, dil[2] = {v[6], v[7]};
   mt_conv_geom g;
   LT_TRY(L, mt_conv_transpose_geom_make(&g, op, x, w, stride, pad, out_pad, dil, v[8]));
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_conv2d_input_grad(r, x, w, b, &g));
-  LT_TRY(L, mt_ag_record_conv(r, MT_AG_CONV_INPUT_GRAD, x, w, b, &g));
-  return 1;
+  return push_nn(L, MT_OP_conv_transpose2d, &(mt_nn_args){.x = x, .w = w, .b = b, .conv = &g});
 }
 
 /* torch._max_pool2d_indices(x, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode): int64
@@ -59,12 +59,9 @@ static int l_conv_transpose2d(lua_State *L) {
    plane (no history: the values are x gathered there, which differentiates) */
 static int l_max_pool2d_indices(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "max_pool2d");
-  int64_t v[8];
+  int64_t v[8];                                 /* kernel, stride, padding, dilation */
   read_ints(L, 2, 8, v);
-  const int64_t k[2] = {v[0], v[1]}, s[2] = {v[2], v[3]}, p[2] = {v[4], v[5]}, d[2] = {v[6], v[7]};
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_max_pool2d_indices(r, x, k, s, p, d, lua_toboolean(L, 10), 1));
-  return 1;
+  return push_nn(L, MT_OP_max_pool2d_indices, &(mt_nn_args){.x = x, .pool = v, .flag = lua_toboolean(L, 10), .base = 1});
 }
 
 /* torch._adaptive_max_pool2d_indices(x, oh, ow): as torch._max_pool2d_indices, for adaptive
@@ -73,17 +70,12 @@ static int l_adaptive_max_pool2d_indices(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "adaptive_max_pool2d");
   int64_t out[2];
   read_ints(L, 2, 2, out);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_adaptive_max_pool2d_indices(r, x, out, 1));
-  return 1;
+  return push_nn(L, MT_OP_adaptive_max_pool2d_indices, &(mt_nn_args){.x = x, .pool = out, .base = 1});
 }
 
-/* ---- the resampling maps: x (*, h, w) -> (*, oh, ow), recorded ---- */
-static int push_resampled(lua_State *L, const mt_tensor *x, const mt_resample *rs) {
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_resample_apply(r, x, rs, 0, NULL));
-  LT_TRY(L, mt_ag_record_resample(r, x, rs, 0));
-  return 1;
+/* ---- the resampling maps: x (*, h, w) -> (*, oh, ow) ---- */
+static int push_resampled(lua_State *L, mt_op op, const mt_tensor *x, const mt_resample *rs) {
+  return push_nn(L, op, &(mt_nn_args){.x = x, .rs = rs});
 }
 
 /* the optional scale factor at index i: nil or 0 for none */
@@ -98,29 +90,29 @@ static int l_avg_pool2d(lua_State *L) {
   const int flags = (lua_toboolean(L, 8) ? MT_RS_CEIL_MODE : 0) | (lua_toboolean(L, 9) ? MT_RS_COUNT_PAD : 0) |
                     (lua_toboolean(L, 10) ? MT_RS_SUM : 0);
   const mt_resample rs = {MT_RS_AVG_POOL, flags, {v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {0, 0}};
-  return push_resampled(L, x, &rs);
+  return push_resampled(L, MT_OP_avg_pool2d, x, &rs);
 }
 
 /* torch._adaptive_avg_pool2d(x, oh, ow) */
 static int l_adaptive_avg_pool2d(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "adaptive_avg_pool2d");
   const mt_resample rs = {MT_RS_ADAPTIVE_AVG, 0, {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0}, {0, 0}};
-  return push_resampled(L, x, &rs);
+  return push_resampled(L, MT_OP_adaptive_avg_pool2d, x, &rs);
 }
 
 /* torch._reflection_pad2d(x, left, right, top, bottom), torch._replication_pad2d(...) and
    torch._circular_pad2d(...): the
    last two dims padded (negative: cropped); a 1-D pad is top = bottom = 0 */
-static int pad2d(lua_State *L, int kind) {
+static int pad2d(lua_State *L, mt_op op, int kind) {
   mt_tensor *x = lt_check(L, 1, "pad");
   int64_t v[4];
   read_ints(L, 2, 4, v);
   const mt_resample rs = {kind, 0, {0, 0}, {v[2], v[0]}, {v[3], v[1]}, {0, 0}};
-  return push_resampled(L, x, &rs);
+  return push_resampled(L, op, x, &rs);
 }
-static int l_reflection_pad2d(lua_State *L) { return pad2d(L, MT_RS_REFLECT); }
-static int l_replication_pad2d(lua_State *L) { return pad2d(L, MT_RS_REPLICATE); }
-static int l_circular_pad2d(lua_State *L) { return pad2d(L, MT_RS_CIRCULAR); }
+static int l_reflection_pad2d(lua_State *L) { return pad2d(L, MT_OP_reflection_pad2d, MT_RS_REFLECT); }
+static int l_replication_pad2d(lua_State *L) { return pad2d(L, MT_OP_replication_pad2d, MT_RS_REPLICATE); }
+static int l_circular_pad2d(lua_State *L) { return pad2d(L, MT_OP_circular_pad2d, MT_RS_CIRCULAR); }
 
 /* torch._upsample_nearest2d(x, oh, ow, scale_h|nil, scale_w|nil): PyTorch's 'nearest'; the
    scale factors, when given, set the source step (1 / scale), as F.interpolate's */
@@ -128,7 +120,7 @@ static int l_upsample_nearest2d(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "interpolate");
   const mt_resample rs = {MT_RS_NEAREST, 0, {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0},
                           {opt_scale(L, 4), opt_scale(L, 5)}};
-  return push_resampled(L, x, &rs);
+  return push_resampled(L, MT_OP_upsample_nearest2d, x, &rs);
 }
 
 /* torch._upsample_bilinear2d(x, oh, ow, align_corners, scale_h|nil, scale_w|nil) */
@@ -137,14 +129,14 @@ static int l_upsample_bilinear2d(lua_State *L) {
   const mt_resample rs = {MT_RS_BILINEAR, lua_toboolean(L, 4) ? MT_RS_ALIGN_CORNERS : 0,
                           {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0},
                           {opt_scale(L, 5), opt_scale(L, 6)}};
-  return push_resampled(L, x, &rs);
+  return push_resampled(L, MT_OP_upsample_bilinear2d, x, &rs);
 }
 
 /* ---- unfold / fold ---- */
 
 /* torch._unfold(x, kh, kw, dh, dw, ph, pw, sh, sw): x (N, C, H, W) -> (N, C * kh * kw, L), the
    sliding windows as columns (F.unfold's argument order: kernel, dilation, padding, stride) */
-static int l_unfold(lua_State *L) {
+static int l_im2col(lua_State *L) {
   const char *op = "unfold";
   mt_tensor *x = lt_check(L, 1, op);
   int64_t v[8];
@@ -153,15 +145,12 @@ static int l_unfold(lua_State *L) {
   if (x->ndim != 4) luaL_error(L, "%s: expected a 4-D input (N, C, H, W), got size %s", op, mt_shape_str(x, b, sizeof b));
   mt_conv_geom g;
   LT_TRY(L, mt_unfold_geom_make(&g, op, x->shape, v, v + 2, v + 4, v + 6));
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_im2col(r, x, &g));
-  LT_TRY(L, mt_ag_record_im2col(r, x, &g, 0));
-  return 1;
+  return push_nn(L, MT_OP_im2col, &(mt_nn_args){.x = x, .conv = &g});
 }
 
 /* torch._fold(cols, oh, ow, kh, kw, dh, dw, ph, pw, sh, sw): cols (N, C * kh * kw, L) summed
    back into (N, C, oh, ow), the adjoint of unfold */
-static int l_fold(lua_State *L) {
+static int l_col2im(lua_State *L) {
   const char *op = "fold";
   mt_tensor *x = lt_check(L, 1, op);
   int64_t v[10];
@@ -183,10 +172,7 @@ static int l_fold(lua_State *L) {
     LT_TRY(L, mt_fail("%s: input of size %s: expected %lld blocks (%lldx%lld) in dim 3 for output size %lldx%lld",
                       op, mt_shape_str(x, b, sizeof b), (long long)blocks, (long long)g.oh, (long long)g.ow,
                       (long long)v[0], (long long)v[1]));
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_col2im(r, x, &g));
-  LT_TRY(L, mt_ag_record_im2col(r, x, &g, 1));
-  return 1;
+  return push_nn(L, MT_OP_col2im, &(mt_nn_args){.x = x, .conv = &g});
 }
 
 /* ---- normalisation ---- */
@@ -200,13 +186,10 @@ static mt_norm_geom channel_geom(lua_State *L, const mt_tensor *x, const char *o
   return g;
 }
 
-/* y = normalised x with stats, recorded */
-static int push_normalized(lua_State *L, const char *name, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                           const mt_tensor *stats, const mt_norm_geom *g, double eps, int fixed_stats) {
-  mt_tensor *y = lt_push(L);
-  LT_TRY(L, mt_norm_apply(y, x, stats, w, b, g));
-  LT_TRY(L, mt_ag_record_normalization(y, name, x, w, b, stats, g, eps, fixed_stats));
-  return 1;
+/* y = x normalised (op's mt_norm_forward), its statistics on the stack below y */
+static int push_normalized(lua_State *L, mt_op op, mt_nn_args *a) {
+  a->aux = lt_push(L);           /* on the stack, so that an error frees it */
+  return push_nn(L, op, a);
 }
 
 /* torch._batch_norm(x, weight|nil, bias|nil, running_mean|nil, running_var|nil, training, momentum, eps):
@@ -219,11 +202,9 @@ static int l_batch_norm(lua_State *L) {
   const int training = lua_toboolean(L, 6);
   const double momentum = luaL_checknumber(L, 7), eps = luaL_checknumber(L, 8);
   const mt_norm_geom g = channel_geom(L, x, op, 0);
-  mt_tensor *stats = lt_push(L);    /* on the stack, so an error frees it */
-  if (training) LT_TRY(L, mt_norm_stats(stats, x, &g, eps, rm, rv, momentum));
-  else if (!rm || !rv) luaL_error(L, "%s: running_mean and running_var are required when training is false", op);
-  else LT_TRY(L, mt_norm_running_stats(stats, rm, rv, &g, eps, x->dtype));
-  return push_normalized(L, "NativeBatchNormBackward", x, w, b, stats, &g, eps, !training);
+  mt_nn_args a = {.x = x, .w = w, .b = b, .norm = &g, .running_mean = rm, .running_var = rv, .eps = eps,
+                  .momentum = momentum, .flag = training};
+  return push_normalized(L, MT_OP_batch_norm, &a);
 }
 
 /* torch._group_norm(x, groups, weight|nil, bias|nil, eps): x (N, C, *) normalised per sample
@@ -239,9 +220,8 @@ static int l_group_norm(lua_State *L) {
   if (groups < 1 || g.c % groups || __builtin_mul_overflow(g.n, groups, &count))
     LT_TRY(L, mt_fail("%s: %lld channels (input size %s) cannot be split into %lld groups", op, (long long)g.c,
                       mt_shape_str(x, buf, sizeof buf), (long long)groups));
-  mt_tensor *stats = lt_push(L);
-  LT_TRY(L, mt_norm_stats(stats, x, &g, eps, NULL, NULL, 0));
-  return push_normalized(L, "NativeGroupNormBackward", x, w, b, stats, &g, eps, 0);
+  mt_nn_args a = {.x = x, .w = w, .b = b, .norm = &g, .eps = eps};
+  return push_normalized(L, MT_OP_group_norm, &a);
 }
 
 /* torch._layer_norm(x, ndims, weight|nil, bias|nil, eps): x normalised over its last ndims dims;
@@ -261,28 +241,32 @@ static int l_layer_norm(lua_State *L) {
     if (d < x->ndim - k) g.n *= x->shape[d];
     else g.c *= x->shape[d];
   }
-  mt_tensor *stats = lt_push(L);
-  LT_TRY(L, mt_norm_stats(stats, x, &g, eps, NULL, NULL, 0));
-  return push_normalized(L, "NativeLayerNormBackward", x, w, b, stats, &g, eps, 0);
+  mt_nn_args a = {.x = x, .w = w, .b = b, .norm = &g, .eps = eps};
+  return push_normalized(L, MT_OP_layer_norm, &a);
 }
 
+/* the ops that only derivatives call have no binding */
+#define l_conv2d_weight NULL
+#define l_resample_adjoint NULL
+
+/* every entry's binding, torch.<binding> = l_<name>: an entry without its
+   function does not build */
 static const luaL_Reg functions[] = {
-  {"_conv2d", l_conv2d}, {"_conv_transpose2d", l_conv_transpose2d}, {"_max_pool2d_indices", l_max_pool2d_indices},
-  {"_adaptive_max_pool2d_indices", l_adaptive_max_pool2d_indices}, {"_avg_pool2d", l_avg_pool2d},
-  {"_adaptive_avg_pool2d", l_adaptive_avg_pool2d}, {"_reflection_pad2d", l_reflection_pad2d},
-  {"_circular_pad2d", l_circular_pad2d},
-  {"_replication_pad2d", l_replication_pad2d}, {"_upsample_nearest2d", l_upsample_nearest2d},
-  {"_upsample_bilinear2d", l_upsample_bilinear2d}, {"_unfold", l_unfold}, {"_fold", l_fold},
-  {"_batch_norm", l_batch_norm}, {"_group_norm", l_group_norm}, {"_layer_norm", l_layer_norm},
-  {NULL, NULL}};
+#define NN(call, binding, node) binding
+#define ROW(name, kernel, ...) {kernel, l_##name},
+  MT_NN_OPS(ROW, _)
+#undef ROW
+#undef NN
+};
 
 void lt_open_conv(lua_State *L) {
-  lt_setfuncs(L, NULL, functions);
-  /* the kernels with a device's version (mt_device_extra) */
-  static const char *const any_device[] = {"_conv2d", "_conv_transpose2d", "_max_pool2d_indices",
-                                           "_adaptive_max_pool2d_indices", "_batch_norm", "_group_norm",
-                                           "_layer_norm", "_avg_pool2d", "_adaptive_avg_pool2d", "_reflection_pad2d",
-                                           "_circular_pad2d", "_replication_pad2d", "_upsample_nearest2d",
-                                           "_upsample_bilinear2d", "_unfold", "_fold", NULL};
-  lt_mark_any_device(L, -2, any_device);
+  /* stack: methods torch mt; each binding runs on the device of its tensors (mt_device_extra) */
+  const char *names[2] = {NULL, NULL};
+  for (size_t i = 0; i < sizeof functions / sizeof *functions; i++) {
+    if (!functions[i].func) continue;
+    const luaL_Reg one[2] = {functions[i], {NULL, NULL}};
+    lt_setfuncs(L, NULL, one);
+    names[0] = functions[i].name;
+    lt_mark_any_device(L, -2, names);
+  }
 }

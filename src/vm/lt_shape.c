@@ -453,5 +453,5 @@ void lt_open_shape(lua_State *L) {
   lt_mark_any_device(L, -3, any_device_both);
   lt_bind_registry(L, MT_OP_END_ADD_PRODUCT, MT_OP_END_PARAM, set_param);
   lt_bind_registry(L, MT_OP_END_MASK, MT_OP_END_VIEW, set_view);
-  lt_bind_registry(L, MT_OP_END_VIEW, MT_NUM_OPS, set_join);
+  lt_bind_registry(L, MT_OP_END_VIEW, MT_OP_END_JOIN, set_join);
 }

@@ -96,11 +96,11 @@ static int check_device(lua_State *L, int i, const char *op, int *device, int *i
   return 1;
 }
 
-/* x on (device, index) in dtype: x itself when it is there already,
-   else a copy recorded for autograd */
-static int to_device(lua_State *L, int i, int dtype, int device, int index, const char *op) {
+/* x on (device, index) in dtype: x itself when it is there already (and
+   copy is 0), else a copy recorded for autograd */
+static int to_device(lua_State *L, int i, int dtype, int device, int index, const char *op, int copy) {
   mt_tensor *t = lt_check_any(L, i, op);
-  if (t->dtype == dtype && mt_device_of(t) == device && mt_device_index_of(t) == index) {
+  if (!copy && t->dtype == dtype && mt_device_of(t) == device && mt_device_index_of(t) == index) {
     lua_pushvalue(L, i);
     return 1;
   }
@@ -833,7 +833,7 @@ static int t_type(lua_State *L) {
     lt_parse_device(L, "cuda", "type", &device, &index);
     if (mt_device_of(t) == MT_CUDA) index = mt_device_index_of(t);
   }
-  return to_device(L, 1, dtype, device, index, "type");
+  return to_device(L, 1, dtype, device, index, "type", 0);
 }
 
 /* x:to('float64') / x:to('cuda') / x:to('cuda:0') / x:to{dtype=..., device=...} /
@@ -858,7 +858,13 @@ static int t_to(lua_State *L) {
     }
     if (lua_type(L, 3) == LUA_TSTRING) dtype = lt_check_dtype_name(L, 3, "to");   /* x:to('cuda', 'float16') */
   }
-  return to_device(L, 1, dtype, device, index, "to");
+  int top = lua_gettop(L), copy = 0;                   /* {copy=true}: a new tensor even when nothing changes */
+  if (top >= 2 && lua_istable(L, top) && !lt_test_any(L, top)) {
+    lua_getfield(L, top, "copy");
+    copy = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  return to_device(L, 1, dtype, device, index, "to", copy);
 }
 
 /* x:cuda() / x:cuda(i) (0-based, as 'cuda:i'): x on the GPU, itself when it is there */
@@ -873,12 +879,12 @@ static int t_cuda(lua_State *L) {
   } else if (mt_device_of(t) == MT_CUDA) {
     index = mt_device_index_of(t);
   }
-  return to_device(L, 1, t->dtype, device, index, "cuda");
+  return to_device(L, 1, t->dtype, device, index, "cuda", 0);
 }
 
 static int t_cpu(lua_State *L) {
   mt_tensor *t = lt_check_any(L, 1, "cpu");
-  return to_device(L, 1, t->dtype, MT_CPU, 0, "cpu");
+  return to_device(L, 1, t->dtype, MT_CPU, 0, "cpu", 0);
 }
 
 /* x:type_as(y) / Torch7's x:typeAs(y): x in y's dtype */

@@ -136,10 +136,11 @@ x:type(), x:type(name)
   when it has it); 'torch.cuda.DoubleTensor' or cutorch's 'torch.CudaTensor'
   also move it to the GPU.
 
-x:to(dtype), x:to('cpu'), x:to('cuda'), x:to('cuda:0'), x:to({dtype=, device=}), x:to(y)
+x:to(dtype), x:to('cpu'), x:to('cuda'), x:to('cuda:0'), x:to({dtype=, device=, copy=}), x:to(y)
   x converted to a dtype name ('float64'), to y's dtype and device, or moved to a
-  device ('cpu', 'cuda', 'cuda:N'); x itself when nothing changes.
-  Differentiable: the gradient goes back to x's dtype and device.
+  device ('cpu', 'cuda', 'cuda:N'); x itself when nothing changes, unless an
+  options table last says copy=true (x:to('float64', {copy=true})): then always a
+  new tensor. Differentiable: the gradient goes back to x's dtype and device.
 
 x:cuda(), x:cuda(i)
   x on the GPU ('cuda', or 'cuda:i' counting from 0); x itself when it is there.
