@@ -73,11 +73,22 @@ describe('in-place ops with autograd', function()
     close(m.grad, torch.tensor({{1.0, 2.0}, {3.0, 4.0}}, {dtype = 'float64'}))
   end)
 
-  it('fill_, zero_ and random fills leave a constant', function()
+  it('fill_ and zero_ give a zero gradient (PyTorch), random fills leave a constant', function()
     local x = leaf({1, 2})
     local y = x * 3
     y:fill_(1)
-    assert.is_false(y.requires_grad)
+    assert.are.equal('FillBackward', y.grad_fn:name())
+    local w = x * 3
+    w:zero_()
+    assert.are.equal('ZeroBackward', w.grad_fn:name())
+    ;(y + w):sum():backward()
+    close(x.grad, torch.zeros(2, {dtype = 'float64'}))
+    -- a value that requires grad gets the sum of the gradient (PyTorch's fill_ with a 0-dim tensor)
+    local v = torch.tensor(2.0, {dtype = 'float64', requires_grad = true})
+    local f = x * 1
+    f:fill_(v)
+    ;(f * torch.tensor({3.0, 4.0}, {dtype = 'float64'})):sum():backward()
+    close(v.grad, torch.tensor(7.0, {dtype = 'float64'}))
     local z = x * 3
     z:uniform_()
     assert.is_false(z.requires_grad)

@@ -57,7 +57,7 @@ describe('autograd basics', function()
     local y = w * 2
     local seen
     y:register_hook(function(grad) seen = grad end)
-    y:sum():backward()
+    ;(y * torch.ones(2, 3)):sum():backward()     -- y's gradient a tensor of its own (sum's is expanded)
     seen:fill_(7)                                -- the hook's tensor is not w.grad
     close(w.grad, torch.full({2, 3}, 2))
     local e = torch.ones(1, {requires_grad = true})

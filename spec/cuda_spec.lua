@@ -646,7 +646,9 @@ describe('CUDA tensors', function()
     end
     local refused, failures, checked, calls = {}, {}, 0, 0
     for _, op in ipairs(OPS) do
-      for i, c in ipairs(R.calls(op)) do
+      -- the random ops draw from a CPU generator in these calls: the GPU's own streams are checked
+      -- against the CPU's in 'draws random numbers on the GPU from its own generator' below
+      for i, c in ipairs(op.family == 'random' and {} or R.calls(op)) do
         local what = op.name .. ' call ' .. i
         local ok1, want, wgrads = pcall(run, c[2], c[1], 'cpu')
         local ok2, got, ggrads = pcall(run, c[2], c[1], 'cuda')

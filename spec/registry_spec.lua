@@ -45,10 +45,51 @@ describe('the op registry', function()
     for _, op in ipairs(OPS) do
       local c = calls(op)[1]
       local r = c[2](table.unpack(c[1]))
-      local float_result = r:is_floating_point()
-      assert(op.differentiable == float_result, op.name .. (float_result
-        and ': no derivative in the registry' or ': a ' .. r.dtype .. ' result cannot carry a gradient'))
+      if op.family == 'random' then     -- a sample is a constant: no derivative, whatever its dtype
+        assert(not op.differentiable, op.name .. ': a random op with a derivative')
+        assert(not r.requires_grad, op.name .. ': a sample that requires grad')
+      else
+        local float_result = r:is_floating_point()
+        assert(op.differentiable == float_result, op.name .. (float_result
+          and ': no derivative in the registry' or ': a ' .. r.dtype .. ' result cannot carry a gradient'))
+      end
     end
+  end)
+
+  it('draws the same numbers for the same seed through every random op', function()
+    for _, op in ipairs(OPS) do
+      if op.family == 'random' then
+        local c = calls(op)[1]
+        local a, b = c[2](table.unpack(c[1])), c[2](table.unpack(c[1]))
+        assert(torch.equal(a, b), op.name .. ': two draws from one seed differ')
+      end
+    end
+  end)
+
+  it('sees the random ops through the dispatcher; a sampler cuts the history and refuses an expanded tensor', function()
+    local x = sample('any', {2, 3}, 1):requires_grad_()
+    torch._op_counter(true)
+    local a = torch.rand(2, 3)                        -- uniform_ on a new tensor
+    local b = torch.randn_like(a)                     -- normal_
+    local c = torch.randint(1, 7, {4})                -- random_
+    local d = torch.bernoulli(a)                      -- bernoulli
+    local e = torch.normal(x, 0.5)                    -- normal
+    local f = torch.multinomial(a, 2)                 -- multinomial: two rows, two draws each
+    local g = torch.randperm(5)                       -- randperm
+    local h = (x * 2):exponential_()                  -- mul, exponential_
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({uniform_ = 1, normal_ = 1, random_ = 1, bernoulli = 1, normal = 1, multinomial = 1,
+                     randperm = 1, mul = 1, exponential_ = 1}, counts)
+    assert.is_false(e.requires_grad)                  -- a sample: no history
+    assert.is_false(h.requires_grad)
+    assert.is_nil(h.grad_fn)
+    assert.are.same({2, 2}, f:size():totable())
+    assert.are.same({1, 2, 3, 4, 5}, g:sort():totable())
+    assert.is_true(b:size(1) == 2 and c:min():item() >= 1 and c:max():item() <= 6 and d:numel() == 6)
+    local ok, err = pcall(function() torch.zeros(4):expand(3, 4):uniform_() end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('uniform_: unsupported operation', 1, true), err)
   end)
 
   for _, op in ipairs(OPS) do

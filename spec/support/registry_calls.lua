@@ -162,7 +162,34 @@ end
 -- tensor: a plain word a tensor, word# a tensor or a number, name=default a
 -- number): every layout whose numbers the signature allows, each parameter
 -- given away from its default, and the in-place form
+-- an op that exists in place only (fill, zero, copy: op.inplace_only), on a
+-- copy of x on every layout: a value (a number, a 0-dim tensor, a tensor of
+-- one element), a source (of x's shape, transposed, broadcast, and Torch7's
+-- other shape of as many elements)
+local function write_calls(op)
+  local out = {}
+  local function call(x, ...) local c = x * 1; return c[op.name .. '_'](c, ...) end
+  for _, inputs in ipairs(layouts(op.domain, 1)) do
+    local x = inputs[1]
+    if op.arity == 1 then
+      out[#out + 1] = {{x}, call}
+    elseif op.signature:sub(-1) == '#' then      -- a value
+      out[#out + 1] = {{x, sample(op.domain[2], {}, 3)}, call}
+      out[#out + 1] = {{x, sample(op.domain[2], {1, 1}, 4)}, call}
+      out[#out + 1] = {{x}, function(t) return call(t, 0.625) end}
+    else                                         -- a source
+      local s1, s2 = x:size(1), x:size(2)
+      out[#out + 1] = {{x, sample(op.domain[2], {s1, s2}, 5)}, call}
+      out[#out + 1] = {{x, sample(op.domain[2], {s2, s1}, 6):t()}, call}
+      out[#out + 1] = {{x, sample(op.domain[2], {1, s2}, 7)}, call}
+      out[#out + 1] = {{x, sample(op.domain[2], {s1 * s2}, 8)}, call}
+    end
+  end
+  return out
+end
+
 local function param_calls(op, f)
+  if op.inplace_only then return write_calls(op) end
   local number_ok, params = {false}, {}
   for w in op.signature:gmatch('%S+') do
     local key, default = w:match('^(.-)=(.*)$')
@@ -537,9 +564,36 @@ local function cast_calls(op)
   return out
 end
 
+-- a random op's calls, by op: each draws from a generator of its own seeded
+-- in the call (the same numbers each time), a sampler on a copy of its input;
+-- a random op without calls here fails the walk
+local function seeded() return torch.Generator():manual_seed(5) end
+local RANDOM_CALLS = {
+  uniform_ = function(t) return (t * 1):uniform_(-2, 3, {generator = seeded()}) end,
+  normal_ = function(t) return (t * 1):normal_(1, 0.5, {generator = seeded()}) end,
+  exponential_ = function(t) return (t * 1):exponential_(2, {generator = seeded()}) end,
+  geometric_ = function(t) return (t * 1):geometric_(0.3, {generator = seeded()}) end,
+  cauchy_ = function(t) return (t * 1):cauchy_(0, 2, {generator = seeded()}) end,
+  log_normal_ = function(t) return (t * 1):log_normal_(0, 0.5, {generator = seeded()}) end,
+  random_ = function(t) return (t * 1):random_(-3, 7, {generator = seeded()}) end,
+  bernoulli_ = function(t) return (t * 1):bernoulli_(t:abs(), {generator = seeded()}) end,
+  bernoulli = function(t) return torch.bernoulli(t:abs(), {generator = seeded()}) end,
+  normal = function(t) return torch.normal(t, t:abs(), {generator = seeded()}) end,
+  multinomial = function(t) return torch.multinomial(t:abs(), 2, true, {generator = seeded()}) end,
+  randperm = function(t) return torch.randperm(t:numel(), {generator = seeded()}) end,
+}
+local function random_calls(op)
+  local f = RANDOM_CALLS[op.name]
+  assert(f, op.name .. ': a random op without calls in spec/support/registry_calls.lua')
+  local out = {}
+  for i, inputs in ipairs(layouts(op.domain, 1)) do out[i] = {inputs, f} end
+  return out
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   if op.family == 'nn' then return nn_calls(op) end
+  if op.family == 'random' then return random_calls(op) end
   if op.family == 'cast' then return cast_calls(op) end
   local f = callable(op)
   if op.family == 'product' or op.family == 'add_product' then return product_calls(op, f) end

@@ -145,6 +145,16 @@ static const unsigned operand_bit[3] = {A, B, C};
    it equals share g evenly, a bound takes g where it is the result, and hi
    wins where lo > hi (x equal to both keeps all of it). which: the operand
    whose gradient this is. */
+/* copy's source gradient: G, which finishing sums back to the source's
+   shape when it broadcast; viewed in the source's shape when it has as many
+   elements (Torch7's copy between shapes) */
+static ag_v copy_grad(const mt_node *n, int which, ag_v G, ag_v A, ag_v B, ag_v C) {
+  (void)which; (void)A; (void)B; (void)C;
+  const int64_t count = mt_shape_numel("copy_", n->in_ndim[1], n->in_shape[1]);
+  if (!G.t || mt_numel(G.t) != count) return G;
+  return ag_keep(ag_as(G.t, n->in_ndim[1], n->in_shape[1]));
+}
+
 static ag_v clamp_grad(const mt_node *n, int which, ag_v G, ag_v A, ag_v B, ag_v C) {
   int is_clamp = n->op == MT_OP_clamp, upper_only = n->op == MT_OP_clamp_max;
   int tensors = B.t || (is_clamp && C.t);

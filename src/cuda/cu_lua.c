@@ -290,13 +290,14 @@ static void stream_event_metatables(lua_State *L) {
 
 static const mt_device_backend backend = {"cuda", cu_alloc, cu_free, cu_copy, cu_fill};
 /* the ops with parameters, the selections, the index ops, the puts, the masks, the views,
-   the joins and the nn kernels are the CPU's entry points, which hand GPU tensors to the extra
-   kernels below or to the device's copies */
+   the joins, the nn kernels and the random ops are the CPU's entry points, which hand GPU
+   tensors to the extra kernels below or to the device's copies */
 static const mt_device_kernels kernels = {.unary = cu_unary, .binary = cu_binary, .reduce = cu_reduce,
                                           .along = cu_along, .select = mt_selection, .product = cu_product,
                                           .add_product = cu_add_product, .param = mt_param, .index = mt_index_op,
                                           .put = mt_put_op, .mask = mt_mask_op, .view = mt_view_op,
-                                          .join = mt_join_op, .nn = mt_nn_op};
+                                          .join = mt_join_op, .nn = mt_nn_op,
+                                          .random = mt_random_op};
 
 static const mt_device_extra extra = {
   .where = cu_where, .activation_grad = cu_activation_grad, .param_loop = cu_param_loop, .binary = cu_binary,

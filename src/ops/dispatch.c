@@ -62,10 +62,12 @@
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 3, 1, 1)
 /* an op with parameters: PARAM(call, signature); its arity is its domain's
    word count (each word is four characters) */
-#define PARAM(call, signature) signature
-#define PA(name, kernel, E, deriv, autocast, domain, aliases) \
-  INFO(name, deriv, autocast, domain, aliases, E, kernel, (int)(sizeof(domain) - 1) / 4, \
-       strcmp(#name, "softplus") != 0 && strcmp(#name, "where") != 0, 1)
+#define PARAM(call, signature) signature, 1
+#define PARAM_INPLACE(call, signature) signature, 2
+#define PA_INFO(name, deriv, autocast, domain, aliases, E, signature, inplace) \
+  INFO(name, deriv, autocast, domain, aliases, E, signature, (int)(sizeof(domain) - 1) / 4, \
+       inplace == 2 ? 2 : strcmp(#name, "softplus") != 0 && strcmp(#name, "where") != 0, 1)
+#define PA(name, kernel, E, deriv, autocast, domain, aliases) PA_INFO(name, deriv, autocast, domain, aliases, E, kernel)
 /* an index op: INDEX(call, signature) */
 #define SIG_SELECT "select"
 #define SIG_GATHER "gather"
@@ -95,6 +97,10 @@
 #define JOIN(call) "dim"
 #define JN(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
+/* a random op: RANDOM(call, signature) */
+#define RANDOM(call, signature) signature
+#define RN(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
 /* a conversion: CAST(call); Lua reaches it through to, type, float, cuda, ... */
 #define CAST(call) "dtype device"
 #define CS(name, kernel, E, deriv, autocast, domain, aliases) \
@@ -110,13 +116,14 @@ const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
   MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
-  MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join") MT_NN_OPS(NNK, "nn") MT_CAST_OPS(CS, "cast")
+  MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join") MT_NN_OPS(NNK, "nn") MT_RANDOM_OPS(RN, "random")
+  MT_CAST_OPS(CS, "cast")
 };
 
 /* ---- device kernels ---- */
 static mt_device_kernels device_kernels[MT_NUM_DEVICES] = {
   [MT_CPU] = {mt_unary, mt_binary, mt_reduce, mt_along, mt_selection, mt_product, mt_add_product, mt_param,
-              mt_index_op, mt_put_op, mt_mask_op, mt_view_op, mt_join_op, mt_nn_op},
+              mt_index_op, mt_put_op, mt_mask_op, mt_view_op, mt_join_op, mt_nn_op, mt_random_op},
 };
 
 void mt_register_kernels(int device, const mt_device_kernels *k) {
@@ -437,7 +444,10 @@ int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p,
   mt_tensor *self = (mt_tensor *)in[0].t;
   const mt_tensor *u = arity > 1 ? in[1].t : NULL, *v = arity > 2 ? in[2].t : NULL;
   if (!self) return mt_fail("%s: self must be a tensor", mt_op_names[op]);
-  const mt_device_kernels *k = kernels_for(op, self, u, v, SLOT(param));
+  if (__builtin_expect(mt_op_infos[op].inplace == 2 && !inplace, 0))
+    return mt_fail("%s: exists in place only (%s_)", mt_op_names[op], mt_op_names[op]);
+  /* fill's value and copy's source may be on any device: the backends' copies read them there */
+  const mt_device_kernels *k = kernels_for(op, self, mt_op_infos[op].inplace == 2 ? NULL : u, v, SLOT(param));
   if (!k) return -1;
   const param_args args = {in, p, arity, default_float};
   return call_skeleton(k, op, &args, run_param, r, self, u, v, inplace,
@@ -545,6 +555,28 @@ int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   HOOK(op, 0);
   int rc = k->nn(r, op, a);
   if (!rc && (a->x->grad_meta || (a->w && a->w->grad_meta) || (a->b && a->b->grad_meta))) rc = ag.record_nn(r, op, a);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- random numbers ---- */
+int mt_call_random(mt_tensor *r, mt_op op, const mt_random_args *a) {
+  if (__builtin_expect(!mt_op_is_random(op), 0)) return wrong_family(op, "mt_call_random");
+  const char *name = mt_op_names[op];
+  const int inplace = name[strlen(name) - 1] == '_';
+  const mt_tensor *on = inplace ? r : a->t ? a->t : a->mean && a->mean->t ? a->mean->t : a->std ? a->std->t : NULL;
+  const mt_device_kernels *k = kernels_for(op, on, NULL, NULL, SLOT(random));
+  if (!k) return -1;
+  int need = 0;
+  if (inplace) {
+    char base[32];                                       /* mt_check_writable appends the _ */
+    snprintf(base, sizeof base, "%.*s", (int)strlen(name) - 1, name);
+    if (mt_check_writable(base, r)) return -1;
+    if (r->grad_meta && (need = ag.inplace_needed(name, r, NULL)) < 0) return -1;
+  }
+  HOOK(op, 0);
+  int rc = k->random(r, op, a);
+  if (!rc && need) rc = ag.inplace_commit(r, NULL);      /* now a constant: no history */
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

@@ -27,7 +27,7 @@ typedef struct {
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
                                 "select", "product", "add_product", "param", "index", "put",
-                                "mask", "view", "join", "nn" */
+                                "mask", "view", "join", "nn", "random", "cast" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk", "arg" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
@@ -42,7 +42,8 @@ typedef struct {
   int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one) */
   int autocast;              /* MT_AC_* */
   int differentiable;        /* the registry gives it a derivative */
-  int inplace;               /* has x:name_() */
+  int inplace;               /* 1: has x:name_(); 2: exists in place only (fill, zero, copy: x:name_() and
+                                Torch7's x:name() both write x) */
   int lua_name;              /* 0: reached only through its aliases or an option (div_floor) */
 } mt_op_info;
 
@@ -69,6 +70,7 @@ typedef struct {
   int (*view)(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace);
   int (*join)(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
   int (*nn)(mt_tensor *r, mt_op op, const mt_nn_args *a);
+  int (*random)(mt_tensor *r, mt_op op, const mt_random_args *a);
 } mt_device_kernels;
 /* A backend's kernels for device (MT_CPU, MT_CUDA); the CPU's are there
    from the start. A family a backend leaves NULL fails with a clear error. */
@@ -187,5 +189,12 @@ int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int 
 /* r = the nn kernel op (conv2d, avg_pool2d, batch_norm, ...) of the
    arguments a, as mt_nn_op (src/tensor/mt_ops.h): x, w and b on one device */
 int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a);
+/* r = the random op (uniform_, bernoulli, randperm, ...) of the arguments
+   a, as mt_random_op (src/tensor/mt_ops.h). A sampler (named with a
+   trailing _) fills r in place: r must be writable, and under autograd it
+   becomes a constant (its history cut). The device is r's for a sampler,
+   else that of a->t or of normal's operands (the CPU with none). Nothing is
+   recorded: a sample has no derivative. */
+int mt_call_random(mt_tensor *r, mt_op op, const mt_random_args *a);
 
 #endif

@@ -404,7 +404,9 @@
      above, in A, B and C, the operands (X is A), each a tensor or a number,
      P1 and P2, the parameters; NAMED(fn) is fn(node, which operand, G, A,
      B, C) of src/autograd/ag_pointwise.c. reads may name C too (AC, BC,
-     ABC). */
+     ABC).
+   PARAM_INPLACE(call, signature) is an op that exists in place only: Lua
+   calls it as x:op_(...) and, as Torch7, x:op(...), both writing x. */
 #define MT_PARAM_OPS(OP, E)                                                                            \
   /* min(max(x, lo), hi): hi wins where lo > hi; the derivative is PyTorch's subgradient, see           \
      clamp_grad */                                                                                    \
@@ -431,6 +433,16 @@
   /* x + weight (end - x) */                                                                          \
   OP(lerp, PARAM(mt_lerp(r, in[0].t, in[1].t, &in[2], inplace), "end weight#"), E,                      \
     DERIV3(C, MUL(G, SUB(1, C)), C, MUL(G, C), AB, MUL(G, SUB(B, A))), AC_NONE, ANY ANY ANY, "")        \
+  /* writes into x, in place only (x:fill_(v), Torch7's x:fill(v), zero, copy): a value (a number,    \
+     exact for any integer, or a tensor of one element) or a source (on any device; broadcast to x,    \
+     or as Torch7 any contiguous tensor of x's element count). x's gradient is zero; the value's is G   \
+     summed, the source's G summed back to its shape (viewed in it, for Torch7's), cast to its dtype */ \
+  OP(fill, PARAM_INPLACE(mt_fill_operand(r, in[0].t, &in[1], inplace), "value#"), E,                      \
+    DERIV2(NOTHING, MUL(G, 0), NOTHING, G), AC_NONE, ANY ANY, "")                                        \
+  OP(zero, PARAM_INPLACE(mt_fill_operand(r, in[0].t, NULL, inplace), ""), E, DERIV(NOTHING, MUL(G, 0)),   \
+    AC_NONE, ANY, "")                                                                                  \
+  OP(copy, PARAM_INPLACE(mt_copy_operand(r, in[0].t, in[1].t, inplace), "src"), E,                        \
+    DERIV2(NOTHING, MUL(G, 0), NOTHING, NAMED(copy_grad)), AC_NONE, ANY ANY, "")                          \
   /* input where the condition holds, other elsewhere: torch.where(cond, input, other) and            \
      input:where(cond, other) bind it themselves (src/vm/lt_index.c) */                               \
   OP(where, PARAM(mt_where(r, in[0].t, &in[1], &in[2], default_float), "input# other#"), E,             \
@@ -700,6 +712,51 @@
   OP(layer_norm, NN(mt_norm_forward(r, a), "_layer_norm", NativeLayerNormBackward), E,                 \
     DERIV(STATS, BACKWARD(norm)), AC_FP32, ANY ANY ANY, "")
 
+/* ---- random numbers: samplers that fill a tensor, and draws of new ones ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: RANDOM(call, signature): the kernel as a call of
+     src/tensor/mt_random.h in r (the tensor filled: x itself for the
+     samplers named with a trailing _, a new result for the others) and a,
+     the op's mt_random_args (src/tensor/mt_ops.h): a->g the generator
+     (x's device's, or the generator= option), a->p[] the numbers, a->i[]
+     the integers, a->t a tensor operand (bernoulli's probabilities,
+     multinomial's weights), a->mean and a->std normal's operands.
+     signature is how Lua calls it after the tensor (src/vm/lt_random.c),
+     one word per argument as the elementwise ops with parameters write it;
+     every form takes {generator=} last. torch.rand, randn, randint and the
+     *_like forms fill a new tensor with uniform_, normal_ and random_.
+   - derivative: NODERIV. A sample is a constant: a sampler cuts x's history
+     (PyTorch records a zero gradient; no gradient reaches x either way). */
+#define MT_RANDOM_OPS(OP, E)                                                                           \
+  OP(uniform_, RANDOM(mt_uniform_(r, a->g, a->p[0], a->p[1]), "from=0 to=1"), E, NODERIV, AC_NONE,      \
+    ANY, "")                                                                                           \
+  OP(normal_, RANDOM(mt_normal_(r, a->g, a->p[0], a->p[1]), "mean=0 std=1"), E, NODERIV, AC_NONE, ANY, \
+    "")                                                                                                \
+  OP(exponential_, RANDOM(mt_exponential_(r, a->g, a->p[0]), "lambd=1"), E, NODERIV, AC_NONE, ANY, "")  \
+  OP(geometric_, RANDOM(mt_geometric_(r, a->g, a->p[0]), "p"), E, NODERIV, AC_NONE, ANY, "")            \
+  OP(cauchy_, RANDOM(mt_cauchy_(r, a->g, a->p[0], a->p[1]), "median=0 sigma=1"), E, NODERIV, AC_NONE,   \
+    ANY, "")                                                                                           \
+  OP(log_normal_, RANDOM(mt_log_normal_(r, a->g, a->p[0], a->p[1]), "mean=1 std=2"), E, NODERIV,        \
+    AC_NONE, ANY, "")                                                                                  \
+  /* integers on [from, to) (a->i); with no bound (a->flag), every integer the dtype holds exactly     \
+     from 0 */                                                                                         \
+  OP(random_, RANDOM(a->flag ? mt_random_full_(r, a->g) : mt_random_(r, a->g, a->i[0], a->i[1]),        \
+                     "from to"), E, NODERIV, AC_NONE, ANY, "")                                         \
+  /* 1 with probability p: a number, or a tensor broadcast to x */                                    \
+  OP(bernoulli_, RANDOM(mt_bernoulli_(r, a->g, a->t, a->p[0]), "p#=0.5"), E, NODERIV, AC_NONE, ANY, "") \
+  /* x's shape and dtype: 1 with probability x (a->flag 0), or with the number p */                   \
+  OP(bernoulli, RANDOM(mt_bernoulli(r, a->g, a->t, a->p[0], a->flag), "p=nil"), E, NODERIV, AC_NONE,    \
+    ANY, "")                                                                                           \
+  /* mean + std * N(0, 1), mean and std broadcast (tensors or numbers) */                             \
+  OP(normal, RANDOM(mt_normal(r, a->g, a->mean, a->std, a->dtype), "mean# std#"), E, NODERIV, AC_NONE,  \
+    ANY, "")                                                                                           \
+  /* a->i[0] 1-based category indices per row of the weights a->t */                                  \
+  OP(multinomial, RANDOM(mt_multinomial(r, a->g, a->t, a->i[0], a->flag),                              \
+                         "num_samples replacement=false"), E, NODERIV, AC_NONE, ANY, "")               \
+  /* a permutation of 1..a->i[0] in dtype a->dtype */                                                  \
+  OP(randperm, RANDOM(mt_randperm(r, a->g, a->i[0], a->dtype), "n"), E, NODERIV, AC_NONE, ANY, "")
+
 /* ---- conversions: x in another dtype or on another device ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
    above, with:
@@ -724,10 +781,10 @@
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
    index ops, the puts, the masks, the views, the joins, the nn kernels, the
-   conversions (the mt_op enum's order). */
+   random numbers, the conversions (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
   L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS) L(MT_JOIN_OPS) \
-  L(MT_NN_OPS) L(MT_CAST_OPS)
+  L(MT_NN_OPS) L(MT_RANDOM_OPS) L(MT_CAST_OPS)
 
 #endif

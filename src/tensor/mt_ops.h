@@ -53,7 +53,10 @@ typedef enum {
   MT_OP_NN_BEFORE_ = MT_OP_END_JOIN - 1,
   MT_NN_OPS(MT_X, _)
   MT_OP_END_NN,
-  MT_OP_CAST_BEFORE_ = MT_OP_END_NN - 1,
+  MT_OP_RANDOM_BEFORE_ = MT_OP_END_NN - 1,
+  MT_RANDOM_OPS(MT_X, _)
+  MT_OP_END_RANDOM,
+  MT_OP_CAST_BEFORE_ = MT_OP_END_RANDOM - 1,
   MT_CAST_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
@@ -76,7 +79,8 @@ static inline int mt_op_is_mask(int op) { return op >= MT_OP_END_PUT && op < MT_
 static inline int mt_op_is_view(int op) { return op >= MT_OP_END_MASK && op < MT_OP_END_VIEW; }
 static inline int mt_op_is_join(int op) { return op >= MT_OP_END_VIEW && op < MT_OP_END_JOIN; }
 static inline int mt_op_is_nn(int op) { return op >= MT_OP_END_JOIN && op < MT_OP_END_NN; }
-static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_NN && op < MT_NUM_OPS; }
+static inline int mt_op_is_random(int op) { return op >= MT_OP_END_NN && op < MT_OP_END_RANDOM; }
+static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_RANDOM && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -110,6 +114,11 @@ int mt_leaky_relu(mt_tensor *r, const mt_tensor *x, double slope, int inplace);
 int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tensor *t2,
             double value, int divide, int inplace, int default_float);
 int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_operand *w, int inplace);
+/* r = x filled with v (a number or a one-element tensor; NULL: zero), and
+   r = x with src copied in (broadcast, or as Torch7 a contiguous src of x's
+   element count): x itself in place, else a new tensor like x */
+int mt_fill_operand(mt_tensor *r, const mt_tensor *x, const mt_operand *v, int inplace);
+int mt_copy_operand(mt_tensor *r, const mt_tensor *x, const mt_tensor *src, int inplace);
 /* The registry's op with parameters (mt_op_is_param): r = op(in, p), as
    its kernel column says; in[0].t is the tensor it is called on */
 int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
@@ -161,6 +170,22 @@ int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a);
    its statistics into a->aux (mt_norm_stats; batch norm out of training,
    from the running ones: mt_norm_running_stats), then mt_norm_apply */
 int mt_norm_forward(mt_tensor *y, const mt_nn_args *a);
+/* The arguments of a random op (the registry's MT_RANDOM_OPS); each op
+   reads those its kernel column names. */
+typedef struct mt_generator mt_generator;
+typedef struct {
+  mt_generator *g;                /* the generator drawn from */
+  double p[2];                    /* the numbers: from and to, mean and std, lambda, p, ... */
+  int64_t i[2];                   /* the integers: random_'s bounds, a count */
+  const mt_tensor *t;             /* bernoulli's probabilities (NULL: p[0]), multinomial's weights */
+  const mt_operand *mean, *std;   /* normal's operands */
+  int flag;                       /* random_: no bound; bernoulli: p[0] given; multinomial: replacement */
+  int dtype;                      /* randperm's dtype; normal's default float */
+} mt_random_args;
+/* The registry's random op (mt_op_is_random): r = op(a), as its kernel
+   column says; for a sampler (named with a trailing _), r is the tensor
+   filled (mt_random.c) */
+int mt_random_op(mt_tensor *r, mt_op op, const mt_random_args *a);
 /* the view ops' kernels beyond mt_tensor.h and mt_shape.h, their dims as
    the arguments' int64 lists: t() (a matrix transposed, fewer dims as they
    are), permute, movedim, flip and roll with their lists counted,

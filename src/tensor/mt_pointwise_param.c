@@ -447,15 +447,50 @@ int mt_lerp(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, const mt_opera
                      lerp_kernels[a->dtype][wt ? 1 : 0], &c, inplace);
 }
 
+/* ---- writes: fill, zero, copy ---- */
+/* r: x itself in place (checked writable), else a new tensor like x */
+static int write_target(mt_tensor *r, const mt_tensor *x, const char *op, int inplace) {
+  if (inplace) return mt_check_writable(op, r);
+  return mt_tensor_init_like(r, x->dtype, x->ndim, x->shape, x);
+}
+
+int mt_fill_operand(mt_tensor *r, const mt_tensor *x, const mt_operand *v, int inplace) {
+  const char *op = v ? "fill" : "zero";
+  if (write_target(r, x, op, inplace)) return -1;
+  if (!v) return mt_fill(r, 0);
+  if (!v->t) return mt_fill(r, v->value);
+  if (mt_numel(v->t) != 1) {
+    char b[128];
+    return mt_fail("fill_: expects a value with one element, got a tensor of size %s", mt_shape_str(v->t, b, sizeof b));
+  }
+  mt_tensor one = {0};                            /* exact: no trip through double */
+  int rc = mt_view(&one, v->t, 0, NULL) || mt_copy(r, &one);
+  mt_tensor_release(&one);
+  return rc ? -1 : 0;
+}
+
+int mt_copy_operand(mt_tensor *r, const mt_tensor *x, const mt_tensor *src, int inplace) {
+  if (write_target(r, x, "copy", inplace)) return -1;
+  if (mt_numel(r) == mt_numel(src) && !mt_same_shape(r, src) && mt_is_contiguous(src)) {
+    mt_tensor v = {0};                            /* Torch7: any shape of the same element count */
+    int rc = mt_view(&v, src, r->ndim, r->shape) || mt_copy(r, &v);
+    mt_tensor_release(&v);
+    return rc ? -1 : 0;
+  }
+  return mt_copy(r, src);
+}
+
 /* ---- the registry's ops with parameters ---- */
 int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float) {
   (void)p; (void)default_float;
   if (!in[0].t) return mt_fail("%s: self must be a tensor", mt_op_is_param(op) ? mt_op_names[op] : "mt_param");
   switch (op) {
 #define PARAM(call, signature) call
+#define PARAM_INPLACE(call, signature) call
 #define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
     MT_PARAM_OPS(OPC, _)
 #undef OPC
+#undef PARAM_INPLACE
 #undef PARAM
   default: break;
   }

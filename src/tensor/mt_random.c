@@ -796,3 +796,23 @@ int mt_multinomial(mt_tensor *r, mt_generator *g, const mt_tensor *probs, int64_
   if (atomic_load(&job.failed)) return mt_fail("multinomial: out of memory for %lld categories", (long long)k);
   return 0;
 }
+
+int mt_bernoulli(mt_tensor *r, mt_generator *g, const mt_tensor *x, double p, int has_p) {
+  if (!has_p && !mt_dtype_is_float(x->dtype))
+    return mt_fail("bernoulli: expects a floating-point tensor of probabilities, got %s", mt_dtypes[x->dtype].name);
+  if (mt_tensor_init_like(r, x->dtype, x->ndim, x->shape, x)) return -1;
+  return mt_bernoulli_(r, g, has_p ? NULL : x, p);
+}
+
+/* the registry's entry point (MT_RANDOM_OPS), expanded from the kernel column */
+int mt_random_op(mt_tensor *r, mt_op op, const mt_random_args *a) {
+  switch (op) {
+#define RANDOM(call, signature) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_RANDOM_OPS(OPC, _)
+#undef OPC
+#undef RANDOM
+  default: break;
+  }
+  return mt_fail("mt_random_op: %s is not a random op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+}

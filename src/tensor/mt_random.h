@@ -27,10 +27,10 @@
 /* get_state/set_state: seed then offset, 8 bytes each, little-endian. */
 #define MT_RNG_STATE_BYTES 16
 
-typedef struct {
+struct mt_generator {
   uint64_t seed;
   uint64_t offset;      /* next unused counter */
-} mt_generator;
+};
 
 /* The Philox 4x32-10 block function (Salmon et al., SC'11). */
 void mt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
@@ -69,6 +69,9 @@ int mt_log_normal_(mt_tensor *t, mt_generator *g, double mean, double std);
 /* r = mean + std * N(0, 1), mean and std broadcast (tensors or numbers) */
 int mt_normal(mt_tensor *r, mt_generator *g, const mt_operand *mean, const mt_operand *std,
               int default_float);
+/* r (x's shape and dtype) = 1 with probability x (has_p 0: x float), or
+   with probability p */
+int mt_bernoulli(mt_tensor *r, mt_generator *g, const mt_tensor *x, double p, int has_p);
 /* a random permutation of 1..n (1-based, as every index in moontorch) */
 int mt_randperm(mt_tensor *r, mt_generator *g, int64_t n, int dtype);
 /* n 1-based category indices per row of probs (1-D [K] or 2-D [R, K]),

@@ -190,39 +190,15 @@ static int tracks_history(lua_State *L, int i) {
 /* self:op_(...) when self or an argument requires grad (grad mode): for
    autograd it is self = self:op(...), the out-of-place method of the same
    name run on a copy of self that carries self's history; the result is
-   written back and self takes its history (mt_ag_inplace_commit). copy_
-   is self = src (cast and broadcast); fill_ and zero_ leave a constant. */
+   written back and self takes its history (mt_ag_inplace_commit). The
+   registry's in-place ops take the dispatcher's protocol instead; this
+   serves the guarded bindings' (cumsum_, cumprod_). */
 static int inplace_autograd(lua_State *L, const char *name, int nargs) {
   mt_tensor *self = lt_test(L, 1);
   if (!self) luaL_error(L, "%s: self must be a tensor", name);
   LT_TRY(L, mt_ag_inplace_needed(name, self, NULL) < 0 ? -1 : 0);
-  if (!strcmp(name, "fill_") || !strcmp(name, "zero_")) {
-    const luaL_Reg *op = lua_touserdata(L, lua_upvalueindex(2));
-    op->func(L);
-    LT_TRY(L, mt_ag_inplace_commit(self, NULL));
-    lua_settop(L, 1);
-    return 1;
-  }
   mt_tensor *r;
-  if (!strcmp(name, "copy_")) {
-    mt_tensor *src = lt_check(L, 2, name);
-    r = src;
-    if (r->dtype != self->dtype) {
-      mt_tensor *c = lt_push(L);
-      LT_TRY(L, mt_call_cast(c, r, self->dtype));
-      r = c;
-    }
-    if (r == src || !mt_same_shape(r, self)) {   /* a node of self's own, never src's */
-      mt_tensor *v = lt_push(L);
-      mt_view_args a;                            /* self's shape: a view of r, or r broadcast */
-      a.n = self->ndim;
-      a.m = 0;
-      memcpy(a.v, self->shape, sizeof(int64_t) * (size_t)self->ndim);
-      int same = mt_same_shape(r, self) || (mt_numel(r) == mt_numel(self) && mt_is_contiguous(r));
-      LT_TRY(L, mt_call_view(v, r, same ? MT_OP_view : MT_OP_expand, &a, 0));
-      r = v;
-    }
-  } else {
+  {
     char base[64];
     size_t len = strlen(name);
     if (len >= sizeof base) len = sizeof base - 1;
@@ -282,7 +258,7 @@ static int guard(lua_State *L) {
     size_t len = strlen(name);
     if (len > 1 && name[len - 1] == '_') return inplace_autograd(L, name, nargs);
     static const char *const torch7_inplace[][2] = {   /* Torch7's in-place names */
-      {"copy", "copy_"}, {"fill", "fill_"}, {"zero", "zero_"}, {"indexAdd", "index_add_"},
+      {"indexAdd", "index_add_"},
       {"indexCopy", "index_copy_"}, {"indexFill", "index_fill_"}, {"maskedFill", "masked_fill_"},
       {"maskedCopy", "masked_scatter_"}};
     for (size_t i = 0; i < sizeof torch7_inplace / sizeof torch7_inplace[0]; i++)

@@ -142,7 +142,7 @@ static const luaL_Reg metamethods[] = {
 
 /* torch._ops(): the registry, one table per op: {name=, aliases={...},
    family=, domain={...} (one word per input), arity=, autocast=,
-   differentiable=, inplace=, lua_name=, and signature= for every op but the
+   differentiable=, inplace=, inplace_only= (fill, zero, copy), lua_name=, and signature= for every op but the
    elementwise ones: how Lua calls it (src/ops/registry.h)} */
 static int m_ops(lua_State *L) {
   static const char *const autocast[] = {"none", "lower", "fp32", "promote"};
@@ -155,7 +155,8 @@ static int m_ops(lua_State *L) {
     lua_pushinteger(L, info->arity); lua_setfield(L, -2, "arity");
     lua_pushstring(L, autocast[info->autocast]); lua_setfield(L, -2, "autocast");
     lua_pushboolean(L, info->differentiable); lua_setfield(L, -2, "differentiable");
-    lua_pushboolean(L, info->inplace); lua_setfield(L, -2, "inplace");
+    lua_pushboolean(L, info->inplace != 0); lua_setfield(L, -2, "inplace");
+    lua_pushboolean(L, info->inplace == 2); lua_setfield(L, -2, "inplace_only");
     lua_pushboolean(L, info->lua_name); lua_setfield(L, -2, "lua_name");
     if (info->signature[0] || !mt_op_is_pointwise(op)) {
       lua_pushstring(L, info->signature);

@@ -20,7 +20,7 @@
 #include <math.h>
 #include <string.h>
 #include "lt.h"
-#include "../autograd/ag.h"
+#include "../ops/dispatch.h"
 #include "../tensor/mt_random.h"
 #include "../tensor/mt_create.h"
 
@@ -203,12 +203,22 @@ static int g_tostring(lua_State *L) {
   return 1;
 }
 
-/* ---- tensors of random values ---- */
+/* ---- tensors of random values: the registry's random ops (MT_RANDOM_OPS),
+   through the dispatcher ---- */
+static void call_random(lua_State *L, mt_tensor *r, mt_op op, const mt_random_args *a) {
+  LT_TRY(L, mt_call_random(r, op, a));
+}
+
+/* r filled in place by the sampler op with the numbers p0 and p1 */
+static void fill(lua_State *L, mt_tensor *r, mt_op op, mt_generator *g, double p0, double p1) {
+  call_random(L, r, op, &(mt_random_args){.g = g, .p = {p0, p1}});
+}
+
 /* torch.rand(sizes..., {dtype=, generator=}): uniform on [0, 1) */
 static int r_rand(lua_State *L) {
   int opts = lt_opts_index(L);
   mt_tensor *r = push_sized(L, opts, float_dtype(L, opts, lt_default_dtype, "rand"), "rand");
-  LT_TRY(L, mt_uniform_(r, opt_generator_for(L, opts, "rand", r), 0, 1));
+  fill(L, r, MT_OP_uniform_, opt_generator_for(L, opts, "rand", r), 0, 1);
   lt_opt_requires_grad(L, opts, r);
   return 1;
 }
@@ -216,7 +226,7 @@ static int r_rand(lua_State *L) {
 static int r_randn(lua_State *L) {
   int opts = lt_opts_index(L);
   mt_tensor *r = push_sized(L, opts, float_dtype(L, opts, lt_default_dtype, "randn"), "randn");
-  LT_TRY(L, mt_normal_(r, opt_generator_for(L, opts, "randn", r), 0, 1));
+  fill(L, r, MT_OP_normal_, opt_generator_for(L, opts, "randn", r), 0, 1);
   lt_opt_requires_grad(L, opts, r);
   return 1;
 }
@@ -225,7 +235,7 @@ static int r_rand_like(lua_State *L) {
   mt_tensor *x = lt_check_any(L, 1, "rand_like");
   int opts = lt_opts_index(L);
   mt_tensor *r = push_like(L, x, float_dtype(L, opts, x->dtype, "rand_like"));
-  LT_TRY(L, mt_uniform_(r, opt_generator_for(L, opts, "rand_like", r), 0, 1));
+  fill(L, r, MT_OP_uniform_, opt_generator_for(L, opts, "rand_like", r), 0, 1);
   return 1;
 }
 
@@ -233,7 +243,7 @@ static int r_randn_like(lua_State *L) {
   mt_tensor *x = lt_check_any(L, 1, "randn_like");
   int opts = lt_opts_index(L);
   mt_tensor *r = push_like(L, x, float_dtype(L, opts, x->dtype, "randn_like"));
-  LT_TRY(L, mt_normal_(r, opt_generator_for(L, opts, "randn_like", r), 0, 1));
+  fill(L, r, MT_OP_normal_, opt_generator_for(L, opts, "randn_like", r), 0, 1);
   return 1;
 }
 
@@ -261,7 +271,7 @@ static int r_randint(lua_State *L) {
   int opts = lua_type(L, size_at + 1) == LUA_TTABLE ? size_at + 1 : 0;
   int dtype = lt_opt_dtype(L, opts, MT_INT64, "randint");
   mt_tensor *r = push_new_on(L, "randint", dtype, n, shape);
-  LT_TRY(L, mt_random_(r, opt_generator_for(L, opts, "randint", r), low, high));
+  call_random(L, r, MT_OP_random_, &(mt_random_args){.g = opt_generator_for(L, opts, "randint", r), .i = {low, high}});
   return 1;
 }
 
@@ -272,7 +282,8 @@ static int r_randint_like(lua_State *L) {
   int64_t low, high;
   int_bounds(L, 2, last_positional(L, opts), &low, &high, "randint_like");
   mt_tensor *r = push_like(L, x, lt_opt_dtype(L, opts, x->dtype, "randint_like"));
-  LT_TRY(L, mt_random_(r, opt_generator_for(L, opts, "randint_like", r), low, high));
+  call_random(L, r, MT_OP_random_,
+              &(mt_random_args){.g = opt_generator_for(L, opts, "randint_like", r), .i = {low, high}});
   return 1;
 }
 
@@ -282,8 +293,7 @@ static int r_randperm(lua_State *L) {
   int opts = lt_opts_index(L);
   int dtype = lt_opt_dtype(L, opts, MT_INT64, "randperm");
   mt_generator *g = opt_generator(L, opts, "randperm");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_randperm(r, g, n, dtype));
+  call_random(L, lt_push(L), MT_OP_randperm, &(mt_random_args){.g = g, .i = {n}, .dtype = dtype});
   return 1;
 }
 
@@ -293,16 +303,9 @@ static int r_bernoulli(lua_State *L) {
   mt_tensor *x = lt_check_any(L, 1, "bernoulli");
   int opts = lt_opts_index(L);
   mt_generator *g = opt_generator_for(L, opts, "bernoulli", x);
-  if (last_positional(L, opts) >= 2) {
-    double p = luaL_checknumber(L, 2);
-    mt_tensor *r = push_like(L, x, x->dtype);
-    LT_TRY(L, mt_bernoulli_(r, g, NULL, p));
-    return 1;
-  }
-  if (!mt_dtype_is_float(x->dtype))
-    luaL_error(L, "bernoulli: expects a floating-point tensor of probabilities, got %s", mt_dtypes[x->dtype].name);
-  mt_tensor *r = push_like(L, x, x->dtype);
-  LT_TRY(L, mt_bernoulli_(r, g, x, 0));
+  const int has_p = last_positional(L, opts) >= 2;
+  const double p = has_p ? luaL_checknumber(L, 2) : 0;
+  call_random(L, lt_push(L), MT_OP_bernoulli, &(mt_random_args){.g = g, .t = x, .p = {p}, .flag = has_p});
   return 1;
 }
 
@@ -313,8 +316,7 @@ static int r_multinomial(lua_State *L) {
   int opts = lt_opts_index(L);
   int replacement = lua_isboolean(L, 3) ? lua_toboolean(L, 3) : lt_opt_bool(L, opts, "replacement", 0);
   mt_generator *g = opt_generator(L, opts, "multinomial");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_multinomial(r, g, p, n, replacement));
+  call_random(L, lt_push(L), MT_OP_multinomial, &(mt_random_args){.g = g, .t = p, .i = {n}, .flag = replacement});
   return 1;
 }
 
@@ -339,8 +341,7 @@ static int r_normal(lua_State *L) {
     mt_operand mean, std;
     read_operand(L, 1, &mean, "normal");
     read_operand(L, 2, &std, "normal");
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_normal(r, g, &mean, &std, lt_default_dtype));
+    call_random(L, lt_push(L), MT_OP_normal, &(mt_random_args){.g = g, .mean = &mean, .std = &std, .dtype = lt_default_dtype});
     return 1;
   }
   double mean = luaL_checknumber(L, 1), std = luaL_checknumber(L, 2);
@@ -348,7 +349,7 @@ static int r_normal(lua_State *L) {
   int n = last >= 3 ? lt_read_shape(L, 3, last, shape, "normal") : 0;
   int dtype = last >= 3 ? float_dtype(L, opts, lt_default_dtype, "normal") : MT_FLOAT64;
   mt_tensor *r = lt_push_new(L, "normal", dtype, n, shape);
-  LT_TRY(L, mt_normal_(r, g, mean, std));
+  fill(L, r, MT_OP_normal_, g, mean, std);
   if (last < 3) lua_pushnumber(L, *(const double *)mt_data(r));
   return 1;
 }
@@ -359,35 +360,28 @@ static int r_uniform(lua_State *L) {
   double a = arg_number(L, 1, last, 0), b = arg_number(L, 2, last, 1);
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_tensor_init(r, MT_FLOAT64, 0, NULL));
-  LT_TRY(L, mt_uniform_(r, opt_generator(L, opts, "uniform"), a, b));
+  fill(L, r, MT_OP_uniform_, opt_generator(L, opts, "uniform"), a, b);
   lua_pushnumber(L, *(const double *)mt_data(r));
   return 1;
 }
 
-/* ---- in-place samplers: x:uniform_(a, b, opts), ... return x ---- */
-typedef int (*sampler_fn)(mt_tensor *t, mt_generator *g, double a, double b);
-
-static int sample_inplace(lua_State *L, const char *op, sampler_fn fn, double a, double b) {
-  mt_tensor *t = lt_check_any(L, 1, op);
+/* ---- in-place samplers: x:uniform_(a, b, opts), ... return x (the
+   dispatcher cuts x's history: a sample is a constant) ---- */
+static int sample_inplace(lua_State *L, mt_op op, double a, double b) {
+  mt_tensor *t = lt_check_any(L, 1, mt_op_names[op]);
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   double x = arg_number(L, 2, last, a), y = arg_number(L, 3, last, b);
-  int need = t->grad_meta ? mt_ag_inplace_needed(op, t, NULL) : 0;
-  if (need < 0) LT_TRY(L, need);
-  LT_TRY(L, fn(t, opt_generator_for(L, opts, op, t), x, y));
-  if (need) LT_TRY(L, mt_ag_inplace_commit(t, NULL));     /* now a constant: no history */
+  fill(L, t, op, opt_generator_for(L, opts, mt_op_names[op], t), x, y);
   lua_settop(L, 1);
   return 1;
 }
 
-static int exponential2(mt_tensor *t, mt_generator *g, double a, double b) { (void)b; return mt_exponential_(t, g, a); }
-static int geometric2(mt_tensor *t, mt_generator *g, double a, double b) { (void)b; return mt_geometric_(t, g, a); }
-
-static int m_uniform_(lua_State *L) { return sample_inplace(L, "uniform_", mt_uniform_, 0, 1); }
-static int m_normal_(lua_State *L) { return sample_inplace(L, "normal_", mt_normal_, 0, 1); }
-static int m_exponential_(lua_State *L) { return sample_inplace(L, "exponential_", exponential2, 1, 0); }
-static int m_geometric_(lua_State *L) { return sample_inplace(L, "geometric_", geometric2, NAN, 0); }
-static int m_cauchy_(lua_State *L) { return sample_inplace(L, "cauchy_", mt_cauchy_, 0, 1); }
-static int m_log_normal_(lua_State *L) { return sample_inplace(L, "log_normal_", mt_log_normal_, 1, 2); }
+static int m_uniform_(lua_State *L) { return sample_inplace(L, MT_OP_uniform_, 0, 1); }
+static int m_normal_(lua_State *L) { return sample_inplace(L, MT_OP_normal_, 0, 1); }
+static int m_exponential_(lua_State *L) { return sample_inplace(L, MT_OP_exponential_, 1, 0); }
+static int m_geometric_(lua_State *L) { return sample_inplace(L, MT_OP_geometric_, NAN, 0); }
+static int m_cauchy_(lua_State *L) { return sample_inplace(L, MT_OP_cauchy_, 0, 1); }
+static int m_log_normal_(lua_State *L) { return sample_inplace(L, MT_OP_log_normal_, 1, 2); }
 
 /* x:random_() / x:random_(to) / x:random_(from, to): PyTorch's ranges,
    [0, to) and [from, to); with no bound, every integer the dtype holds
@@ -395,14 +389,9 @@ static int m_log_normal_(lua_State *L) { return sample_inplace(L, "log_normal_",
 static int m_random_(lua_State *L) {
   mt_tensor *t = lt_check_any(L, 1, "random_");
   int opts = lt_opts_index(L), last = last_positional(L, opts);
-  mt_generator *g = opt_generator_for(L, opts, "random_", t);
-  if (last < 2) {
-    LT_TRY(L, mt_random_full_(t, g));
-  } else {
-    int64_t from, to;
-    int_bounds(L, 2, last, &from, &to, "random_");
-    LT_TRY(L, mt_random_(t, g, from, to));
-  }
+  mt_random_args a = {.g = opt_generator_for(L, opts, "random_", t), .flag = last < 2};
+  if (last >= 2) int_bounds(L, 2, last, &a.i[0], &a.i[1], "random_");
+  call_random(L, t, MT_OP_random_, &a);
   lua_settop(L, 1);
   return 1;
 }
@@ -413,10 +402,8 @@ static int m_bernoulli_(lua_State *L) {
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   mt_tensor *p = last >= 2 ? lt_test_any(L, 2) : NULL;
   double value = p ? 0 : arg_number(L, 2, last, 0.5);
-  int need = t->grad_meta ? mt_ag_inplace_needed("bernoulli_", t, NULL) : 0;
-  if (need < 0) LT_TRY(L, need);
-  LT_TRY(L, mt_bernoulli_(t, opt_generator_for(L, opts, "bernoulli_", t), p, value));
-  if (need) LT_TRY(L, mt_ag_inplace_commit(t, NULL));     /* now a constant: no history */
+  call_random(L, t, MT_OP_bernoulli_,
+              &(mt_random_args){.g = opt_generator_for(L, opts, "bernoulli_", t), .t = p, .p = {value}});
   lua_settop(L, 1);
   return 1;
 }

@@ -342,18 +342,30 @@ static void set_view(lua_State *L, const char *name, size_t len, int op) {
 
 /* operand word w (length n) at stack index i: 1 read, 0 absent (a word
    ending in #; a plain word must be a tensor) */
+/* the first len characters of w, in buf */
+static const char *word_name(char *buf, size_t size, const char *w, int len) {
+  snprintf(buf, size, "%.*s", len, w);
+  return buf;
+}
+
 static int read_operand(lua_State *L, int i, const char *op, const char *w, size_t n, mt_operand *o) {
-  int any = w[n - 1] == '#';
-  char name[32];
-  snprintf(name, sizeof name, "%.*s", (int)(n - any), w);
+  const int any = w[n - 1] == '#', len = (int)(n - (size_t)any);   /* the word's name: w[0 .. len) */
   o->t = lt_test(L, i);
   o->value = 0;
   o->is_int = 0;
   if (o->t) return 1;
-  if (!any) luaL_error(L, "%s: argument %d (%s) must be a tensor, got %s", op, i, name, luaL_typename(L, i));
+  char name[32];                                  /* for errors (lua_pushfstring has no %.*s) */
+  if (!any) luaL_error(L, "%s: argument %d (%s) must be a tensor, got %s", op, i, word_name(name, sizeof name, w, len),
+                       luaL_typename(L, i));
   if (lua_isnoneornil(L, i)) return 0;
+  if (lua_isboolean(L, i)) {                      /* a boolean: 0 or 1, of its own kind */
+    o->is_int = 2;
+    o->value = lua_toboolean(L, i);
+    return 1;
+  }
   if (lua_type(L, i) != LUA_TNUMBER)
-    luaL_error(L, "%s: %s must be a number or a tensor, got %s", op, name, luaL_typename(L, i));
+    luaL_error(L, "%s: %s must be a number or a tensor, got %s", op, word_name(name, sizeof name, w, len),
+               luaL_typename(L, i));
   o->is_int = lua_isinteger(L, i);
   o->value = lua_tonumber(L, i);
   return 1;
@@ -378,8 +390,13 @@ static int param_call(lua_State *L) {
     lead = 2, arg = 3;
   for (const char *q = sig; (w = lt_next_word(&q, &n));) {
     const char *eq = memchr(w, '=', n);
-    char key[32];
-    snprintf(key, sizeof key, "%.*s", (int)(eq ? eq - w : (long)(n - (w[n - 1] == '#'))), w);
+    char key[32];                                  /* the word's name: read only with an options table */
+    const size_t klen = eq ? (size_t)(eq - w) : n - (w[n - 1] == '#');
+    if (opts) {
+      const size_t k = klen < sizeof key - 1 ? klen : sizeof key - 1;
+      memcpy(key, w, k);
+      key[k] = 0;
+    }
     if (!eq) {                                     /* an operand */
       int at = arg <= last || w[n - 1] != '#' ? arg : 0;   /* an absent optional one may be in opts */
       present[nin] = at && read_operand(L, at, name, w, n, &in[nin]);
@@ -396,7 +413,8 @@ static int param_call(lua_State *L) {
     if (lead && np == 0) p[np] = lua_tonumber(L, lead);
     else if (arg <= last && !lua_isnil(L, arg)) {
       if (lua_type(L, arg) != LUA_TNUMBER)
-        luaL_error(L, "%s: %s must be a number, got %s", name, key, luaL_typename(L, arg));
+        luaL_error(L, "%s: %s must be a number, got %s", name, word_name(key, sizeof key, w, (int)klen),
+                   luaL_typename(L, arg));
       p[np] = lua_tonumber(L, arg);
     } else p[np] = def;
     if (!(lead && np == 0)) arg++;
@@ -419,6 +437,16 @@ static int param_call(lua_State *L) {
       snprintf(word, sizeof word, "%.*s", (int)(n - (w[n - 1] == '#')), w);
       luaL_error(L, "%s: %s must be given", name, word);
     }
+  if (op == MT_OP_fill && !in[1].t && in[1].is_int == 1 && lua_isinteger(L, 2)) {
+    /* fill writes the value itself: an integer beyond a double's stays exact as a 0-dim int64 */
+    lua_Integer v = lua_tointeger(L, 2);
+    if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53)) {
+      mt_tensor *t = lt_push(L);
+      LT_TRY(L, mt_tensor_init(t, MT_INT64, 0, NULL));
+      *(int64_t *)mt_data(t) = (int64_t)v;
+      in[1].t = t;
+    }
+  }
   if (mt_call_param(inplace ? x : lt_push(L), in, op, p, inplace, lt_default_dtype))
     return lt_error_as_called(L, name, op, inplace);
   if (inplace) lua_settop(L, 1);
@@ -429,6 +457,11 @@ static int param_call(lua_State *L) {
    registry name of an op with parameters; stack: methods torch mt */
 static void set_param(lua_State *L, const char *name, size_t len, int op) {
   if (op == MT_OP_where) return;                 /* its own bindings: the condition comes first or second */
+  if (mt_op_infos[op].inplace == 2) {            /* in place only: x:fill_(v), and Torch7's x:fill(v) */
+    for (int underscore = 0; underscore <= 1; underscore++)
+      lt_bind_op(L, name, len, underscore, 1, param_call, (lua_Integer)op * 2 + 1);
+    return;
+  }
   for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
     lt_bind_op(L, name, len, inplace, inplace, param_call, (lua_Integer)op * 2 + inplace);
 }

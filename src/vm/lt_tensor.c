@@ -780,22 +780,6 @@ static int t_contiguous(lua_State *L) {
   return 1;
 }
 
-static int t_copy_(lua_State *L) {
-  mt_tensor *dst = lt_check(L, 1, "copy_"), *src = lt_check(L, 2, "copy_");
-  if (mt_numel(dst) == mt_numel(src) && !mt_same_shape(dst, src) && mt_is_contiguous(src)) {
-    /* Torch7 copies between any shapes with the same element count */
-    mt_tensor v = {0};
-    LT_TRY(L, mt_view(&v, src, dst->ndim, dst->shape));
-    int rc = mt_copy(dst, &v);
-    mt_tensor_release(&v);
-    LT_TRY(L, rc);
-  } else {
-    LT_TRY(L, mt_copy(dst, src));
-  }
-  lua_settop(L, 1);
-  return 1;
-}
-
 static int convert(lua_State *L, int dtype) {
   mt_tensor *t = lt_check_any(L, 1, "type");
   if (t->dtype == dtype) { lua_settop(L, 1); return 1; }
@@ -940,20 +924,6 @@ static void fill_value(lua_State *L, mt_tensor *t, int i, const char *op) {
     return;
   }
   mt_fill(t, check_value(L, i, op));
-}
-
-static int t_fill_(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "fill_");
-  fill_value(L, t, 2, "fill_");
-  lua_settop(L, 1);
-  return 1;
-}
-
-static int t_zero_(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "zero_");
-  mt_fill(t, 0);
-  lua_settop(L, 1);
-  return 1;
 }
 
 /* Flat values in row-major order, as a Lua array (printing, totable). */
@@ -1265,9 +1235,8 @@ static const luaL_Reg methods[] = {
   {"nElement", t_numel}, {"numel", t_numel}, {"storageOffset", t_storage_offset},
   {"isContiguous", t_is_contiguous}, {"is_contiguous", t_is_contiguous},
   {"element_size", t_element_size}, {"isSetTo", t_is_set_to}, {"data_ptr", t_data_ptr},
-  {"storage", t_storage}, {"contiguous", t_contiguous}, {"copy_", t_copy_},
-  {"copy", t_copy_}, {"type", t_type}, {"to", t_to}, {"item", t_item}, {"fill_", t_fill_},
-  {"fill", t_fill_}, {"zero_", t_zero_}, {"zero", t_zero_}, {"_flat_values", t_flat_values},
+  {"storage", t_storage}, {"contiguous", t_contiguous}, {"type", t_type}, {"to", t_to}, {"item", t_item},
+  {"_flat_values", t_flat_values},
   {"type_as", t_type_as}, {"typeAs", t_type_as}, {"new", t_new},
   {"float", t_to_FLOAT32}, {"double", t_to_FLOAT64}, {"half", t_to_FLOAT16},
   {"bfloat16", t_to_BFLOAT16}, {"char", t_to_INT8}, {"byte", t_to_UINT8}, {"short", t_to_INT16},
@@ -1280,8 +1249,7 @@ static const luaL_Reg methods[] = {
    conversions, item) */
 static const char *const any_device_methods[] = {
   "size", "stride", "dim", "nDimension", "nElement", "numel", "storageOffset", "isContiguous", "is_contiguous",
-  "element_size", "contiguous", "copy_", "copy", "type", "to", "item", "fill_", "fill", "zero_", "zero",
-  "type_as", "typeAs", "float", "double", "half", "bfloat16", "char", "byte", "short", "int", "long", "bool",
+  "element_size", "contiguous", "type", "to", "item", "type_as", "typeAs", "float", "double", "half", "bfloat16", "char", "byte", "short", "int", "long", "bool",
   "cuda", "cpu", "set_", "set", NULL};
 static const char *const any_device_functions[] = {
   "isTensor", "is_tensor", "numel", "zeros_like", "ones_like", "empty_like", "full_like", NULL};

@@ -128,7 +128,9 @@ torch.clone(x), x:clone()
 
 x:copy_(src), x:copy(src)
   Copies src's values into x (broadcast, converted to x's dtype); returns x.
-  As in Torch7, a contiguous src with x's element count may have another shape.
+  src may be on another device. As in Torch7, a contiguous src with x's element
+  count may have another shape. Differentiable: src's gradient is x's, summed
+  back to src's shape; x's old values get none.
 
 x:type(), x:type(name)
   x's type name ('torch.FloatTensor', 'torch.cuda.FloatTensor' on a GPU); with a
@@ -164,7 +166,9 @@ x:item()
   or boolean.
 
 x:fill_(value), x:fill(value)
-  Sets every element to value; returns x.
+  Sets every element to value (a number, exact for any integer, a boolean, or a
+  tensor of one element); returns x. Differentiable in a tensor value: its
+  gradient is the sum of x's.
 
 x:zero_(), x:zero()
   Sets every element to 0; returns x.
