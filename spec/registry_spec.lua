@@ -31,7 +31,7 @@ describe('the op registry', function()
     for _, op in ipairs(OPS) do
       assert.is_nil(seen[op.name], op.name .. ' twice')
       seen[op.name] = true
-      assert.is_true(op.arity >= 1 and op.arity <= 3, op.name)
+      assert.is_true(op.arity >= (op.family == 'factory' and 0 or 1) and op.arity <= 3, op.name)
       assert.are.equal(op.arity, #op.domain, op.name .. ': one domain per input')
       assert.truthy(({none = 1, lower = 1, fp32 = 1, promote = 1})[op.autocast], op.name)
       for _, alias in ipairs(op.aliases) do
@@ -45,9 +45,9 @@ describe('the op registry', function()
     for _, op in ipairs(OPS) do
       local c = calls(op)[1]
       local r = c[2](table.unpack(c[1]))
-      if op.family == 'random' then     -- a sample is a constant: no derivative, whatever its dtype
-        assert(not op.differentiable, op.name .. ': a random op with a derivative')
-        assert(not r.requires_grad, op.name .. ': a sample that requires grad')
+      if op.family == 'random' or op.family == 'factory' then   -- a sample, a new tensor: no derivative
+        assert(not op.differentiable, op.name .. ': a ' .. op.family .. ' op with a derivative')
+        assert(not r.requires_grad, op.name .. ': its result requires grad')
       else
         local float_result = r:is_floating_point()
         assert(op.differentiable == float_result, op.name .. (float_result
@@ -64,6 +64,33 @@ describe('the op registry', function()
         assert(torch.equal(a, b), op.name .. ': two draws from one seed differ')
       end
     end
+  end)
+
+  it('sees the factories through the dispatcher, their *_like and new_* forms as the same ops', function()
+    local x = torch.ones(2, 3, {dtype = 'float64'})
+    torch._op_counter(true)
+    local a = torch.zeros(2, 3)                       -- zeros
+    local b = torch.zeros_like(x)                     -- zeros
+    local c = x:new_ones(4)                           -- ones
+    local d = torch.full({2}, 7)                      -- full
+    local e = torch.full_like(x, 2.5)                 -- full
+    local f = torch.empty(3)                          -- empty
+    local g = torch.arange(5)                         -- arange
+    local h = torch.eye(2)                            -- eye
+    local i = torch.linspace(0, 1, 3)                 -- linspace
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({zeros = 2, ones = 1, full = 2, empty = 1, arange = 1, eye = 1, linspace = 1}, counts)
+    assert.are.equal('float64', b.dtype)              -- x's dtype
+    assert.are.equal('float64', c.dtype)
+    assert.are.equal('int64', d.dtype)                -- an integer value
+    assert.are.same({{2.5, 2.5, 2.5}, {2.5, 2.5, 2.5}}, e:totable())
+    assert.are.same({0, 1, 2, 3, 4}, g:totable())
+    assert.are.same({{1, 0}, {0, 1}}, h:totable())
+    assert.are.same({0, 0.5, 1}, i:totable())
+    assert.is_true(a:sum():item() == 0 and f:numel() == 3)
+    -- an integer beyond 2^53 is written exactly
+    assert.are.equal((1 << 62) + 1, torch.full({1}, (1 << 62) + 1)[1])
   end)
 
   it('sees the random ops through the dispatcher; a sampler cuts the history and refuses an expanded tensor', function()
@@ -308,14 +335,15 @@ describe('the op registry', function()
 
   it('sees x[index] and x[mask] as the registry index_select between views', function()
     local x = sample('any', {3, 4}, 1):requires_grad_()
+    local all = torch.ones(3, 4):bool()
     torch._op_counter(true)
     local a = x[torch.tensor({{3, 1}, {3, 3}})]  -- index_select, view
     local b = x[torch.tensor({true, false, true})]   -- index_select, view (one leading dim: nothing to merge)
     local c = x[torch.tensor(true)]              -- unsqueeze, index_select, view
-    local d = x[torch.ones(3, 4):bool()]         -- to (the mask's :bool()), flatten, index_select, view
+    local d = x[all]                             -- flatten, index_select, view
     local counts = torch._op_counts()
     torch._op_counter(false)
-    assert.are.same({index_select = 4, view = 4, flatten = 1, unsqueeze = 1, to = 1}, counts)
+    assert.are.same({index_select = 4, view = 4, flatten = 1, unsqueeze = 1}, counts)
     assert.are.same({2, 2, 4}, a:size():totable())
     assert.are.same({2, 4}, b:size():totable())
     assert.are.same({1, 3, 4}, c:size():totable())

@@ -590,9 +590,30 @@ local function random_calls(op)
   return out
 end
 
+-- a factory's calls, by op: no tensor input; a factory without calls here
+-- fails the walk
+local F64 = {dtype = 'float64'}
+local FACTORY_CALLS = {
+  empty = function() return torch.empty(2, 3, F64):fill_(0.5) end,
+  zeros = function() return torch.zeros(2, 3, F64) end,
+  ones = function() return torch.ones({3}, F64) end,
+  full = function() return torch.full({2, 2}, 0.75, F64) end,
+  eye = function() return torch.eye(3, 2, F64) end,
+  arange = function() return torch.arange(1, 2, 0.25, F64) end,
+  range = function() return torch.range(1, 2, 0.25, F64) end,
+  linspace = function() return torch.linspace(-1, 1, 5, F64) end,
+  logspace = function() return torch.logspace(0, 2, 3, F64) end,
+}
+local function factory_calls(op)
+  local f = FACTORY_CALLS[op.name]
+  assert(f, op.name .. ': a factory without calls in spec/support/registry_calls.lua')
+  return {{{}, f}}
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   if op.family == 'nn' then return nn_calls(op) end
+  if op.family == 'factory' then return factory_calls(op) end
   if op.family == 'random' then return random_calls(op) end
   if op.family == 'cast' then return cast_calls(op) end
   local f = callable(op)

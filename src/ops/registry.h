@@ -757,6 +757,39 @@
   /* a permutation of 1..a->i[0] in dtype a->dtype */                                                  \
   OP(randperm, RANDOM(mt_randperm(r, a->g, a->i[0], a->dtype), "n"), E, NODERIV, AC_NONE, ANY, "")
 
+/* ---- factories: new tensors from a size or a rule ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: FACTORY(call, signature): the kernel as a call of src/tensor
+     (mt_tensor.h, mt_create.h) in r (empty: it receives the new tensor) and
+     a, the op's mt_factory_args (src/tensor/mt_ops.h): a->ndim and a->shape
+     the size, a->dtype, a->device and a->index where it is made, a->p[] the
+     numbers (start, end, step, base), a->n[] the counts (steps, eye's
+     sizes), a->value full's value. signature is how Lua calls it
+     (src/vm/lt_tensor.c, lt_random.c), each form with {dtype=, device=,
+     requires_grad=} last; zeros_like, new_zeros and the other *_like and
+     new_* forms are the same ops with x's size, dtype or device.
+   - derivative: NODERIV: a new tensor is a leaf (requires_grad= makes it
+     one that requires grad).
+   - domain: "", no tensor input (arity 0). */
+#define MT_FACTORY_OPS(OP, E)                                                                          \
+  /* values unspecified */                                                                             \
+  OP(empty, FACTORY(mt_factory_new(r, a, "empty"), "size"), E, NODERIV, AC_NONE, "", "")                  \
+  OP(zeros, FACTORY(mt_factory_filled(r, a, "zeros", 0), "size"), E, NODERIV, AC_NONE, "", "")             \
+  OP(ones, FACTORY(mt_factory_filled(r, a, "ones", 1), "size"), E, NODERIV, AC_NONE, "", "")               \
+  /* the value a number (exact for any integer), a boolean or a tensor of one element */              \
+  OP(full, FACTORY(mt_factory_full(r, a), "size fill_value#"), E, NODERIV, AC_NONE, "", "")              \
+  OP(eye, FACTORY(mt_eye(r, a->n[0], a->n[1], a->dtype), "n m=n"), E, NODERIV, AC_NONE, "", "")           \
+  /* start, start + step, ... up to end: excluded (arange), included (Torch7's range) */              \
+  OP(arange, FACTORY(mt_arange(r, a->p[0], a->p[1], a->p[2], a->dtype), "start=0 end step=1"), E,       \
+    NODERIV, AC_NONE, "", "")                                                                            \
+  OP(range, FACTORY(mt_range(r, a->p[0], a->p[1], a->p[2], a->dtype), "start end step=1"), E, NODERIV, \
+    AC_NONE, "", "")                                                                                     \
+  OP(linspace, FACTORY(mt_linspace(r, a->p[0], a->p[1], a->n[0], a->dtype), "start end steps=100"), E,   \
+    NODERIV, AC_NONE, "", "")                                                                            \
+  OP(logspace, FACTORY(mt_logspace(r, a->p[0], a->p[1], a->n[0], a->p[2], a->dtype),                    \
+                       "start end steps=100 base=10"), E, NODERIV, AC_NONE, "", "")
+
 /* ---- conversions: x in another dtype or on another device ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
    above, with:
@@ -781,10 +814,10 @@
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
    index ops, the puts, the masks, the views, the joins, the nn kernels, the
-   random numbers, the conversions (the mt_op enum's order). */
+   random numbers, the factories, the conversions (the mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
   L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS) L(MT_JOIN_OPS) \
-  L(MT_NN_OPS) L(MT_RANDOM_OPS) L(MT_CAST_OPS)
+  L(MT_NN_OPS) L(MT_RANDOM_OPS) L(MT_FACTORY_OPS) L(MT_CAST_OPS)
 
 #endif

@@ -3,6 +3,7 @@
    and give the same numbers on any thread count. */
 #include <math.h>
 #include "mt_create.h"
+#include "mt_ops.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_parallel.h"
@@ -156,4 +157,30 @@ int mt_linspace(mt_tensor *r, double start, double end, int64_t steps, int dtype
 
 int mt_logspace(mt_tensor *r, double start, double end, int64_t steps, double base, int dtype) {
   return spaced(r, "logspace", SEQ_LOG, start, end, steps, base, dtype);
+}
+
+/* ---- the registry's factories (MT_FACTORY_OPS) ---- */
+int mt_factory_new(mt_tensor *r, const mt_factory_args *a, const char *op) {
+  return mt_tensor_init_on(a->name ? a->name : op, r, a->dtype, a->ndim, a->shape, a->device, a->index);
+}
+
+int mt_factory_filled(mt_tensor *r, const mt_factory_args *a, const char *op, double v) {
+  return mt_factory_new(r, a, op) || mt_fill(r, v) ? -1 : 0;
+}
+
+int mt_factory_full(mt_tensor *r, const mt_factory_args *a) {
+  if (!a->value) return mt_fail("full: expects a fill value");
+  return mt_factory_new(r, a, "full") || mt_fill_operand(r, r, a->value, 1) ? -1 : 0;
+}
+
+int mt_factory_op(mt_tensor *r, mt_op op, const mt_factory_args *a) {
+  switch (op) {
+#define FACTORY(call, signature) call
+#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
+    MT_FACTORY_OPS(OPC, _)
+#undef OPC
+#undef FACTORY
+  default: break;
+  }
+  return mt_fail("mt_factory_op: %s is not a factory", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
 }

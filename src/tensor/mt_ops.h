@@ -56,7 +56,10 @@ typedef enum {
   MT_OP_RANDOM_BEFORE_ = MT_OP_END_NN - 1,
   MT_RANDOM_OPS(MT_X, _)
   MT_OP_END_RANDOM,
-  MT_OP_CAST_BEFORE_ = MT_OP_END_RANDOM - 1,
+  MT_OP_FACTORY_BEFORE_ = MT_OP_END_RANDOM - 1,
+  MT_FACTORY_OPS(MT_X, _)
+  MT_OP_END_FACTORY,
+  MT_OP_CAST_BEFORE_ = MT_OP_END_FACTORY - 1,
   MT_CAST_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
@@ -80,7 +83,8 @@ static inline int mt_op_is_view(int op) { return op >= MT_OP_END_MASK && op < MT
 static inline int mt_op_is_join(int op) { return op >= MT_OP_END_VIEW && op < MT_OP_END_JOIN; }
 static inline int mt_op_is_nn(int op) { return op >= MT_OP_END_JOIN && op < MT_OP_END_NN; }
 static inline int mt_op_is_random(int op) { return op >= MT_OP_END_NN && op < MT_OP_END_RANDOM; }
-static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_RANDOM && op < MT_NUM_OPS; }
+static inline int mt_op_is_factory(int op) { return op >= MT_OP_END_RANDOM && op < MT_OP_END_FACTORY; }
+static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_FACTORY && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -186,6 +190,25 @@ typedef struct {
    column says; for a sampler (named with a trailing _), r is the tensor
    filled (mt_random.c) */
 int mt_random_op(mt_tensor *r, mt_op op, const mt_random_args *a);
+/* The arguments of a factory (the registry's MT_FACTORY_OPS); each op
+   reads those its kernel column names. */
+typedef struct {
+  int ndim;
+  const int64_t *shape;           /* the size */
+  int dtype, device, index;       /* the new tensor's dtype, and where it is made */
+  double p[3];                    /* start, end, step; logspace's base */
+  int64_t n[2];                   /* linspace's steps; eye's sizes */
+  const mt_operand *value;        /* full's value: a number or a tensor of one element */
+  const char *name;               /* the name errors give (new_zeros, zeros_like), NULL: the op's */
+} mt_factory_args;
+/* The registry's factory (mt_op_is_factory): r = op(a), as its kernel
+   column says (mt_create.c); r is empty on entry */
+int mt_factory_op(mt_tensor *r, mt_op op, const mt_factory_args *a);
+/* r new, of a's size, dtype and device (named op in errors): empty's
+   kernel; filled with v (zeros, ones); full's, filled with a->value */
+int mt_factory_new(mt_tensor *r, const mt_factory_args *a, const char *op);
+int mt_factory_filled(mt_tensor *r, const mt_factory_args *a, const char *op, double v);
+int mt_factory_full(mt_tensor *r, const mt_factory_args *a);
 /* the view ops' kernels beyond mt_tensor.h and mt_shape.h, their dims as
    the arguments' int64 lists: t() (a matrix transposed, fewer dims as they
    are), permute, movedim, flip and roll with their lists counted,

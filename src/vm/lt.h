@@ -7,6 +7,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include "../tensor/mt_tensor.h"
+#include "../tensor/mt_ops.h"
 
 /* Every binding is a C closure whose upvalue 1 is the tensor metatable, so a
    type check is a metatable comparison, with no string lookup. */
@@ -41,6 +42,11 @@ void lt_mark_any_device(lua_State *L, int t, const char *const *names);
 /* Re-binds the named creation functions of the table at t so that they
    take the device= option (made on the CPU, then moved). */
 void lt_device_creation(lua_State *L, int t, const char *const *names);
+/* The fill value at i (x:fill_, torch.full, full_like) as an operand in o:
+   a number, a boolean (is_int 2), or a tensor; an integer beyond a
+   double's exact ones becomes a 0-dim int64 tensor pushed on the stack, so
+   that it stays exact. Returns o. */
+mt_operand *lt_fill_operand(lua_State *L, int i, const char *op, mt_operand *o);
 /* The device rand, randn and randint make their tensor on (their device= option), and its index. */
 int lt_creation_device(int *index);
 /* "cpu", "cuda", "cuda:N" into (device, index): 0 when name is no device;

@@ -197,29 +197,26 @@ static int inplace_autograd(lua_State *L, const char *name, int nargs) {
   mt_tensor *self = lt_test(L, 1);
   if (!self) luaL_error(L, "%s: self must be a tensor", name);
   LT_TRY(L, mt_ag_inplace_needed(name, self, NULL) < 0 ? -1 : 0);
-  mt_tensor *r;
-  {
-    char base[64];
-    size_t len = strlen(name);
-    if (len >= sizeof base) len = sizeof base - 1;
-    memcpy(base, name, len - 1);
-    base[len - 1] = 0;
-    lua_getfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");
-    if (lua_getfield(L, -1, base) != LUA_TFUNCTION)
-      luaL_error(L, "%s: not differentiable in place (no out-of-place %s); wrap it in torch.no_grad "
-                 "or use another op", name, base);
-    mt_tensor *src = lt_push(L);
-    LT_TRY(L, mt_ag_inplace_source(src, self));
-    int src_at = lua_gettop(L);
-    for (int i = 2; i <= nargs; i++) lua_pushvalue(L, lua_rawequal(L, i, 1) ? src_at : i);  /* x:op_(x) */
-    lua_call(L, nargs, 1);
-    r = lt_test(L, -1);
-    if (!r) luaL_error(L, "%s: %s did not return a tensor", name, base);
-    if (r->dtype != self->dtype) {
-      mt_tensor *c = lt_push(L);
-      LT_TRY(L, mt_call_cast(c, r, self->dtype));
-      r = c;
-    }
+  char base[64];
+  size_t len = strlen(name);
+  if (len >= sizeof base) len = sizeof base - 1;
+  memcpy(base, name, len - 1);
+  base[len - 1] = 0;
+  lua_getfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");
+  if (lua_getfield(L, -1, base) != LUA_TFUNCTION)
+    luaL_error(L, "%s: not differentiable in place (no out-of-place %s); wrap it in torch.no_grad "
+               "or use another op", name, base);
+  mt_tensor *src = lt_push(L);
+  LT_TRY(L, mt_ag_inplace_source(src, self));
+  int src_at = lua_gettop(L);
+  for (int i = 2; i <= nargs; i++) lua_pushvalue(L, lua_rawequal(L, i, 1) ? src_at : i);  /* x:op_(x) */
+  lua_call(L, nargs, 1);
+  mt_tensor *r = lt_test(L, -1);
+  if (!r) luaL_error(L, "%s: %s did not return a tensor", name, base);
+  if (r->dtype != self->dtype) {
+    mt_tensor *c = lt_push(L);
+    LT_TRY(L, mt_call_cast(c, r, self->dtype));
+    r = c;
   }
   LT_TRY(L, mt_ag_inplace_commit(self, r));
   lua_settop(L, 1);

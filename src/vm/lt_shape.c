@@ -342,6 +342,29 @@ static void set_view(lua_State *L, const char *name, size_t len, int op) {
 
 /* operand word w (length n) at stack index i: 1 read, 0 absent (a word
    ending in #; a plain word must be a tensor) */
+mt_operand *lt_fill_operand(lua_State *L, int i, const char *op, mt_operand *o) {
+  o->t = NULL;
+  o->value = 0;
+  o->is_int = 0;
+  if (lua_isboolean(L, i)) {
+    o->is_int = 2;
+    o->value = lua_toboolean(L, i);
+  } else if ((o->t = lt_test_any(L, i)) == NULL) {
+    if (lua_type(L, i) != LUA_TNUMBER)
+      luaL_error(L, "%s: the value must be a number, a boolean or a tensor, got %s", op, luaL_typename(L, i));
+    o->is_int = lua_isinteger(L, i);
+    o->value = lua_tonumber(L, i);
+    lua_Integer v = o->is_int ? lua_tointeger(L, i) : 0;
+    if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53)) {   /* beyond a double's integers: exact */
+      mt_tensor *t = lt_push(L);
+      LT_TRY(L, mt_tensor_init(t, MT_INT64, 0, NULL));
+      *(int64_t *)mt_data(t) = (int64_t)v;
+      o->t = t;
+    }
+  }
+  return o;
+}
+
 /* the first len characters of w, in buf */
 static const char *word_name(char *buf, size_t size, const char *w, int len) {
   snprintf(buf, size, "%.*s", len, w);
@@ -437,16 +460,8 @@ static int param_call(lua_State *L) {
       snprintf(word, sizeof word, "%.*s", (int)(n - (w[n - 1] == '#')), w);
       luaL_error(L, "%s: %s must be given", name, word);
     }
-  if (op == MT_OP_fill && !in[1].t && in[1].is_int == 1 && lua_isinteger(L, 2)) {
-    /* fill writes the value itself: an integer beyond a double's stays exact as a 0-dim int64 */
-    lua_Integer v = lua_tointeger(L, 2);
-    if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53)) {
-      mt_tensor *t = lt_push(L);
-      LT_TRY(L, mt_tensor_init(t, MT_INT64, 0, NULL));
-      *(int64_t *)mt_data(t) = (int64_t)v;
-      in[1].t = t;
-    }
-  }
+  if (op == MT_OP_fill && present[1] && !in[1].t && in[1].is_int == 1 && lua_isinteger(L, 2))
+    lt_fill_operand(L, 2, name, &in[1]);          /* fill writes the value itself: a large integer stays exact */
   if (mt_call_param(inplace ? x : lt_push(L), in, op, p, inplace, lt_default_dtype))
     return lt_error_as_called(L, name, op, inplace);
   if (inplace) lua_settop(L, 1);

@@ -292,9 +292,10 @@ mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const 
   return r;
 }
 
-/* The device a random creation function (rand, randn, randint) makes its
-   tensor on: set by device_creation around its call, so that it draws there
-   from that device's generator rather than on the CPU. */
+/* The device a creation function (rand, randn, randint, empty, zeros,
+   ones, full) makes its tensor on: set by device_creation around its call,
+   so that it is made there (and draws from that device's generator) rather
+   than on the CPU and moved. */
 static _Thread_local int creation_device = MT_CPU, creation_index = 0;   /* per thread: a worker's own Lua state */
 int lt_creation_device(int *index) {
   *index = creation_index;
@@ -334,8 +335,11 @@ static int device_creation(lua_State *L) {
     lua_rawset(L, -4);
   }
   lua_replace(L, top);
-  if (!strcmp(name, "rand") || !strcmp(name, "randn") || !strcmp(name, "randint")) {
-    creation_device = device;                        /* made and drawn there; an error inside leaves it */
+  static const char *const on_device[] = {"rand", "randn", "randint", "empty", "zeros", "ones", "full"};
+  int here = 0;                                      /* made (and drawn) there, not moved */
+  for (size_t k = 0; k < sizeof on_device / sizeof *on_device && !here; k++) here = !strcmp(name, on_device[k]);
+  if (here) {
+    creation_device = device;                        /* an error inside leaves it */
     creation_index = index;                          /* set, and the next call through here clears it */
     int n = create(L);
     creation_device = MT_CPU;
@@ -422,40 +426,53 @@ static int t_gc(lua_State *L) {
 }
 
 /* ---- creation ---- */
-static void fill_value(lua_State *L, mt_tensor *t, int i, const char *op);
+
+/* The registry's factory op (MT_FACTORY_OPS) into a new tensor on the
+   stack, through the dispatcher. Made on the device of a device= option
+   (lt_creation_device) or, for x:new_zeros(...), on x's; requires_grad=
+   makes it a leaf that requires grad. */
+static mt_tensor *push_factory(lua_State *L, mt_op op, mt_factory_args *a, const mt_tensor *like, int opts) {
+  if (like) { a->device = mt_device_of(like); a->index = mt_device_index_of(like); }
+  else a->device = lt_creation_device(&a->index);
+  mt_tensor *r = lt_push(L);
+  LT_TRY(L, mt_call_factory(r, op, a));
+  lt_opt_requires_grad(L, opts, r);
+  return r;
+}
 
 /* torch.zeros(sizes..., opts) with the sizes from argument `from` on (1),
-   or x:new_zeros(sizes..., opts) (2, x's dtype by default) */
-static int new_filled(lua_State *L, const char *op, int from, int def_dtype, int fill, double value) {
+   or x:new_zeros(sizes..., opts) (2, x's dtype and device by default) */
+static int new_filled(lua_State *L, mt_op op, const char *name, int from) {
+  const mt_tensor *x = from == 2 ? lt_check(L, 1, name) : NULL;
   int opts = lt_opts_index(L);
   int last = opts ? opts - 1 : lua_gettop(L);
   int64_t shape[MT_MAX_DIMS];
-  int n = lt_read_shape(L, from, last, shape, op);
-  int dtype = lt_opt_dtype(L, opts, def_dtype, op);
-  mt_tensor *r = lt_push_new(L, op, dtype, n, shape);
-  if (fill) mt_fill(r, value);
-  lt_opt_requires_grad(L, opts, r);
+  mt_factory_args a = {.shape = shape, .name = name};
+  a.ndim = lt_read_shape(L, from, last, shape, name);
+  a.dtype = lt_opt_dtype(L, opts, x ? x->dtype : lt_default_dtype, name);
+  push_factory(L, op, &a, x, opts);
   return 1;
 }
 
-static int t_empty(lua_State *L) { return new_filled(L, "empty", 1, lt_default_dtype, 0, 0); }
-static int t_zeros(lua_State *L) { return new_filled(L, "zeros", 1, lt_default_dtype, 1, 0); }
-static int t_ones(lua_State *L) { return new_filled(L, "ones", 1, lt_default_dtype, 1, 1); }
-static int t_new_empty(lua_State *L) { return new_filled(L, "new_empty", 2, lt_check(L, 1, "new_empty")->dtype, 0, 0); }
-static int t_new_zeros(lua_State *L) { return new_filled(L, "new_zeros", 2, lt_check(L, 1, "new_zeros")->dtype, 1, 0); }
-static int t_new_ones(lua_State *L) { return new_filled(L, "new_ones", 2, lt_check(L, 1, "new_ones")->dtype, 1, 1); }
+static int t_empty(lua_State *L) { return new_filled(L, MT_OP_empty, "empty", 1); }
+static int t_zeros(lua_State *L) { return new_filled(L, MT_OP_zeros, "zeros", 1); }
+static int t_ones(lua_State *L) { return new_filled(L, MT_OP_ones, "ones", 1); }
+static int t_new_empty(lua_State *L) { return new_filled(L, MT_OP_empty, "new_empty", 2); }
+static int t_new_zeros(lua_State *L) { return new_filled(L, MT_OP_zeros, "new_zeros", 2); }
+static int t_new_ones(lua_State *L) { return new_filled(L, MT_OP_ones, "new_ones", 2); }
 
 /* torch.full(size, value, opts) with the size at `at` (1), or
    x:new_full(size, value, opts) (2); size is a table or a single number */
 static int full(lua_State *L, const char *op, int at, int def_dtype) {
   int opts = lt_opts_index(L);
   int64_t shape[MT_MAX_DIMS];
-  int n = lt_read_shape(L, at, at, shape, op);
+  mt_factory_args a = {.shape = shape, .name = op};
+  a.ndim = lt_read_shape(L, at, at, shape, op);
   if (lua_isnoneornil(L, at + 1) || at + 1 == opts) luaL_error(L, "%s: expects a fill value after the size", op);
-  int dtype = lt_opt_dtype(L, opts, def_dtype, op);
-  mt_tensor *r = lt_push_new(L, op, dtype, n, shape);
-  fill_value(L, r, at + 1, op);
-  lt_opt_requires_grad(L, opts, r);
+  a.dtype = lt_opt_dtype(L, opts, def_dtype, op);
+  mt_operand value;
+  a.value = lt_fill_operand(L, at + 1, op, &value);
+  push_factory(L, MT_OP_full, &a, at == 2 ? lt_check(L, 1, op) : NULL, opts);
   return 1;
 }
 static int t_full(lua_State *L) {
@@ -615,28 +632,32 @@ static int t_new(lua_State *L) {
   return t_new_typed(L);
 }
 
-static int like(lua_State *L, const char *op, int fill, double v) {
+/* torch.zeros_like(x, opts), ...: the factory op with x's size, dtype and
+   device unless opts says otherwise; full_like's value second */
+static int like(lua_State *L, const char *op, mt_op factory) {
   mt_tensor *x = lt_check_any(L, 1, op);
-  int opts = lua_gettop(L) >= 2 && lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
-  int device = mt_device_of(x), index = mt_device_index_of(x), dtype = x->dtype;
+  int opts = lua_gettop(L) >= 2 && lua_istable(L, lua_gettop(L)) && !lt_test_any(L, lua_gettop(L)) ? lua_gettop(L) : 0;
+  mt_factory_args a = {.ndim = x->ndim, .shape = x->shape, .dtype = x->dtype, .device = mt_device_of(x),
+                       .index = mt_device_index_of(x), .name = op};
+  mt_operand value;
+  if (factory == MT_OP_full) {
+    if (lua_isnoneornil(L, 2) || opts == 2) luaL_error(L, "%s: expects a fill value after the tensor", op);
+    a.value = lt_fill_operand(L, 2, op, &value);
+  }
   if (opts) {
-    if (lua_getfield(L, opts, "dtype") != LUA_TNIL) dtype = lt_check_dtype_name(L, -1, op);
-    if (lua_getfield(L, opts, "device") != LUA_TNIL) check_device(L, lua_gettop(L), op, &device, &index);
+    if (lua_getfield(L, opts, "dtype") != LUA_TNIL) a.dtype = lt_check_dtype_name(L, -1, op);
+    if (lua_getfield(L, opts, "device") != LUA_TNIL) check_device(L, lua_gettop(L), op, &a.device, &a.index);
     lua_pop(L, 2);
   }
   mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_tensor_init_on(op, r, dtype, x->ndim, x->shape, device, index));
-  if (fill) LT_TRY(L, mt_fill(r, v));
+  LT_TRY(L, mt_call_factory(r, factory, &a));
+  lt_opt_requires_grad(L, opts, r);
   return 1;
 }
-static int t_zeros_like(lua_State *L) { return like(L, "zeros_like", 1, 0); }
-static int t_ones_like(lua_State *L) { return like(L, "ones_like", 1, 1); }
-static int t_empty_like(lua_State *L) { return like(L, "empty_like", 0, 0); }
-static int t_full_like(lua_State *L) {
-  double v = luaL_checknumber(L, 2);
-  lua_remove(L, 2);
-  return like(L, "full_like", 1, v);
-}
+static int t_zeros_like(lua_State *L) { return like(L, "zeros_like", MT_OP_zeros); }
+static int t_ones_like(lua_State *L) { return like(L, "ones_like", MT_OP_ones); }
+static int t_empty_like(lua_State *L) { return like(L, "empty_like", MT_OP_empty); }
+static int t_full_like(lua_State *L) { return like(L, "full_like", MT_OP_full); }
 
 /* ---- geometry ---- */
 static int t_size(lua_State *L) {

@@ -35,19 +35,21 @@ torch.ones(sizes..., {dtype=, requires_grad=})
 
 torch.full(size, value, {dtype=, requires_grad=})
   A new tensor of size (a number or a table) filled with value; the dtype follows
-  value (integer: int64, boolean: bool, else the default float).
+  value (integer: int64, boolean: bool, else the default float). An integer value
+  is written exactly, beyond 2^53 too.
 
-torch.empty_like(x, {dtype=})
-  torch.empty with x's shape and dtype.
+torch.empty_like(x, {dtype=, device=, requires_grad=})
+  torch.empty with x's shape, dtype and device.
 
-torch.zeros_like(x, {dtype=})
-  torch.zeros with x's shape and dtype.
+torch.zeros_like(x, {dtype=, device=, requires_grad=})
+  torch.zeros with x's shape, dtype and device.
 
-torch.ones_like(x, {dtype=})
-  torch.ones with x's shape and dtype.
+torch.ones_like(x, {dtype=, device=, requires_grad=})
+  torch.ones with x's shape, dtype and device.
 
-torch.full_like(x, value, {dtype=})
-  torch.full with x's shape and dtype.
+torch.full_like(x, value, {dtype=, device=, requires_grad=})
+  torch.full with x's shape, dtype and device; value a number, a boolean or a
+  tensor of one element.
 
 torch.eye(n, m, {dtype=})
   The n x m (m defaults to n) matrix with ones on the diagonal.
@@ -67,16 +69,18 @@ torch.logspace(start, stop, steps, base, {dtype=, base=})
   base^v for steps (default 100) values v evenly spaced from start to stop; base 10.
 
 x:new_empty(sizes..., {dtype=})
-  An uninitialized tensor of the given sizes, in x's dtype unless dtype is given.
+  An uninitialized tensor of the given sizes, in x's dtype (unless dtype is given)
+  on x's device.
 
 x:new_zeros(sizes..., {dtype=})
-  Zeros of the given sizes, in x's dtype unless dtype is given.
+  Zeros of the given sizes, in x's dtype (unless dtype is given) on x's device.
 
 x:new_ones(sizes..., {dtype=})
-  Ones of the given sizes, in x's dtype unless dtype is given.
+  Ones of the given sizes, in x's dtype (unless dtype is given) on x's device.
 
 x:new_full(size, value, {dtype=})
-  A tensor of size filled with value, in x's dtype unless dtype is given.
+  A tensor of size filled with value, in x's dtype (unless dtype is given) on x's
+  device.
 
 torch.set_default_dtype(name), torch.get_default_dtype()
   The dtype of new float tensors: 'float32' (the start) or 'float64', ...;
