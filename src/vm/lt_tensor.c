@@ -923,30 +923,6 @@ static int t_item(lua_State *L) {
   return 1;
 }
 
-static double check_value(lua_State *L, int i, const char *op) {
-  if (lua_isboolean(L, i)) return lua_toboolean(L, i);
-  mt_tensor *t = lt_test(L, i);
-  char buf[8];
-  if (t && mt_numel(t) == 1) return mt_get_f64(t->dtype, host_value(L, t, buf));
-  if (!lua_isnumber(L, i)) luaL_error(L, "%s: value must be a number, got %s", op, luaL_typename(L, i));
-  return lua_tonumber(L, i);
-}
-
-/* Fills with a Lua value exactly: integers stay integers (no trip through double). */
-static void fill_value(lua_State *L, mt_tensor *t, int i, const char *op) {
-  if (lua_isinteger(L, i) && !mt_dtype_is_float(t->dtype)) {
-    mt_tensor one = {0};
-    int64_t v = lua_tointeger(L, i);
-    LT_TRY(L, mt_tensor_init(&one, MT_INT64, 0, NULL));
-    *(int64_t *)one.storage->data = v;
-    int rc = mt_copy(t, &one);
-    mt_tensor_release(&one);
-    LT_TRY(L, rc);
-    return;
-  }
-  mt_fill(t, check_value(L, i, op));
-}
-
 /* Flat values in row-major order, as a Lua array (printing, totable). */
 static int t_flat_values(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "_flat_values");
@@ -1146,11 +1122,15 @@ static int t_index(lua_State *L) {
   return 0;
 }
 
-/* Assigns the value at index v (number, boolean or tensor) into view. */
+/* Assigns the value at index v into view, through the registry's copy (a
+   tensor, broadcast) or fill (a number, exact for any integer, or a
+   boolean) */
 static void assign(lua_State *L, mt_tensor *view, int v) {
-  mt_tensor *src = lt_test(L, v);
-  if (src) LT_TRY(L, mt_copy(view, src));
-  else fill_value(L, view, v, "index assignment");
+  mt_operand in[2] = {{view, 0, 0}};
+  const int copy = lt_test(L, v) != NULL;
+  lt_fill_operand(L, v, "index assignment", &in[1]);
+  const double none[2] = {0, 0};
+  LT_TRY(L, mt_call_param(view, in, copy ? MT_OP_copy : MT_OP_fill, none, 1, lt_default_dtype));
 }
 
 /* Takes every device: fields (grad, requires_grad) are metadata, and values
