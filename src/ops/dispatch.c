@@ -567,14 +567,15 @@ int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a) {
 int mt_call_random(mt_tensor *r, mt_op op, const mt_random_args *a) {
   if (__builtin_expect(!mt_op_is_random(op), 0)) return wrong_family(op, "mt_call_random");
   const char *name = mt_op_names[op];
-  const int inplace = name[strlen(name) - 1] == '_';
+  const size_t len = strlen(name);
+  const int inplace = name[len - 1] == '_';
   const mt_tensor *on = inplace ? r : a->t ? a->t : a->mean && a->mean->t ? a->mean->t : a->std ? a->std->t : NULL;
   const mt_device_kernels *k = kernels_for(op, on, NULL, NULL, SLOT(random));
   if (!k) return -1;
   int need = 0;
   if (inplace) {
-    char base[32];                                       /* mt_check_writable appends the _ */
-    snprintf(base, sizeof base, "%.*s", (int)strlen(name) - 1, name);
+    char base[32] = {0};                                 /* mt_check_writable appends the _ */
+    memcpy(base, name, len - 1 < sizeof base - 1 ? len - 1 : sizeof base - 1);
     if (mt_check_writable(base, r)) return -1;
     if (r->grad_meta && (need = ag.inplace_needed(name, r, NULL)) < 0) return -1;
   }
