@@ -78,7 +78,7 @@ static mt_tensor where_value(const mt_tensor *cond, double v, const mt_tensor *t
 static mt_tensor ag_along(mt_op op, const mt_tensor *x, int dim) {
   mt_tensor r = {0};
   if (ag_failed || !x->storage) { ag_failed = 1; return r; }
-  if (mt_call_along(&r, x, op, dim, -1)) {
+  if (mt_call_along(&r, (mt_tensor *)x, op, dim, -1, 0)) {
     ag_drop(&r);
     ag_failed = 1;
   }

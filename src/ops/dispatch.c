@@ -358,15 +358,27 @@ int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, in
 }
 
 /* ---- ops along a dim ---- */
-int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype) {
+typedef struct {
+  int dim, dtype;
+} along_args;
+
+/* in place (cumsum_), the scan into a temporary written back */
+static int run_along(const mt_device_kernels *k, mt_op op, const void *args, mt_tensor *out, mt_tensor *self,
+                     int inplace, int record) {
+  const along_args *c = args;
+  if (!inplace) return k->along(out, self, op, c->dim, c->dtype) || (record && ag.record_along(out, self, op, c->dim));
+  mt_tensor t = {0};
+  int rc = mt_check_writable(mt_op_names[op], self) || k->along(&t, self, op, c->dim, c->dtype) || mt_copy(self, &t);
+  mt_tensor_release(&t);
+  return rc ? -1 : 0;
+}
+
+int mt_call_along(mt_tensor *r, mt_tensor *x, mt_op op, int dim, int dtype, int inplace) {
   if (__builtin_expect(!mt_op_is_along(op), 0)) return wrong_family(op, "mt_call_along");
   const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(along));
   if (!k) return -1;
-  HOOK(op, 0);
-  int rc = k->along(r, x, op, dim, dtype);
-  if (!rc && x->grad_meta) rc = ag.record_along(r, x, op, dim);
-  HOOK(op, 1);
-  return rc ? -1 : 0;
+  const along_args args = {dim, dtype};
+  return call_skeleton(k, op, &args, run_along, r, x, NULL, NULL, inplace, x->grad_meta != NULL);
 }
 
 /* ---- selections ---- */

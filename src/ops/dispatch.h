@@ -146,8 +146,10 @@ int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int inde
 int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                    int default_float);
 /* r = the op along dim (0-based) of x (cumsum, softmax, ...), as mt_along;
-   dtype (-1 none) converts x first */
-int mt_call_along(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, int dtype);
+   dtype (-1 none) converts x first. In place (inplace 1: cumsum_,
+   cumprod_), r is x, which takes the result in its own dtype (through the
+   in-place protocol under autograd). */
+int mt_call_along(mt_tensor *r, mt_tensor *x, mt_op op, int dim, int dtype, int inplace);
 /* values and indices = the selection op of x along dim (sort, topk, max
    along a dim, ...), as mt_selection (src/tensor/mt_reduce.h); the indices
    count from base (the bindings' 1) */

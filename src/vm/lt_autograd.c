@@ -163,8 +163,9 @@ void lt_opt_requires_grad(lua_State *L, int opts, mt_tensor *r) {
 /* ---- the guard around ops that have no derivative yet ----
    Registered through lt_setfuncs_guarded, an op whose tensor arguments
    require grad (in grad mode) must not hand back a floating result without
-   history, nor write in place into such a tensor: either would be a
-   silently missing gradient. Ops that are recorded pass through. */
+   history: that would be a silently missing gradient. Ops that are
+   recorded pass through. In-place ops take the dispatcher's protocol
+   (src/ops/dispatch.c), none of them this guard. */
 static int result_lacks_history(lua_State *L, int i, int nargs) {
   mt_tensor *t = lt_test(L, i);
   if (!t || !mt_dtype_is_float(t->dtype) || mt_ag_requires_grad(t)) return 0;
@@ -185,42 +186,6 @@ static int tracks_history(lua_State *L, int i) {
     lua_pop(L, 1);
     if (type == LUA_TNIL || found) return found;
   }
-}
-
-/* self:op_(...) when self or an argument requires grad (grad mode): for
-   autograd it is self = self:op(...), the out-of-place method of the same
-   name run on a copy of self that carries self's history; the result is
-   written back and self takes its history (mt_ag_inplace_commit). The
-   registry's in-place ops take the dispatcher's protocol instead; this
-   serves the guarded bindings' (cumsum_, cumprod_). */
-static int inplace_autograd(lua_State *L, const char *name, int nargs) {
-  mt_tensor *self = lt_test(L, 1);
-  if (!self) luaL_error(L, "%s: self must be a tensor", name);
-  LT_TRY(L, mt_ag_inplace_needed(name, self, NULL) < 0 ? -1 : 0);
-  char base[64];
-  size_t len = strlen(name);
-  if (len >= sizeof base) len = sizeof base - 1;
-  memcpy(base, name, len - 1);
-  base[len - 1] = 0;
-  lua_getfield(L, LUA_REGISTRYINDEX, "torch.Tensor.methods");
-  if (lua_getfield(L, -1, base) != LUA_TFUNCTION)
-    luaL_error(L, "%s: not differentiable in place (no out-of-place %s); wrap it in torch.no_grad "
-               "or use another op", name, base);
-  mt_tensor *src = lt_push(L);
-  LT_TRY(L, mt_ag_inplace_source(src, self));
-  int src_at = lua_gettop(L);
-  for (int i = 2; i <= nargs; i++) lua_pushvalue(L, lua_rawequal(L, i, 1) ? src_at : i);  /* x:op_(x) */
-  lua_call(L, nargs, 1);
-  mt_tensor *r = lt_test(L, -1);
-  if (!r) luaL_error(L, "%s: %s did not return a tensor", name, base);
-  if (r->dtype != self->dtype) {
-    mt_tensor *c = lt_push(L);
-    LT_TRY(L, mt_call_cast(c, r, self->dtype));
-    r = c;
-  }
-  LT_TRY(L, mt_ag_inplace_commit(self, r));
-  lua_settop(L, 1);
-  return 1;
 }
 
 /* torch._inplace_source(x): a private copy of x carrying x's history;
@@ -251,16 +216,6 @@ static int guard(lua_State *L) {
     for (int i = 1; i <= nargs && !tracked; i++) tracked = tracks_history(L, i);
   const luaL_Reg *op = lua_touserdata(L, lua_upvalueindex(2));
   const char *name = op->name;
-  if (tracked) {
-    size_t len = strlen(name);
-    if (len > 1 && name[len - 1] == '_') return inplace_autograd(L, name, nargs);
-    static const char *const torch7_inplace[][2] = {   /* Torch7's in-place names */
-      {"indexAdd", "index_add_"},
-      {"indexCopy", "index_copy_"}, {"indexFill", "index_fill_"}, {"maskedFill", "masked_fill_"},
-      {"maskedCopy", "masked_scatter_"}};
-    for (size_t i = 0; i < sizeof torch7_inplace / sizeof torch7_inplace[0]; i++)
-      if (!strcmp(name, torch7_inplace[i][0])) return inplace_autograd(L, torch7_inplace[i][1], nargs);
-  }
   /* The op runs in this frame (its upvalue 1, the metatable, is ours too):
      no second call, and its argument errors name it as the caller wrote it
      (x:sum, torch.sum) rather than '?'. Its results are the top nres. */

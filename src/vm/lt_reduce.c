@@ -193,7 +193,7 @@ static int read_one_dim(lua_State *L, int i, int opts, const mt_tensor *x, const
 static int last_dim(const mt_tensor *x) { return x->ndim ? x->ndim - 1 : 0; }
 
 /* x:cumsum_(dim): the scan in x's own dtype (uint8 wraps, as in PyTorch),
-   written back into x. Under autograd the guard makes it x = x:cumsum(dim). */
+   written back into x, through the dispatcher's in-place protocol */
 static int cumulative_(lua_State *L, int is_prod) {
   const char *name = is_prod ? "cumprod_" : "cumsum_";
   mt_tensor *x = lt_check(L, 1, name);
@@ -203,10 +203,7 @@ static int cumulative_(lua_State *L, int is_prod) {
   if (dtype != x->dtype)
     luaL_error(L, "%s: dtype %s differs from the tensor's %s", name, mt_dtypes[dtype].name, mt_dtypes[x->dtype].name);
   if (x->dtype == MT_BOOL) luaL_error(L, "%s: not supported for bool tensors", name);
-  LT_TRY(L, mt_check_writable(is_prod ? "cumprod" : "cumsum", x));
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_call_along(r, x, is_prod ? MT_OP_cumprod : MT_OP_cumsum, dim, x->dtype));
-  LT_TRY(L, mt_copy(x, r));
+  LT_TRY(L, mt_call_along(x, x, is_prod ? MT_OP_cumprod : MT_OP_cumsum, dim, x->dtype, 1));
   lua_settop(L, 1);
   return 1;
 }
@@ -367,7 +364,7 @@ static int along_call(lua_State *L) {
   int opts = lt_opts_index(L);
   int dim = read_one_dim(L, 2, opts, x, name, -1);
   int dtype = lt_opt_dtype(L, opts, -1, name);
-  LT_TRY(L, mt_call_along(lt_push(L), x, op, dim, dtype));
+  LT_TRY(L, mt_call_along(lt_push(L), x, op, dim, dtype, 0));
   return 1;
 }
 
@@ -386,7 +383,7 @@ static void set_reduction(lua_State *L, const char *name, size_t len, int op) {
 void lt_open_reduce(lua_State *L) {
   lt_bind_registry(L, MT_NUM_POINTWISE_OPS, MT_OP_END_SELECT, set_reduction);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
-  lt_setfuncs_guarded(L, reduce_methods, NULL);
+  lt_setfuncs(L, reduce_methods, NULL);
   static const char *const any_device[] = {"max", "min", "median", "argsort", NULL};   /* device kernels */
   lt_mark_any_device(L, -3, any_device);
   lt_mark_any_device(L, -2, any_device);
