@@ -31,7 +31,8 @@ describe('the op registry', function()
     for _, op in ipairs(OPS) do
       assert.is_nil(seen[op.name], op.name .. ' twice')
       seen[op.name] = true
-      assert.is_true(op.arity >= (op.family == 'factory' and 0 or 1) and op.arity <= 3, op.name)
+      local none = op.family == 'factory' or op.family == 'optim'   -- no differentiated input
+      assert.is_true(op.arity >= (none and 0 or 1) and op.arity <= 3, op.name)
       assert.are.equal(op.arity, #op.domain, op.name .. ': one domain per input')
       assert.truthy(({none = 1, lower = 1, fp32 = 1, promote = 1})[op.autocast], op.name)
       for _, alias in ipairs(op.aliases) do
@@ -45,7 +46,8 @@ describe('the op registry', function()
     for _, op in ipairs(OPS) do
       local c = calls(op)[1]
       local r = c[2](table.unpack(c[1]))
-      if op.family == 'random' or op.family == 'factory' then   -- a sample, a new tensor: no derivative
+      if op.family == 'random' or op.family == 'factory' or op.family == 'optim' then
+        -- a sample, a new tensor, a step under no_grad: no derivative
         assert(not op.differentiable, op.name .. ': a ' .. op.family .. ' op with a derivative')
         assert(not r.requires_grad, op.name .. ': its result requires grad')
       else
@@ -91,6 +93,21 @@ describe('the op registry', function()
     assert.is_true(a:sum():item() == 0 and f:numel() == 3)
     -- an integer beyond 2^53 is written exactly
     assert.are.equal((1 << 62) + 1, torch.full({1}, (1 << 62) + 1)[1])
+  end)
+
+  it('sees the optimizer steps through the dispatcher, one call per parameter and step', function()
+    local nn, optim = require 'nn', require 'optim'
+    local model = nn.Linear(3, 2)
+    local x = sample('any', {4, 3}, 1):float()
+    local adam, sgd = optim.Adam(model:parameters(), {lr = 0.01}), optim.SGD(model:parameters(), {lr = 0.1})
+    model(x):sum():backward()
+    torch._op_counter(true)
+    adam:step()                                       -- optim_adam for the weight and the bias
+    sgd:step()                                        -- optim_sgd, the same
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.equal(2, counts.optim_adam)
+    assert.are.equal(2, counts.optim_sgd)
   end)
 
   it('sees the random ops through the dispatcher; a sampler cuts the history and refuses an expanded tensor', function()

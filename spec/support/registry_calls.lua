@@ -610,10 +610,61 @@ local function factory_calls(op)
   return {{{}, f}}
 end
 
+-- an optimizer step's calls, by op: one step on a parameter with its
+-- gradient and state, under no_grad; each returns the updated parameter
+local function buffers(n)
+  local t = {}
+  for i = 1, n do t[i] = torch.full({2, 3}, 0.25 * i, F64) end
+  return table.unpack(t)
+end
+local function stepped(f)
+  return function()
+    local p, g = sample('any', {2, 3}, 1), sample('any', {2, 3}, 2)
+    torch.no_grad(function() f(p, g) end)
+    return p
+  end
+end
+local OPTIM_CALLS = {    -- the state buffers, then the hyperparameters
+  optim_sgd = function(p, g)
+    torch._optim_sgd(p, g, buffers(1), 0.1, 0.01, 0.9, 0, true, false, false)
+  end,
+  optim_adam = function(p, g)
+    local m, v, vmax = buffers(3)
+    torch._optim_adam(p, g, m, v, vmax, 0.1, 0.9, 0.999, 1e-8, 0, 0.1, 0.001, true, false, true)
+  end,
+  optim_rmsprop = function(p, g)
+    local sq, avg, buf = buffers(3)
+    torch._optim_rmsprop(p, g, sq, avg, buf, 0.01, 0.99, 1e-8, 0, 0.9, true, false)
+  end,
+  optim_adagrad = function(p, g) torch._optim_adagrad(p, g, buffers(1), 0.1, 1e-10, 0, false) end,
+  optim_adadelta = function(p, g)
+    local sq, acc = buffers(2)
+    torch._optim_adadelta(p, g, sq, acc, 1, 0.9, 1e-6, 0, false)
+  end,
+  optim_adamax = function(p, g)
+    local m, u = buffers(2)
+    torch._optim_adamax(p, g, m, u, 0.002, 0.9, 0.999, 1e-8, 0, false)
+  end,
+  optim_nadam = function(p, g)
+    local m, v = buffers(2)
+    torch._optim_nadam(p, g, m, v, 0.002, 0.9, 0.999, 1e-8, 0, 0.001, 0.1, 0.9, false, false)
+  end,
+  optim_radam = function(p, g)
+    local m, v = buffers(2)
+    torch._optim_radam(p, g, m, v, 0.001, 0.9, 0.999, 1e-8, 0, 0.1, 0.001, 0, false, false)
+  end,
+}
+local function optim_calls(op)
+  local f = OPTIM_CALLS[op.name]
+  assert(f, op.name .. ': an optimizer step without calls in spec/support/registry_calls.lua')
+  return {{{}, stepped(f)}}
+end
+
 -- every op's calls on float64 inputs: {inputs, the function} pairs
 local function calls(op)
   if op.family == 'nn' then return nn_calls(op) end
   if op.family == 'factory' then return factory_calls(op) end
+  if op.family == 'optim' then return optim_calls(op) end
   if op.family == 'random' then return random_calls(op) end
   if op.family == 'cast' then return cast_calls(op) end
   local f = callable(op)

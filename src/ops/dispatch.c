@@ -105,6 +105,10 @@
 #define FACTORY(call, signature) signature
 #define FA(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 0, 0, 1)
+/* an optimizer step: OPTIM(call, binding); no differentiated input */
+#define OPTIM(call, binding) binding
+#define OS(name, kernel, E, deriv, autocast, domain, aliases) \
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 0, 0, 1)
 /* a conversion: CAST(call); Lua reaches it through to, type, float, cuda, ... */
 #define CAST(call) "dtype device"
 #define CS(name, kernel, E, deriv, autocast, domain, aliases) \
@@ -121,7 +125,7 @@ const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
   MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
   MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join") MT_NN_OPS(NNK, "nn") MT_RANDOM_OPS(RN, "random")
-  MT_FACTORY_OPS(FA, "factory") MT_CAST_OPS(CS, "cast")
+  MT_FACTORY_OPS(FA, "factory") MT_OPTIM_OPS(OS, "optim") MT_CAST_OPS(CS, "cast")
 };
 
 /* ---- device kernels ---- */
@@ -604,6 +608,16 @@ int mt_call_factory(mt_tensor *r, mt_op op, const mt_factory_args *a) {
   if (__builtin_expect(!mt_op_is_factory(op), 0)) return wrong_family(op, "mt_call_factory");
   HOOK(op, 0);
   int rc = mt_factory_op(r, op, a);
+  HOOK(op, 1);
+  return rc ? -1 : 0;
+}
+
+/* ---- optimizer steps: each update runs on its parameter's device
+   (mt_register_optim), so the family has no slot in a device's table ---- */
+int mt_call_optim(mt_op op, const mt_optim_args *a) {
+  if (__builtin_expect(!mt_op_is_optim(op), 0)) return wrong_family(op, "mt_call_optim");
+  HOOK(op, 0);
+  int rc = mt_optim_op(op, a);
   HOOK(op, 1);
   return rc ? -1 : 0;
 }

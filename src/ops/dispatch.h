@@ -27,7 +27,7 @@ typedef struct {
   const char *aliases;       /* more Lua names, separated by spaces ("" none) */
   const char *family;        /* the registry list: "unary_float", "binary", ..., "reduce", "along",
                                 "select", "product", "add_product", "param", "index", "put",
-                                "mask", "view", "join", "nn", "random", "factory", "cast" */
+                                "mask", "view", "join", "nn", "random", "factory", "optim", "cast" */
   const char *signature;     /* how Lua calls it: "dims", "var", "norm", "none" (reductions), "dim"
                                 (along a dim), "dim", "kth", "sort", "topk", "arg" (selections), the
                                 inputs' shapes (products: "MK KN"), the arguments after self (ops
@@ -39,7 +39,8 @@ typedef struct {
                                 "_conv2d"; "" for one only derivatives call); "" elementwise */
   const char *domain;        /* where gradcheck samples each input: "any ", "pos ", "big ", "cnd ", "unq " per
                                 input */
-  int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one); 0 for a factory */
+  int arity;                 /* tensor inputs: 1 to 3 (a join's list counts as one); 0 for a factory
+                                and an optimizer step */
   int autocast;              /* MT_AC_* */
   int differentiable;        /* the registry gives it a derivative */
   int inplace;               /* 1: has x:name_(); 2: exists in place only (fill, zero, copy: x:name_() and
@@ -201,5 +202,8 @@ int mt_call_random(mt_tensor *r, mt_op op, const mt_random_args *a);
 /* r (empty) = the factory op (zeros, full, arange, eye, ...) of the
    arguments a, as mt_factory_op (src/tensor/mt_ops.h); nothing recorded */
 int mt_call_factory(mt_tensor *r, mt_op op, const mt_factory_args *a);
+/* the optimizer step op (optim_sgd, optim_adam, ...) of the arguments a,
+   as mt_optim_op (src/tensor/mt_ops.h): a->t[0] updated in place */
+int mt_call_optim(mt_op op, const mt_optim_args *a);
 
 #endif

@@ -790,6 +790,37 @@
   OP(logspace, FACTORY(mt_logspace(r, a->p[0], a->p[1], a->n[0], a->p[2], a->dtype),                    \
                        "start end steps=100 base=10"), E, NODERIV, AC_NONE, "", "")
 
+/* ---- optimizer steps: a parameter updated in place from its gradient ----
+   An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
+   above, with:
+   - kernel: OPTIM(call, binding): the fused update as a call of
+     src/tensor/mt_optim.h in a, the op's mt_optim_args (src/tensor/mt_ops.h):
+     a->t[0] the parameter (written), a->t[1] its gradient, a->t[2..4] its
+     state buffers (NULL where an option leaves one unused), and the
+     update's hyperparameters (a->sgd, a->adam, ...). binding is the Lua
+     function, torch.<binding>, that lib/optim calls once per parameter and
+     step, its arguments positional (src/vm/lt_optim.c).
+   - derivative: NODERIV: a step writes leaves under no_grad.
+   - domain: "": nothing of it is differentiated (arity 0). */
+#define MT_OPTIM_OPS(OP, E)                                                                            \
+  OP(optim_sgd, OPTIM(mt_optim_sgd(a->t[0], a->t[1], a->t[2], a->sgd), "_optim_sgd"), E, NODERIV,       \
+    AC_NONE, "", "")                                                                                   \
+  /* Adam, and AdamW (decoupled weight decay) */                                                       \
+  OP(optim_adam, OPTIM(mt_optim_adam(a->t[0], a->t[1], a->t[2], a->t[3], a->t[4], a->adam),             \
+                       "_optim_adam"), E, NODERIV, AC_NONE, "", "")                                   \
+  OP(optim_rmsprop, OPTIM(mt_optim_rmsprop(a->t[0], a->t[1], a->t[2], a->t[3], a->t[4], a->rmsprop),    \
+                          "_optim_rmsprop"), E, NODERIV, AC_NONE, "", "")                             \
+  OP(optim_adagrad, OPTIM(mt_optim_adagrad(a->t[0], a->t[1], a->t[2], a->adagrad), "_optim_adagrad"), \
+    E, NODERIV, AC_NONE, "", "")                                                                       \
+  OP(optim_adadelta, OPTIM(mt_optim_adadelta(a->t[0], a->t[1], a->t[2], a->t[3], a->adadelta),          \
+                           "_optim_adadelta"), E, NODERIV, AC_NONE, "", "")                           \
+  OP(optim_adamax, OPTIM(mt_optim_adamax(a->t[0], a->t[1], a->t[2], a->t[3], a->adamax),                \
+                         "_optim_adamax"), E, NODERIV, AC_NONE, "", "")                               \
+  OP(optim_nadam, OPTIM(mt_optim_nadam(a->t[0], a->t[1], a->t[2], a->t[3], a->nadam), "_optim_nadam"), \
+    E, NODERIV, AC_NONE, "", "")                                                                       \
+  OP(optim_radam, OPTIM(mt_optim_radam(a->t[0], a->t[1], a->t[2], a->t[3], a->radam), "_optim_radam"), \
+    E, NODERIV, AC_NONE, "", "")
+
 /* ---- conversions: x in another dtype or on another device ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
    above, with:
@@ -814,10 +845,11 @@
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the
    index ops, the puts, the masks, the views, the joins, the nn kernels, the
-   random numbers, the factories, the conversions (the mt_op enum's order). */
+   random numbers, the factories, the optimizer steps, the conversions (the
+   mt_op enum's order). */
 #define MT_OP_LISTS(L)                                                                                \
   MT_POINTWISE_LISTS(L) L(MT_REDUCE_OPS) L(MT_ALONG_OPS) L(MT_SELECT_OPS) L(MT_PRODUCT_OPS)             \
   L(MT_ADD_PRODUCT_OPS) L(MT_PARAM_OPS) L(MT_INDEX_OPS) L(MT_PUT_OPS) L(MT_MASK_OPS) L(MT_VIEW_OPS) L(MT_JOIN_OPS) \
-  L(MT_NN_OPS) L(MT_RANDOM_OPS) L(MT_FACTORY_OPS) L(MT_CAST_OPS)
+  L(MT_NN_OPS) L(MT_RANDOM_OPS) L(MT_FACTORY_OPS) L(MT_OPTIM_OPS) L(MT_CAST_OPS)
 
 #endif

@@ -9,6 +9,7 @@
 #include "mt_conv.h"
 #include "mt_norm.h"
 #include "mt_resample.h"
+#include "mt_optim.h"
 #include "../ops/registry.h"
 
 /* Every op of the registry: the elementwise ones first. */
@@ -59,7 +60,10 @@ typedef enum {
   MT_OP_FACTORY_BEFORE_ = MT_OP_END_RANDOM - 1,
   MT_FACTORY_OPS(MT_X, _)
   MT_OP_END_FACTORY,
-  MT_OP_CAST_BEFORE_ = MT_OP_END_FACTORY - 1,
+  MT_OP_OPTIM_BEFORE_ = MT_OP_END_FACTORY - 1,
+  MT_OPTIM_OPS(MT_X, _)
+  MT_OP_END_OPTIM,
+  MT_OP_CAST_BEFORE_ = MT_OP_END_OPTIM - 1,
   MT_CAST_OPS(MT_X, _)
 #undef MT_LIST
 #undef MT_X
@@ -84,7 +88,8 @@ static inline int mt_op_is_join(int op) { return op >= MT_OP_END_VIEW && op < MT
 static inline int mt_op_is_nn(int op) { return op >= MT_OP_END_JOIN && op < MT_OP_END_NN; }
 static inline int mt_op_is_random(int op) { return op >= MT_OP_END_NN && op < MT_OP_END_RANDOM; }
 static inline int mt_op_is_factory(int op) { return op >= MT_OP_END_RANDOM && op < MT_OP_END_FACTORY; }
-static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_FACTORY && op < MT_NUM_OPS; }
+static inline int mt_op_is_optim(int op) { return op >= MT_OP_END_FACTORY && op < MT_OP_END_OPTIM; }
+static inline int mt_op_is_cast(int op) { return op >= MT_OP_END_OPTIM && op < MT_NUM_OPS; }
 
 /* An operand: a tensor, or a Lua number or boolean (a "wrapped" scalar that
    promotes weakly, as in PyTorch). */
@@ -209,6 +214,22 @@ int mt_factory_op(mt_tensor *r, mt_op op, const mt_factory_args *a);
 int mt_factory_new(mt_tensor *r, const mt_factory_args *a, const char *op);
 int mt_factory_filled(mt_tensor *r, const mt_factory_args *a, const char *op, double v);
 int mt_factory_full(mt_tensor *r, const mt_factory_args *a);
+/* The arguments of an optimizer step (the registry's MT_OPTIM_OPS): the
+   tensors, and the hyperparameters of the one update the op is. */
+typedef struct {
+  mt_tensor *t[5];                /* the parameter, its gradient, its state buffers (NULL: unused) */
+  const mt_sgd_args *sgd;
+  const mt_adam_args *adam;
+  const mt_rmsprop_args *rmsprop;
+  const mt_adagrad_args *adagrad;
+  const mt_adadelta_args *adadelta;
+  const mt_adamax_args *adamax;
+  const mt_nadam_args *nadam;
+  const mt_radam_args *radam;
+} mt_optim_args;
+/* The registry's optimizer step (mt_op_is_optim), as its kernel column says
+   (mt_optim_op.c); each update runs on its parameter's device */
+int mt_optim_op(mt_op op, const mt_optim_args *a);
 /* the view ops' kernels beyond mt_tensor.h and mt_shape.h, their dims as
    the arguments' int64 lists: t() (a matrix transposed, fewer dims as they
    are), permute, movedim, flip and roll with their lists counted,
