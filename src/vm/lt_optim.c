@@ -14,7 +14,7 @@ static mt_tensor *opt_tensor(lua_State *L, int i, const char *op) {
 static double num(lua_State *L, int i) { return luaL_checknumber(L, i); }
 static int flag(lua_State *L, int i) { return lua_toboolean(L, i); }
 
-/* the tensors at first .. first + n - 1 (optional ones from `optional` on) into a->t */
+/* the tensors at 1 .. n into a->t, nil allowed from position `optional` on */
 static void tensors(lua_State *L, const char *op, mt_optim_args *a, int n, int optional) {
   for (int i = 0; i < n; i++) a->t[i] = i + 1 >= optional ? opt_tensor(L, i + 1, op) : lt_check(L, i + 1, op);
 }
