@@ -416,134 +416,106 @@ local function vjp(forward, wrt, g)     -- forward's gradient in wrt for the inc
   return torch.autograd.grad(forward(wrt), wrt, {grad_outputs = g, create_graph = true})[1]
 end
 
+-- the calls each(x) gives for x on each of images(shape, shift), gathered
+local function on_images(shape, shift, each)
+  local out = {}
+  for _, x in ipairs(images(shape, shift)) do
+    for _, c in ipairs(each(x)) do out[#out + 1] = c end
+  end
+  return out
+end
+
+-- x alone as the input, the binding f called on it with the rest of the arguments
+local function alone(x, f, ...)
+  local args = table.pack(...)
+  return {{x}, function(a) return f(a, table.unpack(args, 1, args.n)) end}
+end
+
 local NN_CALLS = {
   conv2d = function(f)
-    local out = {}
-    for i, x in ipairs(images({2, 4, 5, 5}, 1)) do
+    return on_images({2, 4, 5, 5}, 1, function(x)
       local w, b = sample('any', {6, 2, 3, 2}, 3), sample('any', {6}, 4)
-      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, c, d, 1, 2, 1, 0, 1, 1, 1, 1, 2) end}
-      out[#out + 1] = {{x, w:narrow(1, 1, 4)}, function(a, c) return f(a, c, nil, 2, 1, 0, 1, 0, 0, 2, 1, 2) end}
-    end
-    return out
+      return {{{x, w, b}, function(a, c, d) return f(a, c, d, 1, 2, 1, 0, 1, 1, 1, 1, 2) end},
+              {{x, w:narrow(1, 1, 4)}, function(a, c) return f(a, c, nil, 2, 1, 0, 1, 0, 0, 2, 1, 2) end}}
+    end)
   end,
   conv_transpose2d = function(f)
-    local out = {}
-    for _, x in ipairs(images({2, 4, 3, 4}, 5)) do
+    return on_images({2, 4, 3, 4}, 5, function(x)
       local w, b = sample('any', {4, 3, 2, 3}, 6), sample('any', {6}, 7)
-      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, c, d, 2, 1, 1, 0, 1, 0, 1, 1, 2) end}
-    end
-    return out
+      return {{{x, w, b}, function(a, c, d) return f(a, c, d, 2, 1, 1, 0, 1, 0, 1, 1, 2) end}}
+    end)
   end,
   conv2d_weight = function()
-    local out = {}
-    for _, x in ipairs(images({2, 3, 5, 4}, 8)) do
-      local g = sample('any', {2, 4, 3, 3}, 9)
-      out[#out + 1] = {{x, g}, function(a, gy)
+    return on_images({2, 3, 5, 4}, 8, function(x)
+      return {{{x, sample('any', {2, 4, 3, 3}, 9)}, function(a, gy)
         local w = torch.zeros(4, 3, 3, 2, {dtype = 'float64', device = a.device}):requires_grad_()
         return vjp(function(t) return torch._conv2d(a, t, nil, 1, 1, 0, 0, 0, 0, 1, 1, 1) end, w, gy)
-      end}
-    end
-    return out
+      end}}
+    end)
   end,
-  max_pool2d_indices = function(f)
-    return {{{images({1, 2, 5, 5}, 10)[2]}, function(x) return f(x, 2, 2, 2, 2, 1, 1, 1, 1, true) end}}
-  end,
-  adaptive_max_pool2d_indices = function(f)
-    return {{{images({1, 2, 5, 5}, 11)[1]}, function(x) return f(x, 3, 2) end}}
-  end,
+  max_pool2d_indices = function(f) return {alone(images({1, 2, 5, 5}, 10)[2], f, 2, 2, 2, 2, 1, 1, 1, 1, true)} end,
+  adaptive_max_pool2d_indices = function(f) return {alone(images({1, 2, 5, 5}, 11)[1], f, 3, 2)} end,
   avg_pool2d = function(f)
-    local out = {}
-    for _, x in ipairs(images({1, 2, 5, 6}, 12)) do
-      out[#out + 1] = {{x}, function(a) return f(a, 3, 2, 2, 2, 1, 1, true, false, false) end}
-      out[#out + 1] = {{x}, function(a) return f(a, 2, 2, 1, 2, 0, 1, false, true, true) end}
-    end
-    return out
+    return on_images({1, 2, 5, 6}, 12, function(x)
+      return {alone(x, f, 3, 2, 2, 2, 1, 1, true, false, false), alone(x, f, 2, 2, 1, 2, 0, 1, false, true, true)}
+    end)
   end,
   adaptive_avg_pool2d = function(f)
-    local out = {}
-    for _, x in ipairs(images({1, 2, 5, 6}, 13)) do out[#out + 1] = {{x}, function(a) return f(a, 3, 4) end} end
-    return out
+    return on_images({1, 2, 5, 6}, 13, function(x) return {alone(x, f, 3, 4)} end)
   end,
   upsample_nearest2d = function(f)
-    local out = {}
-    for _, x in ipairs(images({1, 2, 3, 4}, 14)) do
-      out[#out + 1] = {{x}, function(a) return f(a, 5, 7) end}
-      out[#out + 1] = {{x}, function(a) return f(a, 6, 6, 2, 1.5) end}
-    end
-    return out
+    return on_images({1, 2, 3, 4}, 14, function(x) return {alone(x, f, 5, 7), alone(x, f, 6, 6, 2, 1.5)} end)
   end,
   upsample_bilinear2d = function(f)
-    local out = {}
-    for _, x in ipairs(images({1, 2, 3, 4}, 15)) do
-      out[#out + 1] = {{x}, function(a) return f(a, 5, 7, true) end}
-      out[#out + 1] = {{x}, function(a) return f(a, 6, 6, false, 2, 1.5) end}
-    end
-    return out
+    return on_images({1, 2, 3, 4}, 15, function(x)
+      return {alone(x, f, 5, 7, true), alone(x, f, 6, 6, false, 2, 1.5)}
+    end)
   end,
   resample_adjoint = function()
-    local out = {}
-    for _, g in ipairs(images({1, 2, 5, 7}, 16)) do
-      out[#out + 1] = {{g}, function(gy)
+    return on_images({1, 2, 5, 7}, 16, function(g)
+      return {{{g}, function(gy)
         local x = torch.zeros(1, 2, 3, 4, {dtype = 'float64', device = gy.device}):requires_grad_()
         return vjp(function(t) return torch._upsample_bilinear2d(t, 5, 7, false) end, x, gy)
-      end}
-    end
-    return out
+      end}}
+    end)
   end,
   im2col = function(f)
-    local out = {}
-    for _, x in ipairs(images({2, 2, 5, 4}, 17)) do
-      out[#out + 1] = {{x}, function(a) return f(a, 2, 3, 1, 1, 1, 0, 2, 1) end}
-    end
-    return out
+    return on_images({2, 2, 5, 4}, 17, function(x) return {alone(x, f, 2, 3, 1, 1, 1, 0, 2, 1)} end)
   end,
   col2im = function(f)
     -- 2 channels of 2x3 windows (12 rows), on (5, 4) with padding (1, 0), stride (2, 1): 3x2 = 6 blocks
-    local cols = sample('any', {2, 6, 12}, 18):transpose(2, 3)
-    return {{{cols}, function(a) return f(a, 5, 4, 2, 3, 1, 1, 1, 0, 2, 1) end}}
+    return {alone(sample('any', {2, 6, 12}, 18):transpose(2, 3), f, 5, 4, 2, 3, 1, 1, 1, 0, 2, 1)}
   end,
   batch_norm = function(f)
-    local out = {}
-    for _, x in ipairs(images({3, 2, 2, 3}, 19)) do
+    return on_images({3, 2, 2, 3}, 19, function(x)
       local w, b = sample('any', {2}, 20), sample('any', {2}, 21)
-      out[#out + 1] = {{x, w, b}, function(a, c, d)
-        local rm, rv = torch.zeros(2, {dtype = 'float64'}), torch.ones(2, {dtype = 'float64'})
-        return f(a, c, d, on(rm, a), on(rv, a), true, 0.1, 1e-5)
-      end}
-      out[#out + 1] = {{x, w}, function(a, c)    -- eval mode: the running statistics are constants
-        local rm, rv = sample('any', {2}, 22), sample('pos', {2}, 23)
-        return f(a, c, nil, on(rm, a), on(rv, a), false, 0.1, 1e-5)
-      end}
-    end
-    return out
+      return {{{x, w, b}, function(a, c, d)
+                local rm, rv = torch.zeros(2, {dtype = 'float64'}), torch.ones(2, {dtype = 'float64'})
+                return f(a, c, d, on(rm, a), on(rv, a), true, 0.1, 1e-5)
+              end},
+              {{x, w}, function(a, c)    -- eval mode: the running statistics are constants
+                local rm, rv = sample('any', {2}, 22), sample('pos', {2}, 23)
+                return f(a, c, nil, on(rm, a), on(rv, a), false, 0.1, 1e-5)
+              end}}
+    end)
   end,
   group_norm = function(f)
-    local out = {}
-    for _, x in ipairs(images({2, 4, 2, 3}, 24)) do
+    return on_images({2, 4, 2, 3}, 24, function(x)
       local w, b = sample('any', {4}, 25), sample('any', {4}, 26)
-      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, 2, c, d, 1e-5) end}
-    end
-    return out
+      return {{{x, w, b}, function(a, c, d) return f(a, 2, c, d, 1e-5) end}}
+    end)
   end,
   layer_norm = function(f)
-    local out = {}
-    for _, x in ipairs(images({2, 2, 3, 4}, 27)) do
+    return on_images({2, 2, 3, 4}, 27, function(x)
       local w, b = sample('any', {3, 4}, 28), sample('any', {3, 4}, 29)
-      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, 2, c, d, 1e-5) end}
-      out[#out + 1] = {{x}, function(a) return f(a, 1, nil, nil, 1e-5) end}
-    end
-    return out
+      return {{{x, w, b}, function(a, c, d) return f(a, 2, c, d, 1e-5) end}, alone(x, f, 1, nil, nil, 1e-5)}
+    end)
   end,
 }
 -- the pads: left, right, top, bottom (negative crops)
 for _, pad in ipairs({'reflection_pad2d', 'replication_pad2d', 'circular_pad2d'}) do
   NN_CALLS[pad] = function(f)
-    local out = {}
-    for _, x in ipairs(images({1, 2, 4, 5}, 30)) do
-      out[#out + 1] = {{x}, function(a) return f(a, 2, 1, 0, 3) end}
-      out[#out + 1] = {{x}, function(a) return f(a, -1, 2, 1, -1) end}
-    end
-    return out
+    return on_images({1, 2, 4, 5}, 30, function(x) return {alone(x, f, 2, 1, 0, 3), alone(x, f, -1, 2, 1, -1)} end)
   end
 end
 

@@ -31,22 +31,14 @@ static mt_resample resample_of(const mt_node *n) {
                        {p[R_C], p[R_C + 1]}, {n->scalar, n->scalar2}};
 }
 
-/* the registry's op of each map */
-static const mt_op map_ops[] = {
-  [MT_RS_AVG_POOL] = MT_OP_avg_pool2d, [MT_RS_ADAPTIVE_AVG] = MT_OP_adaptive_avg_pool2d,
-  [MT_RS_REFLECT] = MT_OP_reflection_pad2d, [MT_RS_REPLICATE] = MT_OP_replication_pad2d,
-  [MT_RS_NEAREST] = MT_OP_upsample_nearest2d, [MT_RS_BILINEAR] = MT_OP_upsample_bilinear2d,
-  [MT_RS_CIRCULAR] = MT_OP_circular_pad2d,
-};
-
 int ag_resample_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   const mt_resample rs = resample_of(n);
   const int adjoint = n->op != MT_OP_resample_adjoint;   /* a map's gradient is its adjoint */
-  if (rs.kind < 0 || rs.kind >= (int)(sizeof map_ops / sizeof *map_ops))
+  if (rs.kind < 0 || rs.kind > MT_RS_CIRCULAR)
     return mt_fail("%s: bad resampling kind %d", n->name, rs.kind);
   const mt_nn_args args = {.x = grad, .rs = &rs, .pool = adjoint ? n->in_shape[0] + n->in_ndim[0] - 2 : NULL};
   mt_tensor d = {0};
-  if (mt_call_nn(&d, adjoint ? MT_OP_resample_adjoint : map_ops[rs.kind], &args)) {
+  if (mt_call_nn(&d, adjoint ? MT_OP_resample_adjoint : mt_resample_ops[rs.kind], &args)) {
     ag_drop(&d);
     return -1;
   }

@@ -97,10 +97,10 @@
 #define JOIN(call) "dim"
 #define JN(name, kernel, E, deriv, autocast, domain, aliases) \
   INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
-/* a random op: RANDOM(call, signature) */
+/* a random op: RANDOM(call, signature); a sampler (named with a trailing _) exists in place only */
 #define RANDOM(call, signature) signature
 #define RN(name, kernel, E, deriv, autocast, domain, aliases) \
-  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, 0, 1)
+  INFO(name, deriv, autocast, domain, aliases, E, kernel, 1, #name[sizeof #name - 2] == '_' ? 2 : 0, 1)
 /* a factory: FACTORY(call, signature); no tensor input */
 #define FACTORY(call, signature) signature
 #define FA(name, kernel, E, deriv, autocast, domain, aliases) \
@@ -464,10 +464,11 @@ int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p,
   mt_tensor *self = (mt_tensor *)in[0].t;
   const mt_tensor *u = arity > 1 ? in[1].t : NULL, *v = arity > 2 ? in[2].t : NULL;
   if (!self) return mt_fail("%s: self must be a tensor", mt_op_names[op]);
-  if (__builtin_expect(mt_op_infos[op].inplace == 2 && !inplace, 0))
+  const int inplace_only = mt_op_infos[op].inplace == 2;
+  if (__builtin_expect(inplace_only && !inplace, 0))
     return mt_fail("%s: exists in place only (%s_)", mt_op_names[op], mt_op_names[op]);
   /* fill's value and copy's source may be on any device: the backends' copies read them there */
-  const mt_device_kernels *k = kernels_for(op, self, mt_op_infos[op].inplace == 2 ? NULL : u, v, SLOT(param));
+  const mt_device_kernels *k = kernels_for(op, self, inplace_only ? NULL : u, v, SLOT(param));
   if (!k) return -1;
   const param_args args = {in, p, arity, default_float};
   return call_skeleton(k, op, &args, run_param, r, self, u, v, inplace,
@@ -583,15 +584,15 @@ int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a) {
 int mt_call_random(mt_tensor *r, mt_op op, const mt_random_args *a) {
   if (__builtin_expect(!mt_op_is_random(op), 0)) return wrong_family(op, "mt_call_random");
   const char *name = mt_op_names[op];
-  const size_t len = strlen(name);
-  const int inplace = name[len - 1] == '_';
+  const int inplace = mt_op_infos[op].inplace == 2;      /* a sampler fills r */
   const mt_tensor *on = inplace ? r : a->t ? a->t : a->mean && a->mean->t ? a->mean->t : a->std ? a->std->t : NULL;
   const mt_device_kernels *k = kernels_for(op, on, NULL, NULL, SLOT(random));
   if (!k) return -1;
   int need = 0;
   if (inplace) {
     char base[32] = {0};                                 /* mt_check_writable appends the _ */
-    memcpy(base, name, len - 1 < sizeof base - 1 ? len - 1 : sizeof base - 1);
+    const size_t len = strlen(name) - 1;
+    memcpy(base, name, len < sizeof base - 1 ? len : sizeof base - 1);
     if (mt_check_writable(base, r)) return -1;
     if (r->grad_meta && (need = ag.inplace_needed(name, r, NULL)) < 0) return -1;
   }

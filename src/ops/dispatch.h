@@ -44,7 +44,7 @@ typedef struct {
   int autocast;              /* MT_AC_* */
   int differentiable;        /* the registry gives it a derivative */
   int inplace;               /* 1: has x:name_(); 2: exists in place only (fill, zero, copy: x:name_() and
-                                Torch7's x:name() both write x) */
+                                Torch7's x:name() both write x; the random samplers, uniform_, ...) */
   int lua_name;              /* 0: reached only through its aliases or an option (div_floor) */
 } mt_op_info;
 

@@ -176,11 +176,9 @@ int mt_factory_full(mt_tensor *r, const mt_factory_args *a) {
 int mt_factory_op(mt_tensor *r, mt_op op, const mt_factory_args *a) {
   switch (op) {
 #define FACTORY(call, signature) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_FACTORY_OPS(OPC, _)
-#undef OPC
+    MT_FACTORY_OPS(MT_KERNEL_CASE, _)
 #undef FACTORY
   default: break;
   }
-  return mt_fail("mt_factory_op: %s is not a factory", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_factory_op", op, "a factory");
 }

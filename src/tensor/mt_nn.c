@@ -9,14 +9,19 @@
 int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   switch (op) {
 #define NN(call, binding, node) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_NN_OPS(OPC, _)
-#undef OPC
+    MT_NN_OPS(MT_KERNEL_CASE, _)
 #undef NN
   default: break;
   }
-  return mt_fail("mt_nn_op: %s is not an nn kernel", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_nn_op", op, "an nn kernel");
 }
+
+const mt_op mt_resample_ops[MT_RS_CIRCULAR + 1] = {
+  [MT_RS_AVG_POOL] = MT_OP_avg_pool2d, [MT_RS_ADAPTIVE_AVG] = MT_OP_adaptive_avg_pool2d,
+  [MT_RS_REFLECT] = MT_OP_reflection_pad2d, [MT_RS_REPLICATE] = MT_OP_replication_pad2d,
+  [MT_RS_NEAREST] = MT_OP_upsample_nearest2d, [MT_RS_BILINEAR] = MT_OP_upsample_bilinear2d,
+  [MT_RS_CIRCULAR] = MT_OP_circular_pad2d,
+};
 
 int mt_norm_forward(mt_tensor *y, const mt_nn_args *a) {
   const mt_norm_geom *g = a->norm;

@@ -72,6 +72,12 @@ typedef enum {
 
 extern const char *const mt_op_names[MT_NUM_OPS];
 
+/* A family's entry point expands its list with MT_KERNEL_CASE, the family's
+   kernel word (VIEW, NN, ...) defined as its call: one case per entry,
+   returning the kernel column; mt_not_in_family is the error after it. */
+#define MT_KERNEL_CASE(name, kernel, E, ...) case MT_OP_##name: return kernel;
+int mt_not_in_family(const char *entry, int op, const char *what);
+
 /* the families, as ranges of the enum */
 static inline int mt_op_is_pointwise(int op) { return op >= 0 && op < MT_NUM_POINTWISE_OPS; }
 static inline int mt_op_is_reduce(int op) { return op >= MT_NUM_POINTWISE_OPS && op < MT_OP_END_REDUCE; }
@@ -175,6 +181,9 @@ typedef struct {
 /* The registry's nn kernel (mt_op_is_nn): r = op(a), as its kernel column
    says (mt_nn.c) */
 int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a);
+/* The registry's op of each resampling map (indexed by mt_resample's kind,
+   MT_RS_AVG_POOL ...: avg_pool2d ...) */
+extern const mt_op mt_resample_ops[MT_RS_CIRCULAR + 1];
 /* y = the normalisation of a->x (batch, group or layer norm by a->norm):
    its statistics into a->aux (mt_norm_stats; batch norm out of training,
    from the running ones: mt_norm_running_stats), then mt_norm_apply */

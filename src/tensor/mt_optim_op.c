@@ -6,11 +6,9 @@
 int mt_optim_op(mt_op op, const mt_optim_args *a) {
   switch (op) {
 #define OPTIM(call, binding) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_OPTIM_OPS(OPC, _)
-#undef OPC
+    MT_OPTIM_OPS(MT_KERNEL_CASE, _)
 #undef OPTIM
   default: break;
   }
-  return mt_fail("mt_optim_op: %s is not an optimizer step", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_optim_op", op, "an optimizer step");
 }

@@ -22,6 +22,10 @@ const char *const mt_op_names[MT_NUM_OPS] = {
 #undef MT_X
 };
 
+int mt_not_in_family(const char *entry, int op, const char *what) {
+  return mt_fail("%s: %s is not %s", entry, op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?", what);
+}
+
 /* ---- scalar helpers with C semantics fixed to PyTorch's ---- */
 static inline double fmod_d(double a, double b) { return fmod(a, b); }
 static inline float fmod_f(float a, float b) { return fmod(a, b); }

@@ -487,14 +487,12 @@ int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int 
   switch (op) {
 #define PARAM(call, signature) call
 #define PARAM_INPLACE(call, signature) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_PARAM_OPS(OPC, _)
-#undef OPC
+    MT_PARAM_OPS(MT_KERNEL_CASE, _)
 #undef PARAM_INPLACE
 #undef PARAM
   default: break;
   }
-  return mt_fail("mt_param: %s is not an op with parameters", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_param", op, "an op with parameters");
 }
 
 /* ---- the derivatives of activations written from their result ----

@@ -808,11 +808,9 @@ int mt_bernoulli(mt_tensor *r, mt_generator *g, const mt_tensor *x, double p, in
 int mt_random_op(mt_tensor *r, mt_op op, const mt_random_args *a) {
   switch (op) {
 #define RANDOM(call, signature) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_RANDOM_OPS(OPC, _)
-#undef OPC
+    MT_RANDOM_OPS(MT_KERNEL_CASE, _)
 #undef RANDOM
   default: break;
   }
-  return mt_fail("mt_random_op: %s is not a random op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_random_op", op, "a random op");
 }

@@ -8,26 +8,22 @@
 int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace) {
   switch (op) {
 #define VIEW(call, signature, node) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_VIEW_OPS(OPC, _)
-#undef OPC
+    MT_VIEW_OPS(MT_KERNEL_CASE, _)
 #undef VIEW
   default: break;
   }
   (void)inplace;
-  return mt_fail("mt_view_op: %s is not a view op", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_view_op", op, "a view op");
 }
 
 int mt_join_op(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim) {
   switch (op) {
 #define JOIN(call) call
-#define OPC(name, kernel, E, ...) case MT_OP_##name: return kernel;
-    MT_JOIN_OPS(OPC, _)
-#undef OPC
+    MT_JOIN_OPS(MT_KERNEL_CASE, _)
 #undef JOIN
   default: break;
   }
-  return mt_fail("mt_join_op: %s is not a join", op >= 0 && op < MT_NUM_OPS ? mt_op_names[op] : "?");
+  return mt_not_in_family("mt_join_op", op, "a join");
 }
 
 int mt_t(mt_tensor *r, const mt_tensor *x) {

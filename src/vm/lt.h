@@ -47,6 +47,10 @@ void lt_device_creation(lua_State *L, int t, const char *const *names);
    double's exact ones becomes a 0-dim int64 tensor pushed on the stack, so
    that it stays exact. Returns o. */
 mt_operand *lt_fill_operand(lua_State *L, int i, const char *op, mt_operand *o);
+/* Pushes the registry's factory op (MT_FACTORY_OPS) of a, made through the
+   dispatcher; requires_grad= in the options at opts (0: none) makes it a
+   leaf that requires grad. Returns 1. */
+int lt_push_factory(lua_State *L, mt_op op, const mt_factory_args *a, int opts);
 /* The device rand, randn and randint make their tensor on (their device= option), and its index. */
 int lt_creation_device(int *index);
 /* "cpu", "cuda", "cuda:N" into (device, index): 0 when name is no device;

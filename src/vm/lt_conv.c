@@ -73,9 +73,9 @@ static int l_adaptive_max_pool2d_indices(lua_State *L) {
   return push_nn(L, MT_OP_adaptive_max_pool2d_indices, &(mt_nn_args){.x = x, .pool = out, .base = 1});
 }
 
-/* ---- the resampling maps: x (*, h, w) -> (*, oh, ow) ---- */
-static int push_resampled(lua_State *L, mt_op op, const mt_tensor *x, const mt_resample *rs) {
-  return push_nn(L, op, &(mt_nn_args){.x = x, .rs = rs});
+/* ---- the resampling maps: x (*, h, w) -> (*, oh, ow), each kind its registry op ---- */
+static int push_resampled(lua_State *L, const mt_tensor *x, const mt_resample *rs) {
+  return push_nn(L, mt_resample_ops[rs->kind], &(mt_nn_args){.x = x, .rs = rs});
 }
 
 /* the optional scale factor at index i: nil or 0 for none */
@@ -90,29 +90,29 @@ static int l_avg_pool2d(lua_State *L) {
   const int flags = (lua_toboolean(L, 8) ? MT_RS_CEIL_MODE : 0) | (lua_toboolean(L, 9) ? MT_RS_COUNT_PAD : 0) |
                     (lua_toboolean(L, 10) ? MT_RS_SUM : 0);
   const mt_resample rs = {MT_RS_AVG_POOL, flags, {v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {0, 0}};
-  return push_resampled(L, MT_OP_avg_pool2d, x, &rs);
+  return push_resampled(L, x, &rs);
 }
 
 /* torch._adaptive_avg_pool2d(x, oh, ow) */
 static int l_adaptive_avg_pool2d(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "adaptive_avg_pool2d");
   const mt_resample rs = {MT_RS_ADAPTIVE_AVG, 0, {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0}, {0, 0}};
-  return push_resampled(L, MT_OP_adaptive_avg_pool2d, x, &rs);
+  return push_resampled(L, x, &rs);
 }
 
 /* torch._reflection_pad2d(x, left, right, top, bottom), torch._replication_pad2d(...) and
    torch._circular_pad2d(...): the
    last two dims padded (negative: cropped); a 1-D pad is top = bottom = 0 */
-static int pad2d(lua_State *L, mt_op op, int kind) {
+static int pad2d(lua_State *L, int kind) {
   mt_tensor *x = lt_check(L, 1, "pad");
   int64_t v[4];
   read_ints(L, 2, 4, v);
   const mt_resample rs = {kind, 0, {0, 0}, {v[2], v[0]}, {v[3], v[1]}, {0, 0}};
-  return push_resampled(L, op, x, &rs);
+  return push_resampled(L, x, &rs);
 }
-static int l_reflection_pad2d(lua_State *L) { return pad2d(L, MT_OP_reflection_pad2d, MT_RS_REFLECT); }
-static int l_replication_pad2d(lua_State *L) { return pad2d(L, MT_OP_replication_pad2d, MT_RS_REPLICATE); }
-static int l_circular_pad2d(lua_State *L) { return pad2d(L, MT_OP_circular_pad2d, MT_RS_CIRCULAR); }
+static int l_reflection_pad2d(lua_State *L) { return pad2d(L, MT_RS_REFLECT); }
+static int l_replication_pad2d(lua_State *L) { return pad2d(L, MT_RS_REPLICATE); }
+static int l_circular_pad2d(lua_State *L) { return pad2d(L, MT_RS_CIRCULAR); }
 
 /* torch._upsample_nearest2d(x, oh, ow, scale_h|nil, scale_w|nil): PyTorch's 'nearest'; the
    scale factors, when given, set the source step (1 / scale), as F.interpolate's */
@@ -120,7 +120,7 @@ static int l_upsample_nearest2d(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "interpolate");
   const mt_resample rs = {MT_RS_NEAREST, 0, {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0},
                           {opt_scale(L, 4), opt_scale(L, 5)}};
-  return push_resampled(L, MT_OP_upsample_nearest2d, x, &rs);
+  return push_resampled(L, x, &rs);
 }
 
 /* torch._upsample_bilinear2d(x, oh, ow, align_corners, scale_h|nil, scale_w|nil) */
@@ -129,7 +129,7 @@ static int l_upsample_bilinear2d(lua_State *L) {
   const mt_resample rs = {MT_RS_BILINEAR, lua_toboolean(L, 4) ? MT_RS_ALIGN_CORNERS : 0,
                           {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3)}, {0, 0}, {0, 0},
                           {opt_scale(L, 5), opt_scale(L, 6)}};
-  return push_resampled(L, MT_OP_upsample_bilinear2d, x, &rs);
+  return push_resampled(L, x, &rs);
 }
 
 /* ---- unfold / fold ---- */

@@ -410,16 +410,13 @@ static int m_bernoulli_(lua_State *L) {
 
 /* ---- rule-made tensors: the registry's factories, made on the CPU (a
    device= option moves them: lt_device_creation) ---- */
-static int push_factory(lua_State *L, mt_op op, const mt_factory_args *a) {
-  LT_TRY(L, mt_call_factory(lt_push(L), op, a));
-  return 1;
-}
 
 /* torch.eye(n, m, opts) */
 static int c_eye(lua_State *L) {
   int opts = lt_opts_index(L), last = last_positional(L, opts);
   lua_Integer n = luaL_checkinteger(L, 1), m = last >= 2 ? luaL_checkinteger(L, 2) : n;
-  return push_factory(L, MT_OP_eye, &(mt_factory_args){.n = {n, m}, .dtype = lt_opt_dtype(L, opts, lt_default_dtype, "eye")});
+  const int dtype = lt_opt_dtype(L, opts, lt_default_dtype, "eye");
+  return lt_push_factory(L, MT_OP_eye, &(mt_factory_args){.n = {n, m}, .dtype = dtype}, opts);
 }
 
 /* Reads numeric arguments first..last into v; returns whether all were Lua
@@ -444,7 +441,7 @@ static int c_arange(lua_State *L) {
   double v[3] = {0, 0, 1};
   int all_int = read_numbers(L, 1, last, last == 1 ? v + 1 : v, "arange");
   int dtype = lt_opt_dtype(L, opts, all_int ? MT_INT64 : lt_default_dtype, "arange");
-  return push_factory(L, MT_OP_arange, &(mt_factory_args){.p = {v[0], v[1], v[2]}, .dtype = dtype});
+  return lt_push_factory(L, MT_OP_arange, &(mt_factory_args){.p = {v[0], v[1], v[2]}, .dtype = dtype}, opts);
 }
 
 /* torch.range(start, end, step=1): end included, default float dtype (Torch7) */
@@ -454,7 +451,7 @@ static int c_range(lua_State *L) {
   double v[3] = {0, 0, 1};
   read_numbers(L, 1, last, v, "range");
   int dtype = lt_opt_dtype(L, opts, lt_default_dtype, "range");
-  return push_factory(L, MT_OP_range, &(mt_factory_args){.p = {v[0], v[1], v[2]}, .dtype = dtype});
+  return lt_push_factory(L, MT_OP_range, &(mt_factory_args){.p = {v[0], v[1], v[2]}, .dtype = dtype}, opts);
 }
 
 /* torch.linspace(start, end, steps=100, opts) */
@@ -463,7 +460,7 @@ static int c_linspace(lua_State *L) {
   double start = luaL_checknumber(L, 1), end = luaL_checknumber(L, 2);
   lua_Integer steps = last >= 3 ? luaL_checkinteger(L, 3) : LT_DEFAULT_STEPS;
   int dtype = lt_opt_dtype(L, opts, lt_default_dtype, "linspace");
-  return push_factory(L, MT_OP_linspace, &(mt_factory_args){.p = {start, end}, .n = {steps}, .dtype = dtype});
+  return lt_push_factory(L, MT_OP_linspace, &(mt_factory_args){.p = {start, end}, .n = {steps}, .dtype = dtype}, opts);
 }
 
 /* torch.logspace(start, end, steps=100, base=10, opts); base also as an option */
@@ -473,7 +470,8 @@ static int c_logspace(lua_State *L) {
   lua_Integer steps = last >= 3 ? luaL_checkinteger(L, 3) : LT_DEFAULT_STEPS;
   double base = lt_opt_number(L, opts, "base", arg_number(L, 4, last, 10));
   int dtype = lt_opt_dtype(L, opts, lt_default_dtype, "logspace");
-  return push_factory(L, MT_OP_logspace, &(mt_factory_args){.p = {start, end, base}, .n = {steps}, .dtype = dtype});
+  return lt_push_factory(L, MT_OP_logspace, &(mt_factory_args){.p = {start, end, base}, .n = {steps}, .dtype = dtype},
+                         opts);
 }
 
 /* torch._philox(ctr, key): the raw block function on tables of 4 and 2

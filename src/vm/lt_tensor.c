@@ -427,17 +427,17 @@ static int t_gc(lua_State *L) {
 
 /* ---- creation ---- */
 
-/* The registry's factory op (MT_FACTORY_OPS) into a new tensor on the
-   stack, through the dispatcher. Made on the device of a device= option
-   (lt_creation_device) or, for x:new_zeros(...), on x's; requires_grad=
-   makes it a leaf that requires grad. */
-static mt_tensor *push_factory(lua_State *L, mt_op op, mt_factory_args *a, const mt_tensor *like, int opts) {
-  if (like) { a->device = mt_device_of(like); a->index = mt_device_index_of(like); }
-  else a->device = lt_creation_device(&a->index);
+int lt_push_factory(lua_State *L, mt_op op, const mt_factory_args *a, int opts) {
   mt_tensor *r = lt_push(L);
   LT_TRY(L, mt_call_factory(r, op, a));
   lt_opt_requires_grad(L, opts, r);
-  return r;
+  return 1;
+}
+
+/* a's device: x's for x:new_zeros(...), else that of a device= option (lt_creation_device) */
+static void factory_device(mt_factory_args *a, const mt_tensor *x) {
+  if (x) { a->device = mt_device_of(x); a->index = mt_device_index_of(x); }
+  else a->device = lt_creation_device(&a->index);
 }
 
 /* torch.zeros(sizes..., opts) with the sizes from argument `from` on (1),
@@ -450,8 +450,8 @@ static int new_filled(lua_State *L, mt_op op, const char *name, int from) {
   mt_factory_args a = {.shape = shape, .name = name};
   a.ndim = lt_read_shape(L, from, last, shape, name);
   a.dtype = lt_opt_dtype(L, opts, x ? x->dtype : lt_default_dtype, name);
-  push_factory(L, op, &a, x, opts);
-  return 1;
+  factory_device(&a, x);
+  return lt_push_factory(L, op, &a, opts);
 }
 
 static int t_empty(lua_State *L) { return new_filled(L, MT_OP_empty, "empty", 1); }
@@ -472,8 +472,8 @@ static int full(lua_State *L, const char *op, int at, int def_dtype) {
   a.dtype = lt_opt_dtype(L, opts, def_dtype, op);
   mt_operand value;
   a.value = lt_fill_operand(L, at + 1, op, &value);
-  push_factory(L, MT_OP_full, &a, at == 2 ? lt_check(L, 1, op) : NULL, opts);
-  return 1;
+  factory_device(&a, at == 2 ? lt_check(L, 1, op) : NULL);
+  return lt_push_factory(L, MT_OP_full, &a, opts);
 }
 static int t_full(lua_State *L) {
   int def = lua_isinteger(L, 2) ? MT_INT64 : lua_isboolean(L, 2) ? MT_BOOL : lt_default_dtype;
@@ -649,10 +649,7 @@ static int like(lua_State *L, const char *op, mt_op factory) {
     if (lua_getfield(L, opts, "device") != LUA_TNIL) check_device(L, lua_gettop(L), op, &a.device, &a.index);
     lua_pop(L, 2);
   }
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_call_factory(r, factory, &a));
-  lt_opt_requires_grad(L, opts, r);
-  return 1;
+  return lt_push_factory(L, factory, &a, opts);
 }
 static int t_zeros_like(lua_State *L) { return like(L, "zeros_like", MT_OP_zeros); }
 static int t_ones_like(lua_State *L) { return like(L, "ones_like", MT_OP_ones); }
