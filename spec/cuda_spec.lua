@@ -430,9 +430,9 @@ describe('CUDA tensors', function()
     ok, err = pcall(function() return g:mm(c) end)
     assert.is_false(ok)
     assert.matches('expected all tensors to be on the same device', err, 1, true)
-    ok, err = pcall(function() return torch.multinomial(g:view(-1), 1) end)
+    ok, err = pcall(function() return torch.normal(g, c) end)
     assert.is_false(ok)
-    assert.matches('multinomial: argument 1 is a tensor on cuda:0', err, 1, true)
+    assert.matches('normal: expected all tensors to be on the same device', err, 1, true)
     ok, err = pcall(function() return g:index_select(1, torch.tensor{1}) end)
     assert.is_false(ok)
     assert.matches('index_select: expected all tensors to be on the same device', err, 1, true)
@@ -590,6 +590,41 @@ describe('CUDA tensors', function()
     assert.is_true(math.abs(gpu - cpu) < 1.5, string.format('GPU %.2f%%, CPU %.2f%%', gpu, cpu))
   end)
 
+  it('writes through index tensors and masks on the GPU as on the CPU, gradients included', function()
+    for _, dt in ipairs(DTYPES) do
+      local x = input(dt, 'any')
+      agree('x[indices] = v ' .. dt, function(t, i, v)
+        local c = t:clone(); c[i] = v; c[i:narrow(1, 2, 1)] = 1; return c
+      end, x, torch.tensor{3, 1}, input(dt, 'any', 5):narrow(1, 1, 2))
+      agree('x[mask] = v, a mask over the leading dim ' .. dt, function(t, m, v)
+        local c = t:t():clone(); c[m] = v; return c
+      end, x, input('bool', 'any', 4):view(-1):narrow(1, 1, 4), input(dt, 'any', 7):view(-1):narrow(1, 1, 3))
+      agree('x[mask] = number ' .. dt, function(t, m) local c = t:clone(); c[m] = 2; return c end, x, input('bool', 'any', 2))
+    end
+    agree('gradients through x[key] = v', function(a, b)
+      local w, v = a:clone():requires_grad_(), b:clone():requires_grad_()
+      local y = w * 1
+      y[torch.tensor{3, 1}] = v * 2                   -- CPU indices into a GPU tensor
+      y[y:gt(0.5)] = v:sum()                          -- a mask and a 0-dim value
+      y[{2, {2, 3}}] = v[1]:narrow(1, 1, 2) * 3       -- a slice
+      ;(y * y):sum():backward()
+      return torch.cat({w.grad:view(-1), v.grad:view(-1)})
+    end, input('float64', 'any'), input('float64', 'any', 3):narrow(1, 1, 1))
+    local g = torch.zeros(3):cuda()
+    g[torch.tensor{2}] = 5
+    g[torch.tensor{true, false, true}] = torch.tensor(7.0)       -- a CPU 0-dim value
+    assert.are.same({7, 5, 7}, g:cpu():totable())
+    local c = torch.zeros(3)
+    c[torch.tensor{1}] = torch.tensor(4.0):cuda()                 -- a 0-dim value comes over
+    assert.are.same({4, 0, 0}, c:totable())
+    local ok, err = pcall(function() c[torch.tensor{1}:cuda()] = 1 end)
+    assert.is_false(ok)
+    assert.matches("index assignment: indices should be on the CPU or on the indexed tensor's device", err, 1, true)
+    ok, err = pcall(function() g[torch.tensor{1}] = torch.ones(1, 2) end)
+    assert.is_false(ok)
+    assert.matches('index assignment: value of shape 1x2 cannot broadcast to the indexed shape 1', err, 1, true)
+  end)
+
   it('splits, flattens and repeats on the GPU', function()
     local a = input('float32', 'any')
     agree('flatten', function(t) return t:t():flatten() end, a)
@@ -719,6 +754,13 @@ describe('CUDA tensors', function()
     end
     twice('random_ of int32', function(d) return torch.zeros(100, {dtype = 'int32', device = d}):random_(-7, 7) end)
     twice('bernoulli of a tensor', function(d) return torch.bernoulli(torch.linspace(0, 1, 50):to(d)) end)
+    twice('multinomial', function(d) return torch.multinomial(torch.tensor({{0.1, 0.5, 0.4, 0}, {1, 1, 1, 1}}):to(d), 3) end)
+    twice('multinomial with replacement', function(d) return torch.multinomial(torch.linspace(0, 1, 20):to(d), 50, true) end)
+    twice('normal of tensor means', function(d) return torch.normal(torch.arange(1, 7):double():view(2, 3):to(d), 0.5) end)
+    twice('normal of tensor deviations', function(d) return torch.normal(1.5, torch.linspace(0, 2, 9):to(d)) end)
+    twice('normal of both, broadcast', function(d)
+      return torch.normal(torch.zeros(3, 1, {device = d}), torch.ones(1, 4, {device = d}))
+    end)
     -- a draw on the GPU leaves the CPU's generator where it was, and the states round-trip
     torch.manual_seed(3)
     torch.randn(5, {device = 'cuda'})

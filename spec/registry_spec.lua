@@ -95,6 +95,21 @@ describe('the op registry', function()
     assert.are.equal((1 << 62) + 1, torch.full({1}, (1 << 62) + 1)[1])
   end)
 
+  it("writes x[key] = v through the registry's in-place puts, which the dispatcher sees", function()
+    local x = torch.zeros(3, 4)
+    local ones, row, values = torch.ones(4), torch.tensor({2}), torch.arange(1, 9):float()
+    torch._op_counter(true)
+    x[torch.tensor({1, 3})] = ones                    -- expand, reshape, index_copy_
+    x[row] = 5                                        -- index_fill_
+    x[x:gt(2)] = 0                                    -- gt, masked_fill_
+    x[x:eq(1)] = values                               -- eq, expand, masked_scatter_
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({expand = 2, reshape = 1, index_copy = 1, index_fill = 1, gt = 1, masked_fill = 1, eq = 1,
+                     masked_scatter = 1}, counts)
+    assert.are.same({{1, 2, 3, 4}, {0, 0, 0, 0}, {5, 6, 7, 8}}, x:totable())
+  end)
+
   it('sees the optimizer steps through the dispatcher, one call per parameter and step', function()
     local nn, optim = require 'nn', require 'optim'
     local model = nn.Linear(3, 2)

@@ -513,31 +513,6 @@ function core.trace(x)
 end
 methods.trace = core.trace
 
--- x[key] = v when x or v requires grad (grad mode): called by the tensor's
--- __newindex. For autograd it is x = x:index_copy(...) over the flat
--- positions that key selects, so the gradient of x's old value is zero there
--- and v gets the gradient of the positions it filled (summed where broadcast).
-function torch._index_put_autograd(x, key, v)
-  local ids = torch.arange(1, x:numel() + 1, {dtype = 'int64'}):view(x:size())
-  local region = ids[key]
-  if type(region) == 'number' then region = torch.tensor({region}, {dtype = 'int64'}) end
-  local shape = region:size()
-  local value
-  if core.is_tensor(v) then
-    local ok, e = pcall(v.expand, v:to(x.dtype), shape)
-    if not ok then
-      error(string.format('index assignment: value of shape %s cannot broadcast to the indexed shape %s',
-                          tostring(v:size()), tostring(shape)), 3)
-    end
-    value = e:reshape(-1)
-  else
-    value = torch.full({region:numel()}, v, {dtype = x.dtype})
-  end
-  local src = core._inplace_source(x)
-  local r = src:reshape(-1):index_copy(1, region:reshape(-1), value):view(x:size())
-  core._inplace_commit(x, r)
-end
-
 require 'torch.gradcheck'
 require 'torch.autograd_viz'
 require 'torch.help'

@@ -7,6 +7,7 @@
 #include "dispatch.h"
 #include "../tensor/mt_linalg.h"
 #include "../tensor/mt_reduce.h"
+#include "../tensor/mt_index.h"
 
 /* ---- the runtime table ---- */
 #define ANY "any "
@@ -652,4 +653,82 @@ int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inpl
   }
   drop(&out); drop(&back); drop(&rounded); drop(&scaled); drop(&wide); drop(&src);
   return rc ? -1 : 0;
+}
+
+/* ---- x[key] = v: a composition of the registry's in-place puts ---- */
+/* the error just set, renamed as the user wrote it: "index assignment: ..." */
+static int as_assignment(void) {
+  char msg[512];
+  const char *m = mt_error(), *colon = strchr(m, ':');
+  if (!strncmp(m, "index assignment:", 17) || !colon) return -1;
+  snprintf(msg, sizeof msg, "%s", colon + 1);
+  return mt_fail("index assignment:%s", msg);
+}
+
+/* t, or a copy of it on like's device (moved into held) */
+static const mt_tensor *on_device_of(const mt_tensor *t, const mt_tensor *like, mt_tensor *held) {
+  if (mt_same_device(t, like)) return t;
+  if (mt_tensor_init_like(held, t->dtype, t->ndim, t->shape, like) || mt_copy(held, t)) return NULL;
+  return held;
+}
+
+int mt_call_index_put(mt_tensor *x, const mt_tensor *key, const mt_tensor *v, int64_t base) {
+  const char *op = "index assignment";
+  char b1[128], b2[128];
+  mt_tensor flat = {0}, moved = {0}, mask = {0}, val = {0}, ex = {0}, src = {0};
+  int64_t flat_base = base, shape[MT_MAX_DIMS];
+  int lead = 1, nd = 0, rc = 0;
+  const int by_mask = key->dtype == MT_BOOL || key->dtype == MT_UINT8;
+  const mt_tensor *k = key;
+  if (by_mask) {
+    /* the mask over x's leading dims, widened with dims of size 1 to broadcast over the rest */
+    rc = mt_index_check_mask(op, x, key);
+    int64_t ms[MT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) ms[d] = d < key->ndim ? key->shape[d] : 1;
+    if (!rc && !(k = on_device_of(key, x, &moved))) rc = -1;
+    if (!rc) rc = mt_reshape(&mask, k, x->ndim, ms);
+  }
+  /* the indexed shape, where the value must broadcast: rows (or set elements) x the rest */
+  if (!rc && !(by_mask && v->ndim == 0)) rc = mt_index_key(x, key, base, &flat, &flat_base, &lead, &nd, shape);
+  if (!rc && !by_mask) {
+    const mt_tensor *f = on_device_of(&flat, x, &moved);
+    if (!f) rc = -1;
+    else if (f == &moved) { mt_tensor_release(&flat); mt_tensor_move(&flat, &moved); }
+  }
+  /* the value in x's dtype, recorded; a 0-dim value on x's device too (the
+     kernels read it where x is), and a number (0-dim, no history, on the
+     CPU) converted as the kernels' scalar, out of the hook's sight */
+  const mt_tensor *value = v;
+  if (!rc && v->ndim == 0 && !v->grad_meta && mt_device_of(v) == MT_CPU) {
+    if (v->dtype != x->dtype) { rc = mt_to_dtype(&val, v, x->dtype); value = &val; }
+  } else if (!rc && v->ndim == 0 && !mt_same_device(v, x)) {
+    rc = mt_call_to(&val, v, x->dtype, mt_device_of(x), mt_device_index_of(x), op);
+    value = &val;
+  } else if (!rc && v->dtype != x->dtype) {
+    rc = mt_call_cast(&val, v, x->dtype);
+    value = &val;
+  }
+  if (!rc && v->ndim > 0) {
+    mt_view_args a;
+    a.n = nd;
+    a.m = 0;
+    memcpy(a.v, shape, sizeof(int64_t) * (size_t)nd);
+    if (mt_call_view(&ex, (mt_tensor *)value, MT_OP_expand, &a, 0))
+      rc = mt_fail("%s: value of shape %s cannot broadcast to the indexed shape %s", op,
+                   mt_shape_str(v, b1, sizeof b1), mt_dims_str(shape, nd, b2, sizeof b2));
+    value = &ex;
+    if (!rc && !by_mask) {     /* one slice of x per index: rows x x's dims past the first */
+      a.n = x->ndim;
+      a.v[0] = flat.shape[0];
+      memcpy(a.v + 1, x->shape + 1, sizeof(int64_t) * (size_t)(x->ndim - 1));
+      rc = mt_call_view(&src, &ex, MT_OP_reshape, &a, 0);
+      value = &src;
+    }
+  }
+  if (!rc) {
+    if (by_mask) rc = mt_call_mask(x, x, v->ndim ? MT_OP_masked_scatter : MT_OP_masked_fill, &mask, value, 1);
+    else rc = mt_call_put(x, x, v->ndim ? MT_OP_index_copy : MT_OP_index_fill, 0, &flat, value, 1, flat_base, 1);
+  }
+  drop(&src); drop(&ex); drop(&val); drop(&mask); drop(&moved); drop(&flat);
+  return rc ? as_assignment() : 0;
 }

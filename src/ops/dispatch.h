@@ -137,6 +137,14 @@ int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op
    float32, as PyTorch); composed of the registry's ops, so its gradient is
    round's (zero). */
 int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inplace, int default_float);
+/* x[key] = v (PyTorch's index assignment): key an index tensor (int64 or
+   int32, indices along dim 0 counting from base) or a bool or uint8 mask
+   over x's leading dims, on the CPU or x's device; v a tensor converted to
+   x's dtype and broadcast to the shape x[key] has, or a 0-dim value. Runs
+   as the registry's in-place puts (index_fill_, index_copy_, masked_fill_,
+   masked_scatter_), so autograd, the op hook and every device come with
+   them; errors are named "index assignment". */
+int mt_call_index_put(mt_tensor *x, const mt_tensor *key, const mt_tensor *v, int64_t base);
 /* r = x in dtype, recorded */
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype);
 /* r = x in dtype on (device, index), a copy, recorded; op names errors */

@@ -169,14 +169,6 @@ static void store_scalar(char *buf, int dtype, const mt_tensor *value) {
   else mt_set_i64(dtype, buf, mt_get_i64(value->dtype, p));
 }
 
-/* "2x3" for a shape held in an array */
-static const char *dims_str(int ndim, const int64_t *shape, char *buf, size_t n) {
-  mt_tensor t;
-  t.ndim = ndim;
-  memcpy(t.shape, shape, sizeof(int64_t) * (size_t)ndim);
-  return mt_shape_str(&t, buf, n);
-}
-
 static int check_value(const char *op, const mt_tensor *value) {
   char b[128];
   if (value->ndim != 0)
@@ -311,7 +303,7 @@ static int index_put_impl(const char *op, mt_tensor *x, int dim, const mt_tensor
     mt_tensor want = borrow(&xf, xf.ndim, shape, xs);
     if (!mt_same_shape(&srcf, &want))
       return mt_fail("%s: source must have shape %s (self's with the index's length in dim %d), got %s", op,
-                     dims_str(xf.ndim, shape, b1, sizeof b1), dim + 1, mt_shape_str(src, b2, sizeof b2));
+                     mt_dims_str(shape, xf.ndim, b1, sizeof b1), dim + 1, mt_shape_str(src, b2, sizeof b2));
   }
   mt_tensor idx = {0};
   if (index_as_int64(op, &idx, index)) return -1;
@@ -492,6 +484,10 @@ static int check_leading(const char *op, const mt_tensor *x, const mt_tensor *ma
   return 0;
 }
 
+int mt_index_check_mask(const char *op, const mt_tensor *x, const mt_tensor *mask) {
+  return check_leading(op, x, mask);
+}
+
 typedef struct { const int64_t *stride; int ndim; int64_t *out; } offset_ctx;
 
 static void offset_visit(void *c, const int64_t *index) {
@@ -588,7 +584,7 @@ static __attribute__((noinline)) int index_mask_put_off_cpu(const char *op, mt_t
     shape[0] = pos.shape[0];
     if (mt_expand(&src, &conv, rows.ndim, shape))
       rc = mt_fail("%s: value of shape %s cannot broadcast to the indexed shape %s", op,
-                   mt_shape_str(value, b1, sizeof b1), dims_str(rows.ndim, shape, b2, sizeof b2));
+                   mt_shape_str(value, b1, sizeof b1), mt_dims_str(shape, rows.ndim, b2, sizeof b2));
   }
   rc = rc || mt_contiguous(&dense, &src) || mt_index_copy(&rows, 0, &pos, &dense, 0) || (strided && mt_copy(x, &xc));
   mt_tensor *all[] = {&pos, &xc, &rows, &conv, &src, &dense, &moved};
@@ -633,7 +629,7 @@ int mt_index_mask_put(mt_tensor *x, const mt_tensor *mask, const mt_tensor *valu
   if (rc == 0) rc = mt_to_dtype(&conv, value, x->dtype);
   if (rc == 0 && mt_expand(&sv, &conv, nd, shape))
     rc = mt_fail("%s: value of shape %s cannot broadcast to the indexed shape %s", op,
-                 mt_shape_str(value, b1, sizeof b1), dims_str(nd, shape, b2, sizeof b2));
+                 mt_shape_str(value, b1, sizeof b1), mt_dims_str(shape, nd, b2, sizeof b2));
   if (rc == 0) {
     index_ctx c = {mt_dtypes[x->dtype].size, 0, 0, 1};
     run_scatter(&dv, &sv, &iv, &c, 0);
@@ -855,35 +851,6 @@ int mt_index_key(const mt_tensor *x, const mt_tensor *key, int64_t base, mt_tens
   for (int d = k; d < x->ndim; d++) shape[d - k + 1] = x->shape[d];
   *nd = n;
   return 0;
-}
-
-int mt_index_tensor_put(mt_tensor *x, const mt_tensor *index, const mt_tensor *value, int64_t base) {
-  const char *op = "index assignment";
-  char b1[128], b2[128];
-  mt_tensor flat = {0}, conv = {0}, ex = {0}, src = {0};
-  if (flat_index(op, &flat, x, index)) return -1;
-  int rc;
-  if (value->ndim == 0) {
-    rc = index_put_impl(op, x, 0, &flat, NULL, value, 0, 1, base);
-  } else {
-    int64_t shape[MT_MAX_DIMS];
-    int nd = indexed_shape(x, index, shape);
-    rc = mt_to_dtype(&conv, value, x->dtype);
-    if (rc == 0 && mt_expand(&ex, &conv, nd, shape))
-      rc = mt_fail("%s: value of shape %s cannot broadcast to the indexed shape %s", op,
-                   mt_shape_str(value, b1, sizeof b1), dims_str(nd, shape, b2, sizeof b2));
-    if (rc == 0) {
-      shape[0] = flat.shape[0];
-      memcpy(shape + 1, x->shape + 1, sizeof(int64_t) * (size_t)(x->ndim - 1));
-      rc = mt_reshape(&src, &ex, x->ndim, shape);
-    }
-    if (rc == 0) rc = index_put_impl(op, x, 0, &flat, &src, NULL, 0, 1, base);
-  }
-  mt_tensor_release(&flat);
-  mt_tensor_release(&conv);
-  mt_tensor_release(&ex);
-  mt_tensor_release(&src);
-  return rc;
 }
 
 /* ---- nonzero ---- */

@@ -55,8 +55,9 @@ int mt_index_key(const mt_tensor *x, const mt_tensor *key, int64_t base, mt_tens
 /* x[index] (PyTorch, one index tensor on dim 0): index's shape followed by
    x's remaining dims. */
 int mt_index_tensor(mt_tensor *r, const mt_tensor *x, const mt_tensor *index, int64_t base);
-/* x[index] = value: value (any dtype, converted) broadcasts to that shape. */
-int mt_index_tensor_put(mt_tensor *x, const mt_tensor *index, const mt_tensor *value, int64_t base);
+/* 0, or -1 with the error named op: mask (bool or uint8) does not cover
+   x's leading dims exactly, as x[mask] needs. */
+int mt_index_check_mask(const char *op, const mt_tensor *x, const mt_tensor *mask);
 
 /* mask broadcasts to x's shape (masked_fill_), or both to a common shape
    (masked_fill out of place: r zeroed, x unchanged). */

@@ -599,6 +599,21 @@ int mt_cauchy_(mt_tensor *t, mt_generator *g, double median, double sigma) {
 }
 
 /* ---- sampling ops with a new result ---- */
+/* r = r op b in place, on r's device: a 0-dim CPU tensor beside a GPU r is
+   read as the number it holds */
+static int scale_in_place(mt_tensor *r, const mt_operand *b, mt_op op, int default_float) {
+  mt_operand self = {r, 0, 0};
+  if (!mt_any_off_cpu(r, b->t, NULL)) return mt_binary(r, &self, b, op, 1, 1, default_float);
+  mt_operand num = *b;
+  if (b->t && mt_device_of(b->t) == MT_CPU && b->t->ndim == 0) {
+    num.t = NULL;
+    num.value = mt_get_f64(b->t->dtype, mt_data(b->t));
+    num.is_int = !mt_dtype_is_float(b->t->dtype);
+  }
+  const mt_device_extra *k = mt_extra_for(mt_op_names[MT_OP_normal], r, num.t, NULL);
+  return k ? k->binary(r, &self, &num, op, 1, 1, default_float) : -1;
+}
+
 int mt_normal(mt_tensor *r, mt_generator *g, const mt_operand *mean, const mt_operand *std,
               int default_float) {
   if (!mean->t && !std->t) return mt_fail("normal: needs a tensor mean or std, or a size");
@@ -623,10 +638,13 @@ int mt_normal(mt_tensor *r, mt_generator *g, const mt_operand *mean, const mt_op
   if (mt_broadcast_shapes("normal", mean->t ? mean->t->ndim : 0, mean->t ? mean->t->shape : NULL,
                           std->t ? std->t->ndim : 0, std->t ? std->t->shape : NULL, &ndim, shape))
     return -1;
-  if (mt_tensor_init(r, dtype, ndim, shape) || mt_normal_(r, g, 0, 1)) return -1;
-  mt_operand self = {r, 0, 0};
-  if (mt_binary(r, &self, std, MT_OP_mul, 1, 1, default_float)) return -1;
-  return mt_binary(r, &self, mean, MT_OP_add, 1, 1, default_float);
+  /* on the device of a tensor operand off the CPU, from g (that device's generator) */
+  const mt_tensor *on = mean->t && mt_device_of(mean->t) != MT_CPU ? mean->t
+                        : std->t && mt_device_of(std->t) != MT_CPU ? std->t : NULL;
+  if ((on ? mt_tensor_init_like(r, dtype, ndim, shape, on) : mt_tensor_init(r, dtype, ndim, shape)) ||
+      mt_normal_(r, g, 0, 1))
+    return -1;
+  return scale_in_place(r, std, MT_OP_mul, default_float) || scale_in_place(r, mean, MT_OP_add, default_float) ? -1 : 0;
 }
 
 int mt_randperm(mt_tensor *r, mt_generator *g, int64_t n, int dtype) {
@@ -784,17 +802,23 @@ int mt_multinomial(mt_tensor *r, mt_generator *g, const mt_tensor *probs, int64_
                      (long long)row + 1);
     }
   }
+  /* drawn on the host from g (the device's generator for a GPU tensor: the
+     numbers its seed gives on the CPU), then moved to probs' device */
   int64_t shape[2] = {rows, n};
-  int rc = probs->ndim == 2 ? mt_tensor_init(r, MT_INT64, 2, shape) : mt_tensor_init(r, MT_INT64, 1, &n);
-  if (rc) { mt_tensor_release(&p); return -1; }
-  int64_t *out = (int64_t *)mt_data(r);
+  mt_tensor host = {0};
+  mt_tensor *drawn = mt_device_of(probs) == MT_CPU ? r : &host;
+  if (mt_tensor_init(drawn, MT_INT64, probs->ndim, probs->ndim == 2 ? shape : &n)) { mt_tensor_release(&p); return -1; }
+  int64_t *out = (int64_t *)mt_data(drawn);
   int64_t per_row = replacement ? n : k;
   stream st = open_stream(g, (uint64_t)(rows * per_row), 2);
   multinomial_job job = {pd, out, &st, k, n, per_row, replacement, 0};
   mt_parallel_for(rows, mt_parallel_items(MT_RANDOM_GRAIN / 2, per_row, 1), multinomial_rows, &job);
   mt_tensor_release(&p);
-  if (atomic_load(&job.failed)) return mt_fail("multinomial: out of memory for %lld categories", (long long)k);
-  return 0;
+  int rc = atomic_load(&job.failed) ? mt_fail("multinomial: out of memory for %lld categories", (long long)k) : 0;
+  if (!rc && drawn == &host && (mt_tensor_init_like(r, MT_INT64, host.ndim, host.shape, probs) || mt_copy(r, &host)))
+    rc = -1;
+  mt_tensor_release(&host);
+  return rc;
 }
 
 int mt_bernoulli(mt_tensor *r, mt_generator *g, const mt_tensor *x, double p, int has_p) {

@@ -188,16 +188,8 @@ static int tracks_history(lua_State *L, int i) {
   }
 }
 
-/* torch._inplace_source(x): a private copy of x carrying x's history;
-   torch._inplace_commit(x, r): x takes r's value and history. The two
-   halves of an in-place op written in Lua (index assignment). */
-static int a_inplace_source(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "_inplace_source");
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_ag_inplace_source(r, t));
-  return 1;
-}
-
+/* torch._inplace_commit(x, r): x takes r's value and history, the end of an
+   in-place op written in Lua (a custom Function that marks an input dirty). */
 static int a_inplace_commit(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "_inplace_commit"), *r = lt_check(L, 2, "_inplace_commit");
   if (r->dtype != t->dtype) {
@@ -819,7 +811,7 @@ static const luaL_Reg functions[] = {
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
-  {"_inplace_source", a_inplace_source}, {"_inplace_commit", a_inplace_commit},
+  {"_inplace_commit", a_inplace_commit},
   {"_ag_saved_error", a_saved_error}, {"_ag_saved_output", a_saved_output},
   {"_set_tracer", a_set_tracer}, {"_ag_checkpoint", a_checkpoint}, {"_ag_library", a_set_library},
   {"_ag_freed_message", a_freed_message},

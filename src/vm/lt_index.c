@@ -76,17 +76,22 @@ static mt_tensor *check_index(lua_State *L, int i, const char *op, const mt_tens
 static int is_mask(const mt_tensor *key) { return key->dtype == MT_BOOL || key->dtype == MT_UINT8; }
 static int is_index(const mt_tensor *key) { return key->dtype == MT_INT64 || key->dtype == MT_INT32; }
 
-static void check_key(lua_State *L, const mt_tensor *key, const char *op) {
+static void check_key(lua_State *L, const mt_tensor *t, const mt_tensor *key, const char *op) {
   if (!is_mask(key) && !is_index(key))
     luaL_error(L, "%s: a tensor key must be int64 or int32 (indices) or bool or uint8 (a mask), got %s", op,
                mt_dtypes[key->dtype].name);
+  if (mt_device_of(key) != MT_CPU && !mt_same_device(t, key)) {   /* as PyTorch: on the CPU, or beside x */
+    char d1[32], d2[32];
+    luaL_error(L, "%s: indices should be on the CPU or on the indexed tensor's device (the tensor is on %s, "
+               "the index on %s)", op, mt_tensor_device_str(t, d1, sizeof d1), mt_tensor_device_str(key, d2, sizeof d2));
+  }
 }
 
 /* x[key]: the registry's index_select of the rows key picks, with x's
    leading dims merged into one first (a mask's) and the result viewed in
    its shape after, each through the dispatcher */
 int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key) {
-  check_key(L, key, "index");
+  check_key(L, t, key, "index");
   mt_tensor flat = {0};
   int64_t base, shape[MT_MAX_DIMS];
   int lead, nd;
@@ -126,10 +131,9 @@ int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key) {
    on the same dtype). */
 void lt_index_set_tensor(lua_State *L, mt_tensor *t, mt_tensor *key, int value) {
   lt_scalar sc;
-  check_key(L, key, "index assignment");
+  check_key(L, t, key, "index assignment");
   const mt_tensor *v = check_value(L, value, &sc, "index assignment");
-  if (is_mask(key)) LT_TRY(L, mt_index_mask_put(t, key, v));
-  else LT_TRY(L, mt_index_tensor_put(t, key, v, LT_BASE));
+  LT_TRY(L, mt_call_index_put(t, key, v, LT_BASE));
 }
 
 /* ---- the registry's index ops: x:index_select(dim, index), x:gather(dim,

@@ -311,17 +311,17 @@ static int r_bernoulli(lua_State *L) {
 
 /* torch.multinomial(probs, n, replacement) or (probs, n, {replacement=}) */
 static int r_multinomial(lua_State *L) {
-  mt_tensor *p = lt_check(L, 1, "multinomial");
+  mt_tensor *p = lt_check_any(L, 1, "multinomial");
   lua_Integer n = luaL_checkinteger(L, 2);
   int opts = lt_opts_index(L);
   int replacement = lua_isboolean(L, 3) ? lua_toboolean(L, 3) : lt_opt_bool(L, opts, "replacement", 0);
-  mt_generator *g = opt_generator(L, opts, "multinomial");
+  mt_generator *g = opt_generator_for(L, opts, "multinomial", p);
   call_random(L, lt_push(L), MT_OP_multinomial, &(mt_random_args){.g = g, .t = p, .i = {n}, .flag = replacement});
   return 1;
 }
 
 static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) {
-  op->t = lt_test(L, i);
+  op->t = lt_test_any(L, i);
   op->is_int = 0;
   op->value = 0;
   if (op->t) return;
@@ -336,14 +336,16 @@ static void read_operand(lua_State *L, int i, mt_operand *op, const char *name) 
    torch.normal(mean, std) with two numbers: one Lua number (Torch7). */
 static int r_normal(lua_State *L) {
   int opts = lt_opts_index(L), last = last_positional(L, opts);
-  mt_generator *g = opt_generator(L, opts, "normal");
-  if (lt_test(L, 1) || lt_test(L, 2)) {
+  if (lt_test_any(L, 1) || lt_test_any(L, 2)) {
     mt_operand mean, std;
     read_operand(L, 1, &mean, "normal");
     read_operand(L, 2, &std, "normal");
+    const mt_tensor *on = mean.t && mt_device_of(mean.t) != MT_CPU ? mean.t : std.t;   /* whose generator */
+    mt_generator *g = opt_generator_for(L, opts, "normal", on);
     call_random(L, lt_push(L), MT_OP_normal, &(mt_random_args){.g = g, .mean = &mean, .std = &std, .dtype = lt_default_dtype});
     return 1;
   }
+  mt_generator *g = opt_generator(L, opts, "normal");
   double mean = luaL_checknumber(L, 1), std = luaL_checknumber(L, 2);
   int64_t shape[MT_MAX_DIMS];
   int n = last >= 3 ? lt_read_shape(L, 3, last, shape, "normal") : 0;

@@ -1095,14 +1095,7 @@ static int t_index(lua_State *L) {
     return 1;
   }
   mt_tensor *key = lt_test_any(L, 2);
-  if (key) {
-    if (mt_device_of(key) != MT_CPU && !mt_same_device(t, key)) {   /* as PyTorch: on the CPU, or beside x */
-      char d1[32], d2[32];
-      luaL_error(L, "index: indices should be on the CPU or on the indexed tensor's device (the tensor is on %s, "
-                 "the index on %s)", mt_tensor_device_str(t, d1, sizeof d1), mt_tensor_device_str(key, d2, sizeof d2));
-    }
-    return lt_index_get_tensor(L, t, key);
-  }
+  if (key) return lt_index_get_tensor(L, t, key);
   if (type == LUA_TTABLE) {
     mt_tensor *r = lt_push(L);
     apply_slice(L, 2, t, r);
@@ -1130,54 +1123,77 @@ static void assign(lua_State *L, mt_tensor *view, int v) {
   LT_TRY(L, mt_call_param(view, in, copy ? MT_OP_copy : MT_OP_fill, none, 1, lt_default_dtype));
 }
 
-/* Takes every device: fields (grad, requires_grad) are metadata, and values
-   are written through mt_copy and mt_fill; index tensors need the CPU. */
-static int t_newindex(lua_State *L) {
-  mt_tensor *t = lt_check_any(L, 1, "index assignment");
-  int type = lua_type(L, 2);
-  mt_tensor view = {0};
-  if (type != LUA_TSTRING && (t->grad_meta || (lt_test(L, 3) && lt_test(L, 3)->grad_meta))) {
-    int need = mt_ag_inplace_needed("index assignment", t, lt_test(L, 3));
-    if (need < 0) LT_TRY(L, need);
-    if (need) {                  /* x = x with x[key] replaced by v, for autograd (lib/torch) */
-      lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-      lua_getfield(L, -1, "torch");
-      if (lua_getfield(L, -1, "_index_put_autograd") != LUA_TFUNCTION)
-        luaL_error(L, "index assignment: torch._index_put_autograd is missing (require 'torch')");
-      lua_pushvalue(L, 1);
-      lua_pushvalue(L, 2);
-      lua_pushvalue(L, 3);
-      lua_call(L, 3, 0);
-      return 0;
-    }
-  }
-  if (type == LUA_TNUMBER) {
+/* view = the region of t that a number or slice key (at index 2) names:
+   x[i] selects along dim 1, x[{...}] slices */
+static void key_region(lua_State *L, mt_tensor *t, mt_tensor *view) {
+  if (lua_type(L, 2) == LUA_TNUMBER) {
     lua_Integer i;
     if (!index_integer(L, 2, "index assignment", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
     int64_t n = t->shape[0];
     if (i == 0 || i < -n || i > n)
       luaL_error(L, "index assignment: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
-    LT_TRY(L, mt_select(&view, t, 0, i > 0 ? i - 1 : i + n));
-  } else if (type == LUA_TTABLE && !lt_test(L, 2)) {
-    apply_slice(L, 2, t, &view);
-  } else if (lt_test(L, 2)) {
-    mt_tensor *key = lt_test(L, 2), *v = lt_test(L, 3);
-    if (mt_device_of(t) != MT_CPU || mt_device_of(key) != MT_CPU || (v && mt_device_of(v) != MT_CPU)) {
-      char d[32];
-      luaL_error(L, "index assignment: indexing with a tensor runs on the CPU only (the tensor is on %s)",
-                 mt_tensor_device_str(t, d, sizeof d));
-    }
-    lt_index_set_tensor(L, t, key, 3);
-    return 0;
-  } else if (type == LUA_TSTRING && lt_autograd_set_field(L, t, lua_tostring(L, 2), 3)) {
-    return 0;
+    LT_TRY(L, mt_select(view, t, 0, i > 0 ? i - 1 : i + n));
   } else {
-    luaL_error(L, "index assignment: cannot set field '%s' of a tensor", lua_tostring(L, 2) ? lua_tostring(L, 2) : luaL_typename(L, 2));
+    apply_slice(L, 2, t, view);
+  }
+}
+
+/* x[i] = v or x[{...}] = v under autograd: x itself (not a view of it, whose
+   history would not reach x) takes v where a bool mask of x's shape marks
+   the region, through the registry's masked puts (lt_index_set_tensor). */
+static void assign_recorded(lua_State *L, mt_tensor *t) {
+  mt_tensor *mask = lt_push(L), *region = lt_push(L);   /* the stack owns them */
+  LT_TRY(L, mt_tensor_init_like(mask, MT_BOOL, t->ndim, t->shape, t));
+  LT_TRY(L, mt_fill(mask, 0));
+  key_region(L, mask, region);
+  LT_TRY(L, mt_fill(region, 1));
+  int value = 3;
+  mt_tensor *v = lt_test(L, 3);
+  if (v) {                                     /* v broadcast to the region, then one value per set element */
+    char b1[128], b2[128];
+    mt_view_args a;
+    a.n = region->ndim;
+    a.m = 0;
+    memcpy(a.v, region->shape, sizeof(int64_t) * (size_t)region->ndim);
+    mt_tensor *ex = lt_push(L);
+    if (mt_call_view(ex, v, MT_OP_expand, &a, 0))
+      luaL_error(L, "index assignment: value of shape %s cannot broadcast to the indexed shape %s",
+                 mt_shape_str(v, b1, sizeof b1), mt_shape_str(region, b2, sizeof b2));
+    a.n = 1;
+    a.v[0] = mt_numel(region);
+    LT_TRY(L, mt_call_view(lt_push(L), ex, MT_OP_reshape, &a, 0));
+    value = lua_gettop(L);
+  }
+  lt_index_set_tensor(L, t, mask, value);
+}
+
+/* Takes every device: fields (grad, requires_grad) are metadata, and values
+   are written through the registry's ops (copy, fill, the puts). */
+static int t_newindex(lua_State *L) {
+  mt_tensor *t = lt_check_any(L, 1, "index assignment");
+  int type = lua_type(L, 2);
+  if (type == LUA_TSTRING) {
+    if (lt_autograd_set_field(L, t, lua_tostring(L, 2), 3)) return 0;
+    luaL_error(L, "index assignment: cannot set field '%s' of a tensor", lua_tostring(L, 2));
+  }
+  if (lt_test(L, 2)) {                         /* an index tensor or a mask: the puts, recorded */
+    lt_index_set_tensor(L, t, lt_test(L, 2), 3);
+    return 0;
+  }
+  if (type != LUA_TNUMBER && type != LUA_TTABLE)
+    luaL_error(L, "index assignment: cannot index a tensor with a %s", luaL_typename(L, 2));
+  if (t->grad_meta || (lt_test(L, 3) && lt_test(L, 3)->grad_meta)) {
+    int need = mt_ag_inplace_needed("index assignment", t, lt_test(L, 3));
+    if (need < 0) LT_TRY(L, need);
+    if (need) {
+      assign_recorded(L, t);
+      return 0;
+    }
   }
   /* view is released even when assign raises: keep it in a userdata */
   mt_tensor *held = lt_push(L);
-  *held = view;
+  key_region(L, t, held);
   assign(L, held, 3);
   return 0;
 }
