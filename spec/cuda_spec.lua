@@ -469,6 +469,9 @@ describe('CUDA tensors', function()
                                     x, input(dt, 'any', 1), input(dt, 'any', 2):t():t()) end
       end
       agree('nonzero ' .. dt, function(t) return t:nonzero() end, x)
+      agree('isclose ' .. dt, function(a, b) return torch.isclose(a, b, {rtol = 0.5, atol = 0.1}) end, x, input(dt, 'any', 1))
+      agree('allclose ' .. dt, function(a, b) return a:allclose(b) end, x, x:clone())
+      agree('equal ' .. dt, function(a, b) return torch.equal(a, b) end, x, input(dt, 'any', 1))
       agree('where of one argument ' .. dt, function(t) return torch.where(t:ne(0))[2] end, x)
       agree('masked_select ' .. dt, function(t, m) return t:masked_select(m) end, x, input('bool', 'any', 1))
       agree('masked_select, a broadcast mask ' .. dt, function(t, m) return t:masked_select(m) end, x,

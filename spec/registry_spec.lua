@@ -110,6 +110,25 @@ describe('the op registry', function()
     assert.are.same({{1, 2, 3, 4}, {0, 0, 0, 0}, {5, 6, 7, 8}}, x:totable())
   end)
 
+  it("composes isclose, allclose and equal of the registry's ops, as PyTorch does", function()
+    local a, b = torch.tensor({1.0, 0 / 0, 3}), torch.tensor({1.0, 0 / 0, 3.5})
+    torch._op_counter(true)
+    local close = torch.isclose(a, b, {equal_nan = true})
+    local counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.same({true, true, false}, close:totable())
+    -- a == b, or NaN beside NaN, or |a - b| <= atol + |rtol b| where finite
+    assert.are.same({eq = 1, isnan = 2, logical_and = 2, logical_or = 2, mul = 1, abs = 2, add = 1, sub = 1,
+                     isfinite = 1, le = 1}, counts)
+    torch._op_counter(true)
+    assert.is_false(torch.allclose(a, b))
+    assert.is_true(torch.equal(a:narrow(1, 1, 1), b:narrow(1, 1, 1)))
+    counts = torch._op_counts()
+    torch._op_counter(false)
+    assert.are.equal(2, counts.all)                   -- allclose's and equal's
+    assert.are.equal(2, counts.eq)
+  end)
+
   it('sees the optimizer steps through the dispatcher, one call per parameter and step', function()
     local nn, optim = require 'nn', require 'optim'
     local model = nn.Linear(3, 2)

@@ -297,12 +297,14 @@ static int view_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
 #define INTO_ZEROS(e) ag_keep(into_zeros(op, &a, f_tensor(n, V(e), "INTO_ZEROS").t, nd, shape))
 #define NAMED(fn) ag_keep(fn(n, &a, G.t))
 #define DERIV(reads, expr) ag_formula_finish(n, 0, V(expr), mark, &gi[0])
+#define NODERIV ag_failed = 1; mt_fail("%s: no derivative", n->name)   /* never recorded */
 #define OPC(name, kernel, E, deriv, ...) case MT_OP_##name: deriv; break;
   switch (op) {
     MT_VIEW_OPS(OPC, _)
   default: ag_failed = 1; mt_fail("%s: no derivative", n->name); break;
   }
 #undef OPC
+#undef NODERIV
 #undef DERIV
 #undef NAMED
 #undef INTO_ZEROS

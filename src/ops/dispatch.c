@@ -656,13 +656,15 @@ int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inpl
 }
 
 /* ---- x[key] = v: a composition of the registry's in-place puts ---- */
-/* the error just set, renamed as the user wrote it: "index assignment: ..." */
-static int as_assignment(void) {
+/* -1, the error just set renamed as the user called it ("index assignment:
+   ...", "isclose: ...") where a part of the composition named itself */
+static int renamed_error(const char *name) {
   char msg[512];
   const char *m = mt_error(), *colon = strchr(m, ':');
-  if (!strncmp(m, "index assignment:", 17) || !colon) return -1;
+  const size_t n = strlen(name);
+  if (!colon || (!strncmp(m, name, n) && m[n] == ':')) return -1;
   snprintf(msg, sizeof msg, "%s", colon + 1);
-  return mt_fail("index assignment:%s", msg);
+  return mt_fail("%s:%s", name, msg);
 }
 
 /* t, or a copy of it on like's device (moved into held) */
@@ -730,5 +732,91 @@ int mt_call_index_put(mt_tensor *x, const mt_tensor *key, const mt_tensor *v, in
     else rc = mt_call_put(x, x, v->ndim ? MT_OP_index_copy : MT_OP_index_fill, 0, &flat, value, 1, flat_base, 1);
   }
   drop(&src); drop(&ex); drop(&val); drop(&mask); drop(&moved); drop(&flat);
-  return rc ? as_assignment() : 0;
+  return rc ? renamed_error(op) : 0;
+}
+
+/* ---- isclose, allclose, equal: compositions of the registry's ops, as
+   PyTorch composes them (its profiler shows the parts too) ---- */
+/* r (empty) = the binary op of a and b (b a tensor, or the number nb when NULL) */
+static int binary_of(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, double nb, mt_op op, int default_float) {
+  mt_operand oa = {(mt_tensor *)a, 0, 0}, ob = {(mt_tensor *)b, b ? 0 : nb, 0};
+  return mt_call_binary(r, &oa, &ob, op, 1, 0, default_float);
+}
+
+/* *out = the value of the 0-dim bool t, read back from its device */
+static int read_bool(int *out, const mt_tensor *t) {
+  mt_tensor host = {0};
+  const mt_tensor *h = t;
+  if (mt_device_of(t) != MT_CPU) {
+    if (mt_tensor_init(&host, MT_BOOL, 0, NULL) || mt_copy(&host, t)) { mt_tensor_release(&host); return -1; }
+    h = &host;
+  }
+  *out = *(const bool *)mt_data(h);
+  mt_tensor_release(&host);
+  return 0;
+}
+
+int mt_call_isclose(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, double rtol, double atol, int equal_nan,
+                    int default_float) {
+  const char *op = "isclose";
+  if (a->dtype != b->dtype)
+    return mt_fail("%s: dtypes must match, got %s and %s", op, mt_dtypes[a->dtype].name, mt_dtypes[b->dtype].name);
+  if (!(rtol >= 0) || !(atol >= 0)) return mt_fail("%s: rtol (%g) and atol (%g) must be non-negative", op, rtol, atol);
+  mt_tensor close = {0}, t1 = {0}, t2 = {0}, t3 = {0}, ca = {0}, cb = {0};
+  int rc = binary_of(&close, a, b, 0, MT_OP_eq, default_float);
+  const int is_float = mt_dtype_is_float(a->dtype);
+  if (!rc && equal_nan && is_float) {                  /* NaN beside NaN is close */
+    rc = mt_call_unary(&t1, (mt_tensor *)a, MT_OP_isnan, 0, default_float) ||
+         mt_call_unary(&t2, (mt_tensor *)b, MT_OP_isnan, 0, default_float) ||
+         binary_of(&t3, &t1, &t2, 0, MT_OP_logical_and, default_float) ||
+         mt_call_binary(&close, &(mt_operand){&close, 0, 0}, &(mt_operand){&t3, 0, 0}, MT_OP_logical_or, 1, 1,
+                        default_float);
+    drop(&t1); drop(&t2); drop(&t3);
+  }
+  if (!rc && (rtol > 0 || atol > 0) && a->dtype != MT_BOOL) {
+    /* |a - b| <= atol + |rtol b|, finite, in a's dtype (integers in the default float dtype) */
+    const mt_tensor *fa = a, *fb = b;
+    if (!is_float) {
+      rc = mt_call_cast(&ca, a, default_float) || mt_call_cast(&cb, b, default_float);
+      fa = &ca;
+      fb = &cb;
+    }
+    mt_tensor allowed = {0}, actual = {0};
+    if (!rc) rc = binary_of(&t1, fb, NULL, rtol, MT_OP_mul, default_float) ||
+                  mt_call_unary(&t2, &t1, MT_OP_abs, 0, default_float) ||
+                  binary_of(&allowed, &t2, NULL, atol, MT_OP_add, default_float);
+    drop(&t1); drop(&t2);
+    if (!rc) rc = binary_of(&t1, fa, fb, 0, MT_OP_sub, default_float) ||
+                  mt_call_unary(&actual, &t1, MT_OP_abs, 0, default_float) ||
+                  mt_call_unary(&t2, &actual, MT_OP_isfinite, 0, default_float) ||
+                  binary_of(&t3, &actual, &allowed, 0, MT_OP_le, default_float) ||
+                  mt_call_binary(&t3, &(mt_operand){&t3, 0, 0}, &(mt_operand){&t2, 0, 0}, MT_OP_logical_and, 1, 1,
+                                 default_float) ||
+                  mt_call_binary(&close, &(mt_operand){&close, 0, 0}, &(mt_operand){&t3, 0, 0}, MT_OP_logical_or, 1,
+                                 1, default_float);
+    drop(&t1); drop(&t2); drop(&t3); drop(&allowed); drop(&actual); drop(&ca); drop(&cb);
+  }
+  if (rc) { drop(&close); return renamed_error(op); }
+  mt_tensor_move(r, &close);
+  return 0;
+}
+
+int mt_call_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol, double atol, int equal_nan,
+                     int default_float) {
+  mt_tensor close = {0}, all = {0};
+  *result = 0;
+  if (mt_call_isclose(&close, a, b, rtol, atol, equal_nan, default_float)) return -1;
+  int rc = mt_call_reduce(&all, &close, MT_OP_all, MT_ALL_DIMS, 0, -1, 0, default_float) || read_bool(result, &all);
+  drop(&close); drop(&all);
+  return rc ? -1 : 0;
+}
+
+int mt_call_equal(int *result, const mt_tensor *a, const mt_tensor *b) {
+  mt_tensor eq = {0}, all = {0};
+  *result = 0;
+  if (!mt_same_shape(a, b)) return mt_check_same_device("equal", a, b) ? -1 : 0;
+  int rc = binary_of(&eq, a, b, 0, MT_OP_eq, MT_FLOAT32) ||
+           mt_call_reduce(&all, &eq, MT_OP_all, MT_ALL_DIMS, 0, -1, 0, MT_FLOAT32) || read_bool(result, &all);
+  drop(&eq); drop(&all);
+  return rc ? renamed_error("equal") : 0;
 }

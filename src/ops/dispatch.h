@@ -145,6 +145,16 @@ int mt_call_round_decimals(mt_tensor *r, mt_tensor *x, double decimals, int inpl
    masked_scatter_), so autograd, the op hook and every device come with
    them; errors are named "index assignment". */
 int mt_call_index_put(mt_tensor *x, const mt_tensor *key, const mt_tensor *v, int64_t base);
+/* Compositions of the registry's ops, as PyTorch composes them:
+   r = isclose(a, b): a == b, or |a - b| <= atol + |rtol b| and finite (in
+   a's dtype; integers in default_float), NaN beside NaN with equal_nan; a
+   and b share a dtype and broadcast. *result = allclose: every element
+   isclose. *result = equal: the same shape and equal values (promoted). */
+int mt_call_isclose(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, double rtol, double atol, int equal_nan,
+                    int default_float);
+int mt_call_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol, double atol, int equal_nan,
+                     int default_float);
+int mt_call_equal(int *result, const mt_tensor *a, const mt_tensor *b);
 /* r = x in dtype, recorded */
 int mt_call_cast(mt_tensor *r, const mt_tensor *x, int dtype);
 /* r = x in dtype on (device, index), a copy, recorded; op names errors */

@@ -619,7 +619,11 @@
   OP(clone, VIEW(mt_clone(r, x), "", Clone), E, DERIV(NOTHING, G), AC_NONE, ANY, "")                  \
   /* x tiled: the gradient sums the copies */                                                         \
   OP(repeat, VIEW(mt_repeat(r, x, a->v, a->n), "repeats:shape", Repeat), E,                             \
-    DERIV(NOTHING, NAMED(repeat_grad)), AC_NONE, ANY, "repeatTensor")
+    DERIV(NOTHING, NAMED(repeat_grad)), AC_NONE, ANY, "repeatTensor")                                  \
+  /* not a view: the positions of x's nonzero elements, count x ndim int64, counting from a->i[0]      \
+     (the binding's 1); one tensor in and one out, as the family's. x:nonzero({as_tuple=true}) and    \
+     torch.where(cond) bind it themselves (src/vm/lt_index.c) */                                      \
+  OP(nonzero, VIEW(mt_nonzero(r, x, a->i[0]), "", Nonzero), E, NODERIV, AC_NONE, ANY, "")
 
 /* ---- joins: one tensor from a list of them ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as

@@ -68,14 +68,4 @@ int mt_mode(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, int dim, 
 int mt_selection(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt_op op, int64_t k, int dim, int keepdim,
               int flag);
 
-/* *result = 1 when a and b have the same shape and equal values (compared
-   in their promoted dtype), else 0. */
-int mt_equal(int *result, const mt_tensor *a, const mt_tensor *b);
-/* |a - b| <= atol + rtol * |b| elementwise, broadcasting; a and b must share
-   a dtype. Infinities of the same sign are close; NaNs only with equal_nan. */
-int mt_isclose(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, double rtol, double atol,
-               int equal_nan);
-int mt_allclose(int *result, const mt_tensor *a, const mt_tensor *b, double rtol, double atol,
-                int equal_nan);
-
 #endif

@@ -4,6 +4,7 @@
    files lack. */
 #include "mt_ops.h"
 #include "mt_shape.h"
+#include "mt_index.h"
 
 int mt_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a, int inplace) {
   switch (op) {

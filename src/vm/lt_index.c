@@ -247,14 +247,21 @@ static void nonzero_columns(lua_State *L, int ndim) {
   lua_remove(L, -2);
 }
 
+/* the registry's nonzero of x, 1-based, pushed */
+static void push_nonzero(lua_State *L, mt_tensor *x) {
+  mt_view_args a;
+  a.n = a.m = 0;
+  a.i[0] = LT_BASE;
+  LT_TRY(L, mt_call_view(lt_push(L), x, MT_OP_nonzero, &a, 0));
+}
+
 /* x:nonzero() / torch.nonzero(x): N x D 1-based indices; {as_tuple=true}
    gives a table of D index tensors instead. */
 static int l_nonzero(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "nonzero");
   int opts = lt_opts_index(L);
   int as_tuple = opts > 1 && lt_opt_bool(L, opts, "as_tuple", 0);
-  mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_nonzero(r, x, LT_BASE));
+  push_nonzero(L, x);
   if (as_tuple) nonzero_columns(L, x->ndim);
   return 1;
 }
@@ -292,8 +299,7 @@ static int where(lua_State *L, int cond_at, int a_at, int b_at) {
 static int l_where(lua_State *L) {
   if (lua_gettop(L) == 1) {
     mt_tensor *cond = lt_check(L, 1, "where");
-    mt_tensor *r = lt_push(L);
-    LT_TRY(L, mt_nonzero(r, cond, LT_BASE));
+    push_nonzero(L, cond);
     nonzero_columns(L, cond->ndim);
     return 1;
   }
@@ -303,8 +309,9 @@ static int l_where(lua_State *L) {
 /* x:where(cond, y) is torch.where(cond, x, y), as in PyTorch */
 static int m_where(lua_State *L) { return where(L, 2, 1, 3); }
 
-/* nonzero and where; the registry's families are bound from the registry
-   below, with Torch7's names beside PyTorch's: index, maskedSelect, and
+/* nonzero and where, the registry's own bindings (nothing to guard: both
+   go through the dispatcher); the registry's families are bound from the
+   registry below, with Torch7's names beside PyTorch's: index, maskedSelect, and
    indexAdd, indexCopy, indexFill, maskedFill, maskedCopy, which write in
    place as in Torch7. Torch7's in-place scatter is PyTorch's scatter_;
    scatter copies. */
@@ -317,7 +324,7 @@ static const luaL_Reg functions[] = {
   {NULL, NULL}};
 
 void lt_open_index(lua_State *L) {
-  lt_setfuncs_guarded(L, methods, functions);
+  lt_setfuncs(L, methods, functions);
   static const char *const any_device[] = {"nonzero", "where", NULL};   /* device kernels behind both */
   lt_mark_any_device(L, -3, any_device);
   lt_mark_any_device(L, -2, any_device);

@@ -308,7 +308,7 @@ static int select_call(lua_State *L) {
 static int r_equal(lua_State *L) {
   mt_tensor *a = lt_check(L, 1, "equal"), *b = lt_check(L, 2, "equal");
   int eq;
-  LT_TRY(L, mt_equal(&eq, a, b));
+  LT_TRY(L, mt_call_equal(&eq, a, b));
   lua_pushboolean(L, eq);
   return 1;
 }
@@ -329,7 +329,7 @@ static int r_allclose(lua_State *L) {
   double rtol, atol;
   int equal_nan, close;
   close_args(L, &rtol, &atol, &equal_nan);
-  LT_TRY(L, mt_allclose(&close, a, b, rtol, atol, equal_nan));
+  LT_TRY(L, mt_call_allclose(&close, a, b, rtol, atol, equal_nan, lt_default_dtype));
   lua_pushboolean(L, close);
   return 1;
 }
@@ -340,16 +340,20 @@ static int r_isclose(lua_State *L) {
   int equal_nan;
   close_args(L, &rtol, &atol, &equal_nan);
   mt_tensor *r = lt_push(L);
-  LT_TRY(L, mt_isclose(r, a, b, rtol, atol, equal_nan));
+  LT_TRY(L, mt_call_isclose(r, a, b, rtol, atol, equal_nan, lt_default_dtype));
   return 1;
 }
 
 /* Methods and torch functions alike: torch.sum(x, 2) is x:sum(2). */
 static const luaL_Reg reduce_funcs[] = {
   {"max", r_max}, {"min", r_min}, {"argsort", r_argsort},
-  {"median", r_median}, {"equal", r_equal},
-  {"allclose", r_allclose}, {"isclose", r_isclose},
+  {"median", r_median},
   {NULL, NULL}};
+
+/* Compositions of the registry's ops through the dispatcher: nothing to
+   guard (their results are booleans), every device. */
+static const luaL_Reg compare_funcs[] = {
+  {"equal", r_equal}, {"allclose", r_allclose}, {"isclose", r_isclose}, {NULL, NULL}};
 
 /* In-place scans: methods only, as in PyTorch. */
 static const luaL_Reg reduce_methods[] = {{"cumsum_", r_cumsum_}, {"cumprod_", r_cumprod_}, {NULL, NULL}};
@@ -384,7 +388,9 @@ void lt_open_reduce(lua_State *L) {
   lt_bind_registry(L, MT_NUM_POINTWISE_OPS, MT_OP_END_SELECT, set_reduction);
   lt_setfuncs_guarded(L, reduce_funcs, reduce_funcs);
   lt_setfuncs(L, reduce_methods, NULL);
-  static const char *const any_device[] = {"max", "min", "median", "argsort", NULL};   /* device kernels */
+  lt_setfuncs(L, compare_funcs, compare_funcs);
+  static const char *const any_device[] = {"max", "min", "median", "argsort", "equal", "allclose", "isclose",
+                                           NULL};   /* device kernels */
   lt_mark_any_device(L, -3, any_device);
   lt_mark_any_device(L, -2, any_device);
 }

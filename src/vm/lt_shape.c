@@ -326,6 +326,7 @@ static int view_call(lua_State *L) {
 }
 
 static void set_view(lua_State *L, const char *name, size_t len, int op) {
+  if (op == MT_OP_nonzero) return;               /* its own bindings: {as_tuple=}, and torch.where(cond) */
   parse_view_sigs();
   lt_bind_op(L, name, len, 0, 0, view_call, (lua_Integer)op * 2);
   if (mt_op_infos[op].inplace) lt_bind_op(L, name, len, 1, 1, view_call, (lua_Integer)op * 2 + 1);
