@@ -519,5 +519,6 @@ require 'torch.help'
 require 'torch.serialize'
 require 'torch.safetensors'
 require 'torch.device'
+require 'torch.amp'
 
 return torch

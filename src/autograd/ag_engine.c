@@ -724,8 +724,20 @@ static void mark_needed(const node_list *all, const capture *cap) {
 
 /* The dependency-counted walk from the roots' nodes (a reference each,
    given up here), each starting with grads[i] (consumed). */
+static int walk_graph(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph, int create_graph,
+                      capture *cap);
+
+/* backward runs in the dtypes forward chose: autocast is off meanwhile */
 static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph, int create_graph,
                 capture *cap) {
+  const int autocast = mt_autocast_pause();
+  const int rc = walk_graph(nroots, starts, grads, retain_graph, create_graph, cap);
+  mt_autocast_resume(autocast);
+  return rc;
+}
+
+static int walk_graph(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph, int create_graph,
+                      capture *cap) {
   int was_enabled = mt_ag_grad_enabled();
   mt_ag_set_grad_enabled(create_graph);
   node_list all = {0}, ready = {0};

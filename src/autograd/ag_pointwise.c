@@ -248,13 +248,15 @@ int mt_ag_record_param(mt_tensor *r, const mt_operand *in, mt_op op, const doubl
 /* ---- what the dispatcher calls of autograd ---- */
 static void release_meta(void *meta) { mt_ag_meta_release(meta); }
 
+static int is_weight(const mt_tensor *t) { return mt_ag_requires_grad(t) && mt_ag_is_leaf(t); }
+
 __attribute__((constructor)) static void register_autograd(void) {
   static const mt_autograd_hooks hooks = {
     mt_ag_record_unary, mt_ag_record_binary, mt_ag_record_cast, mt_ag_record_reduce, mt_ag_record_along,
     mt_ag_record_selection, mt_ag_record_product, mt_ag_record_add_product, mt_ag_record_param,
     mt_ag_record_index_op, mt_ag_record_put_op, mt_ag_record_mask_op, mt_ag_record_view_op, mt_ag_record_join,
     mt_ag_record_nn,
-    mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta,
+    mt_ag_inplace_needed, mt_ag_inplace_source, mt_ag_inplace_commit, release_meta, is_weight, mt_ag_alias,
   };
   mt_register_autograd(&hooks);
 }

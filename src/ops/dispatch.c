@@ -2,6 +2,7 @@
    table, expanded from src/ops/registry.h. */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "dispatch.h"
@@ -213,6 +214,164 @@ static void drop(mt_tensor *t) {
   mt_tensor_release(t);
 }
 
+/* ---- autocast: the registry's autocast column applied (mixed precision) ----
+   Per device type: on or off, and the lower dtype. An out-of-place op whose
+   category is not AC_NONE casts its eligible float inputs (recorded, so the
+   gradients come back in the inputs' dtypes) and runs again on the casts,
+   which leave nothing more to cast. In-place ops, and ops given a dtype,
+   run as they are, as in PyTorch. A weight's cast (a leaf that requires
+   grad) is kept for the rest of the outermost region. */
+static struct { int enabled, dtype; } ac_state[MT_NUM_DEVICES];
+static int ac_on, ac_depth;                     /* ac_on: the one test a call makes when autocast is off */
+typedef struct {
+  mt_storage *storage;                          /* held: its address cannot be reused while cached */
+  int64_t offset, version, shape[MT_MAX_DIMS], stride[MT_MAX_DIMS];
+  int ndim, from, to;
+  mt_tensor cast;
+} ac_entry;
+static ac_entry *ac_cache;
+static int ac_cached, ac_capacity;
+
+static void ac_update(void) {
+  ac_on = 0;
+  for (int d = 0; d < MT_NUM_DEVICES; d++) ac_on |= ac_state[d].enabled;
+}
+
+void mt_autocast_get(int device, int *enabled, int *dtype) {
+  *enabled = device >= 0 && device < MT_NUM_DEVICES && ac_state[device].enabled;
+  *dtype = device >= 0 && device < MT_NUM_DEVICES ? ac_state[device].dtype : MT_FLOAT32;
+}
+
+void mt_autocast_clear_cache(void) {
+  for (int i = 0; i < ac_cached; i++) {
+    drop(&ac_cache[i].cast);
+    mt_storage_release(ac_cache[i].storage);
+  }
+  ac_cached = 0;
+}
+
+int mt_autocast_set(int device, int enabled, int dtype) {
+  if (device < 0 || device >= MT_NUM_DEVICES) return mt_fail("autocast: unknown device %d", device);
+  if (enabled && !mt_dtype_is_float(dtype)) return mt_fail("autocast: dtype must be a float dtype, got %s", mt_dtypes[dtype].name);
+  ac_state[device].enabled = enabled != 0;
+  ac_state[device].dtype = dtype;
+  ac_update();
+  return 0;
+}
+
+void mt_autocast_region(int entering) {
+  ac_depth += entering ? 1 : -1;
+  if (ac_depth <= 0) { ac_depth = 0; mt_autocast_clear_cache(); }
+}
+
+int mt_autocast_pause(void) {
+  int was = ac_on;
+  ac_on = 0;
+  return was;
+}
+
+void mt_autocast_resume(int was) {
+  if (was) ac_update();
+}
+
+/* the dtype autocast runs op in on the inputs t[0..n) (NULL entries: numbers),
+   or -1 where it leaves them as they are */
+static int ac_target(mt_op op, const mt_tensor *const *t, int n) {
+  const int cat = mt_op_infos[op].autocast;
+  int dev = -1;
+  for (int i = 0; i < n && dev < 0; i++) if (t[i]) dev = device_of(t[i]);
+  if (cat == MT_AC_NONE || dev < 0 || !ac_state[dev].enabled) return -1;
+  if (cat == MT_AC_LOWER) return ac_state[dev].dtype;
+  if (cat == MT_AC_FP32) return MT_FLOAT32;
+  int widest = -1, mixed = 0;                   /* promote: the widest float dtype, where they differ */
+  for (int i = 0; i < n; i++)
+    if (t[i] && mt_dtype_is_float(t[i]->dtype)) {
+      if (widest >= 0 && t[i]->dtype != widest) mixed = 1;
+      widest = widest < 0 ? t[i]->dtype : (int)mt_promote((mt_dtype)widest, (mt_dtype)t[i]->dtype);
+    }
+  return mixed ? widest : -1;
+}
+
+/* whether t is cast to target under op's category: a float tensor of another
+   dtype, and (as PyTorch) not a float64 one unless promoting */
+static int ac_eligible(const mt_tensor *t, mt_op op, int target) {
+  return t && mt_dtype_is_float(t->dtype) && t->dtype != target &&
+         (mt_op_infos[op].autocast == MT_AC_PROMOTE || t->dtype != MT_FLOAT64);
+}
+
+static int ac_same(const ac_entry *e, const mt_tensor *t, int to) {
+  return e->storage == t->storage && e->offset == t->offset && e->version == (int64_t)t->storage->version &&
+         e->ndim == t->ndim && e->from == t->dtype && e->to == to &&
+         !memcmp(e->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) &&
+         !memcmp(e->stride, t->stride, sizeof(int64_t) * (size_t)t->ndim);
+}
+
+/* r = t cast to dtype, recorded; a weight's from the region's cache */
+static int ac_cast(mt_tensor *r, const mt_tensor *t, int dtype) {
+  const int weight = ag.is_weight && ag.is_weight(t);
+  if (weight)
+    for (int i = 0; i < ac_cached; i++)
+      if (ac_same(&ac_cache[i], t, dtype)) { ag.alias(r, &ac_cache[i].cast); return 0; }
+  if (mt_call_cast(r, t, dtype)) return -1;
+  if (!weight || ac_depth == 0) return 0;
+  if (ac_cached == ac_capacity) {
+    int cap = ac_capacity ? ac_capacity * 2 : 16;
+    ac_entry *grown = realloc(ac_cache, sizeof *grown * (size_t)cap);
+    if (!grown) return 0;                        /* not cached: only slower */
+    ac_cache = grown;
+    ac_capacity = cap;
+  }
+  ac_entry *e = &ac_cache[ac_cached++];
+  e->storage = t->storage;
+  mt_storage_retain(t->storage);
+  e->offset = t->offset;
+  e->version = (int64_t)t->storage->version;
+  e->ndim = t->ndim;
+  memcpy(e->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  memcpy(e->stride, t->stride, sizeof(int64_t) * (size_t)t->ndim);
+  e->from = t->dtype;
+  e->to = dtype;
+  ag.alias(&e->cast, r);
+  return 0;
+}
+
+/* Casts op's eligible inputs t[0..n) into held[0..n) and points t[i] at
+   them: the number cast, 0 when autocast leaves the op alone, -1 on error
+   (held released). */
+static int ac_cast_inputs(mt_op op, const mt_tensor **t, int n, mt_tensor *held) {
+  const int target = ac_target(op, t, n);
+  if (target < 0) return 0;
+  int cast = 0;
+  for (int i = 0; i < n; i++) {
+    if (!ac_eligible(t[i], op, target)) continue;
+    if (ac_cast(&held[i], t[i], target)) {
+      for (int k = 0; k < n; k++) drop(&held[k]);
+      return -1;
+    }
+    t[i] = &held[i];
+    cast++;
+  }
+  return cast;
+}
+
+static void ac_drop(mt_tensor *held, int n) {
+  for (int i = 0; i < n; i++) drop(&held[i]);
+}
+
+/* In an op's entry: when autocast casts its inputs, the entry's call again
+   on the casts (call uses in[]), its result returned */
+#define AUTOCAST(op, in, n, call)                                                                     \
+  if (__builtin_expect(ac_on, 0) && mt_op_infos[op].autocast != MT_AC_NONE) {                          \
+    mt_tensor held_[n];                                                                               \
+    memset(held_, 0, sizeof held_);                                                                   \
+    const int cast_ = ac_cast_inputs(op, in, n, held_);                                               \
+    if (cast_) {                                                                                      \
+      const int rc_ = cast_ < 0 ? -1 : (call);                                                        \
+      ac_drop(held_, n);                                                                              \
+      return rc_;                                                                                     \
+    }                                                                                                 \
+  }
+
 /* Whether op_ on self (reading other, may be NULL) takes autograd's
    in-place protocol: 1, 0 (it writes directly), or -1 (refused). */
 static int inplace_protocol(mt_op op, const mt_tensor *self, const mt_tensor *other) {
@@ -308,6 +467,10 @@ static int run_unary(const mt_device_kernels *k, mt_op op, const void *args, mt_
 
 int mt_call_unary(mt_tensor *r, mt_tensor *x, mt_op op, int inplace, int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_unary");
+  if (!inplace) {
+    const mt_tensor *ac_in[1] = {x};
+    AUTOCAST(op, ac_in, 1, mt_call_unary(r, (mt_tensor *)ac_in[0], op, 0, default_float))
+  }
   const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(unary));
   if (!k) return -1;
   return call_skeleton(k, op, &default_float, run_unary, r, x, NULL, NULL, inplace, x->grad_meta != NULL);
@@ -333,6 +496,12 @@ static int run_binary(const mt_device_kernels *k, mt_op op, const void *args, mt
 int mt_call_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_pointwise(op), 0)) return wrong_family(op, "mt_call_binary");
+  if (!inplace) {
+    const mt_tensor *ac_in[2] = {a->t, b->t};
+    AUTOCAST(op, ac_in, 2, mt_call_binary(r, &(mt_operand){(mt_tensor *)ac_in[0], a->value, a->is_int},
+                                          &(mt_operand){(mt_tensor *)ac_in[1], b->value, b->is_int}, op, alpha, 0,
+                                          default_float))
+  }
   const mt_device_kernels *k = kernels_for(op, a->t, b->t, NULL, SLOT(binary));
   if (!k) return -1;
   if (inplace && !a->t) return mt_fail("%s_: self must be a tensor", mt_op_names[op]);
@@ -353,6 +522,10 @@ int mt_run_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op 
 int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, int keepdim, int dtype, double param,
                    int default_float) {
   if (__builtin_expect(!mt_op_is_reduce(op), 0)) return wrong_family(op, "mt_call_reduce");
+  if (dtype < 0) {
+    const mt_tensor *ac_in[1] = {x};
+    AUTOCAST(op, ac_in, 1, mt_call_reduce(r, ac_in[0], op, mask, keepdim, dtype, param, default_float))
+  }
   const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(reduce));
   if (!k) return -1;
   HOOK(op, 0);
@@ -380,6 +553,10 @@ static int run_along(const mt_device_kernels *k, mt_op op, const void *args, mt_
 
 int mt_call_along(mt_tensor *r, mt_tensor *x, mt_op op, int dim, int dtype, int inplace) {
   if (__builtin_expect(!mt_op_is_along(op), 0)) return wrong_family(op, "mt_call_along");
+  if (!inplace && dtype < 0) {
+    const mt_tensor *ac_in[1] = {x};
+    AUTOCAST(op, ac_in, 1, mt_call_along(r, (mt_tensor *)ac_in[0], op, dim, dtype, 0))
+  }
   const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(along));
   if (!k) return -1;
   const along_args args = {dim, dtype};
@@ -409,6 +586,8 @@ int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt
 /* ---- products ---- */
 int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op op) {
   if (__builtin_expect(!mt_op_is_product(op), 0)) return wrong_family(op, "mt_call_product");
+  const mt_tensor *ac_in[2] = {a, b};
+  AUTOCAST(op, ac_in, 2, mt_call_product(r, ac_in[0], ac_in[1], op))
   const mt_device_kernels *k = kernels_for(op, a, b, NULL, SLOT(product));
   if (!k) return -1;
   HOOK(op, 0);
@@ -434,6 +613,10 @@ static int run_add_product(const mt_device_kernels *k, mt_op op, const void *arg
 int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, const mt_tensor *b, mt_op op,
                         double beta, double alpha, int inplace) {
   if (__builtin_expect(!mt_op_is_add_product(op), 0)) return wrong_family(op, "mt_call_add_product");
+  if (!inplace) {
+    const mt_tensor *ac_in[3] = {input, a, b};
+    AUTOCAST(op, ac_in, 3, mt_call_add_product(r, (mt_tensor *)ac_in[0], ac_in[1], ac_in[2], op, beta, alpha, 0))
+  }
   const mt_device_kernels *k = kernels_for(op, input, a, b, SLOT(add_product));
   if (!k) return -1;
   const add_product_args args = {input, a, b, beta, alpha};
@@ -442,6 +625,15 @@ int mt_call_add_product(mt_tensor *r, mt_tensor *input, const mt_tensor *a, cons
 }
 
 /* ---- elementwise ops with parameters ---- */
+int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int inplace, int default_float);
+/* the op again on autocast's casts t[] of the tensor operands */
+static int param_again(mt_tensor *r, const mt_operand *in, const mt_tensor *const *t, mt_op op, const double *p,
+                       int default_float) {
+  mt_operand c[3] = {in[0], {0}, {0}};
+  for (int i = 1; i < mt_op_infos[op].arity; i++) c[i] = in[i];
+  for (int i = 0; i < mt_op_infos[op].arity; i++) if (c[i].t) c[i].t = (mt_tensor *)t[i];
+  return mt_call_param(r, c, op, p, 0, default_float);
+}
 typedef struct {
   const mt_operand *in;
   const double *p;
@@ -465,6 +657,10 @@ int mt_call_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p,
   mt_tensor *self = (mt_tensor *)in[0].t;
   const mt_tensor *u = arity > 1 ? in[1].t : NULL, *v = arity > 2 ? in[2].t : NULL;
   if (!self) return mt_fail("%s: self must be a tensor", mt_op_names[op]);
+  if (!inplace) {
+    const mt_tensor *ac_in[3] = {self, u, v};
+    AUTOCAST(op, ac_in, 3, param_again(r, in, ac_in, op, p, default_float))
+  }
   const int inplace_only = mt_op_infos[op].inplace == 2;
   if (__builtin_expect(inplace_only && !inplace, 0))
     return mt_fail("%s: exists in place only (%s_)", mt_op_names[op], mt_op_names[op]);
@@ -556,9 +752,28 @@ int mt_call_view(mt_tensor *r, mt_tensor *x, mt_op op, const mt_view_args *a, in
 }
 
 /* ---- joins ---- */
+/* autocast's casts of a join's list, and the join of them: 1 (r set), 0
+   (nothing to cast), -1 */
+static int join_autocast(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim) {
+  const mt_tensor **t = malloc(sizeof *t * (size_t)n);
+  mt_tensor *held = calloc((size_t)n, sizeof *held);
+  if (!t || !held) { free(t); free(held); return mt_fail("%s: out of memory", mt_op_names[op]); }
+  memcpy(t, ts, sizeof *t * (size_t)n);
+  int cast = ac_cast_inputs(op, t, n, held);
+  if (cast > 0) cast = mt_call_join(r, t, n, op, dim) ? -1 : 1;
+  ac_drop(held, n);
+  free(t);
+  free(held);
+  return cast;
+}
+
 int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim) {
   if (__builtin_expect(!mt_op_is_join(op), 0)) return wrong_family(op, "mt_call_join");
   if (n < 1) return mt_fail("%s: expects a non-empty list of tensors", mt_op_names[op]);
+  if (__builtin_expect(ac_on, 0) && mt_op_infos[op].autocast != MT_AC_NONE) {
+    const int cast = join_autocast(r, ts, n, op, dim);
+    if (cast) return cast < 0 ? -1 : 0;
+  }
   const mt_device_kernels *k = kernels_for(op, ts[0], NULL, NULL, SLOT(join));   /* the kernel checks the rest */
   if (!k) return -1;
   HOOK(op, 0);
@@ -570,8 +785,17 @@ int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int 
 }
 
 /* ---- nn kernels ---- */
+static int nn_again(mt_tensor *r, mt_op op, const mt_nn_args *a, const mt_tensor *const *t) {
+  mt_nn_args c = *a;
+  c.x = t[0];
+  c.w = t[1];
+  c.b = t[2];
+  return mt_call_nn(r, op, &c);
+}
 int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   if (__builtin_expect(!mt_op_is_nn(op), 0)) return wrong_family(op, "mt_call_nn");
+  const mt_tensor *ac_in[3] = {a->x, a->w, a->b};
+  AUTOCAST(op, ac_in, 3, nn_again(r, op, a, ac_in))
   const mt_device_kernels *k = kernels_for(op, a->x, a->w, a->b, SLOT(nn));
   if (!k) return -1;
   HOOK(op, 0);

@@ -10,9 +10,10 @@
         and for an in-place op PyTorch's protocol (the op runs out of place on
         a copy carrying the tensor's history, and the result is written back;
         see mt_ag_inplace_needed).
-   Autocast is not a step yet: each op's category is in the registry
-   (mt_op_infos[op].autocast), and the mixed-precision work adds the switch
-   and the casts between steps 1 and 2.
+   Before all of them, autocast (mixed precision): where it is on for the
+   inputs' device, an out-of-place op casts its float inputs as its registry
+   category says (mt_op_infos[op].autocast: the lower dtype, float32, or the
+   widest of them) and runs on the casts; one test when off.
    Returns 0, or -1 with mt_error() set. */
 #ifndef MT_DISPATCH_H
 #define MT_DISPATCH_H
@@ -106,6 +107,10 @@ typedef struct {
   int (*inplace_source)(mt_tensor *src, const mt_tensor *t);
   int (*inplace_commit)(mt_tensor *t, mt_tensor *r);
   void (*release_meta)(void *grad_meta);
+  /* autocast's cache: whether t is a weight (a leaf that requires grad),
+     and dst viewing src with its history */
+  int (*is_weight)(const mt_tensor *t);
+  void (*alias)(mt_tensor *dst, const mt_tensor *src);
 } mt_autograd_hooks;
 void mt_register_autograd(const mt_autograd_hooks *hooks);
 
@@ -124,6 +129,20 @@ int64_t mt_op_count(int op);
    engine's own gradient sums). */
 int mt_run_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op op, double alpha, int inplace,
                   int default_float);
+
+/* ---- autocast ----
+   mt_autocast_set turns it on or off for a device type (MT_CPU, MT_CUDA)
+   with its lower dtype; mt_autocast_get reads that. mt_autocast_region(1)
+   enters a region and (0) leaves one: leaving the outermost drops the casts
+   of weights (leaves that require grad) kept for reuse within it.
+   mt_autocast_pause turns every device's off until mt_autocast_resume of
+   what it returned (autograd's backward runs in the forward's dtypes). */
+int mt_autocast_set(int device, int enabled, int dtype);
+void mt_autocast_get(int device, int *enabled, int *dtype);
+void mt_autocast_region(int entering);
+void mt_autocast_clear_cache(void);
+int mt_autocast_pause(void);
+void mt_autocast_resume(int was);
 
 /* ---- calls ----
    Out of place, r is empty and receives the result. In place (inplace 1), r

@@ -71,9 +71,9 @@
   OP(sinh, mt_sinh(v), E, DERIV(INPUT, MUL(G, F(cosh, X))), AC_FP32, ANY, "")                          \
   OP(cosh, mt_cosh(v), E, DERIV(INPUT, MUL(G, F(sinh, X))), AC_FP32, ANY, "")                          \
   OP(tanh, mt_tanh(v), E,                                                                               \
-    DERIV(RESULT, FUSED(MT_ACT_TANH, R, MUL(G, SUB(1, MUL(R, R))))), AC_LOWER, ANY, "")               \
+    DERIV(RESULT, FUSED(MT_ACT_TANH, R, MUL(G, SUB(1, MUL(R, R))))), AC_NONE, ANY, "")                \
   OP(sigmoid, (ct)1 / ((ct)1 + mt_exp(-v)), E,                                                         \
-    DERIV(RESULT, FUSED(MT_ACT_SIGMOID, R, MUL(G, MUL(R, SUB(1, R))))), AC_LOWER, ANY, "")            \
+    DERIV(RESULT, FUSED(MT_ACT_SIGMOID, R, MUL(G, MUL(R, SUB(1, R))))), AC_NONE, ANY, "")             \
   OP(erf, mt_erf(v), E, DERIV(INPUT, MUL(G, MUL(F(exp, NEG(MUL(X, X))), M_2_SQRTPI))), AC_FP32, ANY,   \
     "")                                                                                                \
   OP(erfc, mt_erfc(v), E, DERIV(INPUT, MUL(G, MUL(F(exp, NEG(MUL(X, X))), -M_2_SQRTPI))), AC_FP32,     \
@@ -91,7 +91,7 @@
     DERIV(INPUT, FUSED(MT_ACT_GELU, X,                                                                 \
                        MUL(G, ADD(MUL(ADD(F(erf, MUL(X, M_SQRT1_2)), 1), 0.5),                         \
                                   MUL(X, MUL(F(exp, MUL(MUL(X, X), -0.5)), 0.3989422804014327)))))),   \
-    AC_LOWER, ANY, "")                                                                                 \
+    AC_NONE, ANY, "")                                                                                  \
   /* t = tanh(c (x + a x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */                        \
   OP(gelu_tanh,                                                                                         \
     (ct)0.5 * v * ((ct)1 + mt_tanh((ct)0.79788456080286535588 * (v + (ct)0.044715 * v * v * v))), E, \
@@ -102,11 +102,11 @@
                                       MUL(MUL(X, MUL(SUB(1, MUL(T, T)),                                \
                                                      ADD(MUL(MUL(X, X), 3 * 0.044715), 1))),           \
                                           0.5 * 0.79788456080286535588)))))),                          \
-    AC_LOWER, ANY, "")                                                                                 \
+    AC_NONE, ANY, "")                                                                                  \
   /* s (1 + x (1 - s)), s = sigmoid(x) */                                                              \
   OP(silu, v / ((ct)1 + mt_exp(-v)), E,                                                                 \
-    DERIV(INPUT, MUL(G, LET(S, F(sigmoid, X), MUL(S, ADD(MUL(X, SUB(1, S)), 1))))), AC_LOWER, ANY, "") \
-  OP(frac, v - trunc(v), E, DERIV(NOTHING, G), AC_LOWER, ANY, "")
+    DERIV(INPUT, MUL(G, LET(S, F(sigmoid, X), MUL(S, ADD(MUL(X, SUB(1, S)), 1))))), AC_NONE, ANY, "")  \
+  OP(frac, v - trunc(v), E, DERIV(NOTHING, G), AC_NONE, ANY, "")
 
 /* rounding: float tensors round (half to even for round); integer tensors
    are already whole and come back unchanged, in their dtype; not for bool.

@@ -6,7 +6,35 @@
 #include "mt_ops.h"
 #include "mt_pool.h"
 
+static int is_half(const mt_tensor *t) { return t && (t->dtype == MT_BFLOAT16 || t->dtype == MT_FLOAT16); }
+
+/* bfloat16 and float16 (autocast's convolutions): computed in float32 on
+   converted inputs, on their device, the float results stored back in the
+   inputs' dtype (a max pooling's positions stay int64) */
+static int nn_in_float32(mt_tensor *r, mt_op op, const mt_nn_args *a) {
+  const int low = is_half(a->x) ? a->x->dtype : is_half(a->w) ? a->w->dtype : a->b->dtype;
+  mt_tensor f[3] = {{0}}, out = {0}, aux = {0};
+  const mt_tensor *in[3] = {a->x, a->w, a->b};
+  int rc = 0;
+  for (int i = 0; i < 3 && !rc; i++)
+    if (is_half(in[i])) { rc = mt_to_dtype(&f[i], in[i], MT_FLOAT32); in[i] = &f[i]; }
+  mt_nn_args c = *a;
+  c.x = in[0];
+  c.w = in[1];
+  c.b = in[2];
+  c.aux = a->aux ? &aux : NULL;
+  if (!rc) rc = mt_nn_op(&out, op, &c);
+  if (!rc) rc = out.dtype == MT_FLOAT32 ? mt_to_dtype(r, &out, low) : (mt_tensor_move(r, &out), 0);
+  if (!rc && a->aux) rc = aux.dtype == MT_FLOAT32 && op == MT_OP_conv2d_weight ? mt_to_dtype(a->aux, &aux, low)
+                                                                               : (mt_tensor_move(a->aux, &aux), 0);
+  for (int i = 0; i < 3; i++) mt_tensor_release(&f[i]);
+  mt_tensor_release(&out);
+  mt_tensor_release(&aux);
+  return rc;
+}
+
 int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a) {
+  if (__builtin_expect(is_half(a->x) || is_half(a->w) || is_half(a->b), 0)) return nn_in_float32(r, op, a);
   switch (op) {
 #define NN(call, binding, node) call
     MT_NN_OPS(MT_KERNEL_CASE, _)

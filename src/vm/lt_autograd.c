@@ -780,6 +780,33 @@ static int with_mode(lua_State *L, int enabled) {
 }
 static int a_no_grad(lua_State *L) { return with_mode(L, 0); }
 
+/* ---- autocast's switches (lib/torch/amp.lua builds torch.autocast on them) ----
+   torch._autocast_state(device): enabled, dtype; torch._autocast_set(device,
+   enabled, dtype); torch._autocast_region(entering) */
+static int autocast_device(lua_State *L, int i, const char *op) {
+  const char *name = luaL_checkstring(L, i);
+  if (!strcmp(name, "cpu")) return MT_CPU;
+  if (!strcmp(name, "cuda")) return MT_CUDA;
+  return luaL_error(L, "%s: device_type must be 'cpu' or 'cuda', got '%s'", op, name);
+}
+static int a_autocast_state(lua_State *L) {
+  int enabled, dtype;
+  mt_autocast_get(autocast_device(L, 1, "autocast"), &enabled, &dtype);
+  lua_pushboolean(L, enabled);
+  lt_push_dtype(L, dtype);
+  return 2;
+}
+static int a_autocast_set(lua_State *L) {
+  int device = autocast_device(L, 1, "autocast");
+  int dtype = lt_check_dtype_name(L, 3, "autocast");
+  LT_TRY(L, mt_autocast_set(device, lua_toboolean(L, 2), dtype));
+  return 0;
+}
+static int a_autocast_region(lua_State *L) {
+  mt_autocast_region(lua_toboolean(L, 1));
+  return 0;
+}
+
 /* torch.autograd.set_detect_anomaly(b), is_anomaly_enabled(),
    detect_anomaly(fn, ...) (restores the mode, even on error) */
 static int a_set_detect_anomaly(lua_State *L) {
@@ -808,6 +835,7 @@ static const luaL_Reg methods[] = {
 static const luaL_Reg functions[] = {
   {"is_grad_enabled", a_is_grad_enabled}, {"set_grad_enabled", a_set_grad_enabled},
   {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
+  {"_autocast_state", a_autocast_state}, {"_autocast_set", a_autocast_set}, {"_autocast_region", a_autocast_region},
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
