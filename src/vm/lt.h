@@ -99,11 +99,24 @@ void lt_setfuncs(lua_State *L, const luaL_Reg *methods, const luaL_Reg *function
 /* The next word of a registry string of words separated by spaces (the
    aliases, the domains): its start, its length in *n; NULL at the end. */
 const char *lt_next_word(const char **p, size_t *n);
-/* Binds fn, with upvalues the metatable and code, as name (len bytes, with
+/* Binds fn (an LT_OUT_BINDING wrapper), with upvalues the metatable and code, as name (len bytes, with
    "_" after it when inplace) in the methods table and, unless methods_only,
    in torch; stack: methods torch mt. */
 void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int methods_only, lua_CFunction fn,
                 lua_Integer code);
+/* Pushes the closure lt_bind_op binds: fn (an LT_OUT_BINDING wrapper) with
+   upvalues the metatable (at the top of the stack), code, the any-device
+   key, name (as Lua calls it) and whether it takes {out=}. */
+void lt_push_op_binding(lua_State *L, lua_CFunction fn, lua_Integer code, const char *name, int inplace);
+/* A registry binding fn behind the {out=} option (lt_util.c): fn##_out is
+   what lt_bind_op binds; it costs one test when the last argument is not a
+   table. */
+int lt_out_call(lua_State *L, lua_CFunction fn);
+#define LT_OUT_BINDING(fn)                                                                            \
+  static int fn##_out(lua_State *L) {                                                                 \
+    if (__builtin_expect(lua_type(L, lua_gettop(L)) == LUA_TTABLE, 0)) return lt_out_call(L, fn);     \
+    return fn(L);                                                                                     \
+  }
 /* Calls bind(L, name, len, op) for each Lua name of the registry's ops
    first..end-1: its own name when it has one, and each alias. */
 typedef void (*lt_op_binder)(lua_State *L, const char *name, size_t len, int op);

@@ -149,8 +149,10 @@ static int index_call(lua_State *L) {
   return 1;
 }
 
+LT_OUT_BINDING(index_call)
+
 static void set_index(lua_State *L, const char *name, size_t len, int op) {
-  lt_bind_op(L, name, len, 0, 0, index_call, op);
+  lt_bind_op(L, name, len, 0, 0, index_call_out, op);
 }
 
 /* ---- index_add, index_copy, index_fill ---- */
@@ -195,9 +197,11 @@ static int put_call(lua_State *L) {
   return 1;
 }
 
+LT_OUT_BINDING(put_call)
+
 static void set_put(lua_State *L, const char *name, size_t len, int op) {
   for (int inplace = 0; inplace <= 1; inplace++)
-    lt_bind_op(L, name, len, inplace, inplace, put_call, (lua_Integer)op * 2 + inplace);
+    lt_bind_op(L, name, len, inplace, inplace, put_call_out, (lua_Integer)op * 2 + inplace);
 }
 
 /* ---- the registry's masks: x:masked_fill(mask, value),
@@ -218,9 +222,11 @@ static int mask_call(lua_State *L) {
   return 1;
 }
 
+LT_OUT_BINDING(mask_call)
+
 static void set_mask(lua_State *L, const char *name, size_t len, int op) {
   for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
-    lt_bind_op(L, name, len, inplace, inplace, mask_call, (lua_Integer)op * 2 + inplace);
+    lt_bind_op(L, name, len, inplace, inplace, mask_call_out, (lua_Integer)op * 2 + inplace);
 }
 
 /* ---- nonzero, where ---- */
@@ -332,9 +338,9 @@ void lt_open_index(lua_State *L) {
   lt_bind_registry(L, MT_OP_END_INDEX, MT_OP_END_PUT, set_put);        /* index_add, scatter, ... */
   lt_bind_registry(L, MT_OP_END_PUT, MT_OP_END_MASK, set_mask);        /* masked_fill, ... */
   static const struct { const char *name; mt_op op; lua_CFunction fn; } torch7_in_place[] = {
-    {"indexAdd", MT_OP_index_add, put_call}, {"indexCopy", MT_OP_index_copy, put_call},
-    {"indexFill", MT_OP_index_fill, put_call}, {"maskedFill", MT_OP_masked_fill, mask_call},
-    {"maskedCopy", MT_OP_masked_scatter, mask_call}};
+    {"indexAdd", MT_OP_index_add, put_call_out}, {"indexCopy", MT_OP_index_copy, put_call_out},
+    {"indexFill", MT_OP_index_fill, put_call_out}, {"maskedFill", MT_OP_masked_fill, mask_call_out},
+    {"maskedCopy", MT_OP_masked_scatter, mask_call_out}};
   for (size_t i = 0; i < sizeof torch7_in_place / sizeof torch7_in_place[0]; i++)
     lt_bind_op(L, torch7_in_place[i].name, strlen(torch7_in_place[i].name), 0, 1, torch7_in_place[i].fn,
                (lua_Integer)torch7_in_place[i].op * 2 + 1);

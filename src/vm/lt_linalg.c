@@ -70,13 +70,16 @@ static int add_product_call(lua_State *L) {
 
 /* name (and name_ for the add* products, a method only, as PyTorch's) under
    a registry name of a product; stack: methods torch mt */
+LT_OUT_BINDING(product_call)
+LT_OUT_BINDING(add_product_call)
+
 static void set_product(lua_State *L, const char *name, size_t len, int op) {
   if (!mt_op_is_add_product(op)) {
-    lt_bind_op(L, name, len, 0, 0, product_call, op);
+    lt_bind_op(L, name, len, 0, 0, product_call_out, op);
     return;
   }
   for (int inplace = 0; inplace <= 1; inplace++)
-    lt_bind_op(L, name, len, inplace, inplace, add_product_call, (lua_Integer)op * 2 + inplace);
+    lt_bind_op(L, name, len, inplace, inplace, add_product_call_out, (lua_Integer)op * 2 + inplace);
 }
 
 void lt_open_linalg(lua_State *L) { lt_bind_registry(L, MT_OP_END_SELECT, MT_OP_END_ADD_PRODUCT, set_product); }

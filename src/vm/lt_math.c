@@ -113,11 +113,13 @@ static int m_pow(lua_State *L) { return binary(L, MT_OP_pow, 0); }
 static int m_remainder(lua_State *L) { return binary(L, MT_OP_remainder, 0); }
 static int m_floor_divide(lua_State *L) { return binary(L, MT_OP_div_floor, 0); }
 
+LT_OUT_BINDING(op_call)
+
 /* name (and name_ when in place) for op, as a method and as torch.name;
    stack: methods torch mt */
 static void set_op(lua_State *L, const char *name, size_t len, int op) {
   for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
-    lt_bind_op(L, name, len, inplace, 0, op_call, (lua_Integer)op * 4 + (mt_op_infos[op].arity == 2) * 2 + inplace);
+    lt_bind_op(L, name, len, inplace, 0, op_call_out, (lua_Integer)op * 4 + (mt_op_infos[op].arity == 2) * 2 + inplace);
 }
 
 /* 0-dim (one-element) tensors compare with numbers as numbers */

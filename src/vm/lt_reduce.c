@@ -374,13 +374,17 @@ static int along_call(lua_State *L) {
 
 /* x:op() and torch.op(x) under a registry name of a reduction, an op along
    a dim or a selection; stack: methods torch mt */
+LT_OUT_BINDING(select_call)
+LT_OUT_BINDING(along_call)
+LT_OUT_BINDING(reduce_call)
+
 static void set_reduction(lua_State *L, const char *name, size_t len, int op) {
   const char *sig = mt_op_infos[op].signature;
   int kind = !strcmp(sig, "var") ? SIG_VAR : !strcmp(sig, "norm") ? SIG_NORM : SIG_DIMS;
   if (mt_op_is_select(op))
     kind = !strcmp(sig, "kth") ? SEL_KTH : !strcmp(sig, "sort") ? SEL_SORT : !strcmp(sig, "topk") ? SEL_TOPK
          : !strcmp(sig, "arg") ? SEL_ARG : SEL_DIM;
-  lua_CFunction fn = mt_op_is_select(op) ? select_call : mt_op_is_along(op) ? along_call : reduce_call;
+  lua_CFunction fn = mt_op_is_select(op) ? select_call_out : mt_op_is_along(op) ? along_call_out : reduce_call_out;
   lt_bind_op(L, name, len, 0, 0, fn, (lua_Integer)op * 8 + kind);
 }
 

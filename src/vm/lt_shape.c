@@ -96,6 +96,8 @@ static int join_call(lua_State *L) {
   return 1;
 }
 
+LT_OUT_BINDING(join_call)
+
 /* torch.op only: Torch7's x:cat(...) writes its result into x (the
    result-first forms) */
 static void set_join(lua_State *L, const char *name, size_t len, int op) {
@@ -103,10 +105,7 @@ static void set_join(lua_State *L, const char *name, size_t len, int op) {
   if (len + 1 > sizeof key) luaL_error(L, "registry name too long: %s", name);
   memcpy(key, name, len);
   key[len] = 0;
-  lua_pushvalue(L, -1);
-  lua_pushinteger(L, (lua_Integer)op * 2);
-  lt_push_any_device_key(L);
-  lua_pushcclosure(L, join_call, LT_ANY_DEVICE_UPVALUE);
+  lt_push_op_binding(L, join_call_out, (lua_Integer)op * 2, key, 0);
   lua_setfield(L, -3, key);
 }
 
@@ -325,11 +324,13 @@ static int view_call(lua_State *L) {
   return 1;
 }
 
+LT_OUT_BINDING(view_call)
+
 static void set_view(lua_State *L, const char *name, size_t len, int op) {
   if (op == MT_OP_nonzero) return;               /* its own bindings: {as_tuple=}, and torch.where(cond) */
   parse_view_sigs();
-  lt_bind_op(L, name, len, 0, 0, view_call, (lua_Integer)op * 2);
-  if (mt_op_infos[op].inplace) lt_bind_op(L, name, len, 1, 1, view_call, (lua_Integer)op * 2 + 1);
+  lt_bind_op(L, name, len, 0, 0, view_call_out, (lua_Integer)op * 2);
+  if (mt_op_infos[op].inplace) lt_bind_op(L, name, len, 1, 1, view_call_out, (lua_Integer)op * 2 + 1);
 }
 
 /* ---- the registry's elementwise ops with parameters ----
@@ -471,15 +472,17 @@ static int param_call(lua_State *L) {
 
 /* name, and name_ where the op has it (a method only, as PyTorch's), under a
    registry name of an op with parameters; stack: methods torch mt */
+LT_OUT_BINDING(param_call)
+
 static void set_param(lua_State *L, const char *name, size_t len, int op) {
   if (op == MT_OP_where) return;                 /* its own bindings: the condition comes first or second */
   if (mt_op_infos[op].inplace == 2) {            /* in place only: x:fill_(v), and Torch7's x:fill(v) */
     for (int underscore = 0; underscore <= 1; underscore++)
-      lt_bind_op(L, name, len, underscore, 1, param_call, (lua_Integer)op * 2 + 1);
+      lt_bind_op(L, name, len, underscore, 1, param_call_out, (lua_Integer)op * 2 + 1);
     return;
   }
   for (int inplace = 0; inplace <= mt_op_infos[op].inplace; inplace++)
-    lt_bind_op(L, name, len, inplace, inplace, param_call, (lua_Integer)op * 2 + inplace);
+    lt_bind_op(L, name, len, inplace, inplace, param_call_out, (lua_Integer)op * 2 + inplace);
 }
 
 /* Both x:name() and torch.name(x) */

@@ -5,6 +5,7 @@
 #include <time.h>
 #include "lt.h"
 #include "../ops/dispatch.h"
+#include "../autograd/ag.h"
 
 static double now(void) {
   struct timespec ts;
@@ -81,6 +82,76 @@ const char *lt_next_word(const char **p, size_t *n) {
   return word;
 }
 
+/* ---- torch.op(..., {out=r}): PyTorch's result tensor ----
+   The registry's out-of-place ops of one result take it (torch.add(a, b,
+   {out=r}), and the method forms alike, where PyTorch has none: never an
+   option silently ignored): the op runs as without, then r takes the result
+   (resized to its shape; converted to r's dtype where that holds it) and is
+   returned. Every registry binding is its LT_OUT_BINDING wrapper, which
+   comes here only when the last argument is a table, so that an op without
+   the option refuses it rather than ignore it. Upvalues: the binding's three
+   (mt, code, the any-device key), its name and whether it takes out=. */
+int lt_out_call(lua_State *L, lua_CFunction fn) {
+  int opts = lt_opts_index(L);
+  if (!opts || lua_getfield(L, opts, "out") == LUA_TNIL) {
+    if (opts) lua_pop(L, 1);
+    return fn(L);
+  }
+  const char *name = lua_tostring(L, lua_upvalueindex(4));
+  if (!lua_toboolean(L, lua_upvalueindex(5)))
+    luaL_error(L, "%s: takes no out= (the out-of-place ops of one result do)", name);
+  mt_tensor *out = lt_test_any(L, -1);          /* kept at top + 1 */
+  if (!out) luaL_error(L, "%s: out must be a tensor, got %s", name, luaL_typename(L, -1));
+  const int top = lua_gettop(L) - 1;
+  for (int i = 1; i <= 3; i++) lua_pushvalue(L, lua_upvalueindex(i));   /* fn as its own closure, on copies */
+  lua_pushcclosure(L, fn, 3);                     /* of the arguments: it may rearrange its stack */
+  for (int i = 1; i <= top; i++) lua_pushvalue(L, i);
+  if (lua_pcall(L, top, LUA_MULTRET, 0) != LUA_OK) {   /* its errors at the caller's line, as without out= */
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      luaL_where(L, 1);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+    }
+    return lua_error(L);
+  }
+  const int nres = lua_gettop(L) - top - 1;
+  mt_tensor *r = nres == 1 ? lt_test_any(L, -1) : NULL;
+  if (!r) luaL_error(L, "%s: takes no out= (the out-of-place ops of one result do)", name);
+  if (r->grad_meta && mt_ag_requires_grad(r))
+    luaL_error(L, "%s: functions with out= don't support automatic differentiation, but one of the arguments "
+               "requires grad", name);
+  if (!mt_same_device(out, r)) {
+    char d1[32], d2[32];
+    luaL_error(L, "%s: expected out= on %s, the result's device, got a tensor on %s", name,
+               mt_tensor_device_str(r, d1, sizeof d1), mt_tensor_device_str(out, d2, sizeof d2));
+  }
+  if (mt_dtypes[r->dtype].kind > mt_dtypes[out->dtype].kind)
+    luaL_error(L, "%s: result type %s can't be cast to the desired output type %s", name, mt_dtypes[r->dtype].name,
+               mt_dtypes[out->dtype].name);
+  if (mt_check_writable(name, out)) {          /* named name_: as an in-place write; here, name: */
+    const char *m = mt_error();
+    const size_t n = strlen(name);
+    if (!strncmp(m, name, n) && m[n] == '_' && m[n + 1] == ':') luaL_error(L, "%s%s", name, m + n + 1);
+    lt_error(L);
+  }
+  if (!mt_same_shape(out, r)) LT_TRY(L, mt_resize(out, r->ndim, r->shape));
+  LT_TRY(L, mt_copy(out, r));
+  lua_pop(L, 1);                                  /* out is on top */
+  return 1;
+}
+
+/* whether lt_bind_registry is binding an op whose forms take {out=} */
+static int binding_out;
+
+void lt_push_op_binding(lua_State *L, lua_CFunction fn, lua_Integer code, const char *name, int inplace) {
+  lua_pushvalue(L, -1);
+  lua_pushinteger(L, code);
+  lt_push_any_device_key(L);               /* through the dispatcher: every device */
+  lua_pushstring(L, name);
+  lua_pushboolean(L, !inplace && binding_out);
+  lua_pushcclosure(L, fn, LT_ANY_DEVICE_UPVALUE + 2);
+}
+
 void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int methods_only, lua_CFunction fn,
                 lua_Integer code) {
   char key[64];
@@ -89,21 +160,27 @@ void lt_bind_op(lua_State *L, const char *name, size_t len, int inplace, int met
   key[len] = '_';
   key[len + (inplace != 0)] = 0;
   for (int table = -4; table <= (methods_only ? -4 : -3); table++) {
-    lua_pushvalue(L, -1);
-    lua_pushinteger(L, code);
-    lt_push_any_device_key(L);             /* through the dispatcher: every device */
-    lua_pushcclosure(L, fn, LT_ANY_DEVICE_UPVALUE);
+    lt_push_op_binding(L, fn, code, key, inplace);
     lua_setfield(L, table, key);
   }
+}
+
+/* the families whose ops give one new tensor: their forms take {out=} */
+static int takes_out(int op) {
+  return mt_op_is_pointwise(op) || mt_op_is_reduce(op) || mt_op_is_along(op) || mt_op_is_product(op) ||
+         mt_op_is_add_product(op) || (mt_op_is_param(op) && mt_op_infos[op].inplace != 2) || mt_op_is_index(op) ||
+         mt_op_is_put(op) || mt_op_is_mask(op) || mt_op_is_join(op);
 }
 
 void lt_bind_registry(lua_State *L, int first, int end, lt_op_binder bind) {
   for (int op = first; op < end; op++) {
     const mt_op_info *info = &mt_op_infos[op];
+    binding_out = takes_out(op);
     if (info->lua_name) bind(L, info->name, strlen(info->name), op);
     size_t n;
     for (const char *p = info->aliases, *w; (w = lt_next_word(&p, &n));) bind(L, w, n, op);
   }
+  binding_out = 0;
 }
 
 int lt_bound_op(lua_State *L, char *name, size_t size, int *inplace) {
