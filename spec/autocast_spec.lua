@@ -88,6 +88,8 @@ describe('torch.autocast on the CPU', function()
 
   it('nests, turns off inside a region, and restores the state even when the region raises', function()
     assert.is_false(torch.is_autocast_enabled('cpu'))
+    assert.are.equal('bfloat16', torch.get_autocast_dtype('cpu'))   -- PyTorch's defaults, before any region
+    assert.are.equal('float16', torch.get_autocast_dtype('cuda'))
     torch.autocast('cpu', function()
       assert.is_true(torch.is_autocast_enabled('cpu'))
       assert.are.equal('bfloat16', torch.get_autocast_dtype('cpu'))

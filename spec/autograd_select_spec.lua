@@ -134,6 +134,13 @@ describe('index assignment with autograd', function()
     assert.is_true(out.requires_grad)
     ;(out * torch.tensor({{1.0, 1.0}, {1.0, 2.0}, {5.0, 7.0}}, {dtype = 'float64'})):sum():backward()
     assert.are.same({3 + 50, 6}, w.grad:totable())
+    -- a 0-dim value through a mask, and a vector through indices (repeated: each place's gradient)
+    local s = leaf(torch.tensor({1.5, -2.0}, {dtype = 'float64'}))
+    local y = torch.zeros(4, {dtype = 'float64'})
+    y[torch.tensor({true, false, true, false})] = s:sum()
+    y[torch.tensor({4, 4})] = s:narrow(1, 2, 1) * 3
+    ;(y * torch.tensor({1.0, 10, 100, 1000}, {dtype = 'float64'})):sum():backward()
+    assert.are.same({1 + 100, 1 + 100 + 2 * 3 * 1000}, s.grad:totable())
     local x = leaf(randd(3, 4))
     check(function(a)
       local y = a * 1

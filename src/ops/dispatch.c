@@ -221,7 +221,8 @@ static void drop(mt_tensor *t) {
    which leave nothing more to cast. In-place ops, and ops given a dtype,
    run as they are, as in PyTorch. A weight's cast (a leaf that requires
    grad) is kept for the rest of the outermost region. */
-static struct { int enabled, dtype; } ac_state[MT_NUM_DEVICES];
+static struct { int enabled, dtype; } ac_state[MT_NUM_DEVICES] = {   /* PyTorch's defaults */
+  [MT_CPU] = {0, MT_BFLOAT16}, [MT_CUDA] = {0, MT_FLOAT16}};
 static int ac_on, ac_depth;                     /* ac_on: the one test a call makes when autocast is off */
 typedef struct {
   mt_storage *storage;                          /* held: its address cannot be reused while cached */
@@ -252,7 +253,8 @@ void mt_autocast_clear_cache(void) {
 
 int mt_autocast_set(int device, int enabled, int dtype) {
   if (device < 0 || device >= MT_NUM_DEVICES) return mt_fail("autocast: unknown device %d", device);
-  if (enabled && !mt_dtype_is_float(dtype)) return mt_fail("autocast: dtype must be a float dtype, got %s", mt_dtypes[dtype].name);
+  if (enabled && !mt_dtype_is_float(dtype))
+    return mt_fail("autocast: dtype must be a float dtype, got %s", mt_dtypes[dtype].name);
   ac_state[device].enabled = enabled != 0;
   ac_state[device].dtype = dtype;
   ac_update();
