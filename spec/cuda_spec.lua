@@ -331,6 +331,16 @@ describe('CUDA tensors', function()
       end
     end
     agree('a long softmax', function(t) return t:softmax(2) end, torch.randn(4, 5000))
+    -- rows held in a block's registers (1024 < N <= 4096): lengths off the block's multiple, -inf
+    -- and NaN entries, half precision
+    local rows = torch.randn(7, 3001)
+    rows[2][5] = -1 / 0
+    rows[3][7] = 0 / 0
+    agree('softmax of rows in registers', function(t) return t:softmax(2) end, rows)
+    agree('log_softmax of rows in registers', function(t) return t:log_softmax(2) end, rows)
+    agree('softmax of 4096-wide float16 rows', function(t) return t:softmax(2) end, torch.randn(3, 4096):half())
+    agree('log_softmax of 1025-wide float64 rows', function(t) return t:log_softmax(-1) end,
+          torch.randn(2, 3, 1025, {dtype = 'float64'}))
     agree('a long cumsum', function(t) return t:cumsum(1) end, torch.randn(3000, 2, {dtype = 'float64'}))
   end)
 
