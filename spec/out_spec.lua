@@ -1,6 +1,7 @@
 -- {out=r}: the registry's out-of-place ops of one result write it into r,
 -- as PyTorch's out= does. Expected values: the same call without out=.
 local torch = require 'torch'
+local raises = dofile('spec/support/raises.lua')
 
 local function x34(shift)
   local v = {}
@@ -63,11 +64,6 @@ describe('{out=r}', function()
   end)
 
   it('refuses autograd, a non-tensor, and a read-only r', function()
-    local function raises(pattern, fn)
-      local ok, err = pcall(fn)
-      assert.is_false(ok)
-      assert.matches(pattern, tostring(err), 1, true)
-    end
     local w = a:clone():requires_grad_()
     raises("exp: functions with out= don't support automatic differentiation, but one of the arguments requires grad",
            function() return torch.exp(w, {out = torch.empty(3, 4)}) end)

@@ -243,7 +243,7 @@ void mt_autocast_get(int device, int *enabled, int *dtype) {
   *dtype = device >= 0 && device < MT_NUM_DEVICES ? ac_state[device].dtype : MT_FLOAT32;
 }
 
-void mt_autocast_clear_cache(void) {
+static void ac_clear_cache(void) {
   for (int i = 0; i < ac_cached; i++) {
     drop(&ac_cache[i].cast);
     mt_storage_release(ac_cache[i].storage);
@@ -263,7 +263,7 @@ int mt_autocast_set(int device, int enabled, int dtype) {
 
 void mt_autocast_region(int entering) {
   ac_depth += entering ? 1 : -1;
-  if (ac_depth <= 0) { ac_depth = 0; mt_autocast_clear_cache(); }
+  if (ac_depth <= 0) { ac_depth = 0; ac_clear_cache(); }
 }
 
 int mt_autocast_pause(void) {
@@ -893,11 +893,10 @@ static int renamed_error(const char *name) {
   return mt_fail("%s:%s", name, msg);
 }
 
-/* t, or a copy of it on like's device (moved into held) */
+/* t, or a copy of it on like's device (in held) */
 static const mt_tensor *on_device_of(const mt_tensor *t, const mt_tensor *like, mt_tensor *held) {
   if (mt_same_device(t, like)) return t;
-  if (mt_tensor_init_like(held, t->dtype, t->ndim, t->shape, like) || mt_copy(held, t)) return NULL;
-  return held;
+  return mt_to_copy(held, t, t->dtype, mt_device_of(like), mt_device_index_of(like), "index assignment") ? NULL : held;
 }
 
 int mt_call_index_put(mt_tensor *x, const mt_tensor *key, const mt_tensor *v, int64_t base) {

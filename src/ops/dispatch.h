@@ -140,7 +140,6 @@ int mt_run_binary(mt_tensor *r, const mt_operand *a, const mt_operand *b, mt_op 
 int mt_autocast_set(int device, int enabled, int dtype);
 void mt_autocast_get(int device, int *enabled, int *dtype);
 void mt_autocast_region(int entering);
-void mt_autocast_clear_cache(void);
 int mt_autocast_pause(void);
 void mt_autocast_resume(int was);
 

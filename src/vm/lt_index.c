@@ -98,7 +98,7 @@ int lt_index_get_tensor(lua_State *L, mt_tensor *t, mt_tensor *key) {
   LT_TRY(L, mt_index_key(t, key, LT_BASE, &flat, &base, &lead, &nd, shape));
   mt_tensor *index = lt_push(L);                 /* the stack owns it from here */
   if (!mt_same_device(&flat, t)) {               /* CPU indices of a GPU tensor go over first */
-    if (mt_tensor_init_like(index, MT_INT64, flat.ndim, flat.shape, t) || mt_copy(index, &flat)) {
+    if (mt_to_copy(index, &flat, MT_INT64, mt_device_of(t), mt_device_index_of(t), "index")) {
       mt_tensor_release(&flat);
       lt_error(L);
     }
