@@ -47,6 +47,7 @@ local NOT_CALLED = {
 local WRONG_SHAPE_OK = {
   equal = 'answers false for tensors of different shapes',
   isSetTo = 'answers false when the tensors are different views',
+  isSameSizeAs = 'answers false for tensors of different sizes',
   to = 'x:to(other) takes only the dtype of other',
   set_ = 'x:set_(y) takes any geometry of y',
   set = 'x:set(y) (Torch7) takes any geometry of y',
@@ -59,6 +60,8 @@ local WRONG_SHAPE_OK = {
 -- Methods whose single integer argument is a count, size or offset rather
 -- than a dim or an index: which of 99, -99 and 0 are valid, and why.
 local INT_ARG_OK = {
+  random = {[99] = "Torch7's x:random(b): integers 1..b"},
+  uniform = {[-99] = "Torch7's x:uniform(a): a to 1", [0] = 'idem'},
   chunk = {[99] = 'a count of chunks: more than the dim holds gives fewer'},
   split = {[99] = 'a chunk size: larger than the dim gives one piece'},
   diagonal = {[99] = 'an offset: outside the matrix the diagonal is empty', [-99] = 'idem',

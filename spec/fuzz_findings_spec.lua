@@ -39,7 +39,7 @@ describe('metamethods called from Lua', function()
     smt.__gc(s)
     smt.__gc(s)
     assert.is_nil(getmetatable(s))
-    raises('torch.Storage expected', smt.__index, s, 1)
+    raises('expected a storage', smt.__index, s, 1)
     collectgarbage()
   end)
 

@@ -6,7 +6,7 @@
 local torch = require 'torch.core'
 
 -- The areas of lib/torch/doc, in the order docs/reference.md lists them.
-local DOC_AREAS = {'tensor', 'shape', 'math', 'reduce', 'index', 'linalg', 'random', 'autograd', 'util', 'cuda'}
+local DOC_AREAS = {'tensor', 'shape', 'math', 'reduce', 'index', 'linalg', 'random', 'autograd', 'util', 'cuda', 'torch7'}
 
 local docs = setmetatable({}, {__mode = 'k'})     -- value -> text: torch.doc and the doc tables
 local doc_problems = {}                           -- mistakes in the doc tables, for the help spec
@@ -16,6 +16,13 @@ function torch.doc(f, text)
   if type(text) ~= 'string' then error('torch.doc: expected the text as a string', 2) end
   docs[f] = text
   return f
+end
+
+-- torch._help_alias(wrapper, f): a function that wraps f (lib/torch/torch7.lua)
+-- is documented by f's text unless it has its own.
+local help_aliases = setmetatable({}, {__mode = 'k'})
+function torch._help_alias(wrapper, f)
+  if wrapper ~= f then help_aliases[wrapper] = f end
 end
 
 -- ---- the doc tables ----
@@ -298,6 +305,10 @@ function torch.help_text(f)
   doc_entries()
   local text = docs[f]
   if text then return text end
+  if help_aliases[f] then
+    text = torch.help_text(help_aliases[f])
+    if text then return text end
+  end
   if type(f) == 'function' then
     local path = source_path(f)
     if not path then return nil end

@@ -23,10 +23,22 @@ local stems = {float32 = 'Float', float64 = 'Double', float16 = 'Half', bfloat16
 
 -- torch.Tensor and torch.FloatTensor, ...: callable constructors whose fields
 -- are the tensor methods (torch.Tensor.add(x, y) works as in Torch7).
+-- A storage of the tensor's own type gives a view of it, as in Torch7:
+-- torch.FloatTensor(storage [, offset [, sizes [, strides]]]).
 local function constructor(dtype_of)
   return setmetatable({}, {
     __index = methods,
-    __call = function(_, ...) return core._new(dtype_of(), ...) end,
+    __call = function(_, first, ...)
+      local dtype = dtype_of()
+      if core.isStorage(first) then
+        if first:_dtype() == dtype then return methods.set(core._new(dtype), first, ...) end
+        if first:_dtype() ~= 'int64' then                  -- a LongStorage gives sizes
+          error(string.format('Tensor: a %s tensor cannot view a %s', dtype, torch.typename(first)), 2)
+        end
+      end
+      if first == nil and select('#', ...) == 0 then return core._new(dtype) end
+      return core._new(dtype, first, ...)
+    end,
   })
 end
 torch.Tensor = constructor(function() return core.get_default_dtype() end)
@@ -93,6 +105,7 @@ function torch.getmetatable(name) return classes[name] end
 
 function torch.typename(obj)
   if core.is_tensor(obj) then return obj:type() end
+  if core.isStorage(obj) then return core._storage_type(obj) end
   local mt = getmetatable(obj)
   if type(mt) == 'table' and mt.__typename then return mt.__typename end
   if type(mt) == 'table' and mt == debug.getregistry()['torch.Size'] then return 'torch.Size' end
@@ -132,6 +145,7 @@ size_mt.__index = {
 }
 
 require 'torch.print'
+require 'torch.storage'
 
 -- torch.autograd: the engine's entry points (src/autograd through src/vm/lt_autograd.c)
 torch.autograd = torch.autograd or {}
@@ -520,5 +534,6 @@ require 'torch.serialize'
 require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
+require 'torch.torch7'   -- last: it wraps what the others define
 
 return torch

@@ -147,6 +147,13 @@ void lt_open_data(lua_State *L);
 void lt_open_serialize(lua_State *L);
 void lt_open_autograd(lua_State *L);
 void lt_open_conv(lua_State *L);
+void lt_open_storage(lua_State *L);
+
+/* A Torch7 storage object (lt_storage.c): a window of size elements at
+   offset (both in elements of dtype) onto an engine storage. */
+typedef struct { mt_storage *s; int dtype; int64_t offset, size; } lt_storage;
+lt_storage *lt_test_storage(lua_State *L, int i);          /* NULL when i holds none */
+lt_storage *lt_push_storage(lua_State *L, mt_storage *s, int dtype, int64_t offset, int64_t size);
 
 /* autograd fields of tensors (grad, requires_grad, grad_fn, is_leaf, data):
    1 when k is one of them (get: value pushed; set: value at index v stored) */

@@ -190,6 +190,15 @@ int64_t lt_len(lua_State *L, int i, int64_t max, const char *what, const char *o
 }
 
 int lt_read_shape(lua_State *L, int from, int to, int64_t *shape, const char *op) {
+  lt_storage *st;
+  if (from <= to && (st = lt_test_storage(L, from))) {           /* a LongStorage, as in Torch7 */
+    if (mt_dtype_is_float(st->dtype) || st->dtype == MT_BOOL)
+      luaL_error(L, "%s: sizes must be a LongStorage, got a %sStorage", op, mt_dtypes[st->dtype].torch7);
+    if (st->size > MT_MAX_DIMS) luaL_error(L, "%s: too many dims (%d)", op, (int)st->size);
+    const char *p = (const char *)st->s->data + (size_t)st->offset * (size_t)mt_dtypes[st->dtype].size;
+    for (int64_t i = 0; i < st->size; i++) shape[i] = mt_get_i64(st->dtype, p + (size_t)i * (size_t)mt_dtypes[st->dtype].size);
+    return (int)st->size;
+  }
   if (from <= to && lua_type(L, from) == LUA_TTABLE && !lt_test(L, from)) {
     int n = (int)lt_len(L, from, MT_MAX_DIMS, "dims", op);
     for (int i = 0; i < n; i++) {
@@ -734,61 +743,6 @@ static int t_data_ptr(lua_State *L) {
   return 1;
 }
 
-/* ---- storage objects: identity, size and element access ---- */
-typedef struct { mt_storage *s; int dtype; } lt_storage;
-
-/* As t_gc: a storage released (by Lua code too) is no storage any more. */
-static int s_gc(lua_State *L) {
-  lt_storage *s = luaL_testudata(L, 1, "torch.Storage");
-  if (!s) return 0;
-  mt_storage_release(s->s);
-  lua_pushnil(L);
-  lua_setmetatable(L, 1);
-  return 0;
-}
-static int s_eq(lua_State *L) {
-  lt_storage *a = luaL_testudata(L, 1, "torch.Storage"), *b = luaL_testudata(L, 2, "torch.Storage");
-  lua_pushboolean(L, a && b && a->s == b->s);
-  return 1;
-}
-static int64_t s_len(lt_storage *s) { return (int64_t)(s->s->nbytes / (size_t)mt_dtypes[s->dtype].size); }
-static int s_size(lua_State *L) {
-  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
-  lua_pushinteger(L, s_len(s));
-  return 1;
-}
-static int s_index(lua_State *L) {
-  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    const char *k = lua_tostring(L, 2);
-    if (!strcmp(k, "size")) { lua_pushcfunction(L, s_size); return 1; }
-    lua_pushnil(L);
-    return 1;
-  }
-  lua_Integer i = luaL_checkinteger(L, 2);
-  if (i < 1 || i > s_len(s)) luaL_error(L, "storage: index %I out of range [1, %I]", i, (lua_Integer)s_len(s));
-  const char *p = (const char *)s->s->data + (size_t)(i - 1) * (size_t)mt_dtypes[s->dtype].size;
-  if (mt_dtype_is_float(s->dtype)) lua_pushnumber(L, mt_get_f64(s->dtype, p));
-  else if (s->dtype == MT_BOOL) lua_pushboolean(L, *(const bool *)p);
-  else lua_pushinteger(L, mt_get_i64(s->dtype, p));
-  return 1;
-}
-static int s_tostring(lua_State *L) {
-  lt_storage *s = luaL_checkudata(L, 1, "torch.Storage");
-  lua_pushfstring(L, "torch.%sStorage of size %d", mt_dtypes[s->dtype].torch7, (int)s_len(s));
-  return 1;
-}
-
-static int t_storage(lua_State *L) {
-  mt_tensor *t = lt_check(L, 1, "storage");
-  lt_storage *s = lua_newuserdatauv(L, sizeof *s, 0);
-  s->s = t->storage;
-  s->dtype = t->dtype;
-  mt_storage_retain(t->storage);
-  luaL_setmetatable(L, "torch.Storage");
-  return 1;
-}
-
 /* ---- conversions and copies ---- */
 static int t_contiguous(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "contiguous");
@@ -1249,7 +1203,7 @@ static const luaL_Reg methods[] = {
   {"nElement", t_numel}, {"numel", t_numel}, {"storageOffset", t_storage_offset},
   {"isContiguous", t_is_contiguous}, {"is_contiguous", t_is_contiguous},
   {"element_size", t_element_size}, {"isSetTo", t_is_set_to}, {"data_ptr", t_data_ptr},
-  {"storage", t_storage}, {"contiguous", t_contiguous}, {"type", t_type}, {"to", t_to}, {"item", t_item},
+  {"contiguous", t_contiguous}, {"type", t_type}, {"to", t_to}, {"item", t_item},
   {"_flat_values", t_flat_values},
   {"type_as", t_type_as}, {"typeAs", t_type_as}, {"new", t_new},
   {"float", t_to_FLOAT32}, {"double", t_to_FLOAT64}, {"half", t_to_FLOAT16},
@@ -1315,14 +1269,6 @@ void lt_open_tensor(lua_State *L) {
   lua_setfield(L, -2, "__len");
   lua_pushstring(L, "torch.Tensor");
   lua_setfield(L, -2, "__name");
-  if (luaL_newmetatable(L, "torch.Storage")) {
-    lua_pushcfunction(L, s_gc); lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, s_eq); lua_setfield(L, -2, "__eq");
-    lua_pushcfunction(L, s_index); lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, s_tostring); lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, s_size); lua_setfield(L, -2, "__len");
-  }
-  lua_pop(L, 1);
   luaL_newmetatable(L, "torch.Size");
   lua_pop(L, 1);
 }

@@ -607,6 +607,7 @@ static void print_usage(FILE *f) {
     "  -v        show version information\n"
     "  -E        ignore environment variables\n"
     "  -W        turn warnings on\n"
+    "  --torch7  Torch7's answers where Torch7 and PyTorch differ (docs/torch7.md)\n"
     "  --version show version information\n"
     "  -h --help show this help\n"
     "  --        stop handling options\n"
@@ -642,7 +643,7 @@ static void setup_paths(lua_State *L) {
   lua_pop(L, 1);
 }
 
-enum { HAS_I = 1, HAS_V = 2, HAS_E = 4, HAS_UPPER_E = 8, HAS_ERROR = 16, HAS_HELP = 32 };
+enum { HAS_I = 1, HAS_V = 2, HAS_E = 4, HAS_UPPER_E = 8, HAS_ERROR = 16, HAS_HELP = 32, HAS_TORCH7 = 64 };
 
 /* Scans the options; returns flags and sets *script to the index of the
    script (0 when none). */
@@ -655,6 +656,7 @@ static int collect_args(int argc, char **argv, int *script) {
     if (!strcmp(a, "--")) { if (i + 1 < argc) *script = i + 1; return flags; }
     if (!strcmp(a, "--version") || !strcmp(a, "-v")) flags |= HAS_V;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) flags |= HAS_HELP;
+    else if (!strcmp(a, "--torch7")) flags |= HAS_TORCH7;
     else if (!strcmp(a, "-i")) flags |= HAS_I | HAS_V;
     else if (!strcmp(a, "-E")) flags |= HAS_UPPER_E;
     else if (!strcmp(a, "-W")) ;
@@ -700,6 +702,7 @@ static int pmain(lua_State *L) {
   lua_gc(L, LUA_GCGEN, 0, 0);
   if (!(flags & HAS_UPPER_E) && handle_luainit(L) != LUA_OK) return 0;
   if (dolibrary(L, "torch") != LUA_OK) return 0;
+  if ((flags & HAS_TORCH7) && dostring(L, "torch.dialect('torch7')", "=(--torch7)") != LUA_OK) return 0;
   if (!run_args(L, argv, script > 0 ? script : argc)) return 0;
   if (script && handle_script(L, argv + script) != LUA_OK) return 0;
   if (flags & HAS_I) repl(L);

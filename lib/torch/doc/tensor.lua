@@ -121,8 +121,9 @@ x:data_ptr()
   The address of x's first element, as an integer.
 
 x:storage()
-  x's storage: #s elements, s[i] the i-th (1-based); two tensors share memory
-  when their storages are ==.
+  x's storage (Torch7's): the whole of the memory x views, shared, so writes through
+  it show in x; #s elements, s[i] the i-th (1-based). Two tensors share memory when
+  their storages are ==. See torch.FloatStorage.
 
 x:contiguous()
   x itself when contiguous, else a contiguous copy (recorded for autograd).
@@ -177,10 +178,10 @@ x:fill_(value), x:fill(value)
 x:zero_(), x:zero()
   Sets every element to 0; returns x.
 
-x:set_(y), x:set(y)
+x:set_(y)
   x becomes a view of y's storage with y's geometry and dtype, keeping its own
-  identity and autograd fields (Torch7's set). Refused in grad mode for tensors
-  that require grad.
+  identity and autograd fields. Refused in grad mode for tensors that require
+  grad. x:set(...) is Torch7's form, which also takes a storage.
 
 x:resize_(sizes...), x:resize(sizes...)
   x takes the sizes with contiguous strides from its offset, on a larger copy of

@@ -1,0 +1,757 @@
+-- Torch7's forms of the torch package, in both dialects, and the Torch7
+-- dialect itself (th --torch7, torch.dialect('torch7'), TH_DIALECT=torch7).
+--
+-- Both dialects: result-tensor-first calls (torch.add(res, a, b),
+-- torch.max(values, indices, x, 2), torch.addmm(res, beta, M, alpha, a, b)),
+-- Torch7's names (cinv, csub, cpow, nDimension, ...), the number draws and
+-- in-place fills of the random generator.
+--
+-- The Torch7 dialect changes the answers where the two disagree, and only
+-- for the user's code: moontorch's own libraries (torch, nn, optim, data,
+-- ...) always see PyTorch's, so that they work the same in both. Every
+-- switch point is in this file, in the `dialect` section, and docs/torch7.md
+-- lists them.
+local torch = require 'torch.core'
+local methods = torch._methods
+local is_tensor = torch.is_tensor
+local at_caller = torch._at_caller
+
+-- f(...) for a wrapper that passes a call through: its error is raised at
+-- the wrapper's caller (a binding called from Lua names the Lua line that
+-- called it, which would be the wrapper's). One result, or two.
+-- Called through pcall, a binding's argument errors cannot name it: the
+-- name goes back in.
+local function reraise(name, r)
+  if type(r) == 'string' then
+    r = r:gsub('^[^:\n]+:%d+: ', '', 1):gsub("to '%?'", "to '" .. name .. "'", 1)
+  end
+  error(r, 4)
+end
+local function pass1(name, f, ...)
+  local ok, r = pcall(f, ...)
+  if ok then return r end
+  reraise(name, r)
+end
+local function pass2(name, f, ...)
+  local ok, r, r2 = pcall(f, ...)
+  if ok then return r, r2 end
+  reraise(name, r)
+end
+
+-- what the torch table and the tensor methods held before this file: a
+-- wrapper of one of them is documented by its text (torch._help_alias)
+local before = {torch = {}, methods = {}}
+for k, v in pairs(torch) do before.torch[k] = v end
+for k, v in pairs(methods) do before.methods[k] = v end
+
+-- ---- which code is calling: the user's, or moontorch's own ----
+local here = debug.getinfo(1, 'S').source
+local lib_root = here:match('^(@.*[/\\])torch[/\\]torch7%.lua$')
+local own_packages = {torch = true, nn = true, optim = true, data = true, distributed = true,
+                      paths = true, sys = true, xlua = true, nngraph = true}
+local library_source = {}
+
+-- true when the first Lua function up the stack from `level` (1: the
+-- caller of the function calling this) is a file of moontorch's libraries
+local function from_library(level)
+  level = level + 2
+  local info = debug.getinfo(level, 'S')
+  while info and info.what == 'C' do
+    level = level + 1
+    info = debug.getinfo(level, 'S')
+  end
+  if not info then return false end
+  local src = info.source
+  local known = library_source[src]
+  if known == nil then
+    known = false
+    if lib_root and src:sub(1, #lib_root) == lib_root then
+      known = own_packages[src:sub(#lib_root + 1):match('^([%w_]+)[/\\]')] or false
+    end
+    library_source[src] = known
+  end
+  return known
+end
+
+-- ---- result-tensor-first forms (both dialects) ----
+
+-- r's values into res, res resized to r's size as Torch7 did
+local function into(res, r)
+  if not is_tensor(r) then
+    res:resize_(1)
+    res:fill_(r)
+    return res
+  end
+  if not res:isSameSizeAs(r) then res:resize_(r:size()) end
+  res:copy_(r)
+  return res
+end
+
+-- Wraps torch[name] and methods[name] (when present) so that a call whose
+-- arguments `is_rf(...)` recognises as the result-first form computes
+-- f(the rest) into the leading `nres` tensors. `method_rf` says the same
+-- of a method call's arguments after self (self then being the result);
+-- `method_inplace`, when given, is what a method call that is not
+-- result-first does in the Torch7 dialect (Torch7's methods of the math
+-- functions write into self).
+local result_first = {}
+local function rf(name, nres, is_rf, opts)
+  opts = opts or {}
+  local f = rawget(torch, name) or methods[name]
+  if not f then return end
+  local pass = nres == 1 and pass1 or pass2
+  local function wrapped(...)
+    if is_rf(...) then
+      local res = {...}
+      local out = table.pack(at_caller(f, select(nres + 1, ...)))
+      for i = 1, nres do into(res[i], out[i]) end
+      return table.unpack(res, 1, nres)
+    end
+    return pass(name, f, ...)
+  end
+  result_first[name] = {f = f, nres = nres, is_rf = is_rf, opts = opts}
+  torch[name] = wrapped
+end
+
+local function T(v) return is_tensor(v) end
+local function N(v) return type(v) == 'number' end
+
+-- unary: torch.abs(res, x)
+local unary = {'abs', 'exp', 'log', 'log1p', 'log2', 'log10', 'expm1', 'sqrt', 'rsqrt', 'sin', 'cos', 'tan',
+               'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'sigmoid', 'floor', 'ceil', 'round', 'trunc',
+               'frac', 'neg', 'sign', 'reciprocal', 'erf', 'erfinv', 'lgamma', 'digamma', 'exp2'}
+for _, name in ipairs(unary) do rf(name, 1, function(a, b) return T(a) and T(b) end) end
+
+-- binary: torch.cmul(res, a, b), torch.mul(res, a, value), torch.pow(res, value, x)
+local binary = {'mul', 'div', 'cmul', 'cdiv', 'pow', 'fmod', 'remainder', 'atan2', 'cmax', 'cmin',
+                'maximum', 'minimum'}
+for _, name in ipairs(binary) do
+  rf(name, 1, function(r, a, b) return T(r) and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b)) end)
+end
+
+-- everything taking a tensor and more arguments that are not tensors:
+-- torch.sum(res, x, 2), torch.cumsum(res, x, 2), torch.tril(res, x, k) ...
+local unary_more = {'sum', 'prod', 'mean', 'cumsum', 'cumprod', 'std', 'var', 'norm', 'tril', 'triu', 'diag',
+                    'renorm', 'logsumexp', 'nonzero', 'histc', 'all', 'any'}
+local function no_grad_result(r) return not r.requires_grad end
+for _, name in ipairs(unary_more) do
+  rf(name, 1, function(r, x) return T(r) and T(x) and no_grad_result(r) end)
+end
+-- torch.reshape(res, x, sizes)
+rf('reshape', 1, function(r, x, s) return T(r) and T(x) and s ~= nil and no_grad_result(r) end)
+
+-- clamp(res, x, lo, hi): PyTorch's clamp(x, tmin, tmax) takes tensor bounds
+rf('clamp', 1, function(r, x, lo, hi) return T(r) and T(x) and N(lo) and N(hi) and no_grad_result(r) end)
+
+-- products: torch.mm(res, a, b), mv, bmm, ger/outer, dot is a number
+for _, name in ipairs({'mm', 'mv', 'bmm', 'outer', 'ger', 'matmul', 'kron'}) do
+  rf(name, 1, function(r, a, b) return T(r) and T(a) and T(b) end)
+end
+
+-- selections with values and indices: torch.max(values, indices, x, dim),
+-- sort, topk, kthvalue, median, mode
+for _, name in ipairs({'max', 'min', 'sort', 'topk', 'kthvalue', 'median', 'mode'}) do
+  rf(name, 2, function(v, i, x) return T(v) and T(i) and T(x) end)
+end
+
+-- index ops: torch.gather(res, x, dim, index), index_select/index(res, x, dim, idx), masked_select
+for _, name in ipairs({'gather', 'index_select', 'index'}) do
+  rf(name, 1, function(r, x, d, i) return T(r) and T(x) and N(d) and T(i) end)
+end
+for _, name in ipairs({'masked_select', 'maskedSelect', 'take'}) do
+  rf(name, 1, function(r, x, m) return T(r) and T(x) and T(m) end)
+end
+
+-- creation: torch.zeros(res, sizes), ones, rand, randn, eye, linspace,
+-- logspace, range, arange, randperm: a tensor first is the result
+for _, name in ipairs({'zeros', 'ones', 'rand', 'randn', 'eye', 'linspace', 'logspace', 'range', 'arange',
+                       'randperm'}) do
+  rf(name, 1, function(r, a, b) return T(r) and not T(a) and not T(b) end)
+end
+
+-- add and sub: torch.add(res, a, b), (res, a, value, b); (res, a, value)
+-- is PyTorch's add(a, b, alpha) in the PyTorch dialect. Torch7's
+-- torch.add(a, value, b) is a + value * b.
+local dialect = 'pytorch'
+for _, name in ipairs({'add', 'sub', 'csub'}) do
+  local f = rawget(torch, name) or methods[name]
+  if f then
+    local base = name == 'csub' and torch.sub or f
+    torch[name] = function(...)
+      local n = select('#', ...)
+      local r, a, b, c = ...
+      if T(r) and (T(a) or N(a)) and n <= 4 then
+        if T(b) and n == 3 and T(a) then return into(r, at_caller(base, a, b)) end
+        if N(b) and T(c) and n == 4 then return into(r, at_caller(base, a, c, b)) end
+        if N(b) and n == 3 and T(a) and dialect == 'torch7' and not from_library(1) then
+          return into(r, at_caller(base, a, b))
+        end
+        if N(a) and T(b) and n == 3 then return at_caller(base, r, b, a) end   -- add(x, value, y)
+      end
+      return pass1(name, f, ...)
+    end
+  end
+end
+
+-- lerp(res, a, b, w)
+rf('lerp', 1, function(r, a, b, w) return T(r) and T(a) and T(b) and (N(w) or T(w)) end)
+-- cross(res, a, b [, dim])
+rf('cross', 1, function(r, a, b) return T(r) and T(a) and T(b) end)
+
+-- addcmul / addcdiv: torch.addcmul([res,] x, [value,] t1, t2)
+for _, name in ipairs({'addcmul', 'addcdiv'}) do
+  local f = rawget(torch, name) or methods[name]
+  if f then
+    torch[name] = function(...)
+      local args = table.pack(...)
+      local res, at = nil, 1
+      local tensors = 0
+      for i = 1, args.n do if T(args[i]) then tensors = tensors + 1 end end
+      if tensors == 4 then res, at = args[1], 2 end
+      local x = args[at]
+      local value, t1, t2 = 1, args[at + 1], args[at + 2]
+      if N(t1) then value, t1, t2 = t1, args[at + 2], args[at + 3]
+      elseif type(args[at + 3]) == 'table' and not T(args[at + 3]) then return pass1(name, f, ...)
+      elseif N(args[at + 3]) and not res then return pass1(name, f, ...) end               -- PyTorch's (x, t1, t2, value)
+      local r = at_caller(f, x, t1, t2, {value = value})
+      if res then return into(res, r) end
+      return r
+    end
+  end
+end
+
+-- Torch7's add* products with positional scalars:
+-- torch.addmm([res,] [beta,] M, [alpha,] a, b) and addmv, addr, addbmm, baddbmm
+local function positional_product(name)
+  local f = rawget(torch, name) or methods[name]
+  if not f then return end
+  torch[name] = function(...)
+    local args = table.pack(...)
+    local last = args[args.n]
+    if type(last) == 'table' and not T(last) then return pass1(name, f, ...) end           -- PyTorch's options table
+    local tensors, numbers = {}, {}
+    for i = 1, args.n do
+      local v = args[i]
+      if T(v) then tensors[#tensors + 1] = v
+      elseif N(v) then numbers[#numbers + 1] = {v, #tensors}
+      elseif v ~= nil then error(string.format('%s: unexpected argument %d (%s)', name, i, type(v)), 2) end
+    end
+    if #numbers == 0 and #tensors <= 3 then return pass1(name, f, ...) end
+    if #tensors ~= 3 and #tensors ~= 4 then
+      error(string.format('%s: expects ([res,] [beta,] M, [alpha,] a, b), got %d tensors', name, #tensors), 2)
+    end
+    local res = #tensors == 4 and tensors[1] or nil
+    local first = res and 1 or 0                  -- tensors before M
+    local beta, alpha = 1, 1
+    for _, p in ipairs(numbers) do
+      if p[2] == first then beta = p[1]
+      elseif p[2] == first + 1 then alpha = p[1]
+      else error(string.format('%s: a number after the matrices', name), 2) end
+    end
+    local r = at_caller(f, tensors[first + 1], tensors[first + 2], tensors[first + 3], {beta = beta, alpha = alpha})
+    if res then return into(res, r) end
+    return r
+  end
+end
+for _, name in ipairs({'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm'}) do positional_product(name) end
+
+-- torch.cat([res,] x1, x2, [dim]) and torch.cat(res, {x1, x2, ...}, [dim]);
+-- with no dim, Torch7's cat joins along the last dim (a switch point: PyTorch's
+-- joins along the first)
+local function cat_default_dim(list)
+  if dialect ~= 'torch7' or from_library(2) then return 1 end
+  local d = 1
+  for _, t in ipairs(list) do if T(t) and t:dim() > d then d = t:dim() end end
+  return d
+end
+do
+  local cat = torch.cat
+  local function list_form(v) return type(v) == 'table' and not T(v) end
+  torch.cat = function(...)
+    local n = select('#', ...)
+    local a, b, c, d = ...
+    if T(a) and list_form(b) and (n == 2 or n == 3 and N(c)) then          -- cat(res, {x1, x2}, dim)
+      return into(a, at_caller(cat, b, c or cat_default_dim(b)))
+    end
+    if T(a) and T(b) and T(c) and (n == 3 or n == 4 and N(d)) then         -- cat(res, x1, x2, dim)
+      return into(a, at_caller(cat, {b, c}, d or cat_default_dim({b, c})))
+    end
+    if T(a) and T(b) and (n == 2 or n == 3 and N(c)) then                   -- cat(x1, x2, dim)
+      return at_caller(cat, {a, b}, c or cat_default_dim({a, b}))
+    end
+    if list_form(a) and n == 1 then return at_caller(cat, a, cat_default_dim(a)) end
+    return pass1('cat', cat, ...)
+  end
+  torch.catArray = torch.cat
+end
+
+-- ---- names Torch7 had ----
+local function alias(new, old)
+  if methods[old] ~= nil and rawget(methods, new) == nil then methods[new] = methods[old] end
+  if rawget(torch, old) ~= nil and rawget(torch, new) == nil then torch[new] = torch[old] end
+  if methods[old .. '_'] ~= nil and rawget(methods, new .. '_') == nil then methods[new .. '_'] = methods[old .. '_'] end
+end
+alias('cinv', 'reciprocal')
+alias('csub', 'sub')
+alias('cpow', 'pow')
+alias('cfmod', 'fmod')
+alias('cremainder', 'remainder')
+alias('nDimension', 'dim')
+alias('ger', 'outer')
+
+function methods.isSameSizeAs(x, y)
+  if not T(y) then error('isSameSizeAs: expects a tensor, got ' .. torch.type(y), 2) end
+  if x:dim() ~= y:dim() then return false end
+  for i = 1, x:dim() do if x:size(i) ~= y:size(i) then return false end end
+  return true
+end
+
+-- x:isSize(sizes): the sizes as a table, torch.Size or LongStorage
+function methods.isSize(x, sizes)
+  if type(sizes) ~= 'table' and not torch.isStorage(sizes) then
+    error('isSize: expects a table, torch.Size or LongStorage of sizes, got ' .. torch.type(sizes), 2)
+  end
+  local n = #sizes
+  if x:dim() ~= n then return false end
+  for i = 1, n do if x:size(i) ~= sizes[i] then return false end end
+  return true
+end
+
+function methods.viewAs(x, y) return x:view(y:size()) end
+
+-- x:apply(fn): fn(value) for every element in order; a value it returns
+-- replaces the element. x:map(y, fn(xv, yv)) and x:map2(y, z, fn(xv, yv, zv))
+-- the same over two and three tensors of one element count.
+local function each(name, x, others, fn)
+  if type(fn) ~= 'function' then error(name .. ': expects a function last', 3) end
+  local n = x:numel()
+  for _, o in ipairs(others) do
+    if not T(o) then error(name .. ': expects tensors before the function', 3) end
+    if o:numel() ~= n then
+      error(string.format('%s: tensors of %d and %d elements', name, n, o:numel()), 3)
+    end
+  end
+  if n == 0 then return x end
+  local xs = x:contiguous()
+  local flat = xs:view(-1)
+  local vals = {}
+  for k, o in ipairs(others) do vals[k] = o:contiguous():view(-1):totable() end
+  local xv = flat:totable()
+  local changed = false
+  for i = 1, n do
+    local r
+    if #others == 0 then r = fn(xv[i])
+    elseif #others == 1 then r = fn(xv[i], vals[1][i])
+    else r = fn(xv[i], vals[1][i], vals[2][i]) end
+    if r ~= nil then xv[i] = r; changed = true end
+  end
+  if changed then
+    local src = torch.tensor(xv, {dtype = x.dtype})
+    x:copy_(src:view(x:size()))
+  end
+  return x
+end
+function methods.apply(x, fn) return each('apply', x, {}, fn) end
+function methods.map(x, y, fn) return each('map', x, {y}, fn) end
+function methods.map2(x, y, z, fn) return each('map2', x, {y, z}, fn) end
+
+-- x:real(): the default floating type's tensor (Torch7's real type)
+function methods.real(x) return x:to(torch.get_default_dtype()) end
+
+-- torch.setheaptracking(bool): Torch7 let Lua's collector count the memory
+-- of tensors; moontorch's collector always does (src/vm/lt_tensor.c pays
+-- Lua's debt from the engine's allocations), so this records the flag only.
+local heap_tracking = true
+function torch.setheaptracking(on) heap_tracking = on and true or false end
+function torch.getheaptracking() return heap_tracking end
+
+-- torch.pointer(obj): the address of a tensor's first element, a storage's,
+-- or of any other Lua object, as an integer
+function torch.pointer(obj)
+  if T(obj) then return obj:data_ptr() end
+  if torch.isStorage(obj) then return obj:_pointer() end
+  local s = tostring(obj):match('0x%x+')
+  return s and tonumber(s) or 0
+end
+
+-- torch.include(package, file): runs a package's file, as Torch7's
+-- packages did to assemble themselves
+function torch.include(pkg, file)
+  local path = package.searchpath(pkg .. '.' .. file:gsub('%.lua$', ''), package.path)
+  if not path then error(string.format("torch.include: no file '%s' in package '%s'", file, pkg), 2) end
+  return dofile(path)
+end
+
+-- ---- the random generator: Torch7's names and forms ----
+-- Torch7 takes a generator as the first argument of every draw:
+-- torch.random(gen, 1, 10), x:uniform(gen, -1, 1), torch.rand(gen, 3).
+local generator_mt = debug.getregistry()['torch.Generator']
+local function is_generator(v) return getmetatable(v) == generator_mt end
+
+-- (gen, ...) -> gen or nil, the rest
+local function split_generator(...)
+  local g = ...
+  if is_generator(g) then return g, select(2, ...) end
+  return nil, ...
+end
+
+-- torch.manualSeed([gen,] n), torch.seed([gen]), torch.initialSeed([gen])
+function torch.manualSeed(...)
+  local g, n = split_generator(...)
+  if g then return g:manual_seed(n) end
+  return torch.manual_seed(n)
+end
+-- torch.seed([gen]): seeds from a non-deterministic source; returns the seed
+local seed = torch.seed
+function torch.seed(g)
+  if is_generator(g) then return g:seed() end
+  return seed()
+end
+-- torch.initialSeed([gen]): the seed the generator was last seeded with
+function torch.initialSeed(g)
+  if is_generator(g) then return g:initial_seed() end
+  return torch.initial_seed()
+end
+-- torch.getRNGState([gen]): a ByteTensor holding the generator's state
+function torch.getRNGState(g)
+  if is_generator(g) then return g:get_state() end
+  return torch.get_rng_state()
+end
+-- torch.setRNGState([gen,] state): sets a generator's state back
+function torch.setRNGState(...)
+  local g, state = split_generator(...)
+  if g then return g:set_state(state) end
+  return torch.set_rng_state(state)
+end
+
+-- One draw of an in-place sampler, as a Lua number, from the generator g
+-- (nil: the default one).
+local function draw(g, dtype, sampler, ...)
+  local t = torch.empty(1, {dtype = dtype})
+  if g then sampler(t, ...); return t[1] end
+  sampler(t, ...)
+  return t[1]
+end
+
+-- The tensor methods: x:uniform([gen,] a, b) fills x in place and returns x.
+local samplers = {
+  uniform = {'uniform_', 0, 1}, normal = {'normal_', 0, 1}, exponential = {'exponential_', 1},
+  cauchy = {'cauchy_', 0, 1}, logNormal = {'log_normal_', 1, 2}, geometric = {'geometric_'},
+}
+for name, spec in pairs(samplers) do
+  local inplace = methods[spec[1]]
+  local function fill(x, ...)
+    local g, a, b = split_generator(...)
+    if a == nil then a = spec[2] end
+    if b == nil then b = spec[3] end
+    if a == nil then error(string.format('%s: expects a parameter', name), 3) end
+    if g then return at_caller(inplace, x, a, b, {generator = g}) end
+    return at_caller(inplace, x, a, b)
+  end
+  if rawget(methods, name) == nil then methods[name] = function(x, ...) return fill(x, ...) end end
+  -- torch.uniform([gen,] a, b) ... : one number
+  local number = function(...)
+    local t = torch.empty(1, {dtype = 'float64'})
+    fill(t, ...)
+    return t[1]
+  end
+  if name == 'normal' then
+    local normal = torch.normal
+    torch.normal = function(...)
+      local g, a, b = split_generator(...)
+      local n = select('#', ...)
+      if g or n == 0 or (N(a) and n == 1) or (N(a) and N(b) and n == 2) then return number(...) end
+      return pass1('normal', normal, ...)
+    end
+  elseif name == 'uniform' then
+    torch.uniform = number
+  elseif rawget(torch, name) == nil then
+    torch[name] = number
+  end
+end
+methods.log_normal = methods.logNormal
+
+-- x:random([gen,] [a,] b): integers in [a, b] (a = 1 by default), every
+-- value of the dtype's range when none is given; torch.random(...) one
+-- number the same way.
+local random_ = methods.random_
+local function random_fill(x, ...)
+  local g, a, b = split_generator(...)
+  local opts = g and {generator = g} or nil
+  if a ~= nil and b == nil then a, b = 1, a end
+  if a ~= nil then
+    if not (math.type(a) == 'integer' or (N(a) and a == math.floor(a))) or not (N(b) and b == math.floor(b)) then
+      error(string.format('random: bounds must be integers, got %s and %s', tostring(a), tostring(b)), 3)
+    end
+    if b < a then error(string.format('random: the range [%s, %s] is empty', tostring(a), tostring(b)), 3) end
+    if opts then return at_caller(random_, x, math.tointeger(a), math.tointeger(b) + 1, opts) end
+    return at_caller(random_, x, math.tointeger(a), math.tointeger(b) + 1)
+  end
+  if opts then return at_caller(random_, x, opts) end
+  return at_caller(random_, x)
+end
+methods.random = function(x, ...) return random_fill(x, ...) end
+function torch.random(...)
+  local t = torch.empty(1, {dtype = 'int64'})
+  random_fill(t, ...)
+  return t[1]
+end
+
+-- x:bernoulli([gen,] p): x filled in place with 0 and 1 drawn with
+-- probability p, a number or a tensor of probabilities (Torch7); a switch
+-- point: PyTorch's x:bernoulli(p) returns a new tensor. torch.bernoulli(p)
+-- with a number is one draw.
+local bernoulli_ = methods.bernoulli_
+local function bernoulli_fill(x, ...)
+  local g, p = split_generator(...)
+  if p == nil then p = 0.5 end
+  if g then return at_caller(bernoulli_, x, p, {generator = g}) end
+  return at_caller(bernoulli_, x, p)
+end
+do
+  local bernoulli = torch.bernoulli
+  torch.bernoulli = function(...)
+    local g, p = split_generator(...)
+    if g or N(p) or select('#', ...) == 0 then
+      local t = torch.empty(1, {dtype = 'float64'})
+      bernoulli_fill(t, ...)
+      return t[1]
+    end
+    return pass1('bernoulli', bernoulli, ...)
+  end
+end
+
+-- torch.rand([res,] [gen,] sizes...), randn, randperm, multinomial: a
+-- generator in front becomes the {generator=} option
+for _, name in ipairs({'rand', 'randn', 'randperm', 'randint', 'multinomial'}) do
+  local f = torch[name]
+  torch[name] = function(...)
+    local first = ...
+    if T(first) and is_generator(select(2, ...)) then            -- (res, gen, ...)
+      local args = table.pack(select(3, ...))
+      args.n = args.n + 1
+      args[args.n] = {generator = (select(2, ...))}
+      return into(first, at_caller(f, table.unpack(args, 1, args.n)))
+    end
+    if is_generator(first) then
+      local args = table.pack(select(2, ...))
+      local last = args[args.n]
+      if type(last) == 'table' and not T(last) and not torch.isStorage(last) and getmetatable(last) == nil then
+        last.generator = first
+      else
+        args.n = args.n + 1
+        args[args.n] = {generator = first}
+      end
+      return at_caller(f, table.unpack(args, 1, args.n))
+    end
+    return pass1(name, f, ...)
+  end
+end
+-- torch.multinomial(res, probs, n, replacement)
+rf('multinomial', 1, function(r, p) return T(r) and T(p) end)
+
+-- ---- the dialect: every switch point ----
+local reductions_to_number = {'sum', 'prod', 'mean', 'max', 'min', 'norm', 'dot', 'std', 'var', 'dist', 'trace',
+                              'median', 'mode', 'all', 'any', 'logsumexp'}
+
+local saved = {}
+local function install(tbl, name, fn)
+  local key = tostring(tbl) .. name
+  if saved[key] == nil then saved[key] = {tbl, name, rawget(tbl, name)} end
+  torch._help_alias(fn, saved[key][3])
+  rawset(tbl, name, fn)
+end
+
+local function number_if_scalar(r)
+  if T(r) and r:dim() == 0 and not r.requires_grad then
+    local v = r:item()
+    return v
+  end
+  return r
+end
+
+local torch7_switches = {}
+
+-- full reductions return numbers; a reduction over a dim keeps it
+for _, name in ipairs(reductions_to_number) do
+  torch7_switches[#torch7_switches + 1] = function(tbl)
+    local f = rawget(tbl, name)
+    if not f then return end
+    install(tbl, name, function(x, ...)
+      if from_library(1) then return f(x, ...) end
+      local n = select('#', ...)
+      if not T(x) then return f(x, ...) end
+      if n == 0 then return number_if_scalar(f(x)) end
+      local a, b, c = ...
+      if name == 'std' or name == 'var' then
+        -- Torch7: std(dim, biased): true divides by n
+        if N(a) and (b == nil or type(b) == 'boolean') and n <= 2 then
+          return f(x, a, not b, true)
+        end
+      elseif name == 'norm' then
+        if N(a) and N(b) and n == 2 then return f(x, a, b, true) end
+        if n == 1 and (N(a) or type(a) == 'string') then return number_if_scalar(f(x, a)) end
+      elseif name == 'dot' or name == 'dist' then
+        return number_if_scalar(f(x, ...))
+      elseif N(a) and n == 1 and name ~= 'all' and name ~= 'any' then
+        return f(x, a, true)
+      end
+      return f(x, ...)
+    end)
+  end
+end
+
+-- x:size() is a LongStorage
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  local f = rawget(tbl, 'size')
+  if not f then return end
+  install(tbl, 'size', function(x, d)
+    if d ~= nil or from_library(1) then return f(x, d) end
+    return torch.LongStorage(f(x):totable())
+  end)
+end
+
+-- elementwise ops take operands of one element count and other shapes
+local same_numel = {'add', 'sub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'copy_', 'copy', 'fmod',
+                    'remainder', 'cmax', 'cmin', 'lerp', 'addcmul', 'addcdiv', 'eq', 'ne', 'lt', 'le', 'gt',
+                    'ge', 'atan2', 'csub'}
+local function fits(x, y)
+  if not (T(x) and T(y)) or x:numel() ~= y:numel() or x:isSameSizeAs(y) then return y end
+  local ok = pcall(torch.broadcast_shapes, x:size(), y:size())
+  if ok then return y end
+  return y:reshape(x:size())
+end
+
+-- Torch7's methods of the math functions write into self: x:add(y) adds y
+-- to x, x:abs() takes x's absolute value, res:cmul(a, b) writes a * b
+-- into res.
+local inplace_unary = unary
+local inplace_binary = {'add', 'sub', 'csub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'fmod', 'remainder',
+                        'cfmod', 'cremainder', 'cmax', 'cmin', 'atan2', 'clamp', 'lerp', 'addcmul', 'addcdiv',
+                        'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm', 'cinv'}
+local method_rf = {mm = true, mv = true, bmm = true, ger = true, outer = true, cross = true}
+
+local is_unary = {}
+for _, u in ipairs(inplace_unary) do is_unary[u] = true end
+local additive = {add = true, sub = true, csub = true}
+
+local function count_tensors(...)
+  local k = 0
+  for i = 1, select('#', ...) do if T(select(i, ...)) then k = k + 1 end end
+  return k
+end
+
+local function method_switch(name)
+  return function(tbl)
+    if tbl ~= methods then return end
+    local f = rawget(tbl, name)
+    local tf = torch[name]
+    local inplace = methods[name .. '_']
+    if not f or not tf then return end
+    install(tbl, name, function(x, ...)
+      if from_library(1) or not T(x) then return f(x, ...) end
+      local n = select('#', ...)
+      local a, b, c = ...
+      if method_rf[name] then                                   -- res:mm(a, b)
+        if T(a) and T(b) then return into(x, at_caller(tf, ...)) end
+        return f(x, ...)
+      end
+      local rf_call
+      if is_unary[name] then rf_call = T(a)                     -- x:abs(y): |y| into x
+      elseif name == 'clamp' then rf_call = T(a)
+      elseif name == 'lerp' then rf_call = T(a) and T(b) and c ~= nil
+      elseif name == 'addcmul' or name == 'addcdiv' or name:match('^b?add[mbr]') then
+        if count_tensors(...) == 3 then return into(x, at_caller(tf, ...)) end
+        return into(x, at_caller(tf, x, ...))                     -- x takes M's place
+      else
+        rf_call = n >= 2 and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b))
+                  and not (additive[name] and N(a) and T(b) and c == nil)
+      end
+      if rf_call then return into(x, at_caller(tf, ...)) end
+      if not inplace then return f(x, ...) end
+      if additive[name] and N(a) and T(b) then return at_caller(inplace, x, fits(x, b), a) end  -- x:add(value, y)
+      if T(a) then return at_caller(inplace, x, fits(x, a), select(2, ...)) end
+      return at_caller(inplace, x, ...)
+    end)
+  end
+end
+for _, name in ipairs(inplace_unary) do torch7_switches[#torch7_switches + 1] = method_switch(name) end
+for _, name in ipairs(inplace_binary) do torch7_switches[#torch7_switches + 1] = method_switch(name) end
+for name in pairs(method_rf) do torch7_switches[#torch7_switches + 1] = method_switch(name) end
+
+-- torch.add(a, b) ... with operands of one element count and other shapes
+for _, name in ipairs(same_numel) do
+  torch7_switches[#torch7_switches + 1] = function(tbl)
+    if tbl ~= torch then return end
+    local f = rawget(tbl, name)
+    if not f then return end
+    install(tbl, name, function(x, y, ...)
+      if not from_library(1) and T(x) and T(y) then
+        if T(select(1, ...)) then return f(x, y, fits(y, select(1, ...)), select(2, ...)) end
+        return f(x, fits(x, y), ...)
+      end
+      return f(x, y, ...)
+    end)
+  end
+end
+-- x:copy(y) between shapes of one element count
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  for _, name in ipairs({'copy', 'copy_'}) do
+    local f = rawget(tbl, name)
+    if f then
+      install(tbl, name, function(x, y, ...)
+        if not from_library(1) and T(x) and T(y) then return f(x, fits(x, y), ...) end
+        return f(x, y, ...)
+      end)
+    end
+  end
+end
+
+local function switch_to(name)
+  if name == dialect then return end
+  if name == 'torch7' then
+    for _, sw in ipairs(torch7_switches) do sw(methods); sw(torch) end
+    torch.set_default_dtype('float64')
+    -- the packages Torch7's th loaded for every script
+    for _, pkg in ipairs({'paths', 'sys', 'xlua'}) do
+      if rawget(_G, pkg) == nil and package.searchpath(pkg, package.path) then _G[pkg] = require(pkg) end
+    end
+  else
+    for key, entry in pairs(saved) do
+      rawset(entry[1], entry[2], entry[3])
+      saved[key] = nil
+    end
+    torch.set_default_dtype('float32')
+  end
+  dialect = name
+end
+
+-- torch.dialect(): 'pytorch' or 'torch7'; torch.dialect(name) switches the
+-- whole process (the default tensor type with it: float32 or float64).
+function torch.dialect(name)
+  if name == nil then return dialect end
+  if name ~= 'torch7' and name ~= 'pytorch' then
+    error("torch.dialect: expects 'pytorch' or 'torch7', got " .. tostring(name), 2)
+  end
+  switch_to(name)
+  return dialect
+end
+
+for k, v in pairs(torch) do
+  if before.torch[k] ~= nil then torch._help_alias(v, before.torch[k]) end
+end
+for k, v in pairs(methods) do
+  if before.methods[k] ~= nil then torch._help_alias(v, before.methods[k]) end
+end
+
+local env = os.getenv('TH_DIALECT')
+if env and env ~= '' then
+  if env ~= 'torch7' and env ~= 'pytorch' then
+    io.stderr:write("TH_DIALECT: expects 'pytorch' or 'torch7', got '" .. env .. "'; using pytorch\n")
+  else
+    switch_to(env)
+  end
+end
+
+return torch
