@@ -520,5 +520,8 @@ require 'torch.serialize'
 require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
+require 'torch.timer'
+require 'torch.tester'
+require 'torch.cmdline'
 
 return torch
