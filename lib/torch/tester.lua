@@ -62,7 +62,7 @@ function check.tensors(ta, tb, tolerance, negate, ignore_dims)
   if negate then ok = not ok end
   if ok then return true end
   return false, string.format('Tensor%s violation: max diff=%s, tolerance=%s', negate and 'NE(==)' or 'EQ(==)',
-                              tostring(err), tostring(tolerance))
+                              err ~= err and 'nan' or tostring(err), tostring(tolerance))
 end
 
 -- Deep equality: the same type; numbers within tolerance; tensors as above;
