@@ -1,5 +1,5 @@
 -- data: datasets, samplers, the DataLoader (with worker processes), image
--- transforms, a progress bar and Torch7's CmdLine. `local data = require 'data'`
+-- transforms and a progress bar. `local data = require 'data'`
 -- (also torch.data and the global data).
 local torch = require 'torch'
 local data = {}
@@ -13,6 +13,5 @@ require 'data.collate'
 require 'data.transforms'
 require 'data.dataloader'
 require 'data.progress'
-require 'data.cmdline'
 
 return data

@@ -534,6 +534,9 @@ require 'torch.serialize'
 require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
+require 'torch.timer'
+require 'torch.tester'
+require 'torch.cmdline'
 require 'torch.torch7'   -- last: it wraps what the others define
 
 return torch

@@ -1,8 +1,12 @@
 /* lt_util.c: small utilities with no tensor in them: a monotonic clock,
-   Torch7's torch.Timer, and the binding of the registry's names. */
+   Torch7's torch.Timer, sleep and uname for lib/sys and lib/paths, and the
+   binding of the registry's names. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
 #include "lt.h"
 #include "../ops/dispatch.h"
 #include "../autograd/ag.h"
@@ -16,53 +20,100 @@ static double now(void) {
 /* torch.clock(): seconds on a monotonic wall clock (os.clock is CPU time) */
 static int u_clock(lua_State *L) { lua_pushnumber(L, now()); return 1; }
 
-/* torch.Timer(): starts running; t:time() -> {real = seconds}; t:stop(),
-   t:resume(), t:reset() as in Torch7. */
-typedef struct { double start, accumulated; int running; } lt_timer;
+/* torch.Timer(): starts running; t:time() -> {real=, user=, sys=} seconds, as
+   Torch7's (wall clock, then this process's CPU time in user and kernel mode,
+   all threads together, from getrusage); t:stop(), t:resume(), t:reset() as in
+   Torch7: stopped time is not counted, and reset keeps a stopped timer stopped. */
+enum { TIMER_REAL, TIMER_USER, TIMER_SYS, TIMER_CLOCKS };
+static const char *const timer_fields[TIMER_CLOCKS] = {"real", "user", "sys"};
+typedef struct { double start[TIMER_CLOCKS], accumulated[TIMER_CLOCKS]; int running; } lt_timer;
+
+static void read_clocks(double clocks[TIMER_CLOCKS]) {
+  struct rusage usage;
+  clocks[TIMER_REAL] = now();
+  if (getrusage(RUSAGE_SELF, &usage) != 0) memset(&usage, 0, sizeof usage);
+  clocks[TIMER_USER] = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6;
+  clocks[TIMER_SYS] = (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
+}
 
 static lt_timer *check_timer(lua_State *L) { return luaL_checkudata(L, 1, "torch.Timer"); }
 
 static int timer_new(lua_State *L) {
   lt_timer *t = lua_newuserdatauv(L, sizeof *t, 0);
-  t->start = now();
-  t->accumulated = 0;
+  read_clocks(t->start);
+  memset(t->accumulated, 0, sizeof t->accumulated);
   t->running = 1;
   luaL_setmetatable(L, "torch.Timer");
   return 1;
 }
-static double elapsed(const lt_timer *t) { return t->accumulated + (t->running ? now() - t->start : 0); }
 static int timer_time(lua_State *L) {
   lt_timer *t = check_timer(L);
-  lua_createtable(L, 0, 1);
-  lua_pushnumber(L, elapsed(t));
-  lua_setfield(L, -2, "real");
+  double clocks[TIMER_CLOCKS];
+  read_clocks(clocks);
+  lua_createtable(L, 0, TIMER_CLOCKS);
+  for (int k = 0; k < TIMER_CLOCKS; k++) {
+    lua_pushnumber(L, t->accumulated[k] + (t->running ? clocks[k] - t->start[k] : 0));
+    lua_setfield(L, -2, timer_fields[k]);
+  }
   return 1;
 }
 static int timer_stop(lua_State *L) {
   lt_timer *t = check_timer(L);
-  if (t->running) { t->accumulated += now() - t->start; t->running = 0; }
+  if (t->running) {
+    double clocks[TIMER_CLOCKS];
+    read_clocks(clocks);
+    for (int k = 0; k < TIMER_CLOCKS; k++) t->accumulated[k] += clocks[k] - t->start[k];
+    t->running = 0;
+  }
   lua_settop(L, 1);
   return 1;
 }
 static int timer_resume(lua_State *L) {
   lt_timer *t = check_timer(L);
-  if (!t->running) { t->start = now(); t->running = 1; }
+  if (!t->running) { read_clocks(t->start); t->running = 1; }
   lua_settop(L, 1);
   return 1;
 }
 static int timer_reset(lua_State *L) {
   lt_timer *t = check_timer(L);
-  t->accumulated = 0;
-  t->start = now();
+  memset(t->accumulated, 0, sizeof t->accumulated);
+  read_clocks(t->start);
   lua_settop(L, 1);
   return 1;
+}
+
+/* the longest sleep taken: a year, far inside time_t, so that the conversion
+   below cannot overflow */
+#define MAX_SLEEP_US (365.0 * 24 * 3600 * 1e6)
+
+/* torch._usleep(microseconds): sleeps that long (sys.usleep, sys.sleep);
+   a signal does not cut it short. */
+static int u_usleep(lua_State *L) {
+  lua_Number us = luaL_checknumber(L, 1);
+  if (!(us >= 0 && us <= MAX_SLEEP_US))
+    luaL_error(L, "usleep: expected a number of microseconds from 0 to %f, got %f", MAX_SLEEP_US, (double)us);
+  struct timespec left = {(time_t)(us / 1e6), (long)((us - (double)(time_t)(us / 1e6) * 1e6) * 1e3)};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) continue;
+  return 0;
+}
+
+/* torch._uname(): the system's name, the machine's network name and the
+   processor type (paths.uname) */
+static int u_uname(lua_State *L) {
+  struct utsname names;
+  if (uname(&names) != 0) luaL_error(L, "uname: %s", strerror(errno));
+  lua_pushstring(L, names.sysname);
+  lua_pushstring(L, names.nodename);
+  lua_pushstring(L, names.machine);
+  return 3;
 }
 
 static const luaL_Reg timer_methods[] = {
   {"time", timer_time}, {"stop", timer_stop}, {"resume", timer_resume}, {"reset", timer_reset},
   {NULL, NULL}};
 
-static const luaL_Reg functions[] = {{"clock", u_clock}, {"Timer", timer_new}, {NULL, NULL}};
+static const luaL_Reg functions[] = {{"clock", u_clock}, {"Timer", timer_new}, {"_usleep", u_usleep},
+                                     {"_uname", u_uname}, {NULL, NULL}};
 
 void lt_open_util(lua_State *L) {
   if (luaL_newmetatable(L, "torch.Timer")) {

@@ -6,8 +6,11 @@ torch.clock()
   Seconds on a monotonic wall clock, as a float (os.clock counts CPU time instead).
 
 torch.Timer()
-  A running stopwatch, as Torch7's: t:time().real is the seconds counted;
-  t:stop(), t:resume() and t:reset() pause, continue and restart it.
+  A running stopwatch, as Torch7's: t:time() gives {real=, user=, sys=}, the
+  seconds counted on the wall clock and of this process's CPU time in user and
+  in kernel mode (all threads together). t:stop() pauses it (stopped time is
+  not counted), t:resume() continues, t:reset() sets the counts to 0 (a stopped
+  timer stays stopped). Each returns the timer.
 
 torch.type(v)
   v's class name ('torch.FloatTensor', 'nn.Linear'), else Lua's type(v).
