@@ -1,0 +1,196 @@
+-- Torch7's nn modules in Torch7 files, both ways: a module read from a .t7
+-- file (its class name and its Torch7 fields) becomes the moontorch module
+-- that computes the same thing, and a moontorch module is written with the
+-- fields Torch7's class of that name reads. Used by lib/torch/t7format.lua.
+local torch = require 'torch'
+local nn = require 'nn'
+
+local M = {}
+
+-- ---- from Torch7 ----
+
+-- a tensor field as a parameter of the new module (the loaded tensor itself:
+-- tensors that shared a storage in the file keep sharing it)
+local function param(t) return t ~= nil and nn.Parameter(t) or nil end
+
+local function check_tensor(fields, name, key, dims)
+  local t = fields[key]
+  if not torch.is_tensor(t) or (dims and t:dim() ~= dims) then
+    error(string.format('a Torch7 %s whose %s is %s, not a %s', name, key,
+                        torch.is_tensor(t) and tostring(t:dim()) .. '-D tensor' or torch.type(t),
+                        dims and dims .. '-D tensor' or 'tensor'), 0)
+  end
+  return t
+end
+
+local function integer(fields, name, key, default)
+  local v = fields[key]
+  if v == nil then v = default end
+  if math.type(v) ~= 'integer' then
+    error(string.format('a Torch7 %s whose %s is %s, not an integer', name, key, tostring(v)), 0)
+  end
+  return v
+end
+
+-- Torch7 class name -> function(fields) giving the moontorch module
+local from = {}
+
+from['nn.Linear'] = function(f)
+  local w = check_tensor(f, 'nn.Linear', 'weight', 2)
+  local m = nn.Linear(w:size(2), w:size(1), {bias = f.bias ~= nil, dtype = w.dtype})
+  m.weight, m.bias = param(w), param(f.bias)
+  return m
+end
+
+local function conv(f, name)
+  local w = check_tensor(f, name, 'weight')
+  local nin, nout = integer(f, name, 'nInputPlane'), integer(f, name, 'nOutputPlane')
+  local kw, kh = integer(f, name, 'kW'), integer(f, name, 'kH')
+  if w:numel() ~= nout * nin * kh * kw then
+    error(string.format('a Torch7 %s whose weight has %d values, not %dx%dx%dx%d', name, w:numel(), nout, nin, kh, kw), 0)
+  end
+  local m = nn.SpatialConvolution(nin, nout, kw, kh, integer(f, name, 'dW', 1), integer(f, name, 'dH', 1),
+                                  integer(f, name, 'padW', 0), integer(f, name, 'padH', 0))
+  m.weight = param(w:dim() == 4 and w or w:reshape(nout, nin, kh, kw))
+  m.bias = param(f.bias)
+  return m
+end
+from['nn.SpatialConvolution'] = function(f) return conv(f, 'nn.SpatialConvolution') end
+from['nn.SpatialConvolutionMM'] = function(f) return conv(f, 'nn.SpatialConvolutionMM') end
+
+from['nn.SpatialMaxPooling'] = function(f)
+  local name = 'nn.SpatialMaxPooling'
+  local kw, kh = integer(f, name, 'kW'), integer(f, name, 'kH')
+  return nn.MaxPool2d({kh, kw}, {stride = {integer(f, name, 'dH', kh), integer(f, name, 'dW', kw)},
+                                 padding = {integer(f, name, 'padH', 0), integer(f, name, 'padW', 0)},
+                                 ceil_mode = f.ceil_mode == true})
+end
+
+local function container(cls, name)
+  return function(f)
+    local m = cls()
+    for i, child in ipairs(f.modules or {}) do
+      if not nn.is_module(child) then
+        error(string.format('a Torch7 %s whose module %d is a %s', name, i, torch.type(child)), 0)
+      end
+      m:add(child)
+    end
+    return m
+  end
+end
+from['nn.Sequential'] = container(nn.Sequential, 'nn.Sequential')
+
+from['nn.Dropout'] = function(f) return nn.Dropout(type(f.p) == 'number' and f.p or 0.5) end
+from['nn.SoftMax'] = function() return nn.Softmax(-1) end
+from['nn.LogSoftMax'] = function() return nn.LogSoftmax(-1) end
+for _, name in ipairs({'ReLU', 'Tanh', 'Sigmoid', 'Identity', 'ReLU6', 'LogSigmoid', 'SoftPlus'}) do
+  local cls = nn[name] or (name == 'SoftPlus' and nn.Softplus)
+  if cls then from['nn.' .. name] = function() return cls() end end
+end
+
+-- M.can_map(class): whether a Torch7 module of that class can be loaded
+function M.can_map(class) return from[class] ~= nil end
+
+-- M.from_torch7(class, fields): the moontorch module of a Torch7 one, or nil
+-- and the reason; Torch7's train flag false gives a module in eval mode.
+function M.from_torch7(class, fields)
+  local make = from[class]
+  if not make then return nil, 'moontorch has no counterpart of this Torch7 module' end
+  local rng = torch.get_rng_state()             -- constructors draw initial weights
+  local ok, m = pcall(make, fields)
+  torch.set_rng_state(rng)
+  if not ok then return nil, tostring(m) end
+  if fields.train == false then m:eval() end
+  return m
+end
+
+-- ---- to Torch7 ----
+
+local function empty_like(t) return torch.empty(0, {dtype = t and t.dtype or torch.get_default_dtype()}) end
+
+-- the fields every Torch7 module has
+local function base(m, dtype_of)
+  return {output = empty_like(dtype_of), gradInput = empty_like(dtype_of), train = m.training}
+end
+
+local function pair(v, i)
+  if type(v) == 'table' then return v[i] end
+  return v
+end
+
+local to = {}
+
+to['nn.Linear'] = function(m)
+  local f = base(m, m.weight)
+  f.weight, f.bias = m.weight, m.bias
+  f.gradWeight = torch.zeros_like(m.weight)
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  return 'nn.Linear', f
+end
+
+to['nn.Conv2d'] = function(m)
+  if m.groups ~= 1 or pair(m.dilation, 1) ~= 1 or pair(m.dilation, 2) ~= 1 or m.padding_mode ~= 'zeros'
+     or type(m.padding) == 'string' then
+    return nil
+  end
+  local f = base(m, m.weight)
+  f.nInputPlane, f.nOutputPlane = m.in_channels, m.out_channels
+  f.kH, f.kW = m.kernel_size[1], m.kernel_size[2]
+  f.dH, f.dW = pair(m.stride, 1), pair(m.stride, 2)
+  f.padH, f.padW = pair(m.padding, 1), pair(m.padding, 2)
+  f.weight, f.bias = m.weight, m.bias
+  f.gradWeight = torch.zeros_like(m.weight)
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  return 'nn.SpatialConvolution', f
+end
+
+to['nn.MaxPool2d'] = function(m)
+  local f = base(m)
+  local stride = m.stride or m.kernel_size
+  f.kH, f.kW = pair(m.kernel_size, 1), pair(m.kernel_size, 2)
+  f.dH, f.dW = pair(stride, 1), pair(stride, 2)
+  f.padH, f.padW = pair(m.padding, 1), pair(m.padding, 2)
+  f.ceil_mode = m.opts and m.opts.ceil_mode == true
+  f.indices = torch.empty(0, {dtype = 'int64'})
+  return 'nn.SpatialMaxPooling', f
+end
+
+to['nn.Sequential'] = function(m)
+  local f = base(m)
+  f.modules = m:children()
+  return 'nn.Sequential', f
+end
+
+to['nn.Dropout'] = function(m)
+  local f = base(m)
+  f.p, f.v2, f.noise = m.p, true, empty_like()
+  return 'nn.Dropout', f
+end
+
+local function last_dim(torch7_name)
+  return function(m)
+    if m.dim ~= -1 then return nil end
+    return torch7_name, base(m)
+  end
+end
+to['nn.Softmax'] = last_dim('nn.SoftMax')
+to['nn.LogSoftmax'] = last_dim('nn.LogSoftMax')
+to['nn.ReLU'] = function(m)
+  local f = base(m)
+  f.threshold, f.val, f.inplace = 0, 0, false
+  return 'nn.ReLU', f
+end
+for _, name in ipairs({'Tanh', 'Sigmoid', 'Identity', 'LogSigmoid'}) do
+  to['nn.' .. name] = function(m) return 'nn.' .. name, base(m) end
+end
+
+-- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
+-- it, or nil when the module has no Torch7 form here
+function M.to_torch7(m)
+  local mt = getmetatable(m)
+  local make = to[mt and mt.__typename]
+  if not make then return nil end
+  return make(m)
+end
+
+return M
