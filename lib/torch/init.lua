@@ -44,6 +44,7 @@ end
 torch.Tensor = constructor(function() return core.get_default_dtype() end)
 for dtype, stem in pairs(stems) do
   torch[stem .. 'Tensor'] = constructor(function() return dtype end)
+  rawset(torch[stem .. 'Tensor'], '__typename', 'torch.' .. stem .. 'Tensor')
 end
 
 function torch.setdefaulttensortype(name)
@@ -90,6 +91,8 @@ function torch.class(name, parent_name, target)
   if parent and parent.__subclass then parent.__subclass(class) end   -- e.g. autograd Functions
   local ns, short = name:match('^(.*)%.([^.]+)$')
   if target then target[short or name] = class
+  elseif not ns then
+    _G[name] = class                     -- torch.class('Foo') defines the global Foo, as Torch7
   elseif ns then
     local t = _G
     for part in ns:gmatch('[^.]+') do
@@ -101,7 +104,15 @@ function torch.class(name, parent_name, target)
   return class, parent
 end
 
-function torch.getmetatable(name) return classes[name] end
+-- torch.getmetatable(name): the class table of a torch.class, or the typed
+-- constructor of a tensor type name ('torch.DoubleTensor'), whose fields are
+-- the tensor methods, as Torch7's metatables were.
+function torch.getmetatable(name)
+  if classes[name] then return classes[name] end
+  local stem = type(name) == 'string' and name:match('^torch%.(%a+)Tensor$')
+  if stem and rawget(torch, stem .. 'Tensor') then return torch[stem .. 'Tensor'] end
+  return nil
+end
 
 function torch.typename(obj)
   if core.is_tensor(obj) then return obj:type() end
@@ -116,14 +127,26 @@ function torch.type(obj)
   return torch.typename(obj) or type(obj)
 end
 
-function torch.isTypeOf(obj, name)
-  if type(name) == 'table' then name = name.__typename end
+-- torch.isTypeOf(obj, spec): obj's type or one of its parent classes is spec,
+-- a class (or typed constructor) or a name: a Lua pattern that matches the
+-- type name ('torch.*Tensor'), where a plain name must match all of it
+-- ('torch.Long' does not match torch.LongTensor), as in Torch7.
+function torch.isTypeOf(obj, spec)
+  if type(spec) == 'table' then spec = rawget(spec, '__typename') end
+  if type(spec) ~= 'string' then error('torch.isTypeOf: expects a type name or a class', 2) end
+  local function matches(tname)
+    if tname == spec then return true end
+    local ok, m = pcall(string.match, tname, spec)
+    return ok and m ~= nil and m ~= spec
+  end
+  if core.is_tensor(obj) or core.isStorage(obj) then return matches(torch.typename(obj)) end
   local mt = getmetatable(obj)
   while type(mt) == 'table' do
-    if mt.__typename == name then return true end
-    mt = getmetatable(mt) and getmetatable(mt).__index
+    if mt.__typename and matches(mt.__typename) then return true end
+    local up = getmetatable(mt)
+    mt = up and up.__index
   end
-  return core.is_tensor(obj) and obj:type() == name
+  return false
 end
 
 -- ---- torch.Size: x:size(), x.shape ----

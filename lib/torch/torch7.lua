@@ -32,6 +32,17 @@ local function pass1(name, f, ...)
   if ok then return r end
   reraise(name, r)
 end
+-- f(...) from a wrapper that works on the result (not in tail position): an
+-- error is raised at the wrapper's caller, naming the op.
+local function call_named(name, f, ...)
+  local res = table.pack(pcall(f, ...))
+  if res[1] then return table.unpack(res, 2, res.n) end
+  local r = res[2]
+  if type(r) == 'string' then
+    r = r:gsub('^[^:\n]+:%d+: ', '', 1):gsub("to '%?'", "to '" .. name .. "'", 1)
+  end
+  error(r, 3)
+end
 local function pass2(name, f, ...)
   local ok, r, r2 = pcall(f, ...)
   if ok then return r, r2 end
@@ -73,6 +84,11 @@ local function from_library(level)
   return known
 end
 
+-- the dialect and its forms (set in the dialect section below)
+local dialect = 'pytorch'
+local t7form = {}
+local fits
+
 -- ---- result-tensor-first forms (both dialects) ----
 
 -- r's values into res, res resized to r's size as Torch7 did
@@ -103,7 +119,18 @@ local function rf(name, nres, is_rf, opts)
   local function wrapped(...)
     if is_rf(...) then
       local res = {...}
-      local out = table.pack(at_caller(f, select(nres + 1, ...)))
+      local g = f
+      if dialect == 'torch7' and not from_library(1) then
+        g = t7form[name] or f
+        if opts.binary then                       -- operands of one element count
+          local args = table.pack(select(nres + 1, ...))
+          args[2] = fits(args[1], args[2])
+          local out = table.pack(at_caller(g, table.unpack(args, 1, args.n)))
+          for i = 1, nres do into(res[i], out[i]) end
+          return table.unpack(res, 1, nres)
+        end
+      end
+      local out = table.pack(at_caller(g, select(nres + 1, ...)))
       for i = 1, nres do into(res[i], out[i]) end
       return table.unpack(res, 1, nres)
     end
@@ -126,7 +153,8 @@ for _, name in ipairs(unary) do rf(name, 1, function(a, b) return T(a) and T(b) 
 local binary = {'mul', 'div', 'cmul', 'cdiv', 'pow', 'fmod', 'remainder', 'atan2', 'cmax', 'cmin',
                 'maximum', 'minimum'}
 for _, name in ipairs(binary) do
-  rf(name, 1, function(r, a, b) return T(r) and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b)) end)
+  rf(name, 1, function(r, a, b) return T(r) and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b)) end,
+     {binary = true})
 end
 
 -- everything taking a tensor and more arguments that are not tensors:
@@ -162,6 +190,31 @@ for _, name in ipairs({'masked_select', 'maskedSelect', 'take'}) do
   rf(name, 1, function(r, x, m) return T(r) and T(x) and T(m) end)
 end
 
+-- r's values into res in res's own geometry when they have as many elements
+-- (Torch7's range, linspace, logspace write into a view), else as into
+local function into_same_count(res, r)
+  if T(r) and res:numel() == r:numel() and not res:isSameSizeAs(r) then
+    res:copy_(r:reshape(res:size()))
+    return res
+  end
+  return into(res, r)
+end
+
+-- x:range(a, b [, step]), x:linspace(a, b [, n]), x:logspace(a, b [, n]):
+-- Torch7's methods writing into x
+for _, name in ipairs({'range', 'linspace', 'logspace'}) do
+  local f = torch[name]
+  if rawget(methods, name) == nil then
+    methods[name] = function(x, ...)
+      if not T(x) then error(string.format('%s: self must be a tensor, got %s', name, torch.type(x)), 2) end
+      local args = table.pack(...)
+      args.n = args.n + 1
+      args[args.n] = {dtype = x.dtype}
+      return into_same_count(x, call_named(name, f, table.unpack(args, 1, args.n)))
+    end
+  end
+end
+
 -- creation: torch.zeros(res, sizes), ones, rand, randn, eye, linspace,
 -- logspace, range, arange, randperm: a tensor first is the result
 for _, name in ipairs({'zeros', 'ones', 'rand', 'randn', 'eye', 'linspace', 'logspace', 'range', 'arange',
@@ -172,7 +225,6 @@ end
 -- add and sub: torch.add(res, a, b), (res, a, value, b); (res, a, value)
 -- is PyTorch's add(a, b, alpha) in the PyTorch dialect. Torch7's
 -- torch.add(a, value, b) is a + value * b.
-local dialect = 'pytorch'
 for _, name in ipairs({'add', 'sub', 'csub'}) do
   local f = rawget(torch, name) or methods[name]
   if f then
@@ -361,9 +413,9 @@ function methods.real(x) return x:to(torch.get_default_dtype()) end
 -- torch.setheaptracking(bool): Torch7 let Lua's collector count the memory
 -- of tensors; moontorch's collector always does (src/vm/lt_tensor.c pays
 -- Lua's debt from the engine's allocations), so this records the flag only.
-local heap_tracking = true
-function torch.setheaptracking(on) heap_tracking = on and true or false end
-function torch.getheaptracking() return heap_tracking end
+torch._heaptracking = true
+function torch.setheaptracking(on) torch._heaptracking = on and true or false end
+function torch.getheaptracking() return torch._heaptracking end
 
 -- torch.pointer(obj): the address of a tensor's first element, a storage's,
 -- or of any other Lua object, as an integer
@@ -380,6 +432,17 @@ function torch.include(pkg, file)
   local path = package.searchpath(pkg .. '.' .. file:gsub('%.lua$', ''), package.path)
   if not path then error(string.format("torch.include: no file '%s' in package '%s'", file, pkg), 2) end
   return dofile(path)
+end
+
+-- torch.serializeToStorage(obj [, format]) / torch.deserializeFromStorage(s):
+-- torch.serialize's bytes in a CharStorage, and back
+function torch.serializeToStorage(obj, format)
+  local bytes = at_caller(torch.serialize, obj, format)
+  return torch.CharStorage():string(bytes)
+end
+function torch.deserializeFromStorage(s, format)
+  if not torch.isStorage(s) then error('deserializeFromStorage: expects a CharStorage, got ' .. torch.type(s), 2) end
+  return at_caller(torch.deserialize, s:string(), format)
 end
 
 -- ---- the random generator: Torch7's names and forms ----
@@ -552,7 +615,9 @@ rf('multinomial', 1, function(r, p) return T(r) and T(p) end)
 
 -- ---- the dialect: every switch point ----
 local reductions_to_number = {'sum', 'prod', 'mean', 'max', 'min', 'norm', 'dot', 'std', 'var', 'dist', 'trace',
-                              'median', 'mode', 'all', 'any', 'logsumexp'}
+                              'median', 'mode', 'kthvalue', 'all', 'any', 'logsumexp'}
+-- reductions that work along the last dim when none is given (Torch7)
+local along_last = {median = true, mode = true, kthvalue = true}
 
 local saved = {}
 local function install(tbl, name, fn)
@@ -563,42 +628,85 @@ local function install(tbl, name, fn)
 end
 
 local function number_if_scalar(r)
-  if T(r) and r:dim() == 0 and not r.requires_grad then
-    local v = r:item()
-    return v
-  end
+  if T(r) and r:dim() == 0 and not r.requires_grad then return r:item() end
+  return r
+end
+
+-- all and any answer a boolean (a uint8 tensor's 0 would be true in Lua)
+local function truth(r)
+  r = number_if_scalar(r)
+  if type(r) == 'number' then return r ~= 0 end
   return r
 end
 
 local torch7_switches = {}
+
+-- Torch7's answer of a reduction called as x:name(...) or torch.name(x, ...)
+-- (no result tensors: the result-first wrapper strips them and calls this)
+local function reduction_form(name, f)
+  return function(x, ...)
+    local n = select('#', ...)
+    if not T(x) then return f(x, ...) end
+    local a, b = ...
+    if n == 0 then
+      if along_last[name] then return f(x, math.max(x:dim(), 1), true) end
+      if name == 'all' or name == 'any' then return truth(f(x)) end
+      return number_if_scalar(f(x))
+    end
+    if name == 'std' or name == 'var' then          -- std(dim, biased): true divides by n
+      if N(a) and (b == nil or type(b) == 'boolean') and n <= 2 then return f(x, a, not b, true) end
+    elseif name == 'norm' then
+      if N(a) and N(b) and n == 2 then return f(x, a, b, true) end
+      if n == 1 and (N(a) or type(a) == 'string') then return number_if_scalar(f(x, a)) end
+    elseif name == 'dot' or name == 'dist' or name == 'trace' then
+      return number_if_scalar(f(x, ...))
+    elseif name == 'kthvalue' then                 -- kthvalue(k [, dim])
+      if N(a) and n == 1 then return f(x, a, math.max(x:dim(), 1), true) end
+      if N(a) and N(b) and n == 2 then return f(x, a, b, true) end
+    elseif (name == 'all' or name == 'any') then
+      if n == 1 and N(a) then return f(x, a, true) end
+    elseif N(a) and n == 1 then
+      return f(x, a, true)
+    end
+    return f(x, ...)
+  end
+end
+
+-- t7form (declared above): the Torch7 forms of the torch functions while the
+-- dialect is on; the result-first wrappers compute with these for the user's code.
 
 -- full reductions return numbers; a reduction over a dim keeps it
 for _, name in ipairs(reductions_to_number) do
   torch7_switches[#torch7_switches + 1] = function(tbl)
     local f = rawget(tbl, name)
     if not f then return end
+    local plain = tbl == torch and result_first[name] and result_first[name].f or f
+    local form = reduction_form(name, plain)
+    if tbl == torch then t7form[name] = form end
+    local nres = result_first[name] and result_first[name].nres or 1
     install(tbl, name, function(x, ...)
-      if from_library(1) then return f(x, ...) end
-      local n = select('#', ...)
-      if not T(x) then return f(x, ...) end
-      if n == 0 then return number_if_scalar(f(x)) end
-      local a, b, c = ...
-      if name == 'std' or name == 'var' then
-        -- Torch7: std(dim, biased): true divides by n
-        if N(a) and (b == nil or type(b) == 'boolean') and n <= 2 then
-          return f(x, a, not b, true)
-        end
-      elseif name == 'norm' then
-        if N(a) and N(b) and n == 2 then return f(x, a, b, true) end
-        if n == 1 and (N(a) or type(a) == 'string') then return number_if_scalar(f(x, a)) end
-      elseif name == 'dot' or name == 'dist' then
-        return number_if_scalar(f(x, ...))
-      elseif N(a) and n == 1 and name ~= 'all' and name ~= 'any' then
-        return f(x, a, true)
+      if from_library(1) then return (nres == 1 and pass1 or pass2)(name, f, x, ...) end
+      if tbl == torch and T(x) and T((...)) and not (nres == 2 and not T(select(2, ...))) then
+        return f(x, ...)                           -- result first: the wrapper calls the form
       end
-      return f(x, ...)
+      return form(x, ...)
     end)
   end
+end
+
+-- x:select(dim, i) of a 1-D tensor is the number at i (Torch7 did not look at dim)
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  local f = rawget(tbl, 'select')
+  if not f or tbl ~= methods then return end
+  install(tbl, 'select', function(x, d, i, ...)
+    if T(x) and x:dim() == 1 and not from_library(1) and select('#', ...) == 0 then
+      if math.type(i) ~= 'integer' or i < 1 or i > x:size(1) then
+        error(string.format('select: index %s out of range [1, %d]', tostring(i), x:size(1)), 2)
+      end
+      return x[i]
+    end
+    return pass1('select', f, x, d, i, ...)
+  end)
 end
 
 -- x:size() is a LongStorage
@@ -615,7 +723,7 @@ end
 local same_numel = {'add', 'sub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'copy_', 'copy', 'fmod',
                     'remainder', 'cmax', 'cmin', 'lerp', 'addcmul', 'addcdiv', 'eq', 'ne', 'lt', 'le', 'gt',
                     'ge', 'atan2', 'csub'}
-local function fits(x, y)
+function fits(x, y)
   if not (T(x) and T(y)) or x:numel() ~= y:numel() or x:isSameSizeAs(y) then return y end
   local ok = pcall(torch.broadcast_shapes, x:size(), y:size())
   if ok then return y end
@@ -629,7 +737,8 @@ local inplace_unary = unary
 local inplace_binary = {'add', 'sub', 'csub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'fmod', 'remainder',
                         'cfmod', 'cremainder', 'cmax', 'cmin', 'atan2', 'clamp', 'lerp', 'addcmul', 'addcdiv',
                         'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm', 'cinv'}
-local method_rf = {mm = true, mv = true, bmm = true, ger = true, outer = true, cross = true}
+local method_rf = {mm = true, mv = true, bmm = true, ger = true, outer = true, cross = true,
+                   maskedSelect = true, masked_select = true}
 
 local is_unary = {}
 for _, u in ipairs(inplace_unary) do is_unary[u] = true end
@@ -645,9 +754,9 @@ local function method_switch(name)
   return function(tbl)
     if tbl ~= methods then return end
     local f = rawget(tbl, name)
-    local tf = torch[name]
+    local tf = rawget(torch, name) or f
     local inplace = methods[name .. '_']
-    if not f or not tf then return end
+    if not f then return end
     install(tbl, name, function(x, ...)
       if from_library(1) or not T(x) then return f(x, ...) end
       local n = select('#', ...)
@@ -668,7 +777,10 @@ local function method_switch(name)
                   and not (additive[name] and N(a) and T(b) and c == nil)
       end
       if rf_call then return into(x, at_caller(tf, ...)) end
-      if not inplace then return f(x, ...) end
+      if not inplace then return pass1(name, f, x, ...) end
+      if name == 'div' and N(a) and n == 1 and not torch.is_floating_point(x) then
+        return at_caller(inplace, x, a, {rounding_mode = 'trunc'})     -- C's integer division
+      end
       if additive[name] and N(a) and T(b) then return at_caller(inplace, x, fits(x, b), a) end  -- x:add(value, y)
       if T(a) then return at_caller(inplace, x, fits(x, a), select(2, ...)) end
       return at_caller(inplace, x, ...)
