@@ -147,6 +147,7 @@ void lt_open_data(lua_State *L);
 void lt_open_serialize(lua_State *L);
 void lt_open_autograd(lua_State *L);
 void lt_open_conv(lua_State *L);
+void lt_open_lapack(lua_State *L);
 
 /* autograd fields of tensors (grad, requires_grad, grad_fn, is_leaf, data):
    1 when k is one of them (get: value pushed; set: value at index v stored) */
