@@ -520,5 +520,6 @@ require 'torch.serialize'
 require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
+require 'torch.linalg'
 
 return torch
