@@ -48,7 +48,7 @@ local function split_opts(...)
   local args = table.pack(...)
   local last = args[args.n]
   if args.n > 0 and type(last) == 'table' and not torch.is_tensor(last) and last[1] == nil then
-    args.n = args.n - 1
+    args[args.n], args.n = nil, args.n - 1
     return args, last
   end
   return args, {}
