@@ -147,6 +147,7 @@ void lt_open_data(lua_State *L);
 void lt_open_serialize(lua_State *L);
 void lt_open_autograd(lua_State *L);
 void lt_open_conv(lua_State *L);
+void lt_open_lapack(lua_State *L);
 void lt_open_storage(lua_State *L);
 
 /* A Torch7 storage object (lt_storage.c): a window of size elements at
