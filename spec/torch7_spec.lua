@@ -222,6 +222,56 @@ describe("Torch7's names", function()
   end)
 end)
 
+describe("Torch7's other forms", function()
+  it('split and chunk fill a result table; view and expand take a source after self', function()
+    local x = torch.arange(1, 8)
+    local pieces = {}
+    torch.split(pieces, x, 3)
+    assert.are.equal(3, #pieces)
+    assert.are.same({7}, pieces[3]:totable())
+    local r = torch.Tensor()
+    r:view(x, 7, 1)
+    assert.are.same({7, 1}, r:size():totable())
+    r[1][1] = 100
+    assert.are.equal(100, x[1])                        -- r shares x's memory
+    local e = torch.Tensor()
+    e:expand(torch.ones(3, 1), 3, 4)
+    assert.are.same({3, 4}, e:size():totable())
+    assert.are.equal(3.5, torch.lerp(3, 4, 0.5))
+  end)
+
+  it("alias-method sampling draws every class by its probability", function()
+    torch.manualSeed(11)
+    local probs = torch.Tensor({0.1, 0.2, 0.7})
+    local state = torch.multinomialAliasSetup(probs)
+    local out = torch.multinomialAlias(torch.LongTensor(30000), state)
+    assert.are.equal(1, out:min():item())
+    assert.are.equal(3, out:max():item())
+    local third = out:eq(3):sum():item() / 30000
+    assert.is_true(math.abs(third - 0.7) < 0.02, 'class 3 drawn ' .. third .. ' of the time')
+    raises('sum to 0', torch.multinomialAliasSetup, torch.zeros(3))
+  end)
+
+  it('storages and generators are saved and loaded, in both formats', function()
+    local s = torch.DoubleStorage({1, 2, 3})
+    local g = torch.Generator()
+    g:manual_seed(5)
+    for _, format in ipairs({'moontorch', 'binary'}) do
+      local bytes = format == 'moontorch' and torch.serialize({s, s, g}) or torch.serialize({s, s, g}, 'binary')
+      local back = torch.deserialize(bytes)
+      assert.are.equal('torch.DoubleStorage', torch.type(back[1]))
+      assert.are.same({1, 2, 3}, back[1]:totable())
+      assert.is_true(back[1] == back[2])                 -- one storage, saved once
+      local copy = g:get_state():clone()
+      assert.are.equal(torch.random(back[3], 1, 1000000), torch.random(g, 1, 1000000))
+      g:set_state(copy)
+    end
+    local st = torch.serializeToStorage({a = 1})
+    assert.are.equal('torch.CharStorage', torch.type(st))
+    assert.are.same({a = 1}, torch.deserializeFromStorage(st))
+  end)
+end)
+
 describe('the Torch7 dialect', function()
   it('is off by default, and switched by torch.dialect', function()
     assert.are.equal('pytorch', torch.dialect())
@@ -315,6 +365,24 @@ describe('the Torch7 dialect', function()
       assert.are.same({1, 2, 3, 4}, z:totable())
       raises('cannot broadcast', function() torch.ones(2, 2):cmul(torch.ones(3)) end)
     end)
+  end)
+
+  it('multiplies matrices and vectors with *, and adds operands of one element count', function()
+    in_torch7(function()
+      local a = torch.Tensor({{1, 2}, {3, 4}})
+      local v = torch.Tensor({1, 1})
+      assert.are.same({{7, 10}, {15, 22}}, (a * a):totable())
+      assert.are.same({3, 7}, (a * v):totable())
+      assert.are.equal(2, v * v)
+      assert.are.same({{2, 3}, {4, 5}}, (a + torch.ones(4)):totable())
+      raises('one point cannot span 0 to 1', torch.linspace, 0, 1, 1)
+      assert.are.equal(0, torch.Tensor():dim())
+      local n = a:new()                                -- a tensor on a's memory
+      n[1][1] = 9
+      assert.are.equal(9, a[1][1])
+    end)
+    -- PyTorch's * stays elementwise
+    assert.are.same({{1, 4}, {9, 16}}, (torch.tensor({{1, 2}, {3, 4}}) * torch.tensor({{1, 2}, {3, 4}})):totable())
   end)
 
   it("joins along the last dim by default in cat", function()

@@ -712,17 +712,21 @@ local function same_size(a, b)
   return true
 end
 
--- values copied into the result tensors (resized when their shape differs);
--- returns the results
+-- the result tensors take the values' memory and layout (LAPACK's column-major
+-- one, as Torch7's results did), or a copy when the dtypes differ; returns them
 local function store(results, ...)
   local values = {...}
   if not results then return ... end
   for i, r in ipairs(results) do
     local v = values[i]
     if v ~= nil then
-      if r.dtype ~= v.dtype and v:is_floating_point() == r:is_floating_point() then v = v:to(r.dtype) end
-      if not same_size(r:size(), v:size()) then r:resize_(v:size()) end
-      r:copy_(v)
+      if r.dtype == v.dtype and not r.requires_grad and not v.requires_grad then
+        r:set_(v)
+      else
+        if r.dtype ~= v.dtype and v:is_floating_point() == r:is_floating_point() then v = v:to(r.dtype) end
+        if not same_size(r:size(), v:size()) then r:resize_(v:size()) end
+        r:copy_(v)
+      end
     end
   end
   return table.unpack(results)

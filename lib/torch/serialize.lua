@@ -11,8 +11,10 @@
 -- grad, 2 nn.Parameter, 4 saved from a GPU, whose ordinal follows in one
 -- byte; dims, sizes, byte count, bytes -- views are saved
 -- compacted: their values, not the storage), 'S' torch.Size, 'R' reference
--- to an earlier table or tensor (its id), 'M' table (class name or '', pair
--- count, key/value pairs); then the CRC-32 of everything before it (4
+-- to an earlier table, tensor or storage (its id), 'M' table (class name or
+-- '', pair count, key/value pairs), 'P' storage (dtype name, byte count,
+-- bytes), 'G' random generator (its state, as a 'T' uint8 tensor); files
+-- without the last two read in older builds; then the CRC-32 of everything before it (4
 -- bytes). Version 2 (read, not written) had no tensor flags. Every length is
 -- checked against what is left before anything is allocated, and nesting is
 -- bounded, so a bad file gives a 'torch.load:' error, never a crash.
@@ -27,6 +29,7 @@ local OLDEST_VERSION = 2
 local MAX_DEPTH = 10000
 local REQUIRES_GRAD, PARAMETER, ON_GPU = 1, 2, 4
 local size_mt = debug.getregistry()['torch.Size']
+local generator_mt = debug.getregistry()['torch.Generator']
 
 -- Packages torch.load may require to find a class a file names (an 'nn.Linear'
 -- needs nn); any other class must be defined before loading. Code runs on
@@ -85,11 +88,19 @@ local function writer()
     elseif t == 'number' then
       if math.type(v) == 'integer' then put('i' .. string.pack('<i8', v)) else put('d' .. string.pack('<d', v)) end
     elseif t == 'string' then put('s' .. string.pack('<s4', v))
-    elseif torch.is_tensor(v) or t == 'table' then
+    elseif getmetatable(v) == generator_mt then
+      put('G')
+      value(v:get_state(), depth + 1)
+    elseif torch.is_tensor(v) or t == 'table' or torch.isStorage(v) then
       if ids[v] then put('R' .. string.pack('<i4', ids[v])) return end
       if depth > MAX_DEPTH then fail(string.format('tables nest deeper than %d levels', MAX_DEPTH), depth) end
       next_id = next_id + 1
       ids[v] = next_id
+      if torch.isStorage(v) then
+        put('P' .. string.pack('<s1', v:_dtype()))
+        put(string.pack('<s8', torch._tensor_bytes(v:_tensor())))
+        return
+      end
       if torch.is_tensor(v) then
         local nn = package.loaded.nn
         local flags = v.requires_grad and REQUIRES_GRAD or 0
@@ -261,7 +272,33 @@ function torch.deserialize(s, source, map_location)
       return refs[id]
     end
     if depth > MAX_DEPTH then corrupt('tables nest deeper than %d levels', MAX_DEPTH) end
-    if tag == 'S' then
+    if tag == 'G' then
+      local state = value(depth + 1)
+      if not (torch.is_tensor(state) and state.dtype == 'uint8') then corrupt('a generator without its state') end
+      local g = torch.Generator()
+      local ok, err = pcall(g.set_state, g, state)
+      if not ok then corrupt('a generator state that does not fit (%s)', tostring(err):gsub('^[^\n]-:%d+: ', '', 1)) end
+      return g
+    elseif tag == 'P' then
+      local dlen = unpack('<B', 1, 'a dtype')
+      need(1 + dlen, 'a dtype')
+      local dtype
+      dtype, pos = string.unpack('<s1', s, pos)
+      local nbytes
+      nbytes, pos = unpack('<i8', 8, 'a byte count')
+      if nbytes < 0 then corrupt('a negative byte count %d', nbytes) end
+      need(nbytes, 'storage data')
+      local known, esize = pcall(function() return torch.empty(0, {dtype = dtype}):element_size() end)
+      if not known then corrupt('a storage of unknown dtype %q', dtype) end
+      if nbytes % esize ~= 0 then corrupt('a %s storage of %d bytes', dtype, nbytes) end
+      local ok, t = pcall(torch._tensor_from_bytes, s:sub(pos, pos + nbytes - 1), dtype, {nbytes // esize},
+                          'torch.load: ' .. source)
+      if not ok then corrupt('a storage that does not fit (%s)', tostring(t):gsub('^[^\n]-:%d+: ', '', 1)) end
+      pos = pos + nbytes
+      local st = t:storage()
+      refs[#refs + 1] = st
+      return st
+    elseif tag == 'S' then
       local n; n, pos = unpack('<B', 1, 'a size')
       local out = {}
       for i = 1, n do out[i], pos = unpack('<i8', 8, 'a size') end

@@ -19,6 +19,7 @@ local File = require 'torch.File'
 File._internal(debug.getinfo(1, 'S').source)
 local fail = File._fail
 
+local generator_mt = debug.getregistry()['torch.Generator']
 local TYPE_NIL, TYPE_NUMBER, TYPE_STRING, TYPE_TABLE, TYPE_TORCH, TYPE_BOOLEAN = 0, 1, 2, 3, 4, 5
 local TYPE_FUNCTION, LEGACY_TYPE_RECUR_FUNCTION, TYPE_RECUR_FUNCTION = 6, 7, 8
 -- Tables nest at most this deep, on write and on read (both recurse), as in
@@ -184,6 +185,13 @@ function writer(f, op)
       fail(op, 'cannot save a function at %s (Torch7 files may hold Lua bytecode, but moontorch neither writes nor '
            .. 'loads it)', path_text(trail, depth))
     end
+    if getmetatable(v) == generator_mt then      -- moontorch's generator state, as a field
+      f:writeInt(TYPE_TORCH)
+      if reference(v) then return end
+      write_header(f, 'torch.Generator')
+      value({state = v:get_state()}, depth + 1)
+      return
+    end
     if t ~= 'table' then fail(op, 'cannot save a %s at %s', t, path_text(trail, depth)) end
     local mt = getmetatable(v)
     if mt == size_mt then                       -- Torch7's sizes are LongStorages
@@ -348,6 +356,19 @@ local function reader(f, op, source)
 
   -- a torch.class object (not a tensor or storage): its fields, then its class
   local function read_object(class, index, depth, at)
+    if class == 'torch.Generator' then            -- as moontorch writes one: its state
+      local fields = value(depth + 1)
+      local state = type(fields) == 'table' and fields.state
+      if not (torch.is_tensor(state) and state.dtype == 'uint8') then
+        fail(op, "%s holds a torch.Generator (at byte %d) that is not moontorch's (Torch7's generators cannot be read)",
+             source, at)
+      end
+      local g = torch.Generator()
+      local ok = pcall(g.set_state, g, state)
+      if not ok then fail(op, '%s holds a torch.Generator (at byte %d) whose state does not fit', source, at) end
+      st.read[index] = g
+      return g
+    end
     local mt = class_of(class, at)
     local obj = {}
     st.read[index] = obj

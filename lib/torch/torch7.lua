@@ -247,6 +247,14 @@ end
 
 -- lerp(res, a, b, w)
 rf('lerp', 1, function(r, a, b, w) return T(r) and T(a) and T(b) and (N(w) or T(w)) end)
+-- torch.lerp(a, b, w) of numbers: a + w * (b - a), a number (Torch7)
+do
+  local lerp = torch.lerp
+  torch.lerp = function(a, b, w, ...)
+    if N(a) and N(b) and N(w) and select('#', ...) == 0 then return a + w * (b - a) end
+    return pass1('lerp', lerp, a, b, w, ...)
+  end
+end
 -- cross(res, a, b [, dim])
 rf('cross', 1, function(r, a, b) return T(r) and T(a) and T(b) end)
 
@@ -317,7 +325,22 @@ local function cat_default_dim(list)
   return d
 end
 do
-  local cat = torch.cat
+  local raw_cat = torch.cat
+  -- in the Torch7 dialect empty vectors join nothing, whatever the dim, and
+  -- take no part in the result's type (Torch7's empty tensors have no dims)
+  local function cat(list, ...)
+    if dialect ~= 'torch7' or type(list) ~= 'table' or T(list) or getmetatable(list) ~= nil then
+      return raw_cat(list, ...)
+    end
+    local kept, dropped = {}, false
+    for i = 1, #list do
+      local t = list[i]
+      if T(t) and t:dim() == 1 and t:numel() == 0 then dropped = true else kept[#kept + 1] = t end
+    end
+    if not dropped then return raw_cat(list, ...) end
+    if #kept == 0 then return list[1]:clone() end
+    return raw_cat(kept, ...)
+  end
   local function list_form(v) return type(v) == 'table' and not T(v) end
   torch.cat = function(...)
     local n = select('#', ...)
@@ -337,6 +360,22 @@ do
   torch.catArray = torch.cat
 end
 
+-- torch.split([result,] x, size [, dim]) and torch.chunk([result,] x, n [, dim]):
+-- a table first receives the pieces
+for _, name in ipairs({'split', 'chunk'}) do
+  local f = torch[name]
+  torch[name] = function(result, ...)
+    if type(result) == 'table' and not T(result) and getmetatable(result) == nil and T((...)) then
+      local pieces = table.pack(call_named(name, f, ...))
+      if pieces.n == 1 and type(pieces[1]) == 'table' then pieces = pieces[1] end
+      for k in pairs(result) do result[k] = nil end
+      for i, p in ipairs(pieces) do result[i] = p end
+      return result
+    end
+    return pass1(name, f, result, ...)
+  end
+end
+
 -- ---- names Torch7 had ----
 local function alias(new, old)
   if methods[old] ~= nil and rawget(methods, new) == nil then methods[new] = methods[old] end
@@ -350,6 +389,16 @@ alias('cfmod', 'fmod')
 alias('cremainder', 'remainder')
 alias('nDimension', 'dim')
 alias('ger', 'outer')
+if rawget(methods, 'dist') == nil and rawget(torch, 'dist') ~= nil then methods.dist = torch.dist end
+torch.isTensor = torch.is_tensor
+-- torch.Tensor.isTensor(v), torch.FloatTensor.isTensor(v), ...: Torch7's
+-- spelling of torch.isTensor on the typed constructors
+for _, ctor in pairs(torch) do
+  if type(ctor) == 'table' and type(rawget(ctor, '__typename')) == 'string' and rawget(ctor, '__typename'):match('Tensor$') then
+    rawset(ctor, 'isTensor', torch.is_tensor)
+  end
+end
+rawset(torch.Tensor, 'isTensor', torch.is_tensor)
 
 function methods.isSameSizeAs(x, y)
   if not T(y) then error('isSameSizeAs: expects a tensor, got ' .. torch.type(y), 2) end
@@ -409,6 +458,25 @@ function methods.map2(x, y, z, fn) return each('map2', x, {y, z}, fn) end
 
 -- x:real(): the default floating type's tensor (Torch7's real type)
 function methods.real(x) return x:to(torch.get_default_dtype()) end
+
+-- x:view(src, sizes...), x:viewAs(src, y), x:expand(src, sizes...),
+-- x:expandAs(src, y), x:repeatTensor(src, sizes...): Torch7's forms with a
+-- source tensor after self, which becomes the result (x takes its memory and
+-- geometry, as x:set(result))
+for _, name in ipairs({'view', 'viewAs', 'expand', 'expandAs', 'repeatTensor', 'reshape', 'unfold', 'narrow',
+                       'select', 'transpose', 't', 'squeeze', 'unsqueeze', 'permute'}) do
+  local f = methods[name]
+  if f then
+    local two = name == 'viewAs' or name == 'expandAs'
+    methods[name] = function(x, ...)
+      local src = ...
+      if T(x) and T(src) and (not two or T(select(2, ...))) then
+        return x:set_(call_named(name, f, ...))
+      end
+      return pass1(name, f, x, ...)
+    end
+  end
+end
 
 -- torch.setheaptracking(bool): Torch7 let Lua's collector count the memory
 -- of tensors; moontorch's collector always does (src/vm/lt_tensor.c pays
@@ -610,6 +678,60 @@ for _, name in ipairs({'rand', 'randn', 'randperm', 'randint', 'multinomial'}) d
     return pass1(name, f, ...)
   end
 end
+-- torch.multinomialAliasSetup(probs [, state]) -> {J, q}: the tables of
+-- Walker's alias method for the distribution probs (a vector, normalised
+-- here), written into state when given; torch.multinomialAlias(output,
+-- state) fills output (a LongTensor) with draws from it in O(1) each: a
+-- uniform column k, kept with probability q[k], else its alias J[k].
+function torch.multinomialAliasSetup(probs, state)
+  if not T(probs) or probs:dim() ~= 1 or probs:numel() == 0 then
+    error('multinomialAliasSetup: expects a non-empty vector of probabilities', 2)
+  end
+  local n = probs:numel()
+  local p = probs:double():totable()
+  local total = 0
+  for i = 1, n do
+    if not (p[i] >= 0) or p[i] == math.huge then
+      error(string.format('multinomialAliasSetup: probability %d is %s', i, tostring(p[i])), 2)
+    end
+    total = total + p[i]
+  end
+  if total <= 0 then error('multinomialAliasSetup: the probabilities sum to 0', 2) end
+  local q, J, small, large = {}, {}, {}, {}
+  for i = 1, n do
+    q[i] = p[i] * n / total
+    J[i] = i
+    if q[i] < 1 then small[#small + 1] = i else large[#large + 1] = i end
+  end
+  while #small > 0 and #large > 0 do
+    local s, l = table.remove(small), large[#large]
+    J[s] = l
+    q[l] = q[l] - (1 - q[s])
+    if q[l] < 1 then table.remove(large); small[#small + 1] = l end
+  end
+  for _, i in ipairs(large) do q[i] = 1 end
+  for _, i in ipairs(small) do q[i] = 1 end         -- rounding leftovers
+  state = state or {}
+  state[1] = into(T(state[1]) and state[1] or torch.LongTensor(), torch.LongTensor(J))
+  state[2] = into(T(state[2]) and state[2] or torch.empty(0, {dtype = probs.dtype}), torch.tensor(q, {dtype = probs.dtype}))
+  return state
+end
+
+function torch.multinomialAlias(output, state)
+  if not T(output) then error('multinomialAlias: expects an output tensor first', 2) end
+  if type(state) ~= 'table' or not T(state[1]) or not T(state[2]) then
+    error('multinomialAlias: expects the state multinomialAliasSetup returned', 2)
+  end
+  local J, q = state[1], state[2]
+  local n, m = J:numel(), output:numel()
+  if m == 0 then return output end
+  local k = torch.LongTensor(m):random(1, n)
+  local keep = torch.rand(m, {dtype = 'float64'}):lt(q:double():index(1, k))
+  local draws = torch.where(keep, k, J:long():index(1, k))
+  output:copy_(draws:view(output:size()))
+  return output
+end
+
 -- torch.multinomial(res, probs, n, replacement)
 rf('multinomial', 1, function(r, p) return T(r) and T(p) end)
 
@@ -686,7 +808,7 @@ for _, name in ipairs(reductions_to_number) do
     local nres = result_first[name] and result_first[name].nres or 1
     install(tbl, name, function(x, ...)
       if from_library(1) then return (nres == 1 and pass1 or pass2)(name, f, x, ...) end
-      if tbl == torch and T(x) and T((...)) and not (nres == 2 and not T(select(2, ...))) then
+      if tbl == torch and result_first[name] and result_first[name].is_rf(x, ...) then
         return f(x, ...)                           -- result first: the wrapper calls the form
       end
       return form(x, ...)
@@ -709,6 +831,104 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
   end)
 end
 
+-- a * b of two tensors is Torch7's product: dot of vectors (a number), mv,
+-- mm; a tensor times a number scales it
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local mt = torch._tensor_mt
+  local mul = rawget(mt, '__mul')
+  install(mt, '__mul', function(a, b)
+    if T(a) and T(b) and not from_library(1) then
+      local da, db = a:dim(), b:dim()
+      if da == 1 and db == 1 then return call_named('__mul', torch.dot, a, b):item() end
+      if da == 2 and db == 1 then return call_named('__mul', torch.mv, a, b) end
+      if da == 2 and db == 2 then return call_named('__mul', torch.mm, a, b) end
+      error(string.format('__mul: Torch7 multiplies vectors and matrices, got %dD and %dD tensors', da, db), 2)
+    end
+    return mul(a, b)
+  end)
+end
+
+-- a + b and a - b take operands of one element count and other shapes
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local mt = torch._tensor_mt
+  for _, key in ipairs({'__add', '__sub'}) do
+    local op = rawget(mt, key)
+    install(mt, key, function(a, b)
+      if T(a) and T(b) and not from_library(1) then return op(a, fits(a, b)) end
+      return op(a, b)
+    end)
+  end
+end
+
+-- an empty tensor has no dims (Torch7's torch.Tensor() is 0-dimensional)
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  for _, name in ipairs({'dim', 'nDimension'}) do
+    local f = rawget(tbl, name)
+    install(tbl, name, function(x)
+      if T(x) and x:numel() == 0 and not from_library(1) then return 0 end
+      return f(x)
+    end)
+  end
+end
+
+-- res:name(args) is torch.name(res, args) for every result-first form:
+-- res:sum(x, 2), idx:nonzero(x), vals:sort(idx, x)
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local creation = {zeros = true, ones = true, rand = true, randn = true, eye = true, linspace = true,
+                    logspace = true, range = true, arange = true, randperm = true}
+  for name, entry in pairs(result_first) do
+    local f = not creation[name] and rawget(tbl, name)
+    local via = torch[name]
+    if f then
+      install(tbl, name, function(x, ...)
+        if not from_library(1) and entry.is_rf(x, ...) then return via(x, ...) end
+        return f(x, ...)
+      end)
+    end
+  end
+end
+
+-- x:bernoulli([gen,] p) fills x in place (PyTorch's returns a new tensor)
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local f = rawget(tbl, 'bernoulli')
+  install(tbl, 'bernoulli', function(x, ...)
+    if T(x) and not from_library(1) then return bernoulli_fill(x, ...) end
+    return f(x, ...)
+  end)
+end
+
+-- x:new() with no arguments is a tensor on x's memory (Torch7's constructor
+-- called with x); x:new(sizes) as in both dialects
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local f = rawget(tbl, 'new')
+  install(tbl, 'new', function(x, ...)
+    if T(x) and select('#', ...) == 0 and not from_library(1) then return torch.Tensor(x):type(x:type()) end
+    return f(x, ...)
+  end)
+end
+
+-- torch.linspace(a, b, 1) and logspace with a ~= b have no answer in Torch7
+for _, name in ipairs({'linspace', 'logspace'}) do
+  torch7_switches[#torch7_switches + 1] = function(tbl)
+    if tbl ~= torch then return end
+    local f = rawget(tbl, name)
+    install(tbl, name, function(...)
+      local n = select('#', ...)
+      local a, b, c = ...
+      if not from_library(1) and N(a) and N(b) and c == 1 and a ~= b and n == 3 then
+        error(string.format('%s: one point cannot span %s to %s', name, tostring(a), tostring(b)), 2)
+      end
+      return pass1(name, f, ...)
+    end)
+  end
+end
+
 -- x:size() is a LongStorage
 torch7_switches[#torch7_switches + 1] = function(tbl)
   local f = rawget(tbl, 'size')
@@ -720,7 +940,8 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
 end
 
 -- elementwise ops take operands of one element count and other shapes
-local same_numel = {'add', 'sub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'copy_', 'copy', 'fmod',
+local same_numel = {'add', 'sub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'copy_', 'copy', 'fmod', 'cfmod',
+                    'cremainder',
                     'remainder', 'cmax', 'cmin', 'lerp', 'addcmul', 'addcdiv', 'eq', 'ne', 'lt', 'le', 'gt',
                     'ge', 'atan2', 'csub'}
 function fits(x, y)
