@@ -111,33 +111,59 @@ end
 -- result-first does in the Torch7 dialect (Torch7's methods of the math
 -- functions write into self).
 local result_first = {}
-local function rf(name, nres, is_rf, opts)
+
+-- torch[name] = a gate in front of f (torch._gate, src/vm/lt_gate.c): calls
+-- whose argument types may be another form (kind, k: the first k arguments
+-- are userdata; or the first is, with at least k positional ones; or the
+-- first is a number; or every call) go to handler(...), which answers
+-- true, results... or declines with false; the others reach f directly.
+local GATE_LEAD, GATE_NARGS, GATE_FIRST_NUM, GATE_ALWAYS = 0, 1, 2, 3
+
+-- f(...) inside a gate's handler: an error goes up with no position (the
+-- gate adds the caller's)
+local function in_gate(f, ...)
+  local res = table.pack(pcall(f, ...))
+  if res[1] then return table.unpack(res, 2, res.n) end
+  local msg = res[2]
+  if type(msg) == 'string' then msg = msg:gsub('^[^:\n]+:%d+: ', '', 1) end
+  error(msg, 0)
+end
+local function gated(name, f, kind, k, handler)
+  local g = torch._gate(f, handler, kind, k, name)
+  torch._help_alias(g, f)
+  torch[name] = g
+  return g
+end
+
+-- g(the arguments after the nres results) into the results; binary: the
+-- second operand takes the first's shape when they count alike (Torch7)
+-- An error is raised at `level` above rf_apply's caller (0: with no position,
+-- for a gate, which adds the caller's).
+local function rf_apply(level, g, nres, binary, ...)
+  local res = {...}
+  local args = table.pack(select(nres + 1, ...))
+  if binary then args[2] = fits(args[1], args[2]) end
+  local out = table.pack(pcall(g, table.unpack(args, 1, args.n)))
+  if not out[1] then
+    local msg = out[2]
+    if type(msg) == 'string' then msg = msg:gsub('^[^:\n]+:%d+: ', '', 1) end
+    error(msg, level == 0 and 0 or level + 1)
+  end
+  for i = 1, nres do into(res[i], out[i + 1]) end
+  return table.unpack(res, 1, nres)
+end
+
+local function rf(name, nres, is_rf, spec, opts)
   opts = opts or {}
   local f = rawget(torch, name) or methods[name]
   if not f then return end
-  local pass = nres == 1 and pass1 or pass2
-  local function wrapped(...)
-    if is_rf(...) then
-      local res = {...}
-      local g = f
-      if dialect == 'torch7' and not from_library(1) then
-        g = t7form[name] or f
-        if opts.binary then                       -- operands of one element count
-          local args = table.pack(select(nres + 1, ...))
-          args[2] = fits(args[1], args[2])
-          local out = table.pack(at_caller(g, table.unpack(args, 1, args.n)))
-          for i = 1, nres do into(res[i], out[i]) end
-          return table.unpack(res, 1, nres)
-        end
-      end
-      local out = table.pack(at_caller(g, select(nres + 1, ...)))
-      for i = 1, nres do into(res[i], out[i]) end
-      return table.unpack(res, 1, nres)
-    end
-    return pass(name, f, ...)
-  end
   result_first[name] = {f = f, nres = nres, is_rf = is_rf, opts = opts}
-  torch[name] = wrapped
+  gated(name, f, spec[1], spec[2], function(...)
+    if not is_rf(...) then return false end
+    local g, binary = f, false
+    if dialect == 'torch7' and not from_library(1) then g, binary = t7form[name] or f, opts.binary end
+    return true, rf_apply(0, g, nres, binary, ...)
+  end)
 end
 
 local function T(v) return is_tensor(v) end
@@ -147,14 +173,14 @@ local function N(v) return type(v) == 'number' end
 local unary = {'abs', 'exp', 'log', 'log1p', 'log2', 'log10', 'expm1', 'sqrt', 'rsqrt', 'sin', 'cos', 'tan',
                'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'sigmoid', 'floor', 'ceil', 'round', 'trunc',
                'frac', 'neg', 'sign', 'reciprocal', 'erf', 'erfinv', 'lgamma', 'digamma', 'exp2'}
-for _, name in ipairs(unary) do rf(name, 1, function(a, b) return T(a) and T(b) end) end
+for _, name in ipairs(unary) do rf(name, 1, function(a, b) return T(a) and T(b) end, {GATE_LEAD, 2}) end
 
 -- binary: torch.cmul(res, a, b), torch.mul(res, a, value), torch.pow(res, value, x)
 local binary = {'mul', 'div', 'cmul', 'cdiv', 'pow', 'fmod', 'remainder', 'atan2', 'cmax', 'cmin',
                 'maximum', 'minimum'}
 for _, name in ipairs(binary) do
   rf(name, 1, function(r, a, b) return T(r) and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b)) end,
-     {binary = true})
+     {GATE_NARGS, 3}, {binary = true})
 end
 
 -- everything taking a tensor and more arguments that are not tensors:
@@ -163,31 +189,32 @@ local unary_more = {'sum', 'prod', 'mean', 'cumsum', 'cumprod', 'std', 'var', 'n
                     'renorm', 'logsumexp', 'nonzero', 'histc', 'all', 'any'}
 local function no_grad_result(r) return not r.requires_grad end
 for _, name in ipairs(unary_more) do
-  rf(name, 1, function(r, x) return T(r) and T(x) and no_grad_result(r) end)
+  rf(name, 1, function(r, x) return T(r) and T(x) and no_grad_result(r) end, {GATE_LEAD, 2})
 end
 -- torch.reshape(res, x, sizes)
-rf('reshape', 1, function(r, x, s) return T(r) and T(x) and s ~= nil and no_grad_result(r) end)
+rf('reshape', 1, function(r, x, s) return T(r) and T(x) and s ~= nil and no_grad_result(r) end, {GATE_LEAD, 2})
 
 -- clamp(res, x, lo, hi): PyTorch's clamp(x, tmin, tmax) takes tensor bounds
-rf('clamp', 1, function(r, x, lo, hi) return T(r) and T(x) and N(lo) and N(hi) and no_grad_result(r) end)
+rf('clamp', 1, function(r, x, lo, hi) return T(r) and T(x) and N(lo) and N(hi) and no_grad_result(r) end,
+   {GATE_LEAD, 2})
 
 -- products: torch.mm(res, a, b), mv, bmm, ger/outer, dot is a number
 for _, name in ipairs({'mm', 'mv', 'bmm', 'outer', 'ger', 'matmul', 'kron'}) do
-  rf(name, 1, function(r, a, b) return T(r) and T(a) and T(b) end)
+  rf(name, 1, function(r, a, b) return T(r) and T(a) and T(b) end, {GATE_LEAD, 3})
 end
 
 -- selections with values and indices: torch.max(values, indices, x, dim),
 -- sort, topk, kthvalue, median, mode
 for _, name in ipairs({'max', 'min', 'sort', 'topk', 'kthvalue', 'median', 'mode'}) do
-  rf(name, 2, function(v, i, x) return T(v) and T(i) and T(x) end)
+  rf(name, 2, function(v, i, x) return T(v) and T(i) and T(x) end, {GATE_LEAD, 3})
 end
 
 -- index ops: torch.gather(res, x, dim, index), index_select/index(res, x, dim, idx), masked_select
 for _, name in ipairs({'gather', 'index_select', 'index'}) do
-  rf(name, 1, function(r, x, d, i) return T(r) and T(x) and N(d) and T(i) end)
+  rf(name, 1, function(r, x, d, i) return T(r) and T(x) and N(d) and T(i) end, {GATE_LEAD, 2})
 end
 for _, name in ipairs({'masked_select', 'maskedSelect', 'take'}) do
-  rf(name, 1, function(r, x, m) return T(r) and T(x) and T(m) end)
+  rf(name, 1, function(r, x, m) return T(r) and T(x) and T(m) end, {GATE_LEAD, 3})
 end
 
 -- r's values into res in res's own geometry when they have as many elements
@@ -219,7 +246,7 @@ end
 -- logspace, range, arange, randperm: a tensor first is the result
 for _, name in ipairs({'zeros', 'ones', 'rand', 'randn', 'eye', 'linspace', 'logspace', 'range', 'arange',
                        'randperm'}) do
-  rf(name, 1, function(r, a, b) return T(r) and not T(a) and not T(b) end)
+  rf(name, 1, function(r, a, b) return T(r) and not T(a) and not T(b) end, {GATE_LEAD, 1})
 end
 
 -- add and sub: torch.add(res, a, b), (res, a, value, b); (res, a, value)
@@ -229,40 +256,40 @@ for _, name in ipairs({'add', 'sub', 'csub'}) do
   local f = rawget(torch, name) or methods[name]
   if f then
     local base = name == 'csub' and torch.sub or f
-    torch[name] = function(...)
+    gated(name, f, GATE_NARGS, 3, function(...)
       local n = select('#', ...)
       local r, a, b, c = ...
       if T(r) and (T(a) or N(a)) and n <= 4 then
-        if T(b) and n == 3 and T(a) then return into(r, at_caller(base, a, b)) end
-        if N(b) and T(c) and n == 4 then return into(r, at_caller(base, a, c, b)) end
+        if T(b) and n == 3 and T(a) then return true, into(r, in_gate(base, a, b)) end
+        if N(b) and T(c) and n == 4 then return true, into(r, in_gate(base, a, c, b)) end
         if N(b) and n == 3 and T(a) and dialect == 'torch7' and not from_library(1) then
-          return into(r, at_caller(base, a, b))
+          return true, into(r, in_gate(base, a, b))
         end
-        if N(a) and T(b) and n == 3 then return at_caller(base, r, b, a) end   -- add(x, value, y)
+        if N(a) and T(b) and n == 3 then return true, in_gate(base, r, b, a) end   -- add(x, value, y)
       end
-      return pass1(name, f, ...)
-    end
+      return false
+    end)
   end
 end
 
 -- lerp(res, a, b, w)
-rf('lerp', 1, function(r, a, b, w) return T(r) and T(a) and T(b) and (N(w) or T(w)) end)
+rf('lerp', 1, function(r, a, b, w) return T(r) and T(a) and T(b) and (N(w) or T(w)) end, {GATE_LEAD, 3})
 -- torch.lerp(a, b, w) of numbers: a + w * (b - a), a number (Torch7)
 do
   local lerp = torch.lerp
-  torch.lerp = function(a, b, w, ...)
-    if N(a) and N(b) and N(w) and select('#', ...) == 0 then return a + w * (b - a) end
-    return pass1('lerp', lerp, a, b, w, ...)
-  end
+  gated('lerp', lerp, GATE_FIRST_NUM, 3, function(a, b, w, ...)
+    if N(a) and N(b) and N(w) and select('#', ...) == 0 then return true, a + w * (b - a) end
+    return false
+  end)
 end
 -- cross(res, a, b [, dim])
-rf('cross', 1, function(r, a, b) return T(r) and T(a) and T(b) end)
+rf('cross', 1, function(r, a, b) return T(r) and T(a) and T(b) end, {GATE_LEAD, 3})
 
 -- addcmul / addcdiv: torch.addcmul([res,] x, [value,] t1, t2)
 for _, name in ipairs({'addcmul', 'addcdiv'}) do
   local f = rawget(torch, name) or methods[name]
   if f then
-    torch[name] = function(...)
+    gated(name, f, GATE_NARGS, 4, function(...)
       local args = table.pack(...)
       local res, at = nil, 1
       local tensors = 0
@@ -271,12 +298,12 @@ for _, name in ipairs({'addcmul', 'addcdiv'}) do
       local x = args[at]
       local value, t1, t2 = 1, args[at + 1], args[at + 2]
       if N(t1) then value, t1, t2 = t1, args[at + 2], args[at + 3]
-      elseif type(args[at + 3]) == 'table' and not T(args[at + 3]) then return pass1(name, f, ...)
-      elseif N(args[at + 3]) and not res then return pass1(name, f, ...) end               -- PyTorch's (x, t1, t2, value)
-      local r = at_caller(f, x, t1, t2, {value = value})
-      if res then return into(res, r) end
-      return r
-    end
+      elseif type(args[at + 3]) == 'table' and not T(args[at + 3]) then return false
+      elseif N(args[at + 3]) and not res then return false end               -- PyTorch's (x, t1, t2, value)
+      local r = in_gate(f, x, t1, t2, {value = value})
+      if res then return true, into(res, r) end
+      return true, r
+    end)
   end
 end
 
@@ -285,10 +312,10 @@ end
 local function positional_product(name)
   local f = rawget(torch, name) or methods[name]
   if not f then return end
-  torch[name] = function(...)
+  gated(name, f, GATE_NARGS, 4, function(...)
     local args = table.pack(...)
     local last = args[args.n]
-    if type(last) == 'table' and not T(last) then return pass1(name, f, ...) end           -- PyTorch's options table
+    if type(last) == 'table' and not T(last) then return false end           -- PyTorch's options table
     local tensors, numbers = {}, {}
     for i = 1, args.n do
       local v = args[i]
@@ -296,7 +323,7 @@ local function positional_product(name)
       elseif N(v) then numbers[#numbers + 1] = {v, #tensors}
       elseif v ~= nil then error(string.format('%s: unexpected argument %d (%s)', name, i, type(v)), 2) end
     end
-    if #numbers == 0 and #tensors <= 3 then return pass1(name, f, ...) end
+    if #numbers == 0 and #tensors <= 3 then return false end
     if #tensors ~= 3 and #tensors ~= 4 then
       error(string.format('%s: expects ([res,] [beta,] M, [alpha,] a, b), got %d tensors', name, #tensors), 2)
     end
@@ -308,16 +335,17 @@ local function positional_product(name)
       elseif p[2] == first + 1 then alpha = p[1]
       else error(string.format('%s: a number after the matrices', name), 2) end
     end
-    local r = at_caller(f, tensors[first + 1], tensors[first + 2], tensors[first + 3], {beta = beta, alpha = alpha})
-    if res then return into(res, r) end
-    return r
-  end
+    local r = in_gate(f, tensors[first + 1], tensors[first + 2], tensors[first + 3], {beta = beta, alpha = alpha})
+    if res then return true, into(res, r) end
+    return true, r
+  end)
 end
 for _, name in ipairs({'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm'}) do positional_product(name) end
 
 -- torch.cat([res,] x1, x2, [dim]) and torch.cat(res, {x1, x2, ...}, [dim]);
 -- with no dim, Torch7's cat joins along the last dim (a switch point: PyTorch's
 -- joins along the first)
+local cat_gates
 local function cat_default_dim(list)
   if dialect ~= 'torch7' or from_library(2) then return 1 end
   local d = 1
@@ -342,21 +370,30 @@ do
     return raw_cat(kept, ...)
   end
   local function list_form(v) return type(v) == 'table' and not T(v) end
-  torch.cat = function(...)
+  local function handler(...)
     local n = select('#', ...)
     local a, b, c, d = ...
     if T(a) and list_form(b) and (n == 2 or n == 3 and N(c)) then          -- cat(res, {x1, x2}, dim)
-      return into(a, at_caller(cat, b, c or cat_default_dim(b)))
+      return true, into(a, in_gate(cat, b, c or cat_default_dim(b)))
     end
     if T(a) and T(b) and T(c) and (n == 3 or n == 4 and N(d)) then         -- cat(res, x1, x2, dim)
-      return into(a, at_caller(cat, {b, c}, d or cat_default_dim({b, c})))
+      return true, into(a, in_gate(cat, {b, c}, d or cat_default_dim({b, c})))
     end
     if T(a) and T(b) and (n == 2 or n == 3 and N(c)) then                   -- cat(x1, x2, dim)
-      return at_caller(cat, {a, b}, c or cat_default_dim({a, b}))
+      return true, in_gate(cat, {a, b}, c or cat_default_dim({a, b}))
     end
-    if list_form(a) and n == 1 then return at_caller(cat, a, cat_default_dim(a)) end
-    return pass1('cat', cat, ...)
+    if dialect == 'torch7' and list_form(a) and (n == 1 or n == 2 and N(b)) then
+      return true, in_gate(cat, a, b or cat_default_dim(a))
+    end
+    return false
   end
+  -- the PyTorch dialect looks only at calls with a tensor first; the Torch7
+  -- dialect at every one (a list's default dim and its empty vectors)
+  cat_gates = {pytorch = torch._gate(raw_cat, handler, GATE_LEAD, 1, 'cat'),
+               torch7 = torch._gate(raw_cat, handler, GATE_ALWAYS, 0, 'cat')}
+  torch._help_alias(cat_gates.pytorch, raw_cat)
+  torch._help_alias(cat_gates.torch7, raw_cat)
+  torch.cat = cat_gates.pytorch
   torch.catArray = torch.cat
 end
 
@@ -364,16 +401,16 @@ end
 -- a table first receives the pieces
 for _, name in ipairs({'split', 'chunk'}) do
   local f = torch[name]
-  torch[name] = function(result, ...)
+  gated(name, f, GATE_ALWAYS, 0, function(result, ...)
     if type(result) == 'table' and not T(result) and getmetatable(result) == nil and T((...)) then
-      local pieces = table.pack(call_named(name, f, ...))
+      local pieces = table.pack(in_gate(f, ...))
       if pieces.n == 1 and type(pieces[1]) == 'table' then pieces = pieces[1] end
       for k in pairs(result) do result[k] = nil end
       for i, p in ipairs(pieces) do result[i] = p end
-      return result
+      return true, result
     end
-    return pass1(name, f, result, ...)
-  end
+    return false
+  end)
 end
 
 -- ---- names Torch7 had ----
@@ -588,12 +625,12 @@ for name, spec in pairs(samplers) do
   end
   if name == 'normal' then
     local normal = torch.normal
-    torch.normal = function(...)
+    gated('normal', normal, GATE_ALWAYS, 0, function(...)
       local g, a, b = split_generator(...)
       local n = select('#', ...)
-      if g or n == 0 or (N(a) and n == 1) or (N(a) and N(b) and n == 2) then return number(...) end
-      return pass1('normal', normal, ...)
-    end
+      if g or n == 0 or (N(a) and n == 1) or (N(a) and N(b) and n == 2) then return true, number(...) end
+      return false
+    end)
   elseif name == 'uniform' then
     torch.uniform = number
   elseif rawget(torch, name) == nil then
@@ -641,42 +678,47 @@ local function bernoulli_fill(x, ...)
 end
 do
   local bernoulli = torch.bernoulli
-  torch.bernoulli = function(...)
+  gated('bernoulli', bernoulli, GATE_ALWAYS, 0, function(...)
     local g, p = split_generator(...)
     if g or N(p) or select('#', ...) == 0 then
       local t = torch.empty(1, {dtype = 'float64'})
       bernoulli_fill(t, ...)
-      return t[1]
+      return true, t[1]
     end
-    return pass1('bernoulli', bernoulli, ...)
-  end
+    return false
+  end)
 end
 
 -- torch.rand([res,] [gen,] sizes...), randn, randperm, multinomial: a
 -- generator in front becomes the {generator=} option
+-- torch.multinomial(res, probs, n, replacement): the result first
+result_first.multinomial = {f = torch.multinomial, nres = 1, is_rf = function(r, p) return T(r) and T(p) end,
+                            opts = {}}
 for _, name in ipairs({'rand', 'randn', 'randperm', 'randint', 'multinomial'}) do
-  local f = torch[name]
-  torch[name] = function(...)
-    local first = ...
-    if T(first) and is_generator(select(2, ...)) then            -- (res, gen, ...)
+  local entry = result_first[name]
+  local raw = entry and entry.f or torch[name]
+  gated(name, raw, GATE_LEAD, 1, function(...)
+    local first, second = ...
+    if T(first) and is_generator(second) then                     -- (res, gen, ...)
       local args = table.pack(select(3, ...))
       args.n = args.n + 1
-      args[args.n] = {generator = (select(2, ...))}
-      return into(first, at_caller(f, table.unpack(args, 1, args.n)))
+      args[args.n] = {generator = second}
+      return true, into(first, in_gate(raw, table.unpack(args, 1, args.n)))
     end
     if is_generator(first) then
       local args = table.pack(select(2, ...))
       local last = args[args.n]
-      if type(last) == 'table' and not T(last) and not torch.isStorage(last) and getmetatable(last) == nil then
+      if type(last) == 'table' and getmetatable(last) == nil then
         last.generator = first
       else
         args.n = args.n + 1
         args[args.n] = {generator = first}
       end
-      return at_caller(f, table.unpack(args, 1, args.n))
+      return true, in_gate(raw, table.unpack(args, 1, args.n))
     end
-    return pass1(name, f, ...)
-  end
+    if entry and entry.is_rf(...) then return true, into(first, in_gate(raw, select(2, ...))) end
+    return false
+  end)
 end
 -- torch.multinomialAliasSetup(probs [, state]) -> {J, q}: the tables of
 -- Walker's alias method for the distribution probs (a vector, normalised
@@ -732,8 +774,6 @@ function torch.multinomialAlias(output, state)
   return output
 end
 
--- torch.multinomial(res, probs, n, replacement)
-rf('multinomial', 1, function(r, p) return T(r) and T(p) end)
 
 -- ---- the dialect: every switch point ----
 local reductions_to_number = {'sum', 'prod', 'mean', 'max', 'min', 'norm', 'dot', 'std', 'var', 'dist', 'trace',
@@ -809,7 +849,7 @@ for _, name in ipairs(reductions_to_number) do
     install(tbl, name, function(x, ...)
       if from_library(1) then return (nres == 1 and pass1 or pass2)(name, f, x, ...) end
       if tbl == torch and result_first[name] and result_first[name].is_rf(x, ...) then
-        return f(x, ...)                           -- result first: the wrapper calls the form
+        return rf_apply(2, form, nres, false, x, ...)  -- results first, Torch7's answer into them
       end
       return form(x, ...)
     end)
@@ -1046,6 +1086,7 @@ local function switch_to(name)
   if name == 'torch7' then
     for _, sw in ipairs(torch7_switches) do sw(methods); sw(torch) end
     torch.set_default_dtype('float64')
+    torch.cat = cat_gates.torch7
     -- the packages Torch7's th loaded for every script
     for _, pkg in ipairs({'paths', 'sys', 'xlua'}) do
       if rawget(_G, pkg) == nil and package.searchpath(pkg, package.path) then _G[pkg] = require(pkg) end
@@ -1056,6 +1097,7 @@ local function switch_to(name)
       saved[key] = nil
     end
     torch.set_default_dtype('float32')
+    torch.cat = cat_gates.pytorch
   end
   dialect = name
 end
