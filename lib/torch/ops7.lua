@@ -49,7 +49,7 @@ local function correlate(x, k, full, grouped)
   local ph, pw = 0, 0
   if full then
     if kd > 1 then
-      local zeros = x.new_zeros(x, p, kd - 1, H, W)
+      local zeros = x:new_zeros(p, kd - 1, H, W)
       x = torch.cat({zeros, x, zeros}, 2)
       D = D + 2 * (kd - 1)
     end
@@ -167,14 +167,15 @@ end
 local function hist_args(name, x, bins, lo, hi)
   check_tensor(name, x, 'the input', 3)
   bins, lo, hi = bins or 100, lo or 0, hi or 0
-  if math.type(bins) ~= 'integer' and not (type(bins) == 'number' and bins == math.floor(bins)) or bins < 1 then
+  local count = type(bins) == 'number' and math.tointeger(bins)
+  if not count or count < 1 then
     error(string.format('%s: bins must be a positive integer, got %s', name, tostring(bins)), 3)
   end
   if type(lo) ~= 'number' or type(hi) ~= 'number' then
     error(string.format('%s: min and max must be numbers, got %s and %s', name, type(lo), type(hi)), 3)
   end
   if x.dtype == 'bool' then error(name .. ': not supported for bool tensors', 3) end
-  return math.tointeger(bins), lo, hi
+  return count, lo, hi
 end
 
 -- torch.histc(x, [bins=100], [min=0], [max=0]), x:histc(...): the histogram
