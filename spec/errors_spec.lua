@@ -79,8 +79,10 @@ local INT_ARG_OK = {
   bernoulli = {[0] = 'a probability: 0 draws only zeros'},
   topk = {[0] = 'k = 0 gives empty results, as in PyTorch'},
   uniform_ = {[-99] = 'the lower bound of the range: U(-99, 1)', [0] = 'the lower bound: U(0, 1)'},
+  histc = {[99] = 'a count of bins: 99 bins'},
 }
 INT_ARG_OK.tril_, INT_ARG_OK.triu_, INT_ARG_OK.bernoulli_ = INT_ARG_OK.tril, INT_ARG_OK.triu, INT_ARG_OK.bernoulli
+INT_ARG_OK.bhistc = INT_ARG_OK.histc
 INT_ARG_OK.new_ones, INT_ARG_OK.new_empty, INT_ARG_OK.resize = INT_ARG_OK.new_zeros, INT_ARG_OK.new_zeros, INT_ARG_OK.resize_
 
 local function raises(what, fn, ...)

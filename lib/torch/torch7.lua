@@ -820,6 +820,8 @@ local function reduction_form(name, f)
     elseif name == 'norm' then
       if N(a) and N(b) and n == 2 then return f(x, a, b, true) end
       if n == 1 and (N(a) or type(a) == 'string') then return number_if_scalar(f(x, a)) end
+    elseif name == 'dot' and T(a) and n == 1 and a:numel() == x:numel() then
+      return number_if_scalar(f(x:reshape(-1), a:reshape(-1)))     -- any shapes of one element count
     elseif name == 'dot' or name == 'dist' or name == 'trace' then
       return number_if_scalar(f(x, ...))
     elseif name == 'kthvalue' then                 -- kthvalue(k [, dim])
@@ -997,7 +999,8 @@ end
 local inplace_unary = unary
 local inplace_binary = {'add', 'sub', 'csub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'fmod', 'remainder',
                         'cfmod', 'cremainder', 'cmax', 'cmin', 'atan2', 'clamp', 'lerp', 'addcmul', 'addcdiv',
-                        'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm', 'cinv'}
+                        'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm', 'cinv', 'bitand', 'bitor', 'bitxor',
+                        'cbitand', 'cbitor', 'cbitxor', 'lshift', 'rshift', 'clshift', 'crshift', 'renorm'}
 local method_rf = {mm = true, mv = true, bmm = true, ger = true, outer = true, cross = true,
                    maskedSelect = true, masked_select = true}
 

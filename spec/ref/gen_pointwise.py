@@ -27,6 +27,8 @@ UNARY_BOOL = FAMILIES['unary_bool']
 BINARY = FAMILIES['binary']
 BINARY_FLOAT = FAMILIES['binary_float']
 COMPARE = FAMILIES['compare']     # binary_div (rounded division) is reached through div's rounding_mode
+UNARY_INT = FAMILIES['unary_int']
+BINARY_INT = FAMILIES['binary_int']
 DT = {'float32': torch.float32, 'float64': torch.float64, 'float16': torch.float16, 'bfloat16': torch.bfloat16,
       'int8': torch.int8, 'uint8': torch.uint8, 'int16': torch.int16, 'int32': torch.int32, 'int64': torch.int64,
       'bool': torch.bool}
@@ -82,7 +84,7 @@ w('REF.unary_input = {float = {%s}, int = {%s}, uint8 = {%s}, bool = {%s}}' % (
     ', '.join(num(v, 'float64') for v in FLOAT_IN), ', '.join(map(str, INT_IN)),
     ', '.join(map(str, UINT8_IN)), ', '.join('true' if b else 'false' for b in BOOL_IN)))
 w('REF.unary = {')
-for op in UNARY_FLOAT + UNARY_ROUND + UNARY_SAME + UNARY_BOOL:
+for op in UNARY_FLOAT + UNARY_ROUND + UNARY_SAME + UNARY_BOOL + UNARY_INT:
     w('  %s = {' % op)
     for dt in FLOATS + INTS + ['bool']:
         w('    %s = %s,' % (dt, result(lambda: fn(op)(input_for(dt)))))
@@ -112,7 +114,7 @@ w('  uint8 = {{%s}, {%s}},' % (', '.join(map(str, UA)), ', '.join(map(str, UB)))
 w('  bool = {{%s}, {%s}},' % (', '.join('true' if v else 'false' for v in BA), ', '.join('true' if v else 'false' for v in BB)))
 w('}')
 w('REF.binary = {')
-for op in BINARY + BINARY_FLOAT + COMPARE:
+for op in BINARY + BINARY_FLOAT + COMPARE + BINARY_INT:
     w('  %s = {' % op)
     for dt in FLOATS + INTS + ['bool']:
         a, b = pair(dt)
@@ -122,7 +124,7 @@ w('}')
 
 # broadcasting: a (2x3) with b's first row (3) and with b's first column (2x1)
 w('REF.broadcast = {')
-for op in BINARY + BINARY_FLOAT + COMPARE:
+for op in BINARY + BINARY_FLOAT + COMPARE + BINARY_INT:
     parts = []
     for dt in ['float32', 'int64']:
         a, b = pair(dt)
@@ -134,13 +136,14 @@ w('}')
 
 # Lua numbers on either side: x op 2, x op 2.5, 2 op x, 2.5 op x
 w('REF.scalar = {')
-for op in BINARY + BINARY_FLOAT + COMPARE:
+for op in BINARY + BINARY_FLOAT + COMPARE + BINARY_INT:
     parts = []
     for dt in ['float32', 'int64', 'uint8']:
         a, _ = pair(dt)
         # ops whose Python API takes no number: a 0-dim tensor, which promotes
         # as a wrapped number would for these dtypes (int64 / default float)
-        takes_number = op in ('add', 'sub', 'mul', 'div', 'pow', 'fmod', 'remainder', 'eq', 'ne', 'lt', 'le', 'gt', 'ge')
+        takes_number = op in ('add', 'sub', 'mul', 'div', 'pow', 'fmod', 'remainder', 'eq', 'ne', 'lt', 'le', 'gt', 'ge',
+                              'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift')
         def right(s): return result(lambda: fn(op)(a, s if takes_number else torch.tensor(s)))
         # a number on the left: torch.tensor(s) promotes as a wrapped number
         # would for these dtypes (int64 / default float 0-dim)

@@ -393,6 +393,16 @@ REF.unary = {
     uint8 = {'bool', {true, false, false, false, false, false}},
     bool = {'bool', {false, true, false, false, true, true}},
   },
+  bitwise_not = {
+    float32 = ERR,
+    float64 = ERR,
+    float16 = ERR,
+    bfloat16 = ERR,
+    int64 = {'int64', {2, 0, -1, -2, -3, -8}},
+    int32 = {'int32', {2, 0, -1, -2, -3, -8}},
+    uint8 = {'uint8', {255, 254, 253, 252, 248, 55}},
+    bool = {'bool', {false, true, false, false, true, true}},
+  },
 }
 REF.binary_input = {
   float = {{-2.5, -1, 0, 0.5, 3, 7.25}, {2, -0.5, 0, 1.5, -3, 0.75}},
@@ -591,6 +601,56 @@ REF.binary = {
     uint8 = {'bool', {true, false, false, false, false, false}},
     bool = {'bool', {false, true, true, false, false, false}},
   },
+  bitwise_and = {
+    float32 = ERR,
+    float64 = ERR,
+    float16 = ERR,
+    bfloat16 = ERR,
+    int64 = {'int64', {0, -3, 0, 0, 4, 2}},
+    int32 = {'int32', {0, -3, 0, 0, 4, 2}},
+    uint8 = {'uint8', {0, 1, 0, 0, 0, 2}},
+    bool = {'bool', {true, false, false, false, true, false}},
+  },
+  bitwise_or = {
+    float32 = ERR,
+    float64 = ERR,
+    float16 = ERR,
+    bfloat16 = ERR,
+    int64 = {'int64', {-5, -1, 1, 7, -1, 11}},
+    int32 = {'int32', {-5, -1, 1, 7, -1, 11}},
+    uint8 = {'uint8', {2, 3, 3, 7, 7, 11}},
+    bool = {'bool', {true, true, true, false, true, false}},
+  },
+  bitwise_xor = {
+    float32 = ERR,
+    float64 = ERR,
+    float16 = ERR,
+    bfloat16 = ERR,
+    int64 = {'int64', {-5, 2, 1, 7, -5, 9}},
+    int32 = {'int32', {-5, 2, 1, 7, -5, 9}},
+    uint8 = {'uint8', {2, 2, 3, 7, 7, 9}},
+    bool = {'bool', {false, true, true, false, false, false}},
+  },
+  bitwise_left_shift = {
+    float32 = ERR,
+    float64 = ERR,
+    float16 = ERR,
+    bfloat16 = ERR,
+    int64 = {'int64', {-28, 0, 0, 48, 0, 80}},
+    int32 = {'int32', {-28, 0, 0, 48, 0, 80}},
+    uint8 = {'uint8', {0, 8, 4, 48, 20, 80}},
+    bool = ERR,
+  },
+  bitwise_right_shift = {
+    float32 = ERR,
+    float64 = ERR,
+    float16 = ERR,
+    bfloat16 = ERR,
+    int64 = {'int64', {-2, -1, 0, 0, 0, 1}},
+    int32 = {'int32', {-2, -1, 0, 0, 0, 1}},
+    uint8 = {'uint8', {0, 0, 1, 0, 1, 1}},
+    bool = ERR,
+  },
 }
 REF.broadcast = {
   add = {float32 = {row = {'float32', {-0.5, -1.5, 0, 2.5, 2.5, 7.25}}, col = {'float32', {-0.5, 1, 2, 2, 4.5, 8.75}}, row_left = {'float32', {-0.5, -1.5, 0, 2.5, 2.5, 7.25}}}, int64 = {row = {'int64', {-5, -4, 1, 5, 2, 11}}, col = {'int64', {-5, 1, 2, 7, 9, 14}}, row_left = {'int64', {-5, -4, 1, 5, 2, 11}}}},
@@ -612,6 +672,11 @@ REF.broadcast = {
   logical_and = {float32 = {row = {'bool', {true, true, false, true, true, false}}, col = {'bool', {true, true, false, true, true, true}}, row_left = {'bool', {true, true, false, true, true, false}}}, int64 = {row = {'bool', {true, true, false, true, true, true}}, col = {'bool', {true, true, false, true, true, true}}, row_left = {'bool', {true, true, false, true, true, true}}}},
   logical_or = {float32 = {row = {'bool', {true, true, false, true, true, true}}, col = {'bool', {true, true, true, true, true, true}}, row_left = {'bool', {true, true, false, true, true, true}}}, int64 = {row = {'bool', {true, true, true, true, true, true}}, col = {'bool', {true, true, true, true, true, true}}, row_left = {'bool', {true, true, true, true, true, true}}}},
   logical_xor = {float32 = {row = {'bool', {false, false, false, false, false, true}}, col = {'bool', {false, false, true, false, false, false}}, row_left = {'bool', {false, false, false, false, false, true}}}, int64 = {row = {'bool', {false, false, true, false, false, false}}, col = {'bool', {false, false, true, false, false, false}}, row_left = {'bool', {false, false, true, false, false, false}}}},
+  bitwise_and = {float32 = {row = ERR, col = ERR, row_left = ERR}, int64 = {row = {'int64', {0, -3, 0, 2, 5, 0}}, col = {'int64', {0, 2, 0, 0, 4, 0}}, row_left = {'int64', {0, -3, 0, 2, 5, 0}}}},
+  bitwise_or = {float32 = {row = ERR, col = ERR, row_left = ERR}, int64 = {row = {'int64', {-5, -1, 1, 3, -3, 11}}, col = {'int64', {-5, -1, 2, 7, 5, 14}}, row_left = {'int64', {-5, -1, 1, 3, -3, 11}}}},
+  bitwise_xor = {float32 = {row = ERR, col = ERR, row_left = ERR}, int64 = {row = {'int64', {-5, 2, 1, 1, -8, 11}}, col = {'int64', {-5, -3, 2, 7, 1, 14}}, row_left = {'int64', {-5, 2, 1, 1, -8, 11}}}},
+  bitwise_left_shift = {float32 = {row = ERR, col = ERR, row_left = ERR}, int64 = {row = {'int64', {-28, 0, 0, 12, 0, 20}}, col = {'int64', {-28, -4, 0, 48, 80, 160}}, row_left = {'int64', {0, 0, 1, 16, -96, 1024}}}},
+  bitwise_right_shift = {float32 = {row = ERR, col = ERR, row_left = ERR}, int64 = {row = {'int64', {-2, -1, 0, 0, 0, 5}}, col = {'int64', {-2, -1, 0, 0, 0, 0}}, row_left = {'int64', {0, -1, 1, 0, -1, 0}}}},
 }
 REF.scalar = {
   add = {float32 = {int = {'float32', {-0.5, 1, 2, 2.5, 5, 9.25}}, float = {'float32', {0, 1.5, 2.5, 3, 5.5, 9.75}}, int_left = {'float32', {-0.5, 1, 2, 2.5, 5, 9.25}}, float_left = {'float32', {0, 1.5, 2.5, 3, 5.5, 9.75}}}, int64 = {int = {'int64', {-5, 1, 2, 5, 7, 12}}, float = {'float32', {-4.5, 1.5, 2.5, 5.5, 7.5, 12.5}}, int_left = {'int64', {-5, 1, 2, 5, 7, 12}}, float_left = {'float32', {-4.5, 1.5, 2.5, 5.5, 7.5, 12.5}}}, uint8 = {int = {'uint8', {2, 3, 4, 5, 7, 12}}, float = {'float32', {2.5, 3.5, 4.5, 5.5, 7.5, 12.5}}, int_left = {'uint8', {2, 3, 4, 5, 7, 12}}, float_left = {'float32', {2.5, 3.5, 4.5, 5.5, 7.5, 12.5}}}},
@@ -633,6 +698,11 @@ REF.scalar = {
   logical_and = {float32 = {int = {'bool', {true, true, false, true, true, true}}, float = {'bool', {true, true, false, true, true, true}}, int_left = {'bool', {true, true, false, true, true, true}}, float_left = {'bool', {true, true, false, true, true, true}}}, int64 = {int = {'bool', {true, true, false, true, true, true}}, float = {'bool', {true, true, false, true, true, true}}, int_left = {'bool', {true, true, false, true, true, true}}, float_left = {'bool', {true, true, false, true, true, true}}}, uint8 = {int = {'bool', {false, true, true, true, true, true}}, float = {'bool', {false, true, true, true, true, true}}, int_left = {'bool', {false, true, true, true, true, true}}, float_left = {'bool', {false, true, true, true, true, true}}}},
   logical_or = {float32 = {int = {'bool', {true, true, true, true, true, true}}, float = {'bool', {true, true, true, true, true, true}}, int_left = {'bool', {true, true, true, true, true, true}}, float_left = {'bool', {true, true, true, true, true, true}}}, int64 = {int = {'bool', {true, true, true, true, true, true}}, float = {'bool', {true, true, true, true, true, true}}, int_left = {'bool', {true, true, true, true, true, true}}, float_left = {'bool', {true, true, true, true, true, true}}}, uint8 = {int = {'bool', {true, true, true, true, true, true}}, float = {'bool', {true, true, true, true, true, true}}, int_left = {'bool', {true, true, true, true, true, true}}, float_left = {'bool', {true, true, true, true, true, true}}}},
   logical_xor = {float32 = {int = {'bool', {false, false, true, false, false, false}}, float = {'bool', {false, false, true, false, false, false}}, int_left = {'bool', {false, false, true, false, false, false}}, float_left = {'bool', {false, false, true, false, false, false}}}, int64 = {int = {'bool', {false, false, true, false, false, false}}, float = {'bool', {false, false, true, false, false, false}}, int_left = {'bool', {false, false, true, false, false, false}}, float_left = {'bool', {false, false, true, false, false, false}}}, uint8 = {int = {'bool', {true, false, false, false, false, false}}, float = {'bool', {true, false, false, false, false, false}}, int_left = {'bool', {true, false, false, false, false, false}}, float_left = {'bool', {true, false, false, false, false, false}}}},
+  bitwise_and = {float32 = {int = ERR, float = ERR, int_left = ERR, float_left = ERR}, int64 = {int = {'int64', {0, 2, 0, 2, 0, 2}}, float = ERR, int_left = {'int64', {0, 2, 0, 2, 0, 2}}, float_left = ERR}, uint8 = {int = {'uint8', {0, 0, 2, 2, 0, 2}}, float = ERR, int_left = {'uint8', {0, 0, 2, 2, 0, 2}}, float_left = ERR}},
+  bitwise_or = {float32 = {int = ERR, float = ERR, int_left = ERR, float_left = ERR}, int64 = {int = {'int64', {-5, -1, 2, 3, 7, 10}}, float = ERR, int_left = {'int64', {-5, -1, 2, 3, 7, 10}}, float_left = ERR}, uint8 = {int = {'uint8', {2, 3, 2, 3, 7, 10}}, float = ERR, int_left = {'uint8', {2, 3, 2, 3, 7, 10}}, float_left = ERR}},
+  bitwise_xor = {float32 = {int = ERR, float = ERR, int_left = ERR, float_left = ERR}, int64 = {int = {'int64', {-5, -3, 2, 1, 7, 8}}, float = ERR, int_left = {'int64', {-5, -3, 2, 1, 7, 8}}, float_left = ERR}, uint8 = {int = {'uint8', {2, 3, 0, 1, 7, 8}}, float = ERR, int_left = {'uint8', {2, 3, 0, 1, 7, 8}}, float_left = ERR}},
+  bitwise_left_shift = {float32 = {int = ERR, float = ERR, int_left = ERR, float_left = ERR}, int64 = {int = {'int64', {-28, -4, 0, 12, 20, 40}}, float = ERR, int_left = {'int64', {0, 0, 2, 16, 64, 2048}}, float_left = ERR}, uint8 = {int = {'uint8', {0, 4, 8, 12, 20, 40}}, float = ERR, int_left = {'uint8', {2, 4, 8, 16, 64, 0}}, float_left = ERR}},
+  bitwise_right_shift = {float32 = {int = ERR, float = ERR, int_left = ERR, float_left = ERR}, int64 = {int = {'int64', {-2, -1, 0, 0, 1, 2}}, float = ERR, int_left = {'int64', {0, 0, 2, 0, 0, 0}}, float_left = ERR}, uint8 = {int = {'uint8', {0, 0, 0, 0, 1, 2}}, float = ERR, int_left = {'uint8', {2, 1, 0, 0, 0, 0}}, float_left = ERR}},
 }
 REF.rounded_div = {
   floor = {

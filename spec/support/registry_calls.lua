@@ -17,7 +17,8 @@ end
 -- ops (zero, whole and half numbers): 'any' either sign in [0.17, 0.83],
 -- 'pos' positive in the same range, 'big' magnitude in [1.25, 1.85] (a
 -- divisor whose quotients stay inside (-1, 1)), 'cnd' a bool condition, 'unq'
--- distinct values (for an order statistic, whose ties are kinks).
+-- distinct values (for an order statistic, whose ties are kinks), 'int'
+-- integers (int64) for the bitwise ops.
 -- The two operands of a binary op come from shifts of different parity, so
 -- no pair of them is equal.
 local BASE = {0.17, 0.23, 0.31, 0.38, 0.44, 0.57, 0.63, 0.71, 0.78, 0.83, 0.27, 0.69, 0.36}
@@ -31,6 +32,7 @@ local function sample(domain, shape, shift)
     v[k] = sign * (domain == 'big' and 1.1 + base * 0.9 or base)
   end
   if domain == 'cnd' then return torch.tensor(v):view(shape):gt(0) end   -- a condition: bool
+  if domain == 'int' then return (torch.tensor(v):view(shape) * 10):round():long() end   -- -8..8: bitwise ops
   if domain == 'unq' then                        -- distinct: spread over [0.17, 0.83], in a scrambled order
     for k = 1, n do v[k] = (k % 2 == 0 and -1 or 1) * (0.17 + 0.66 * ((k * 7 + shift) % n) / n) end
   end

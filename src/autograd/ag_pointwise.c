@@ -28,6 +28,7 @@ static const unsigned char reads_a[MT_NUM_OPS] = {
 #define DERIV2(reads_a, expr_a, reads_b, expr_b) reads_b
 static const unsigned char reads_b[MT_NUM_OPS] = {
   MT_BINARY_OPS(OPC, _) MT_BINARY_FLOAT_OPS(OPC, _) MT_COMPARE_OPS(OPC, _) MT_BINARY_DIV_OPS(OPC, _)
+  MT_BINARY_INT_OPS(OPC, _)
 };
 #undef OPC
 #undef DERIV

@@ -153,6 +153,8 @@ MT_BINARY_OPS(CU_BINARY_FN, _)
 MT_BINARY_FLOAT_OPS(CU_BINARY_FN, _)
 MT_COMPARE_OPS(CU_BINARY_FN, _)
 MT_BINARY_DIV_OPS(CU_BINARY_FN, _)
+MT_UNARY_INT_OPS(CU_UNARY_FN, _)
+MT_BINARY_INT_OPS(CU_BINARY_FN, _)
 
 /* ---- the kernel table ---- */
 /* What one call hands its kernel: the operands' data (in is NULL for a
@@ -196,13 +198,18 @@ static constexpr bool cu_reachable(int cls, int op, int e) {
          : cls == MT_C_UNARY_SAME ? e != MT_BOOL
          : cls == MT_C_BINARY
              ? e != MT_BOOL || op == MT_OP_add || op == MT_OP_mul || op == MT_OP_maximum || op == MT_OP_minimum
+         : cls == MT_C_UNARY_INT ? cu_kind[e] != 2
+         : cls == MT_C_BINARY_INT
+             ? cu_kind[e] == 1 ||
+                   (e == MT_BOOL && op != MT_OP_bitwise_left_shift && op != MT_OP_bitwise_right_shift)
              : true;
 }
 
 template <class F, int CLS, int OP, int E> static cu_pw_fn cu_pw_entry() {
   if constexpr (cu_reachable(CLS, OP, E)) {
     constexpr int out = CLS == MT_C_UNARY_BOOL || CLS == MT_C_COMPARE ? MT_BOOL : E;
-    constexpr int nin = CLS == MT_C_BINARY || CLS == MT_C_BINARY_FLOAT || CLS == MT_C_COMPARE ? 2 : 1;
+    constexpr int nin =
+        CLS == MT_C_BINARY || CLS == MT_C_BINARY_FLOAT || CLS == MT_C_COMPARE || CLS == MT_C_BINARY_INT ? 2 : 1;
     return cu_pw_run<F, E, out, nin>;
   } else {
     return nullptr;

@@ -16,6 +16,7 @@
 #define BIG "big "
 #define COND "cnd "
 #define UNIQ "unq "
+#define INT "int "
 #define NODERIV 0
 #define DERIV(reads, expr) 1
 #define DERIV2(reads_a, expr_a, reads_b, expr_b) 1
@@ -123,7 +124,8 @@ const mt_op_info mt_op_infos[MT_NUM_OPS] = {
   MT_UNARY_FLOAT_OPS(U, "unary_float") MT_UNARY_FLOAT_ONLY_OPS(U, "unary_float_only")
   MT_UNARY_ROUND_OPS(U, "unary_round") MT_UNARY_SAME_OPS(U, "unary_same") MT_UNARY_BOOL_OPS(U_OUT, "unary_bool")
   MT_BINARY_OPS(B, "binary") MT_BINARY_FLOAT_OPS(B, "binary_float") MT_COMPARE_OPS(B, "compare")
-  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
+  MT_BINARY_DIV_OPS(B_ALIAS, "binary_div") MT_UNARY_INT_OPS(U, "unary_int") MT_BINARY_INT_OPS(B, "binary_int")
+  MT_REDUCE_OPS(R, "reduce") MT_ALONG_OPS(D, "along")
   MT_SELECT_OPS(S, "select") MT_PRODUCT_OPS(P, "product") MT_ADD_PRODUCT_OPS(P3, "add_product")
   MT_PARAM_OPS(PA, "param") MT_INDEX_OPS(IX, "index") MT_PUT_OPS(PT, "put") MT_MASK_OPS(MK, "mask")
   MT_VIEW_OPS(VW, "view") MT_JOIN_OPS(JN, "join") MT_NN_OPS(NNK, "nn") MT_RANDOM_OPS(RN, "random")

@@ -24,8 +24,9 @@
        DERIV(reads, expr)    unary: expr is the input's gradient;
        DERIV2(reads_a, expr_a, reads_b, expr_b)
                              binary: one expression per operand;
-       NODERIV               not differentiable (bool results only: a spec
-                             fails on any float-valued op without one).
+       NODERIV               not differentiable (bool and integer results
+                             only: a spec fails on any float-valued op
+                             without one).
      In expr, G is the incoming gradient, X the input, R the result, A and B
      the operands (each a tensor or a number), ALPHA add's multiplier.
      reads (INPUT, RESULT, NOTHING for unary; A, B, AB, NOTHING for an
@@ -42,7 +43,8 @@
      (positive, below 1), BIG (magnitude above 1: a divisor whose quotients
      stay away from whole numbers), COND (a bool tensor: where's
      condition), UNIQ (as ANY, every element distinct: a tie at an order
-     statistic is a kink).
+     statistic is a kink), INT (integers of either sign: the bitwise
+     ops).
    - aliases: more Lua names of the op, PyTorch's and Torch7's, in one
      string separated by spaces ("" for none); each has the in-place form
      when the op does. */
@@ -192,6 +194,22 @@
     ANY BIG, "floor_divide")                                                                           \
   OP(div_trunc, mt_div_trunc(a, b), E, DERIV2(NOTHING, MUL(G, 0), NOTHING, MUL(G, 0)), AC_PROMOTE,     \
     ANY BIG, "")
+
+/* integer and bool tensors only: PyTorch refuses float ones (Torch7's
+   lshift and rshift of floats, a product by a power of 2, are compositions:
+   lib/torch/ops7.lua). bitwise_not of a bool is logical not. */
+#define MT_UNARY_INT_OPS(OP, E)                                                                        \
+  OP(bitwise_not, (ct)(v ^ (ct)-1), E, NODERIV, AC_NONE, INT, "")
+
+/* integer and bool tensors only, in the promoted dtype; the shifts refuse
+   bool, and shift counts outside the dtype's width give PyTorch's values
+   (MT_SHIFT_LEFT, MT_SHIFT_RIGHT: mt_pointwise_rules.h) */
+#define MT_BINARY_INT_OPS(OP, E)                                                                       \
+  OP(bitwise_and, a & b, E, NODERIV, AC_NONE, INT INT, "bitand cbitand")                                \
+  OP(bitwise_or, a | b, E, NODERIV, AC_NONE, INT INT, "bitor cbitor")                                   \
+  OP(bitwise_xor, a ^ b, E, NODERIV, AC_NONE, INT INT, "bitxor cbitxor")                                \
+  OP(bitwise_left_shift, MT_SHIFT_LEFT(ct, a, b), E, NODERIV, AC_NONE, INT INT, "")                      \
+  OP(bitwise_right_shift, MT_SHIFT_RIGHT(ct, a, b), E, NODERIV, AC_NONE, INT INT, "")
 
 /* ---- reductions over a set of dims ----
    An entry is OP(name, kernel, E, derivative, autocast, domain, aliases) as
@@ -844,7 +862,8 @@
    expanded from the same macro). */
 #define MT_POINTWISE_LISTS(L)                                                                         \
   L(MT_UNARY_FLOAT_OPS) L(MT_UNARY_FLOAT_ONLY_OPS) L(MT_UNARY_ROUND_OPS) L(MT_UNARY_SAME_OPS)          \
-  L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)
+  L(MT_UNARY_BOOL_OPS) L(MT_BINARY_OPS) L(MT_BINARY_FLOAT_OPS) L(MT_COMPARE_OPS) L(MT_BINARY_DIV_OPS)          \
+  L(MT_UNARY_INT_OPS) L(MT_BINARY_INT_OPS)
 
 /* Every list: the elementwise ones, the reductions, the ops along a dim,
    the selections, the products, the elementwise ops with parameters, the

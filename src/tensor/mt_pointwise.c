@@ -153,8 +153,15 @@ MT_DTYPES(MT_X)
   MT_UNARY_FLOAT_ONLY_OPS(MT_UNARY_KERNEL, E)                                   \
   MT_UNARY_ROUND_OPS(MT_UNARY_KERNEL, E)                                        \
   MT_BINARY_FLOAT_OPS(MT_BINARY_KERNEL, E)
+/* the integer-only ops, for the dtypes of kind 0 (bool) and 1 (integers) */
+#define MT_NOT_FLOAT_0(code) code
+#define MT_NOT_FLOAT_1(code) code
+#define MT_NOT_FLOAT_2(code)
+#define MT_GEN_INT(E, T, N, TN, K)                                              \
+  MT_NOT_FLOAT_##K(MT_UNARY_INT_OPS(MT_UNARY_KERNEL, E) MT_BINARY_INT_OPS(MT_BINARY_KERNEL, E))
 MT_DTYPES(MT_GEN_ALL)
 MT_FLOAT_DTYPES(MT_GEN_FLOAT)
+MT_DTYPES(MT_GEN_INT)
 
 #define MT_ENTRY(name, expr, E, ...) [MT_OP_##name][MT_##E] = k_##name##_##E,
 #define MT_TAB_ALL(E, T, N, TN, K)                                              \
@@ -164,9 +171,12 @@ MT_FLOAT_DTYPES(MT_GEN_FLOAT)
   MT_UNARY_FLOAT_OPS(MT_ENTRY, E) MT_UNARY_FLOAT_ONLY_OPS(MT_ENTRY, E)          \
   MT_UNARY_ROUND_OPS(MT_ENTRY, E)                                               \
   MT_BINARY_FLOAT_OPS(MT_ENTRY, E)
+#define MT_TAB_INT(E, T, N, TN, K)                                              \
+  MT_NOT_FLOAT_##K(MT_UNARY_INT_OPS(MT_ENTRY, E) MT_BINARY_INT_OPS(MT_ENTRY, E))
 static const mt_loop_fn kernels[MT_NUM_OPS][MT_NDTYPES] = {
   MT_DTYPES(MT_TAB_ALL)
   MT_FLOAT_DTYPES(MT_TAB_FLOAT)
+  MT_DTYPES(MT_TAB_INT)
 };
 
 /* ---- result types ---- */

@@ -13,7 +13,7 @@
    list to its class, so tables expanded over MT_POINTWISE_LISTS stay in the
    enum's order. */
 enum { MT_C_UNARY_FLOAT, MT_C_UNARY_FLOAT_ONLY, MT_C_UNARY_ROUND, MT_C_UNARY_SAME, MT_C_UNARY_BOOL, MT_C_BINARY,
-       MT_C_BINARY_FLOAT, MT_C_COMPARE };
+       MT_C_BINARY_FLOAT, MT_C_COMPARE, MT_C_UNARY_INT, MT_C_BINARY_INT };
 #define MT_CLASS_OF_MT_UNARY_FLOAT_OPS MT_C_UNARY_FLOAT
 #define MT_CLASS_OF_MT_UNARY_FLOAT_ONLY_OPS MT_C_UNARY_FLOAT_ONLY
 #define MT_CLASS_OF_MT_UNARY_ROUND_OPS MT_C_UNARY_ROUND
@@ -23,6 +23,8 @@ enum { MT_C_UNARY_FLOAT, MT_C_UNARY_FLOAT_ONLY, MT_C_UNARY_ROUND, MT_C_UNARY_SAM
 #define MT_CLASS_OF_MT_BINARY_FLOAT_OPS MT_C_BINARY_FLOAT
 #define MT_CLASS_OF_MT_COMPARE_OPS MT_C_COMPARE
 #define MT_CLASS_OF_MT_BINARY_DIV_OPS MT_C_BINARY
+#define MT_CLASS_OF_MT_UNARY_INT_OPS MT_C_UNARY_INT
+#define MT_CLASS_OF_MT_BINARY_INT_OPS MT_C_BINARY_INT
 
 static const unsigned char mt_op_class[MT_NUM_POINTWISE_OPS] = {
 #define MT_X(name, expr, C, ...) C,
@@ -32,9 +34,37 @@ static const unsigned char mt_op_class[MT_NUM_POINTWISE_OPS] = {
 #undef MT_X
 };
 
+/* Binary ops that run on bool operands, as PyTorch's: the comparisons, the
+   bitwise and, or, xor (not the shifts), add, mul, maximum and minimum. */
+static inline int mt_op_takes_bool(mt_op op, int cls) {
+  if (cls == MT_C_COMPARE) return 1;
+  if (cls == MT_C_BINARY_INT) return op != MT_OP_bitwise_left_shift && op != MT_OP_bitwise_right_shift;
+  return op == MT_OP_add || op == MT_OP_mul || op == MT_OP_maximum || op == MT_OP_minimum;
+}
+
 /* Ops whose integer form divides: by zero they raise (ZeroDivisionError). */
 static inline int mt_op_divides(mt_op op) {
   return op == MT_OP_fmod || op == MT_OP_remainder || op == MT_OP_div_floor || op == MT_OP_div_trunc;
+}
+
+/* The shifts' values, as PyTorch's, in T (the compute type) for a and b of
+   T: a count below zero or from T's width up shifts every bit out (left:
+   0; right: the sign, 0 or -1). The count is read as T's signed twin, so a
+   uint8 count of 200 is negative. */
+#define MT_SHIFT_BITS(T) ((int)sizeof(T) * 8)
+#define MT_SHIFT_COUNT(T, b) ((int64_t)((uint64_t)(b) << (64 - MT_SHIFT_BITS(T))) >> (64 - MT_SHIFT_BITS(T)))
+#define MT_SHIFT_LEFT(T, a, b)                                                                   \
+  (MT_SHIFT_COUNT(T, b) < 0 || MT_SHIFT_COUNT(T, b) >= MT_SHIFT_BITS(T) ? (T)0                 \
+                                                                       : (T)((uint64_t)(a) << MT_SHIFT_COUNT(T, b)))
+#define MT_SHIFT_RIGHT_MAX(T) (MT_SHIFT_BITS(T) - ((T)-1 < 1))
+#define MT_SHIFT_RIGHT(T, a, b)                                                                  \
+  ((T)((int64_t)(a) >> (MT_SHIFT_COUNT(T, b) < 0 || MT_SHIFT_COUNT(T, b) >= MT_SHIFT_RIGHT_MAX(T)   \
+                            ? MT_SHIFT_RIGHT_MAX(T) : MT_SHIFT_COUNT(T, b))))
+
+/* Integer-only ops (the bitwise ones) on a float dtype: PyTorch refuses. */
+static inline int mt_int_only(mt_op op, int dtype) {
+  return mt_fail("%s: not supported for %s tensors (integer and bool dtypes only)", mt_op_names[op],
+                 mt_dtypes[dtype].name);
 }
 
 static inline int mt_same_view(const mt_tensor *a, const mt_tensor *b) {
@@ -58,6 +88,8 @@ static inline int mt_unary_rules(mt_tensor *r, const mt_tensor *x, mt_op op, int
   } else if (cls == MT_C_UNARY_BOOL) {
     *out_dtype = MT_BOOL;
     if (inplace && op != MT_OP_logical_not) { mt_fail("%s: has no in-place form", name); return 1; }
+  } else if (cls == MT_C_UNARY_INT) {
+    if (mt_dtype_is_float((mt_dtype)x->dtype)) { mt_int_only(op, x->dtype); return 1; }
   } else if (cls == MT_C_UNARY_FLOAT_ONLY && !mt_dtype_is_float((mt_dtype)x->dtype)) {
     mt_fail("%s: not supported for %s tensors (float dtypes only)", name, mt_dtypes[x->dtype].name);
     return 1;
@@ -87,8 +119,8 @@ static inline int mt_binary_rules(const mt_operand *a, const mt_operand *b, mt_o
   int dt = mt_result_type(both, 2, default_float);
   if (dt < 0) return mt_fail("%s: needs at least one tensor", name);
   if (cls == MT_C_BINARY_FLOAT && !mt_dtype_is_float((mt_dtype)dt)) dt = default_float;
-  if (cls != MT_C_COMPARE && dt == MT_BOOL && op != MT_OP_add && op != MT_OP_mul && op != MT_OP_maximum &&
-      op != MT_OP_minimum)
+  if (cls == MT_C_BINARY_INT && mt_dtype_is_float((mt_dtype)dt)) return mt_int_only(op, dt);
+  if (dt == MT_BOOL && !mt_op_takes_bool(op, cls))
     return mt_fail("%s: not supported for bool tensors", name);
   if (!mt_dtype_is_float((mt_dtype)dt)) {
     if ((op == MT_OP_add || op == MT_OP_sub) && alpha != floor(alpha))

@@ -208,4 +208,30 @@ torch.isinf(x), x:isinf()
 
 torch.isfinite(x), x:isfinite()
   A bool tensor, true where x is neither NaN nor infinite.
+
+torch.bitwise_and(a, b), a:bitwise_and(b), a:bitwise_and_(b)
+torch.bitand(a, b), a:bitand(b), a:bitand_(b), torch.cbitand(a, b), a:cbitand(b), a:cbitand_(b)
+  a & b elementwise, on integer or bool tensors (float ones are refused); b a tensor
+  that broadcasts or a number; the result in the promoted dtype. bitand and cbitand
+  are Torch7's names (a number, a tensor).
+
+torch.bitwise_or(a, b), a:bitwise_or(b), a:bitwise_or_(b)
+torch.bitor(a, b), a:bitor(b), a:bitor_(b), torch.cbitor(a, b), a:cbitor(b), a:cbitor_(b)
+  a | b elementwise, on integer or bool tensors, as bitwise_and.
+
+torch.bitwise_xor(a, b), a:bitwise_xor(b), a:bitwise_xor_(b)
+torch.bitxor(a, b), a:bitxor(b), a:bitxor_(b), torch.cbitxor(a, b), a:cbitxor(b), a:cbitxor_(b)
+  a ~ b (exclusive or) elementwise, on integer or bool tensors, as bitwise_and.
+
+torch.bitwise_not(x), x:bitwise_not(), x:bitwise_not_()
+  ~x elementwise, on integer or bool tensors (for bool, logical not).
+
+torch.bitwise_left_shift(a, b), a:bitwise_left_shift(b), a:bitwise_left_shift_(b)
+  a << b elementwise, on integer tensors; b a tensor that broadcasts or a number. A
+  count below 0 or from the dtype's width up gives 0, as PyTorch; bits shifted past
+  the width are lost.
+
+torch.bitwise_right_shift(a, b), a:bitwise_right_shift(b), a:bitwise_right_shift_(b)
+  a >> b elementwise, on integer tensors (arithmetic: the sign is kept). A count
+  below 0 or from the dtype's width up gives the sign (0 or -1), as PyTorch.
 ]=]
