@@ -118,6 +118,45 @@ describe('result-tensor-first forms', function()
     assert.are.same({1, 3, 2}, idx:totable())
   end)
 
+  it("exist for the functions of Torch7's maths documentation, each giving its plain answer into res", function()
+    torch.manualSeed(3)
+    local x = torch.rand(4, 4):double()
+    local y = torch.rand(4, 4):double() + 0.5
+    local v = torch.rand(4):double()
+    local i = torch.LongTensor(4, 4):random(0, 7)
+    local j = torch.LongTensor(4, 4):random(0, 3)
+    local cases = {
+      {'cumsum', x, 2}, {'cumprod', x, 2}, {'mean', x, 2}, {'std', x, 2}, {'var', x, 2}, {'prod', x, 2},
+      {'lshift', i, 2}, {'rshift', i, 1}, {'clshift', i, j}, {'crshift', i, j}, {'bitand', i, 3}, {'cbitand', i, j},
+      {'bitor', i, 3}, {'cbitor', i, j}, {'bitxor', i, 3}, {'cbitxor', i, j}, {'fmod', x, 0.3}, {'remainder', x, 0.3},
+      {'mod', x, 0.3}, {'cfmod', x, y}, {'cremainder', x, y}, {'cmod', x, y}, {'cmax', x, y}, {'cmax', x, 0.5},
+      {'cmin', x, 0.5}, {'cpow', x, y}, {'div', x, 2}, {'cdiv', x, y}, {'atan2', x, y}, {'histc', v, 4},
+      {'bhistc', x, 4}, {'conv2', x, y:narrow(1, 1, 2):narrow(2, 1, 2)}, {'xcorr2', x, y:narrow(1, 1, 2):narrow(2, 1, 2)},
+      {'cross', torch.rand(3, 2):double(), torch.rand(3, 2):double()}, {'renorm', x, 2, 1, 0.5}, {'tril', x, 1}, {'triu', x},
+      {'diag', v}, {'sign', x - 0.5}, {'frac', x * 3}, {'pow', x, 2}, {'lerp', x, y, 0.3}, {'ger', v, v}, {'mv', x, v},
+      {'addcmul', x, 2, y, y}, {'addcdiv', x, 2, y, y}, {'clamp', x, 0.2, 0.6}, {'reshape', x, 2, 8}, {'sum', x, 1},
+    }
+    local bad = {}
+    for _, c in ipairs(cases) do
+      local name = c[1]
+      local f = torch[name]
+      if not f then bad[#bad + 1] = name .. ' (missing)' else
+        local args = {table.unpack(c, 2)}
+        local ok1, r1 = pcall(f, table.unpack(args))
+        local res = torch.Tensor():type(torch.is_tensor(r1) and r1:type() or 'torch.DoubleTensor')
+        local ok2, r2 = pcall(f, res, table.unpack(args))
+        if not ok1 then bad[#bad + 1] = name .. ' plain: ' .. tostring(r1)
+        elseif not ok2 then bad[#bad + 1] = name .. ' rf: ' .. tostring(r2)
+        elseif not rawequal(r2, res) then bad[#bad + 1] = name .. ' rf returned another tensor'
+        elseif not (res:isSameSizeAs(r1) and res:double():add(-1, r1:double()):abs():max() < 1e-12) then
+          bad[#bad + 1] = name .. ' rf value differs'
+        end
+      end
+    end
+
+    assert.are.same({}, bad)
+  end)
+
   it("take Torch7's positional scalars in the add* products", function()
     local M = torch.ones(2, 2, {dtype = 'float64'})
     -- 2 * M + 3 * a @ b

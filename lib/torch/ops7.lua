@@ -4,6 +4,12 @@
 -- the bitwise shift ops of the registry for integers). Compositions of
 -- differentiable ops are differentiable.
 local torch = require 'torch.core'
+
+-- a value for an error message: numbers and strings as they are, else its type
+local function shown(v)
+  if type(v) == 'number' or type(v) == 'string' then return tostring(v) end
+  return torch.type(v)
+end
 local methods = torch._methods
 local is_tensor = torch.is_tensor
 
@@ -74,7 +80,7 @@ local function convolve(name, nd, x, k, mode, flip)
   check_tensor(name, x, 'the input', 3)
   check_tensor(name, k, 'the kernel', 3)
   if mode ~= nil and mode ~= 'V' and mode ~= 'F' then
-    error(string.format("%s: mode must be 'V' (valid) or 'F' (full), got %s", name, tostring(mode)), 3)
+    error(string.format("%s: mode must be 'V' (valid) or 'F' (full), got %s", name, shown(mode)), 3)
   end
   if not x:is_floating_point() or x.dtype ~= k.dtype then
     error(string.format('%s: expects input and kernel of one float dtype, got %s and %s', name, x.dtype,
@@ -169,7 +175,7 @@ local function hist_args(name, x, bins, lo, hi)
   bins, lo, hi = bins or 100, lo or 0, hi or 0
   local count = type(bins) == 'number' and math.tointeger(bins)
   if not count or count < 1 then
-    error(string.format('%s: bins must be a positive integer, got %s', name, tostring(bins)), 3)
+    error(string.format('%s: bins must be a positive integer, got %s', name, shown(bins)), 3)
   end
   if type(lo) ~= 'number' or type(hi) ~= 'number' then
     error(string.format('%s: min and max must be numbers, got %s and %s', name, type(lo), type(hi)), 3)
@@ -234,7 +240,7 @@ local function cross(name, a, b, dim)
     if not dim then error(string.format('%s: no dimension of size 3 in %s', name, shape_str(a)), 3) end
   end
   if math.type(dim) ~= 'integer' or dim < -n or dim > n or dim == 0 then
-    error(string.format('%s: dim %s out of range for %s', name, tostring(dim), shape_str(a)), 3)
+    error(string.format('%s: dim %s out of range for %s', name, shown(dim), shape_str(a)), 3)
   end
   if dim < 0 then dim = dim + n + 1 end
   if a:size(dim) ~= 3 then
@@ -266,12 +272,12 @@ local function renormed(name, x, p, dim, maxnorm)
   if not x:is_floating_point() then error(string.format('%s: expects a float tensor, got %s', name, x.dtype), 3) end
   local n = x:dim()
   if n < 2 then error(string.format('%s: expects at least 2 dims, got %s', name, shape_str(x)), 3) end
-  if type(p) ~= 'number' or p <= 0 then error(string.format('%s: p must be a positive number, got %s', name, tostring(p)), 3) end
+  if type(p) ~= 'number' or p <= 0 then error(string.format('%s: p must be a positive number, got %s', name, shown(p)), 3) end
   if type(maxnorm) ~= 'number' or maxnorm < 0 then
-    error(string.format('%s: maxnorm must be a number, not negative, got %s', name, tostring(maxnorm)), 3)
+    error(string.format('%s: maxnorm must be a number, not negative, got %s', name, shown(maxnorm)), 3)
   end
   if math.type(dim) ~= 'integer' or dim < -n or dim > n or dim == 0 then
-    error(string.format('%s: dim %s out of range for %s', name, tostring(dim), shape_str(x)), 3)
+    error(string.format('%s: dim %s out of range for %s', name, shown(dim), shape_str(x)), 3)
   end
   if dim < 0 then dim = dim + n + 1 end
   local others = {}

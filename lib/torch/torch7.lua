@@ -177,7 +177,9 @@ for _, name in ipairs(unary) do rf(name, 1, function(a, b) return T(a) and T(b) 
 
 -- binary: torch.cmul(res, a, b), torch.mul(res, a, value), torch.pow(res, value, x)
 local binary = {'mul', 'div', 'cmul', 'cdiv', 'pow', 'fmod', 'remainder', 'atan2', 'cmax', 'cmin',
-                'maximum', 'minimum'}
+                'maximum', 'minimum', 'bitand', 'bitor', 'bitxor', 'cbitand', 'cbitor', 'cbitxor', 'lshift',
+                'rshift', 'clshift', 'crshift', 'bitwise_and', 'bitwise_or', 'bitwise_xor',
+                'bitwise_left_shift', 'bitwise_right_shift'}
 for _, name in ipairs(binary) do
   rf(name, 1, function(r, a, b) return T(r) and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b)) end,
      {GATE_NARGS, 3}, {binary = true})
@@ -186,7 +188,7 @@ end
 -- everything taking a tensor and more arguments that are not tensors:
 -- torch.sum(res, x, 2), torch.cumsum(res, x, 2), torch.tril(res, x, k) ...
 local unary_more = {'sum', 'prod', 'mean', 'cumsum', 'cumprod', 'std', 'var', 'norm', 'tril', 'triu', 'diag',
-                    'renorm', 'logsumexp', 'nonzero', 'histc', 'all', 'any'}
+                    'renorm', 'logsumexp', 'nonzero', 'histc', 'bhistc', 'all', 'any'}
 local function no_grad_result(r) return not r.requires_grad end
 for _, name in ipairs(unary_more) do
   rf(name, 1, function(r, x) return T(r) and T(x) and no_grad_result(r) end, {GATE_LEAD, 2})
@@ -281,6 +283,10 @@ do
     if N(a) and N(b) and N(w) and select('#', ...) == 0 then return true, a + w * (b - a) end
     return false
   end)
+end
+-- conv2(res, x, k [, mode]) and xcorr2, conv3, xcorr3
+for _, name in ipairs({'conv2', 'xcorr2', 'conv3', 'xcorr3'}) do
+  rf(name, 1, function(r, x, k) return T(r) and T(x) and T(k) end, {GATE_LEAD, 3})
 end
 -- cross(res, a, b [, dim])
 rf('cross', 1, function(r, a, b) return T(r) and T(a) and T(b) end, {GATE_LEAD, 3})
@@ -426,6 +432,8 @@ alias('cfmod', 'fmod')
 alias('cremainder', 'remainder')
 alias('nDimension', 'dim')
 alias('ger', 'outer')
+alias('mod', 'fmod')        -- Torch7's deprecated names
+alias('cmod', 'cfmod')
 if rawget(methods, 'dist') == nil and rawget(torch, 'dist') ~= nil then methods.dist = torch.dist end
 torch.isTensor = torch.is_tensor
 -- torch.Tensor.isTensor(v), torch.FloatTensor.isTensor(v), ...: Torch7's
