@@ -74,6 +74,15 @@ local function no_derivative(op, ...)
   end
 end
 
+-- an input wants a gradient: grad mode is on and one of them requires grad
+local function wants_grad(...)
+  if not torch.is_grad_enabled() then return false end
+  for _, x in ipairs({...}) do
+    if torch.is_tensor(x) and x.requires_grad then return true end
+  end
+  return false
+end
+
 -- ---- the kernels, on the CPU whatever the inputs' device ----
 
 local function device_of(...)
@@ -132,6 +141,12 @@ local function concat(a, b)
   local r = {table.unpack(a)}
   for _, v in ipairs(b) do r[#r + 1] = v end
   return r
+end
+
+local function same_size(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
 end
 
 -- the batch dims of a and b broadcast (PyTorch's rule), as a table
@@ -542,6 +557,64 @@ function linalg.qr(a, opts)
   return Qr.apply(a, mode == 'complete', op)
 end
 
+-- ---- Householder products: geqrf's reflectors and scales as Q ----
+
+-- tau (..., k) with a's batch dims and dtype, k at most limit
+local function check_tau(op, a, tau, limit, limit_what)
+  check_tensor(op, tau, 'tau')
+  if tau.dtype ~= a.dtype then fail(string.format('%s: tau is %s but the reflectors are %s', op, tau.dtype, a.dtype)) end
+  if tau:dim() < 1 or not same_size(batch_dims(a, 2), batch_dims(tau, 1)) then
+    fail(string.format('%s: the batch dims of %s and %s differ', op, shape_str(a), tau:dim() == 0 and '0-dim' or
+                       shape_str(tau)))
+  end
+  if tau:size(-1) > limit then
+    fail(string.format('%s: tau %s has more entries than %s (%d)', op, shape_str(tau), limit_what, limit))
+  end
+end
+
+-- v_1 .. v_k as the columns of (..., m, k): a's first k columns below the
+-- diagonal, 1 on it, 0 above (LAPACK's storage)
+local function reflectors(a, k)
+  local eye = torch.eye(a:size(-2), k, {dtype = a.dtype, device = a.device})
+  return a:narrow(-1, 1, k):tril(-1) + eye
+end
+
+-- c multiplied by H_i = I - tau_i v_i v_i^T for i = first, last, step: from
+-- the left (H_i c, the latest i outermost) or from the right (c H_i, the
+-- latest i last); differentiable ops only
+local function reflect(v, tau, c, left, first, last, step)
+  for i = first, last, step do
+    local vi = v:narrow(-1, i, 1)                                    -- (..., nq, 1)
+    local scaled = vi * tau:narrow(-1, i, 1):unsqueeze(-1)           -- tau_i v_i
+    if left then c = c - scaled:matmul(mT(vi):matmul(c))
+    else c = c - c:matmul(vi):matmul(mT(scaled)) end
+  end
+  return c
+end
+
+-- Q's first n columns, Q = H_1 ... H_k from reflectors a (..., m, n), m >=
+-- n, and scales tau (..., k), k <= n: LAPACK's orgqr, or when a gradient is
+-- wanted the reflectors applied to I's first n columns
+local function householder_product(op, a, tau)
+  check_matrix(op, a, 'A')
+  check_tau(op, a, tau, a:size(-1), 'A has columns')
+  if a:size(-2) < a:size(-1) then
+    fail(string.format('%s: A %s must have at least as many rows as columns', op, shape_str(a)))
+  end
+  if not wants_grad(a, tau) then return (K.orgqr(a, tau, op)) end
+  local k = tau:size(-1)
+  local first = torch.eye(a:size(-2), a:size(-1), {dtype = a.dtype, device = a.device}):expand(a:size())
+  return reflect(reflectors(a, k), tau, first, true, k, 1, -1)
+end
+
+-- torch.linalg.householder_product(A, tau): the first n columns of the
+-- product of Householder reflectors H_i = I - tau_i v_i v_i^T, v_i A's i-th
+-- column below the diagonal with 1 on it (as geqrf stores them); A (..., m,
+-- n) with m >= n, tau (..., k) with k <= n. Differentiable. Also torch.orgqr.
+function linalg.householder_product(a, tau)
+  return householder_product('torch.linalg.householder_product', a, tau)
+end
+
 -- ---- least squares and the pseudoinverse ----
 
 -- torch.linalg.lstsq(A, B) -> {solution=, residuals=, rank=, singular_values=}:
@@ -704,12 +777,6 @@ local function torch7_args(nresults, ninputs, ...)
   local results = {table.unpack(args, 1, nresults)}
   local rest = table.pack(table.unpack(args, nresults + 1, args.n))
   return results, rest
-end
-
-local function same_size(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
 end
 
 -- the result tensors take the values' memory and layout (LAPACK's column-major
@@ -896,27 +963,40 @@ function torch.geqrf(...)
 end
 
 -- torch.orgqr([q,] a, tau) -> Q: the matrix of orthonormal columns (m x n)
--- that geqrf's reflectors a (m x n, m >= n) and scales tau make. No
--- derivative.
+-- that geqrf's reflectors a (m x n, m >= n) and scales tau make (PyTorch's
+-- torch.linalg.householder_product). Differentiable in a and tau.
 function torch.orgqr(...)
   local op = 'torch.orgqr'
   local results, args = torch7_args(1, 2, ...)
-  local a, tau = check_matrix(op, args[1], 'a'), check_tensor(op, args[2], 'tau')
-  no_derivative(op, a, tau)
-  return store(results, (K.orgqr(a, tau, op)))
+  return store(results, householder_product(op, args[1], args[2]))
 end
 
 -- torch.ormqr([res,] a, tau, C [, 'L' or 'R'] [, 'N' or 'T']) -> Q C ('L',
 -- the default) or C Q ('R'), with Q^T for 'T', Q given by geqrf's a and tau
--- and never formed. No derivative.
+-- and never formed. Differentiable in a, tau and C.
 function torch.ormqr(...)
   local op = 'torch.ormqr'
   local results, args = torch7_args(1, 3, ...)
   local a, tau, c = check_matrix(op, args[1], 'a'), check_tensor(op, args[2], 'tau'), check_matrix(op, args[3], 'C')
   local side = letter(op, 'side', args[4], 'L', 'LR')
   local trans = letter(op, 'trans', args[5], 'N', 'NT')
-  no_derivative(op, a, tau, c)
-  return store(results, (K.ormqr(a, tau, c, side, trans, op)))
+  if c.dtype ~= a.dtype then fail(string.format('%s: C is %s but a is %s: both must have one dtype', op, c.dtype, a.dtype)) end
+  if not same_size(batch_dims(a, 2), batch_dims(c, 2)) then
+    fail(string.format('%s: the batch dims of %s and %s differ', op, shape_str(a), shape_str(c)))
+  end
+  local nq = side == 'L' and c:size(-2) or c:size(-1)
+  if a:size(-2) ~= nq then
+    fail(string.format('%s: the reflectors %s must have %d rows to multiply %s from the %s', op, shape_str(a), nq,
+                       shape_str(c), side == 'L' and 'left' or 'right'))
+  end
+  check_tau(op, a, tau, math.min(a:size(-1), nq), 'the reflectors')
+  if not wants_grad(a, tau, c) then return store(results, (K.ormqr(a, tau, c, side, trans, op))) end
+  -- Q = H_1 ... H_k is symmetric factor by factor: Q^T = H_k ... H_1
+  local forward = (side == 'L') == (trans == 'T')
+  local k = tau:size(-1)
+  local first, last, step = 1, k, 1
+  if not forward then first, last, step = k, 1, -1 end
+  return store(results, reflect(reflectors(a, k), tau, c, side == 'L', first, last, step))
 end
 
 -- ---- PyTorch's top-level names and the methods ----
