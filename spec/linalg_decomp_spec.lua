@@ -210,6 +210,29 @@ describe('torch.linalg derivatives', function()
     check(function(a) return torch.logdet(spd(a)) end, randd(3, 3))
   end)
 
+  it('of det at singular matrices: the cofactor matrix (adjugate transposed, by hand)', function()
+    -- rank 2; LU meets no exact zero pivot in the first, one in the second
+    local cases = {{T({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}), {{-3, 6, -3}, {6, -12, 6}, {-3, 6, -3}}},
+                   {T({{1, 2, 0}, {2, 4, 0}, {0, 0, 3}}), {{12, -6, 0}, {-6, 3, 0}, {0, 0, 0}}},
+                   {T({{1, 2, 3}, {2, 4, 6}, {-1, -2, -3}}), {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}}      -- rank 1
+    for _, case in ipairs(cases) do
+      local X = case[1]:clone():requires_grad_()
+      L.det(X):backward()
+      near(X.grad, case[2], 1e-12)
+      X = case[1]:clone():requires_grad_()
+      torch.det(X * 2):backward()                             -- d det(2X) = 4 cofactors(X) * 2
+      near(X.grad, T(case[2]) * 8, 1e-11)
+      check(L.det, case[1]:clone():requires_grad_())
+    end
+    -- a batch with one singular matrix takes the SVD form for both
+    check(function(a) return wsum(L.det(a)) end, torch.stack({cases[2][1], N}):requires_grad_())
+    local X = cases[2][1]:clone():requires_grad_()
+    raises('torch.logdet: the derivative of log|det| is infinite at a singular matrix',
+           function() torch.logdet(X):backward() end)
+    raises('torch.linalg.slogdet: the derivative of log|det| is infinite at a singular matrix',
+           function() local _, l = L.slogdet(X) l:backward() end)
+  end)
+
   it('of cholesky (both triangles) and cholesky_solve', function()
     check(function(a) return wsum(L.cholesky(spd(a))) end, randd(2, 3, 3))
     check(function(a) return wsum(L.cholesky(spd(a), {upper = true})) end, randd(3, 3))
@@ -230,6 +253,25 @@ describe('torch.linalg derivatives', function()
     end
     check(uv, randd(4, 3))
     check(uv, randd(2, 3, 5))
+    -- full matrices: U's columns (Vh's rows) past min(m, n) take no gradient,
+    -- the others the reduced factors' (as PyTorch)
+    local function full(a)
+      local u, s, vh = L.svd(a)
+      local k = s:size(-1)
+      return wsum(u:narrow(-1, 1, k):abs()) + wsum(s) + wsum(vh:narrow(-2, 1, k):abs())
+    end
+    check(full, randd(4, 2))
+    check(full, randd(2, 5))
+    local x = randd(5, 3)
+    local u = L.svd(x)
+    local gfull = torch.autograd.grad(wsum(u:narrow(2, 1, 3):abs()), x)[1]
+    local gred = torch.autograd.grad(wsum(L.svd(x, {full_matrices = false}):abs()), x)[1]
+    near(gfull, gred, 1e-12)
+    assert.are.same({5, 5}, u:size())
+    x = randd(3, 4)
+    local _, _, V = torch.svd(x, 'A')
+    assert.are.same({4, 4}, V:size())
+    check(function(a) local _, s, v = torch.svd(a, 'A') return wsum(s) + wsum(v:narrow(2, 1, 3):abs()) end, x)
   end)
 
   it('of qr, tall, wide and square complete', function()
@@ -237,6 +279,9 @@ describe('torch.linalg derivatives', function()
     check(qr('reduced'), randd(5, 3))
     check(qr('reduced'), randd(3, 5))
     check(qr('complete'), randd(3, 3))
+    check(qr('complete'), randd(2, 4))
+    check(qr('r'), randd(5, 3))                           -- R alone: Q computed for its derivative
+    check(qr('r'), randd(3, 4))
   end)
 
   it('of householder_product, orgqr and ormqr (each side, transposed or not)', function()
@@ -282,9 +327,9 @@ describe('torch.linalg derivatives', function()
     check(function(a) return L.vector_norm(a, 3, 2):sum() end, randd(4, 3))
   end)
 
-  it('full_matrices and the geqrf family refuse a derivative instead of dropping it', function()
-    raises('torch.linalg.svd with full matrices: has no derivative', L.svd, randd(4, 3))
-    raises("torch.linalg.qr with mode='r'", L.qr, randd(4, 3), {mode = 'r'})
+  it('complete QR of a tall matrix, geqrf and eig refuse a derivative instead of dropping it', function()
+    raises('torch.geqrf: has no derivative', torch.geqrf, randd(4, 3))
+    raises('torch.eig: has no derivative', torch.eig, randd(3, 3))
     local q, r = L.qr(randd(4, 3), {mode = 'complete'})
     raises("mode='complete' with more rows than columns", function() (q:sum() + r:sum()):backward() end)
   end)

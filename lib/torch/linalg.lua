@@ -281,23 +281,62 @@ end
 
 -- ---- determinants ----
 
--- sign and log |det| from the LU factorization; the derivative of the log:
--- g a^-T (sign is constant)
-local Slogdet = Function:extend('LinalgSlogdet')
-function Slogdet.forward(ctx, a, op)
+local function epsilon(dtype) return dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16 end
+
+-- det(a) as sign and log |det| from the LU factorization, and whether a
+-- matrix of the batch is singular or nearly: a pivot at most n eps times the
+-- largest (a zero one included), where a solve with a loses all precision
+local function lu_det(op, a)
   local lu, piv = K.getrf(a, op)
   local n = a:size(-1)
   local u = lu:diagonal(0, -2, -1)
   local swaps = piv:ne(torch.arange(1, n + 1, {device = piv.device})):to(a.dtype):sum(-1)
   local sign = (1 - swaps:remainder(2) * 2) * u:sign():prod(-1)
-  local logabs = u:abs():log():sum(-1)
+  local absu = u:abs()
+  local singular = n > 0 and absu:amin(-1):le(absu:amax(-1) * (n * epsilon(a.dtype))):any():item()
+  return sign, absu:log():sum(-1), singular
+end
+
+-- the derivative of log |det| is g a^-T (sign is constant); infinite at a
+-- singular a, which is refused rather than turned into infs and nans
+local Slogdet = Function:extend('LinalgSlogdet')
+function Slogdet.forward(ctx, a, op)
+  local sign, logabs = lu_det(op, a)
   ctx:save_for_backward(a)
   ctx:mark_non_differentiable(sign)
+  ctx.singular, ctx.op = sign:eq(0):any():item(), op
   return sign, logabs
 end
 function Slogdet.backward(ctx, _, g)
   local a = table.unpack(ctx.saved_tensors)
+  if ctx.singular then fail(ctx.op .. ': the derivative of log|det| is infinite at a singular matrix') end
   return g:unsqueeze(-1):unsqueeze(-1) * mT(linalg.inv(a)), nil
+end
+
+local Svd
+
+-- the derivative of det is its cofactor matrix, g det a^-T from a solve; for
+-- a (nearly) singular a, from the SVD a = u diag(s) vh: g det(u) det(vh) u
+-- diag(c) vh, c_i the product of the singular values but s_i (as PyTorch)
+local Det = Function:extend('LinalgDet')
+function Det.forward(ctx, a, op)
+  local sign, logabs, singular = lu_det(op, a)
+  local det = sign * logabs:exp()
+  ctx:save_for_backward(a, det)
+  ctx.singular, ctx.op = singular, op
+  return det
+end
+function Det.backward(ctx, g)
+  local a, det = table.unpack(ctx.saved_tensors)
+  if not ctx.singular then
+    if torch.is_grad_enabled() then det = Det.apply(a, ctx.op) end          -- create_graph: with history
+    return (g * det):unsqueeze(-1):unsqueeze(-1) * mT(linalg.inv(a)), nil
+  end
+  local u, s, vh = Svd.apply(a, false, ctx.op)
+  local I = eye_like(s, s:size(-1))
+  local others = (s:unsqueeze(-2) * (1 - I) + I):prod(-1)                 -- c (..., n)
+  local orientation = Det.apply(u:detach(), ctx.op) * Det.apply(vh:detach(), ctx.op)   -- +-1
+  return (u * (others * (g * orientation):unsqueeze(-1)):unsqueeze(-2)):matmul(vh), nil
 end
 
 -- torch.linalg.slogdet(A) -> sign, logabsdet: det(A) = sign * exp(logabsdet),
@@ -310,12 +349,12 @@ function linalg.slogdet(a)
 end
 
 -- torch.linalg.det(A): the determinant (0-dim, or one per matrix of a batch).
+-- Differentiable, at a singular A too (its cofactor matrix, from the SVD).
 -- Also torch.det(A) and A:det().
 function linalg.det(a)
   local op = 'torch.linalg.det'
   check_square(op, a, 'A')
-  local sign, logabs = Slogdet.apply(a, op)
-  return sign * logabs:exp()
+  return (Det.apply(a, op))
 end
 
 -- torch.logdet(A): log det(A): nan for a negative determinant, -inf for a
@@ -425,19 +464,27 @@ end
 
 -- ---- singular values ----
 
-local Svd = Function:extend('LinalgSvd')
-function Svd.forward(ctx, a, op)
-  local u, s, vt = K.gesdd(a, 'S', op)
+Svd = Function:extend('LinalgSvd')
+function Svd.forward(ctx, a, full, op)
+  local u, s, vt = K.gesdd(a, full and 'A' or 'S', op)
   ctx:save_for_backward(a, u, s, vt)
-  ctx.op = op
+  ctx.full, ctx.op = full, op
   return u, s, vt
 end
 -- a = u s v^T: u (J s + diag(gs) + s K) v^T + (I - u u^T) gu s^-1 v^T
 -- + u s^-1 gv^T (I - v v^T), J = F o (u^T gu - gu^T u), K likewise in v,
--- F the inverse gaps of s^2
+-- F the inverse gaps of s^2; the projections vanish when u (v) is square.
+-- With full matrices, u's columns and vt's rows past k = min(m, n) are any
+-- basis of their subspaces: their gradients are ignored (as PyTorch's) and
+-- the reduced factors' derivative taken.
 function Svd.backward(ctx, gu, gs, gvt)
   local a, u, s, vt = table.unpack(ctx.saved_tensors)
-  if torch.is_grad_enabled() then u, s, vt = Svd.apply(a, ctx.op) end      -- create_graph: with history
+  if torch.is_grad_enabled() then u, s, vt = Svd.apply(a, ctx.full, ctx.op) end      -- create_graph: with history
+  local k = s:size(-1)
+  if ctx.full then
+    u, vt = u:narrow(-1, 1, k), vt:narrow(-2, 1, k)
+    gu, gvt = gu and gu:narrow(-1, 1, k), gvt and gvt:narrow(-2, 1, k)
+  end
   local v = mT(vt)
   local inner = diag_embed(gs)
   local ga_extra
@@ -446,34 +493,27 @@ function Svd.backward(ctx, gu, gs, gvt)
     local gv = gvt and mT(gvt) or torch.zeros_like(v)
     local f = inverse_gaps(s * s)
     local utgu, vtgv = mT(u):matmul(gu), vt:matmul(gv)
-    local j, k = f * (utgu - mT(utgu)), f * (vtgv - mT(vtgv))
-    inner = inner + j * s:unsqueeze(-2) + s:unsqueeze(-1) * k
+    local j, kv = f * (utgu - mT(utgu)), f * (vtgv - mT(vtgv))
+    inner = inner + j * s:unsqueeze(-2) + s:unsqueeze(-1) * kv
     local sinv = (1 / s):unsqueeze(-2)
-    local left = (gu - u:matmul(utgu)) * sinv
-    local right = (gv - v:matmul(vtgv)) * sinv
-    ga_extra = left:matmul(vt) + u:matmul(mT(right))
+    if u:size(-2) > k then ga_extra = ((gu - u:matmul(utgu)) * sinv):matmul(vt)
+    elseif v:size(-2) > k then ga_extra = u:matmul(mT((gv - v:matmul(vtgv)) * sinv)) end
   end
   local ga = u:matmul(inner):matmul(vt)
   if ga_extra then ga = ga + ga_extra end
-  return ga, nil
-end
-
-local function svd_full(op, a)
-  no_derivative(op .. ' with full matrices', a)
-  local u, s, vt = K.gesdd(a, 'A', op)
-  return u, s, vt
+  return ga, nil, nil
 end
 
 -- torch.linalg.svd(A, {full_matrices=true}) -> U, S, Vh: A = U diag(S) Vh, S
 -- descending; full_matrices=false gives the reduced U (m x k) and Vh (k x n),
--- k = min(m, n), which alone is differentiable (for a non-square A).
--- Batched.
+-- k = min(m, n). Batched. Differentiable where the singular values are
+-- distinct; with full matrices the gradients of U's columns and Vh's rows
+-- past k are ignored (any basis of their subspace would do), as PyTorch.
 function linalg.svd(a, opts)
   local op = 'torch.linalg.svd'
   check_matrix(op, a, 'A')
   local full = not (opts and opts.full_matrices == false)
-  if full and a:size(-1) ~= a:size(-2) then return svd_full(op, a) end
-  return Svd.apply(a, op)
+  return Svd.apply(a, full and a:size(-1) ~= a:size(-2), op)
 end
 
 -- torch.linalg.svdvals(A): the singular values alone, descending.
@@ -481,7 +521,7 @@ function linalg.svdvals(a)
   local op = 'torch.linalg.svdvals'
   check_matrix(op, a, 'A')
   if torch.is_grad_enabled() and a.requires_grad then
-    local _, s = Svd.apply(a, op)
+    local _, s = Svd.apply(a, false, op)
     return s
   end
   local _, s = K.gesdd(a, 'N', op)
@@ -541,7 +581,8 @@ end
 -- torch.linalg.qr(A, {mode='reduced'}) -> Q, R: A = Q R, Q with orthonormal
 -- columns, R upper triangular. mode 'reduced' (Q m x k, R k x n, k = min(m,
 -- n)), 'complete' (Q m x m, R m x n) or 'r' (R alone; Q an empty tensor).
--- Batched.
+-- Batched. Differentiable, mode 'r' too (PyTorch refuses it), except mode
+-- 'complete' with more rows than columns (Q's extra columns are any basis).
 function linalg.qr(a, opts)
   local op = 'torch.linalg.qr'
   check_matrix(op, a, 'A')
@@ -550,8 +591,9 @@ function linalg.qr(a, opts)
     fail(string.format("%s: mode must be 'reduced', 'complete' or 'r', got %s", op, tostring(mode)))
   end
   if mode == 'r' then
-    no_derivative(op .. " with mode='r' (its derivative needs Q)", a)
-    local _, r = qr_factors(op, a, false, false)
+    local r
+    if wants_grad(a) then _, r = Qr.apply(a, false, op)      -- R's derivative needs Q: computed, then dropped
+    else _, r = qr_factors(op, a, false, false) end
     return torch.empty(0, {dtype = a.dtype, device = a.device}), r
   end
   return Qr.apply(a, mode == 'complete', op)
@@ -875,15 +917,14 @@ end
 
 -- torch.svd([resu, ress, resv,] A [, 'S' or 'A']) -> U, S, V with A = U
 -- diag(S) V^T (V, not V^T, as Torch7): 'S' (the default) the reduced U (m x
--- k) and V (n x k), 'A' the full ones.
+-- k) and V (n x k), 'A' the full ones. Differentiable (with 'A', through
+-- U's and V's first min(m, n) columns, as torch.linalg.svd).
 function torch.svd(...)
   local op = 'torch.svd'
   local results, args = torch7_args(3, 1, ...)
   local a = matrix_2d(op, args[1], 'A')
   local jobz = letter(op, 'jobz', args[2], 'S', 'SA')
-  local u, s, vt
-  if jobz == 'A' and a:size(1) ~= a:size(2) then u, s, vt = svd_full(op, a)
-  else u, s, vt = Svd.apply(a, op) end
+  local u, s, vt = Svd.apply(a, jobz == 'A' and a:size(1) ~= a:size(2), op)
   return store(results, u, s, mT(vt))
 end
 
