@@ -169,6 +169,9 @@ local function expand_batch(x, batch, keep)
   return x:expand(target)
 end
 
+-- the dtype's machine epsilon (float32 or float64)
+local function epsilon(dtype) return dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16 end
+
 -- G F^-1 for square F, from solves: (F^-T G^T)^T
 local function right_solve(G, F) return mT(linalg.solve(mT(F), mT(G))) end
 
@@ -280,8 +283,6 @@ function linalg.solve_triangular(a, b, opts)
 end
 
 -- ---- determinants ----
-
-local function epsilon(dtype) return dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16 end
 
 -- det(a) as sign and log |det| from the LU factorization, and whether a
 -- matrix of the batch is singular or nearly: a pivot at most n eps times the
@@ -689,7 +690,7 @@ function linalg.lstsq(a, b)
   local residuals = torch.empty(0, {dtype = a.dtype, device = a.device})
   if m > n then residuals = (A:matmul(x) - B):pow(2):sum(-2) end
   local s = linalg.svdvals(A:detach())
-  local tol = s:amax(-1, true) * math.max(m, n) * (a.dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16)
+  local tol = s:amax(-1, true) * math.max(m, n) * epsilon(a.dtype)
   local rank = s:gt(tol):sum(-1)
   if vector then
     x = x:squeeze(-1)
@@ -708,8 +709,7 @@ function linalg.pinv(a, opts)
   check_matrix(op, a, 'A')
   opts = opts or {}
   local m, n = a:size(-2), a:size(-1)
-  local eps = a.dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16
-  local rtol = opts.rtol or math.max(m, n) * eps
+  local rtol = opts.rtol or math.max(m, n) * epsilon(a.dtype)
   local u, s, vh
   if opts.hermitian then
     local w, v = linalg.eigh(a)
