@@ -210,6 +210,29 @@ describe('torch.linalg derivatives', function()
     check(function(a) return torch.logdet(spd(a)) end, randd(3, 3))
   end)
 
+  it('of det at singular matrices: the cofactor matrix (adjugate transposed, by hand)', function()
+    -- rank 2; LU meets no exact zero pivot in the first, one in the second
+    local cases = {{T({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}), {{-3, 6, -3}, {6, -12, 6}, {-3, 6, -3}}},
+                   {T({{1, 2, 0}, {2, 4, 0}, {0, 0, 3}}), {{12, -6, 0}, {-6, 3, 0}, {0, 0, 0}}},
+                   {T({{1, 2, 3}, {2, 4, 6}, {-1, -2, -3}}), {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}}      -- rank 1
+    for _, case in ipairs(cases) do
+      local X = case[1]:clone():requires_grad_()
+      L.det(X):backward()
+      near(X.grad, case[2], 1e-12)
+      X = case[1]:clone():requires_grad_()
+      torch.det(X * 2):backward()                             -- d det(2X) = 4 cofactors(X) * 2
+      near(X.grad, T(case[2]) * 8, 1e-11)
+      check(L.det, case[1]:clone():requires_grad_())
+    end
+    -- a batch with one singular matrix takes the SVD form for both
+    check(function(a) return wsum(L.det(a)) end, torch.stack({cases[2][1], N}):requires_grad_())
+    local X = cases[2][1]:clone():requires_grad_()
+    raises('torch.logdet: the derivative of log|det| is infinite at a singular matrix',
+           function() torch.logdet(X):backward() end)
+    raises('torch.linalg.slogdet: the derivative of log|det| is infinite at a singular matrix',
+           function() local _, l = L.slogdet(X) l:backward() end)
+  end)
+
   it('of cholesky (both triangles) and cholesky_solve', function()
     check(function(a) return wsum(L.cholesky(spd(a))) end, randd(2, 3, 3))
     check(function(a) return wsum(L.cholesky(spd(a), {upper = true})) end, randd(3, 3))
@@ -230,6 +253,25 @@ describe('torch.linalg derivatives', function()
     end
     check(uv, randd(4, 3))
     check(uv, randd(2, 3, 5))
+    -- full matrices: U's columns (Vh's rows) past min(m, n) take no gradient,
+    -- the others the reduced factors' (as PyTorch)
+    local function full(a)
+      local u, s, vh = L.svd(a)
+      local k = s:size(-1)
+      return wsum(u:narrow(-1, 1, k):abs()) + wsum(s) + wsum(vh:narrow(-2, 1, k):abs())
+    end
+    check(full, randd(4, 2))
+    check(full, randd(2, 5))
+    local x = randd(5, 3)
+    local u = L.svd(x)
+    local gfull = torch.autograd.grad(wsum(u:narrow(2, 1, 3):abs()), x)[1]
+    local gred = torch.autograd.grad(wsum(L.svd(x, {full_matrices = false}):abs()), x)[1]
+    near(gfull, gred, 1e-12)
+    assert.are.same({5, 5}, u:size())
+    x = randd(3, 4)
+    local _, _, V = torch.svd(x, 'A')
+    assert.are.same({4, 4}, V:size())
+    check(function(a) local _, s, v = torch.svd(a, 'A') return wsum(s) + wsum(v:narrow(2, 1, 3):abs()) end, x)
   end)
 
   it('of qr, tall, wide and square complete', function()
@@ -237,6 +279,41 @@ describe('torch.linalg derivatives', function()
     check(qr('reduced'), randd(5, 3))
     check(qr('reduced'), randd(3, 5))
     check(qr('complete'), randd(3, 3))
+    check(qr('complete'), randd(2, 4))
+    check(qr('r'), randd(5, 3))                           -- R alone: Q computed for its derivative
+    check(qr('r'), randd(3, 4))
+  end)
+
+  it('of householder_product, orgqr and ormqr (each side, transposed or not)', function()
+    local H = T({{0.5, -1}, {2, 0.3}, {-0.7, 1.5}, {1.1, 0.2}})
+    local h, tau = H:clone():requires_grad_(), T({1.2, 0.4}):requires_grad_()
+    local q = L.householder_product(h, tau)
+    near(q, {{-0.2, -1.8384}, {-2.4, -3.0768}, {0.84, 0.68688}, {-1.32, -2.10224}}, 1e-12)
+    wsum(q):backward()
+    near(h.grad, {{0, 0}, {-2.14656, 0}, {-0.65184, -0.73056}, {-2.17056, 0.45088}}, 1e-12)
+    near(tau.grad, T({-3.35672, 0.58984}), 1e-12)
+    h.grad, tau.grad = nil, nil
+    local c = T({{1, 2, 0, -1}, {0, -1, 3, 0.5}}):requires_grad_()
+    local r = torch.ormqr(h, tau, c, 'R', 'T')
+    near(r, {{-2.66912, -6.05824, 1.488384, -5.180032}, {6.28176, 10.12352, -3.557232, 7.121936}}, 1e-12)
+    wsum(r):backward()
+    near(h.grad, {{0, 0}, {8.033472, 0}, {2.135856, -2.844336}, {4.028208, 3.333368}}, 1e-12)
+    near(tau.grad, T({8.708684, 4.578552}), 1e-12)
+    near(c.grad, {{-0.776, -1.434032, 1.090152, -0.5400064}, {-2.008, -3.966256, 3.130216, -1.8688512}}, 1e-12)
+    -- with and without a gradient, the same values (LAPACK's without)
+    local a = torch.randn(2, 5, 3, {dtype = 'float64'})
+    local hs, taus = torch.geqrf(a[1])
+    near(torch.orgqr(hs:clone():requires_grad_(), taus), torch.orgqr(hs, taus), 1e-12)
+    local x = torch.randn(5, 2, {dtype = 'float64'})
+    for _, form in ipairs({{'L', 'N'}, {'L', 'T'}, {'R', 'N'}, {'R', 'T'}}) do
+      local cx = form[1] == 'L' and x or x:t()
+      near(torch.ormqr(hs, taus, cx:clone():requires_grad_(), form[1], form[2]), torch.ormqr(hs, taus, cx, form[1], form[2]),
+           1e-12)
+      check(function(hh, tt, cc) return wsum(torch.ormqr(hh, tt, cc, form[1], form[2])) end, randd(5, 3), randd(3),
+            form[1] == 'L' and randd(5, 2) or randd(2, 5))
+    end
+    check(function(hh, tt) return wsum(L.householder_product(hh, tt)) end, randd(2, 5, 3), randd(2, 2))
+    check(function(hh, tt) return wsum(torch.orgqr(hh, tt)) end, randd(4, 4), randd(4))
   end)
 
   it('of lstsq, pinv, solve_triangular and the norms', function()
@@ -250,9 +327,9 @@ describe('torch.linalg derivatives', function()
     check(function(a) return L.vector_norm(a, 3, 2):sum() end, randd(4, 3))
   end)
 
-  it('full_matrices and the geqrf family refuse a derivative instead of dropping it', function()
-    raises('torch.linalg.svd with full matrices: has no derivative', L.svd, randd(4, 3))
-    raises("torch.linalg.qr with mode='r'", L.qr, randd(4, 3), {mode = 'r'})
+  it('complete QR of a tall matrix, geqrf and eig refuse a derivative instead of dropping it', function()
+    raises('torch.geqrf: has no derivative', torch.geqrf, randd(4, 3))
+    raises('torch.eig: has no derivative', torch.eig, randd(3, 3))
     local q, r = L.qr(randd(4, 3), {mode = 'complete'})
     raises("mode='complete' with more rows than columns", function() (q:sum() + r:sum()):backward() end)
   end)
@@ -280,6 +357,12 @@ describe('torch.linalg errors', function()
     raises("torch.linalg.eigh: UPLO must be 'L' or 'U', got 'X'", L.eigh, A, {UPLO = 'X'})
     raises("torch.linalg.qr: mode must be 'reduced', 'complete' or 'r', got full", L.qr, A, {mode = 'full'})
     raises("torch.linalg.matrix_norm: ord must be 'fro', 'nuc'", L.matrix_norm, A, 3)
+    raises('torch.linalg.householder_product: tau 4 has more entries than A has columns (3)', L.householder_product,
+           torch.zeros(5, 3, {dtype = 'float64'}), torch.zeros(4, {dtype = 'float64'}))
+    raises('torch.linalg.householder_product: A 3x5 must have at least as many rows as columns',
+           L.householder_product, torch.zeros(3, 5, {dtype = 'float64'}), torch.zeros(3, {dtype = 'float64'}))
+    raises('torch.ormqr: the batch dims of 2x5x3 and 5x2 differ', torch.ormqr, torch.zeros(2, 5, 3, {dtype = 'float64'}),
+           torch.zeros(2, 3, {dtype = 'float64'}), torch.zeros(5, 2, {dtype = 'float64'}))
     raises('torch.linalg.lstsq: the matrix does not have full rank', L.lstsq, T({{1, 0}, {2, 0}, {3, 0}}),
            T({1, 2, 3}))
   end)

@@ -74,6 +74,15 @@ local function no_derivative(op, ...)
   end
 end
 
+-- an input wants a gradient: grad mode is on and one of them requires grad
+local function wants_grad(...)
+  if not torch.is_grad_enabled() then return false end
+  for _, x in ipairs({...}) do
+    if torch.is_tensor(x) and x.requires_grad then return true end
+  end
+  return false
+end
+
 -- ---- the kernels, on the CPU whatever the inputs' device ----
 
 local function device_of(...)
@@ -134,6 +143,12 @@ local function concat(a, b)
   return r
 end
 
+local function same_size(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
 -- the batch dims of a and b broadcast (PyTorch's rule), as a table
 local function broadcast_batch(op, a, b, a_keep, b_keep)
   local da, db = batch_dims(a, a_keep), batch_dims(b, b_keep)
@@ -153,6 +168,9 @@ local function expand_batch(x, batch, keep)
   local target = concat(batch, {table.unpack(x:size(), x:dim() - keep + 1)})
   return x:expand(target)
 end
+
+-- the dtype's machine epsilon (float32 or float64)
+local function epsilon(dtype) return dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16 end
 
 -- G F^-1 for square F, from solves: (F^-T G^T)^T
 local function right_solve(G, F) return mT(linalg.solve(mT(F), mT(G))) end
@@ -266,23 +284,60 @@ end
 
 -- ---- determinants ----
 
--- sign and log |det| from the LU factorization; the derivative of the log:
--- g a^-T (sign is constant)
-local Slogdet = Function:extend('LinalgSlogdet')
-function Slogdet.forward(ctx, a, op)
+-- det(a) as sign and log |det| from the LU factorization, and whether a
+-- matrix of the batch is singular or nearly: a pivot at most n eps times the
+-- largest (a zero one included), where a solve with a loses all precision
+local function lu_det(op, a)
   local lu, piv = K.getrf(a, op)
   local n = a:size(-1)
   local u = lu:diagonal(0, -2, -1)
   local swaps = piv:ne(torch.arange(1, n + 1, {device = piv.device})):to(a.dtype):sum(-1)
   local sign = (1 - swaps:remainder(2) * 2) * u:sign():prod(-1)
-  local logabs = u:abs():log():sum(-1)
+  local absu = u:abs()
+  local singular = n > 0 and absu:amin(-1):le(absu:amax(-1) * (n * epsilon(a.dtype))):any():item()
+  return sign, absu:log():sum(-1), singular
+end
+
+-- the derivative of log |det| is g a^-T (sign is constant); infinite at a
+-- singular a, which is refused rather than turned into infs and nans
+local Slogdet = Function:extend('LinalgSlogdet')
+function Slogdet.forward(ctx, a, op)
+  local sign, logabs = lu_det(op, a)
   ctx:save_for_backward(a)
   ctx:mark_non_differentiable(sign)
+  ctx.singular, ctx.op = sign:eq(0):any():item(), op
   return sign, logabs
 end
 function Slogdet.backward(ctx, _, g)
   local a = table.unpack(ctx.saved_tensors)
+  if ctx.singular then fail(ctx.op .. ': the derivative of log|det| is infinite at a singular matrix') end
   return g:unsqueeze(-1):unsqueeze(-1) * mT(linalg.inv(a)), nil
+end
+
+local Svd
+
+-- the derivative of det is its cofactor matrix, g det a^-T from a solve; for
+-- a (nearly) singular a, from the SVD a = u diag(s) vh: g det(u) det(vh) u
+-- diag(c) vh, c_i the product of the singular values but s_i (as PyTorch)
+local Det = Function:extend('LinalgDet')
+function Det.forward(ctx, a, op)
+  local sign, logabs, singular = lu_det(op, a)
+  local det = sign * logabs:exp()
+  ctx:save_for_backward(a, det)
+  ctx.singular, ctx.op = singular, op
+  return det
+end
+function Det.backward(ctx, g)
+  local a, det = table.unpack(ctx.saved_tensors)
+  if not ctx.singular then
+    if torch.is_grad_enabled() then det = Det.apply(a, ctx.op) end          -- create_graph: with history
+    return (g * det):unsqueeze(-1):unsqueeze(-1) * mT(linalg.inv(a)), nil
+  end
+  local u, s, vh = Svd.apply(a, false, ctx.op)
+  local I = eye_like(s, s:size(-1))
+  local others = (s:unsqueeze(-2) * (1 - I) + I):prod(-1)                 -- c (..., n)
+  local orientation = Det.apply(u:detach(), ctx.op) * Det.apply(vh:detach(), ctx.op)   -- +-1
+  return (u * (others * (g * orientation):unsqueeze(-1)):unsqueeze(-2)):matmul(vh), nil
 end
 
 -- torch.linalg.slogdet(A) -> sign, logabsdet: det(A) = sign * exp(logabsdet),
@@ -295,12 +350,12 @@ function linalg.slogdet(a)
 end
 
 -- torch.linalg.det(A): the determinant (0-dim, or one per matrix of a batch).
+-- Differentiable, at a singular A too (its cofactor matrix, from the SVD).
 -- Also torch.det(A) and A:det().
 function linalg.det(a)
   local op = 'torch.linalg.det'
   check_square(op, a, 'A')
-  local sign, logabs = Slogdet.apply(a, op)
-  return sign * logabs:exp()
+  return (Det.apply(a, op))
 end
 
 -- torch.logdet(A): log det(A): nan for a negative determinant, -inf for a
@@ -410,19 +465,27 @@ end
 
 -- ---- singular values ----
 
-local Svd = Function:extend('LinalgSvd')
-function Svd.forward(ctx, a, op)
-  local u, s, vt = K.gesdd(a, 'S', op)
+Svd = Function:extend('LinalgSvd')
+function Svd.forward(ctx, a, full, op)
+  local u, s, vt = K.gesdd(a, full and 'A' or 'S', op)
   ctx:save_for_backward(a, u, s, vt)
-  ctx.op = op
+  ctx.full, ctx.op = full, op
   return u, s, vt
 end
 -- a = u s v^T: u (J s + diag(gs) + s K) v^T + (I - u u^T) gu s^-1 v^T
 -- + u s^-1 gv^T (I - v v^T), J = F o (u^T gu - gu^T u), K likewise in v,
--- F the inverse gaps of s^2
+-- F the inverse gaps of s^2; the projections vanish when u (v) is square.
+-- With full matrices, u's columns and vt's rows past k = min(m, n) are any
+-- basis of their subspaces: their gradients are ignored (as PyTorch's) and
+-- the reduced factors' derivative taken.
 function Svd.backward(ctx, gu, gs, gvt)
   local a, u, s, vt = table.unpack(ctx.saved_tensors)
-  if torch.is_grad_enabled() then u, s, vt = Svd.apply(a, ctx.op) end      -- create_graph: with history
+  if torch.is_grad_enabled() then u, s, vt = Svd.apply(a, ctx.full, ctx.op) end      -- create_graph: with history
+  local k = s:size(-1)
+  if ctx.full then
+    u, vt = u:narrow(-1, 1, k), vt:narrow(-2, 1, k)
+    gu, gvt = gu and gu:narrow(-1, 1, k), gvt and gvt:narrow(-2, 1, k)
+  end
   local v = mT(vt)
   local inner = diag_embed(gs)
   local ga_extra
@@ -431,34 +494,27 @@ function Svd.backward(ctx, gu, gs, gvt)
     local gv = gvt and mT(gvt) or torch.zeros_like(v)
     local f = inverse_gaps(s * s)
     local utgu, vtgv = mT(u):matmul(gu), vt:matmul(gv)
-    local j, k = f * (utgu - mT(utgu)), f * (vtgv - mT(vtgv))
-    inner = inner + j * s:unsqueeze(-2) + s:unsqueeze(-1) * k
+    local j, kv = f * (utgu - mT(utgu)), f * (vtgv - mT(vtgv))
+    inner = inner + j * s:unsqueeze(-2) + s:unsqueeze(-1) * kv
     local sinv = (1 / s):unsqueeze(-2)
-    local left = (gu - u:matmul(utgu)) * sinv
-    local right = (gv - v:matmul(vtgv)) * sinv
-    ga_extra = left:matmul(vt) + u:matmul(mT(right))
+    if u:size(-2) > k then ga_extra = ((gu - u:matmul(utgu)) * sinv):matmul(vt)
+    elseif v:size(-2) > k then ga_extra = u:matmul(mT((gv - v:matmul(vtgv)) * sinv)) end
   end
   local ga = u:matmul(inner):matmul(vt)
   if ga_extra then ga = ga + ga_extra end
-  return ga, nil
-end
-
-local function svd_full(op, a)
-  no_derivative(op .. ' with full matrices', a)
-  local u, s, vt = K.gesdd(a, 'A', op)
-  return u, s, vt
+  return ga, nil, nil
 end
 
 -- torch.linalg.svd(A, {full_matrices=true}) -> U, S, Vh: A = U diag(S) Vh, S
 -- descending; full_matrices=false gives the reduced U (m x k) and Vh (k x n),
--- k = min(m, n), which alone is differentiable (for a non-square A).
--- Batched.
+-- k = min(m, n). Batched. Differentiable where the singular values are
+-- distinct; with full matrices the gradients of U's columns and Vh's rows
+-- past k are ignored (any basis of their subspace would do), as PyTorch.
 function linalg.svd(a, opts)
   local op = 'torch.linalg.svd'
   check_matrix(op, a, 'A')
   local full = not (opts and opts.full_matrices == false)
-  if full and a:size(-1) ~= a:size(-2) then return svd_full(op, a) end
-  return Svd.apply(a, op)
+  return Svd.apply(a, full and a:size(-1) ~= a:size(-2), op)
 end
 
 -- torch.linalg.svdvals(A): the singular values alone, descending.
@@ -466,7 +522,7 @@ function linalg.svdvals(a)
   local op = 'torch.linalg.svdvals'
   check_matrix(op, a, 'A')
   if torch.is_grad_enabled() and a.requires_grad then
-    local _, s = Svd.apply(a, op)
+    local _, s = Svd.apply(a, false, op)
     return s
   end
   local _, s = K.gesdd(a, 'N', op)
@@ -526,7 +582,8 @@ end
 -- torch.linalg.qr(A, {mode='reduced'}) -> Q, R: A = Q R, Q with orthonormal
 -- columns, R upper triangular. mode 'reduced' (Q m x k, R k x n, k = min(m,
 -- n)), 'complete' (Q m x m, R m x n) or 'r' (R alone; Q an empty tensor).
--- Batched.
+-- Batched. Differentiable, mode 'r' too (PyTorch refuses it), except mode
+-- 'complete' with more rows than columns (Q's extra columns are any basis).
 function linalg.qr(a, opts)
   local op = 'torch.linalg.qr'
   check_matrix(op, a, 'A')
@@ -535,11 +592,70 @@ function linalg.qr(a, opts)
     fail(string.format("%s: mode must be 'reduced', 'complete' or 'r', got %s", op, tostring(mode)))
   end
   if mode == 'r' then
-    no_derivative(op .. " with mode='r' (its derivative needs Q)", a)
-    local _, r = qr_factors(op, a, false, false)
+    local r
+    if wants_grad(a) then _, r = Qr.apply(a, false, op)      -- R's derivative needs Q: computed, then dropped
+    else _, r = qr_factors(op, a, false, false) end
     return torch.empty(0, {dtype = a.dtype, device = a.device}), r
   end
   return Qr.apply(a, mode == 'complete', op)
+end
+
+-- ---- Householder products: geqrf's reflectors and scales as Q ----
+
+-- tau (..., k) with a's batch dims and dtype, k at most limit
+local function check_tau(op, a, tau, limit, limit_what)
+  check_tensor(op, tau, 'tau')
+  if tau.dtype ~= a.dtype then fail(string.format('%s: tau is %s but the reflectors are %s', op, tau.dtype, a.dtype)) end
+  if tau:dim() < 1 or not same_size(batch_dims(a, 2), batch_dims(tau, 1)) then
+    fail(string.format('%s: the batch dims of %s and %s differ', op, shape_str(a), tau:dim() == 0 and '0-dim' or
+                       shape_str(tau)))
+  end
+  if tau:size(-1) > limit then
+    fail(string.format('%s: tau %s has more entries than %s (%d)', op, shape_str(tau), limit_what, limit))
+  end
+end
+
+-- v_1 .. v_k as the columns of (..., m, k): a's first k columns below the
+-- diagonal, 1 on it, 0 above (LAPACK's storage)
+local function reflectors(a, k)
+  local eye = torch.eye(a:size(-2), k, {dtype = a.dtype, device = a.device})
+  return a:narrow(-1, 1, k):tril(-1) + eye
+end
+
+-- c multiplied by H_i = I - tau_i v_i v_i^T for i = first, last, step: from
+-- the left (H_i c, the latest i outermost) or from the right (c H_i, the
+-- latest i last); differentiable ops only
+local function reflect(v, tau, c, left, first, last, step)
+  for i = first, last, step do
+    local vi = v:narrow(-1, i, 1)                                    -- (..., nq, 1)
+    local scaled = vi * tau:narrow(-1, i, 1):unsqueeze(-1)           -- tau_i v_i
+    if left then c = c - scaled:matmul(mT(vi):matmul(c))
+    else c = c - c:matmul(vi):matmul(mT(scaled)) end
+  end
+  return c
+end
+
+-- Q's first n columns, Q = H_1 ... H_k from reflectors a (..., m, n), m >=
+-- n, and scales tau (..., k), k <= n: LAPACK's orgqr, or when a gradient is
+-- wanted the reflectors applied to I's first n columns
+local function householder_product(op, a, tau)
+  check_matrix(op, a, 'A')
+  check_tau(op, a, tau, a:size(-1), 'A has columns')
+  if a:size(-2) < a:size(-1) then
+    fail(string.format('%s: A %s must have at least as many rows as columns', op, shape_str(a)))
+  end
+  if not wants_grad(a, tau) then return (K.orgqr(a, tau, op)) end
+  local k = tau:size(-1)
+  local first = torch.eye(a:size(-2), a:size(-1), {dtype = a.dtype, device = a.device}):expand(a:size())
+  return reflect(reflectors(a, k), tau, first, true, k, 1, -1)
+end
+
+-- torch.linalg.householder_product(A, tau): the first n columns of the
+-- product of Householder reflectors H_i = I - tau_i v_i v_i^T, v_i A's i-th
+-- column below the diagonal with 1 on it (as geqrf stores them); A (..., m,
+-- n) with m >= n, tau (..., k) with k <= n. Differentiable. Also torch.orgqr.
+function linalg.householder_product(a, tau)
+  return householder_product('torch.linalg.householder_product', a, tau)
 end
 
 -- ---- least squares and the pseudoinverse ----
@@ -574,7 +690,7 @@ function linalg.lstsq(a, b)
   local residuals = torch.empty(0, {dtype = a.dtype, device = a.device})
   if m > n then residuals = (A:matmul(x) - B):pow(2):sum(-2) end
   local s = linalg.svdvals(A:detach())
-  local tol = s:amax(-1, true) * math.max(m, n) * (a.dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16)
+  local tol = s:amax(-1, true) * math.max(m, n) * epsilon(a.dtype)
   local rank = s:gt(tol):sum(-1)
   if vector then
     x = x:squeeze(-1)
@@ -593,8 +709,7 @@ function linalg.pinv(a, opts)
   check_matrix(op, a, 'A')
   opts = opts or {}
   local m, n = a:size(-2), a:size(-1)
-  local eps = a.dtype == 'float32' and 1.1920929e-07 or 2.220446049250313e-16
-  local rtol = opts.rtol or math.max(m, n) * eps
+  local rtol = opts.rtol or math.max(m, n) * epsilon(a.dtype)
   local u, s, vh
   if opts.hermitian then
     local w, v = linalg.eigh(a)
@@ -706,12 +821,6 @@ local function torch7_args(nresults, ninputs, ...)
   return results, rest
 end
 
-local function same_size(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
-end
-
 -- the result tensors take the values' memory and layout (LAPACK's column-major
 -- one, as Torch7's results did), or a copy when the dtypes differ; returns them
 local function store(results, ...)
@@ -808,15 +917,14 @@ end
 
 -- torch.svd([resu, ress, resv,] A [, 'S' or 'A']) -> U, S, V with A = U
 -- diag(S) V^T (V, not V^T, as Torch7): 'S' (the default) the reduced U (m x
--- k) and V (n x k), 'A' the full ones.
+-- k) and V (n x k), 'A' the full ones. Differentiable (with 'A', through
+-- U's and V's first min(m, n) columns, as torch.linalg.svd).
 function torch.svd(...)
   local op = 'torch.svd'
   local results, args = torch7_args(3, 1, ...)
   local a = matrix_2d(op, args[1], 'A')
   local jobz = letter(op, 'jobz', args[2], 'S', 'SA')
-  local u, s, vt
-  if jobz == 'A' and a:size(1) ~= a:size(2) then u, s, vt = svd_full(op, a)
-  else u, s, vt = Svd.apply(a, op) end
+  local u, s, vt = Svd.apply(a, jobz == 'A' and a:size(1) ~= a:size(2), op)
   return store(results, u, s, mT(vt))
 end
 
@@ -896,27 +1004,40 @@ function torch.geqrf(...)
 end
 
 -- torch.orgqr([q,] a, tau) -> Q: the matrix of orthonormal columns (m x n)
--- that geqrf's reflectors a (m x n, m >= n) and scales tau make. No
--- derivative.
+-- that geqrf's reflectors a (m x n, m >= n) and scales tau make (PyTorch's
+-- torch.linalg.householder_product). Differentiable in a and tau.
 function torch.orgqr(...)
   local op = 'torch.orgqr'
   local results, args = torch7_args(1, 2, ...)
-  local a, tau = check_matrix(op, args[1], 'a'), check_tensor(op, args[2], 'tau')
-  no_derivative(op, a, tau)
-  return store(results, (K.orgqr(a, tau, op)))
+  return store(results, householder_product(op, args[1], args[2]))
 end
 
 -- torch.ormqr([res,] a, tau, C [, 'L' or 'R'] [, 'N' or 'T']) -> Q C ('L',
 -- the default) or C Q ('R'), with Q^T for 'T', Q given by geqrf's a and tau
--- and never formed. No derivative.
+-- and never formed. Differentiable in a, tau and C.
 function torch.ormqr(...)
   local op = 'torch.ormqr'
   local results, args = torch7_args(1, 3, ...)
   local a, tau, c = check_matrix(op, args[1], 'a'), check_tensor(op, args[2], 'tau'), check_matrix(op, args[3], 'C')
   local side = letter(op, 'side', args[4], 'L', 'LR')
   local trans = letter(op, 'trans', args[5], 'N', 'NT')
-  no_derivative(op, a, tau, c)
-  return store(results, (K.ormqr(a, tau, c, side, trans, op)))
+  if c.dtype ~= a.dtype then fail(string.format('%s: C is %s but a is %s: both must have one dtype', op, c.dtype, a.dtype)) end
+  if not same_size(batch_dims(a, 2), batch_dims(c, 2)) then
+    fail(string.format('%s: the batch dims of %s and %s differ', op, shape_str(a), shape_str(c)))
+  end
+  local nq = side == 'L' and c:size(-2) or c:size(-1)
+  if a:size(-2) ~= nq then
+    fail(string.format('%s: the reflectors %s must have %d rows to multiply %s from the %s', op, shape_str(a), nq,
+                       shape_str(c), side == 'L' and 'left' or 'right'))
+  end
+  check_tau(op, a, tau, math.min(a:size(-1), nq), 'the reflectors')
+  if not wants_grad(a, tau, c) then return store(results, (K.ormqr(a, tau, c, side, trans, op))) end
+  -- Q = H_1 ... H_k is symmetric factor by factor: Q^T = H_k ... H_1
+  local forward = (side == 'L') == (trans == 'T')
+  local k = tau:size(-1)
+  local first, last, step = 1, k, 1
+  if not forward then first, last, step = k, 1, -1 end
+  return store(results, reflect(reflectors(a, k), tau, c, side == 'L', first, last, step))
 end
 
 -- ---- PyTorch's top-level names and the methods ----
