@@ -33,7 +33,7 @@ local LEADS_SHOWN = 15
 local DENY = {
   -- process control, and descriptors (a read blocks; a close may take the fuzzer's log)
   ['torch._exit'] = true, ['torch._fork'] = true, ['torch._kill'] = true,
-  ['torch._waitpid'] = true, ['torch._sleep'] = true, ['torch._recv_msg'] = true,
+  ['torch._waitpid'] = true, ['torch._sleep'] = true, ['torch._usleep'] = true, ['torch._recv_msg'] = true,
   ['torch._send_msg'] = true, ['torch._socketpair'] = true, ['torch._close'] = true,
   ['torch._fsync'] = true,
   -- process-wide callbacks: every later call would run a pool function instead

@@ -10,7 +10,10 @@ local stems = {float32 = 'Float', float64 = 'Double', float16 = 'Half', bfloat16
 local dtype_of_stem = {}
 for dtype, stem in pairs(stems) do dtype_of_stem[stem] = dtype end
 
-local function storage_type(s) return 'torch.' .. stems[s:_dtype()] .. 'Storage' end
+local function storage_type(s)
+  if not torch.isStorage(s) then error('storage type: expected a storage, got ' .. type(s), 2) end
+  return 'torch.' .. stems[s:_dtype()] .. 'Storage'
+end
 torch._storage_type = storage_type
 
 -- torch.FloatStorage(n), (table), (storage, offset, size): callable tables

@@ -542,6 +542,9 @@ end
 -- torch.include(package, file): runs a package's file, as Torch7's
 -- packages did to assemble themselves
 function torch.include(pkg, file)
+  if type(pkg) ~= 'string' or type(file) ~= 'string' then
+    error(string.format('torch.include: expects a package name and a file name, got %s and %s', type(pkg), type(file)), 2)
+  end
   local path = package.searchpath(pkg .. '.' .. file:gsub('%.lua$', ''), package.path)
   if not path then error(string.format("torch.include: no file '%s' in package '%s'", file, pkg), 2) end
   return dofile(path)
@@ -598,15 +601,6 @@ function torch.setRNGState(...)
   local g, state = split_generator(...)
   if g then return g:set_state(state) end
   return torch.set_rng_state(state)
-end
-
--- One draw of an in-place sampler, as a Lua number, from the generator g
--- (nil: the default one).
-local function draw(g, dtype, sampler, ...)
-  local t = torch.empty(1, {dtype = dtype})
-  if g then sampler(t, ...); return t[1] end
-  sampler(t, ...)
-  return t[1]
 end
 
 -- The tensor methods: x:uniform([gen,] a, b) fills x in place and returns x.
