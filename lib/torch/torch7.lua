@@ -513,13 +513,13 @@ for _, name in ipairs({'view', 'viewAs', 'expand', 'expandAs', 'repeatTensor', '
   local f = methods[name]
   if f then
     local two = name == 'viewAs' or name == 'expandAs'
-    methods[name] = function(x, ...)
+    local g = torch._gate(f, function(x, ...)
       local src = ...
-      if T(x) and T(src) and (not two or T(select(2, ...))) then
-        return x:set_(call_named(name, f, ...))
-      end
-      return pass1(name, f, x, ...)
-    end
+      if T(x) and T(src) and (not two or T(select(2, ...))) then return true, x:set_(in_gate(f, ...)) end
+      return false
+    end, GATE_LEAD, two and 3 or 2, name)
+    torch._help_alias(g, f)
+    methods[name] = g
   end
 end
 

@@ -51,6 +51,37 @@ static int raise_here(lua_State *L) {
   return lua_error(L);
 }
 
+/* The direct gate, in front of a binding of the op registry (a C closure of
+   OP_UPVALUES upvalues: lt_push_op_binding's): it carries the binding's
+   upvalues as its own, at the same places, and calls the binding's C
+   function in its own frame, so a PyTorch call costs a type test more than
+   the binding alone, and the binding's errors already name the caller's line.
+   Upvalues: 1..OP_UPVALUES the binding's, then the C function, the handler,
+   kind * 256 + k, the name. */
+#define OP_UPVALUES (LT_ANY_DEVICE_UPVALUE + 2)
+#define DIRECT(i) lua_upvalueindex(OP_UPVALUES + (i))
+static int direct_gate(lua_State *L) {
+  lua_Integer spec = lua_tointeger(L, DIRECT(3));
+  if (candidate(L, (int)(spec >> 8), (int)(spec & 255))) {
+    int top = lua_gettop(L);
+    luaL_checkstack(L, top + 2, "too many arguments");
+    lua_pushvalue(L, DIRECT(2));
+    for (int i = 1; i <= top; i++) lua_pushvalue(L, i);
+    if (lua_pcall(L, top, LUA_MULTRET, 0) != LUA_OK) {
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+      }
+      return lua_error(L);
+    }
+    if (lua_toboolean(L, top + 1)) return lua_gettop(L) - top - 1;
+    lua_settop(L, top);
+  }
+  lua_CFunction fn = (lua_CFunction)(intptr_t)lua_tointeger(L, DIRECT(1));
+  return fn(L);
+}
+
 /* upvalues: 1 the function, 2 the handler, 3 kind * 256 + k, 4 the name */
 static int gate(lua_State *L) {
   int top = lua_gettop(L);
@@ -78,6 +109,18 @@ static int t_gate(lua_State *L) {
   luaL_checkstring(L, 5);
   if (kind < 0 || kind > GATE_ALWAYS || k < 0 || k > 255) luaL_error(L, "_gate: bad spec %I, %I", kind, k);
   lua_settop(L, 5);
+  lua_CFunction fn = lua_tocfunction(L, 1);
+  int n = 0;
+  while (fn && lua_getupvalue(L, 1, n + 1)) { lua_pop(L, 1); n++; }
+  if (fn && n == OP_UPVALUES) {                   /* a registry binding: the direct gate */
+    for (int i = 1; i <= n; i++) lua_getupvalue(L, 1, i);
+    lua_pushinteger(L, (lua_Integer)(intptr_t)fn);
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, kind * 256 + k);
+    lua_pushvalue(L, 5);
+    lua_pushcclosure(L, direct_gate, n + 4);
+    return 1;
+  }
   lua_pushinteger(L, kind * 256 + k);
   lua_replace(L, 3);
   lua_remove(L, 4);
