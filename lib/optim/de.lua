@@ -19,8 +19,10 @@ function optim.de(opfunc, x, config)
   local D = x:numel()
   local popsize = config.popsize or 10 * D
   local F, CR, max_evals = config.scaleFactor, config.crossoverRate, tonumber(config.maxFEs)
-  for key, v in pairs({scaleFactor = F, crossoverRate = CR, maxFEs = max_evals}) do
-    if type(v) ~= 'number' then optim._error('%s: config.%s must be a number, got %s', name, key, type(v)) end
+  for _, key in ipairs({'scaleFactor', 'crossoverRate', 'maxFEs'}) do
+    if tonumber(config[key]) == nil then
+      optim._error('%s: config.%s must be a number, got %s', name, key, type(config[key]))
+    end
   end
   if popsize < 3 then optim._error('%s: popsize must be at least 3, got %s', name, tostring(popsize)) end
   local gen = torch.Generator()
