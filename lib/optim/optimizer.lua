@@ -406,6 +406,7 @@ function optim._define(name, spec, parent)
     if extra then extra(typename, g) end
   end
   local update, buffers, start = spec.update, spec.buffers, spec.start
+  cls.rule = update     -- opt.rule(p, grad, state, group): the update rule (its file documents the class)
   local function first_step(p, s, group)
     s.step = 0
     for _, key in ipairs(buffers) do s[key] = torch.zeros_like(p) end
