@@ -275,6 +275,16 @@ describe('optim.ConfusionMatrix', function()
                      .. ' + global correct: 100%', tostring(two))
   end)
 
+  it('farFrr: per-class false rejection and acceptance rates', function()
+    local cm = optim.ConfusionMatrix(3)
+    cm:add(1, 1); cm:add(2, 1); cm:add(2, 2); cm:add(1, 2); cm:add(1, 2)   -- class 3 has no samples
+    local class_frrs, class_fars, frrs, fars = cm:farFrr()
+    close_all(class_frrs, {1 - 1 / 2, 1 - 1 / 3, -1}, 1e-6, 'class FRR')
+    close_all(class_fars, {2 / 3, 1 / 2, -1}, 1e-6, 'class FAR')   -- FAR of 1: row 2 puts 2 of 3 on it
+    assert.are.equal(2, frrs:numel())
+    close_all(fars, {2 / 3, 1 / 2}, 1e-6, 'FAR')
+  end)
+
   it('refuses bad input, naming the function', function()
     local cm = optim.ConfusionMatrix(3)
     raises('optim.ConfusionMatrix:add: class out of range 1..3', cm.add, cm, 4, 1)

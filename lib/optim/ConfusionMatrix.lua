@@ -119,6 +119,32 @@ function ConfusionMatrix:updateValids()
   self.averageUnionValid = union_sum / count_union
 end
 
+-- cm:farFrr(): false rejection and false acceptance rates per class.
+-- For a class i with samples, FRR = 1 - mat[i][i] / (row i's count) and FAR
+-- = the mean, over the other classes j with samples, of mat[j][i] / (row
+-- j's count). Returns classFrrs and classFars (one per class, -1 for a
+-- class with no samples), then frrs and fars (the classes with samples).
+function ConfusionMatrix:farFrr()
+  local n, mat = self.nclasses, self.mat
+  local rows = mat:sum(2):reshape(-1)
+  local class_frrs, class_fars = torch.full({n}, -1.0), torch.full({n}, -1.0)
+  local frrs, fars = {}, {}
+  for i = 1, n do
+    if rows[i] ~= 0 then
+      local frr = 1 - mat[i][i] / rows[i]
+      local sum, others = 0, 0
+      for j = 1, n do
+        if j ~= i and rows[j] ~= 0 then sum, others = sum + mat[j][i] / rows[j], others + 1 end
+      end
+      local far = sum / others
+      class_frrs[i], class_fars[i] = frr, far
+      frrs[#frrs + 1], fars[#fars + 1] = frr, far
+    end
+  end
+  return class_frrs, class_fars, torch.tensor(frrs, {dtype = class_frrs.dtype}),
+         torch.tensor(fars, {dtype = class_fars.dtype})
+end
+
 -- A number as Lua 5.1 (Torch7) printed it: %.14g, so 100 not 100.0.
 local function number_text(v) return string.format('%.14g', v) end
 
