@@ -1,50 +1,23 @@
--- optim.Adagrad, as torch.optim.Adagrad: per-element rates from the sum of
--- squared gradients, with a learning-rate decay over steps. One fused kernel
--- per parameter and step.
+-- optim.Adagrad, as torch.optim.Adagrad: per-element rates scaled by the
+-- root of the summed squared gradients, with lr decay over steps. One fused
+-- kernel per parameter and step (torch._optim_adagrad, which optim.adagrad
+-- uses too).
 local torch = require 'torch'
 local optim = require 'optim'
 
-local Adagrad = torch.class('optim.Adagrad', 'optim.Optimizer')
-
-local defaults = {lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
-                  maximize = false}
+local kernel = torch._optim_adagrad
 
 -- optim.Adagrad(params, {lr=1e-2, lr_decay=0, weight_decay=0,
 -- initial_accumulator_value=0, eps=1e-10, maximize=false})
-function Adagrad:__init(params, opts)
-  optim.Optimizer.__init(self, params, optim._options('optim.Adagrad', opts, defaults))
-end
-
-function Adagrad:check_group(g)
-  local name = 'optim.Adagrad'
-  optim._check_nonneg(name, 'learning rate', g.lr)
-  optim._check_nonneg(name, 'lr_decay', g.lr_decay)
-  optim._check_nonneg(name, 'weight_decay', g.weight_decay)
-  optim._check_nonneg(name, 'initial_accumulator_value', g.initial_accumulator_value)
-  optim._check_nonneg(name, 'epsilon', g.eps)
-end
-
-function Adagrad:step(closure)
-  local loss
-  if closure then loss = closure() end
-  local update = torch._optim_adagrad
-  for _, group in ipairs(self.param_groups) do
-    local lr, lr_decay, eps, wd, maximize = group.lr, group.lr_decay, group.eps, group.weight_decay, group.maximize
-    for _, p in ipairs(group.params) do
-      local grad = p.grad
-      if grad ~= nil then
-        local state = self.state[p]
-        if state.step == nil then
-          state.step = 0
-          state.sum = torch.full_like(p, group.initial_accumulator_value)
-        end
-        local step = state.step + 1
-        state.step = step
-        update(p, grad, state.sum, lr / (1 + (step - 1) * lr_decay), eps, wd, maximize)
-      end
-    end
-  end
-  return loss
-end
-
-return Adagrad
+return optim._define('Adagrad', {
+  defaults = {lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
+              maximize = false},
+  checks = {'lr', 'lr_decay', 'weight_decay', 'initial_accumulator_value', 'eps'},
+  buffers = {},
+  start = function(p, state, g) state.sum = torch.full_like(p, g.initial_accumulator_value) end,
+  update = function(p, grad, state, g)
+    local step = state.step + 1
+    state.step = step
+    kernel(p, grad, state.sum, g.lr / (1 + (step - 1) * g.lr_decay), g.eps, g.weight_decay, g.maximize)
+  end,
+})

@@ -10,8 +10,9 @@ local optim = require 'optim'
 
 local fail = optim._error
 
--- Evaluates opfunc at x and checks what it returns.
-local function evaluate(name, opfunc, x)
+-- optim._evaluate(name, opfunc, x): evaluates opfunc at x and checks what
+-- it returns: the loss and a gradient shaped as x.
+function optim._evaluate(name, opfunc, x)
   if not torch.is_tensor(x) then fail('%s: x must be a tensor (the flat parameters), got %s', name, torch.type(x)) end
   local fx, dfdx = opfunc(x)
   if not torch.is_tensor(dfdx) or dfdx:numel() ~= x:numel() then
@@ -21,6 +22,7 @@ local function evaluate(name, opfunc, x)
   if dfdx:size() ~= x:size() then dfdx = dfdx:reshape(x:size()) end
   return fx, dfdx
 end
+local evaluate = optim._evaluate
 
 local function zeros(x) return torch.zeros_like(x) end
 
@@ -67,7 +69,9 @@ end
 
 -- optim.adam(opfunc, x, config, state): config learningRate (1e-3),
 -- learningRateDecay (0), beta1 (0.9), beta2 (0.999), epsilon (1e-8),
--- weightDecay (0). PyTorch's rule (eps added after the bias correction).
+-- weightDecay (0). Torch7's rule: epsilon is added to sqrt(v) before the
+-- bias correction (the fused kernel adds it after, so it gets
+-- epsilon / sqrt(1 - beta2^t)); state t, m, v.
 function optim.adam(opfunc, x, config, state)
   config = config or {}
   state = state or config
@@ -80,18 +84,20 @@ function optim.adam(opfunc, x, config, state)
   state.v = state.v or zeros(x)
   local clr = lr / (1 + state.t * lrd)
   state.t = state.t + 1
-  torch._optim_adam(x, dfdx, state.m, state.v, nil, clr, beta1, beta2, eps, wd, 1 - beta1 ^ state.t,
-                    1 - beta2 ^ state.t, false, false, false)
+  local bias2 = 1 - beta2 ^ state.t
+  torch._optim_adam(x, dfdx, state.m, state.v, nil, clr, beta1, beta2, eps / math.sqrt(bias2), wd,
+                    1 - beta1 ^ state.t, bias2, false, false, false)
   return x, {fx}
 end
 
 -- optim.rmsprop(opfunc, x, config, state): config learningRate (1e-2),
--- alpha (0.99), epsilon (1e-8), weightDecay (0).
+-- alpha (0.99), epsilon (1e-8), weightDecay (0), initialMean (0, the
+-- first value of state.m, the running mean of squared gradients).
 function optim.rmsprop(opfunc, x, config, state)
   config = config or {}
   state = state or config
   local fx, dfdx = evaluate('optim.rmsprop', opfunc, x)
-  state.m = state.m or zeros(x)
+  state.m = state.m or torch.full_like(x, config.initialMean or 0)
   torch._optim_rmsprop(x, dfdx, state.m, nil, nil, config.learningRate or 1e-2, config.alpha or 0.99,
                        config.epsilon or 1e-8, config.weightDecay or 0, 0, false, false)
   return x, {fx}
@@ -113,11 +119,13 @@ function optim.adagrad(opfunc, x, config, state)
 end
 
 -- optim.adadelta(opfunc, x, config, state): config rho (0.9), eps (1e-6),
--- weightDecay (0), learningRate (1).
+-- weightDecay (0), learningRate (1, Torch7 has none: it steps by the
+-- whole delta); state paramVariance, accDelta, evalCounter.
 function optim.adadelta(opfunc, x, config, state)
   config = config or {}
   state = state or config
   local fx, dfdx = evaluate('optim.adadelta', opfunc, x)
+  state.evalCounter = (state.evalCounter or 0) + 1
   state.paramVariance = state.paramVariance or zeros(x)
   state.accDelta = state.accDelta or zeros(x)
   torch._optim_adadelta(x, dfdx, state.paramVariance, state.accDelta, config.learningRate or 1, config.rho or 0.9,
@@ -170,9 +178,14 @@ end
 
 -- optim.lbfgs(opfunc, x, config, state): L-BFGS (the iteration of
 -- optim.LBFGS). config maxIter (20), maxEval (maxIter * 1.25), tolFun
--- (1e-5, on the largest gradient element), tolX (1e-9), nCorrection (100),
--- learningRate (1), lineSearch (nil or 'strong_wolfe'). Returns x, the
--- losses evaluated (f_hist) and the number of evaluations of this call.
+-- (1e-5, on the sum of the gradient's absolute values, as Torch7), tolX
+-- (1e-9, on the step's and the loss's change), nCorrection (100),
+-- learningRate (1), lineSearch (nil: fixed steps of learningRate; a
+-- function with optim.lswolfe's signature, such as optim.lswolfe, called
+-- as lineSearch(opfunc, x, t, d, f, g, gtd, config.lineSearchOptions); or
+-- 'strong_wolfe', optim.LBFGS's search). Returns x, the losses evaluated
+-- (f_hist) and the number of evaluations of this call; state.funcEval and
+-- state.nIter count over all calls.
 function optim.lbfgs(opfunc, x, config, state)
   config = config or {}
   state = state or config
@@ -180,12 +193,22 @@ function optim.lbfgs(opfunc, x, config, state)
   if torch.is_tensor(x) and not x:is_contiguous() then fail('%s: x must be contiguous (a flat parameter tensor)', name) end
   local max_iter = config.maxIter or 20
   local line_search = config.lineSearch
-  if line_search ~= nil and line_search ~= 'strong_wolfe' then
-    fail("%s: lineSearch must be nil or 'strong_wolfe', got %s", name, tostring(line_search))
+  if line_search ~= nil and line_search ~= 'strong_wolfe' and type(line_search) ~= 'function' then
+    fail("%s: lineSearch must be nil, a function (optim.lswolfe) or 'strong_wolfe', got %s", name,
+         tostring(line_search))
   end
   local o = {lr = config.learningRate or 1, max_iter = max_iter, max_eval = config.maxEval or max_iter * 1.25,
              tolerance_grad = config.tolFun or 1e-5, tolerance_change = config.tolX or 1e-9,
-             history_size = config.nCorrection or 100, line_search_fn = line_search}
+             history_size = config.nCorrection or 100, norm = 'sum'}
+  if type(line_search) == 'function' then
+    function o.line_search_call(t, d, f, g, gtd)
+      local f_new, g_new, _, t_new, evals = line_search(opfunc, x, t, d:view(x:size()), f, g:view(x:size()), gtd,
+                                                        config.lineSearchOptions)
+      return optim._loss_number(f_new, name), g_new:reshape(-1):clone(), t_new, evals
+    end
+  else
+    o.line_search_fn = line_search
+  end
   local problem = {}
   function problem.evaluate()
     local fx, dfdx = evaluate(name, opfunc, x)
@@ -199,6 +222,7 @@ function optim.lbfgs(opfunc, x, config, state)
   state.lbfgs = state.lbfgs or {}
   local evals_before = state.lbfgs.func_evals or 0
   local _, losses = optim._lbfgs_run(problem, state.lbfgs, o)
+  state.funcEval, state.nIter = state.lbfgs.func_evals, state.lbfgs.n_iter
   return x, losses, state.lbfgs.func_evals - evals_before
 end
 

@@ -118,22 +118,28 @@ local function strong_wolfe(evaluate, t, d, f, g, gtd, tolerance_change, max_ls)
 end
 
 local function max_abs(t) return t:abs():max():item() end
+local function sum_abs(t) return t:abs():sum():item() end
 
 -- optim._lbfgs_run(problem, state, o): up to o.max_iter L-BFGS iterations.
 -- problem.evaluate() -> loss (a number, negated when maximizing), the value
 -- as given, flat gradient (a fresh tensor); problem.add(t, d) moves the
 -- point by t d; problem.save() / problem.restore(saved). state carries the
 -- history between calls. o: lr, max_iter, max_eval, tolerance_grad,
--- tolerance_change, history_size, line_search_fn. Returns the first value
--- and the list of losses evaluated by the iterations.
+-- tolerance_change, history_size, line_search_fn; norm = 'sum' measures
+-- the gradient and the step by the sum of absolute values (Torch7's
+-- optim.lbfgs) instead of the largest one (PyTorch's); line_search_call(t,
+-- d, f, g, gtd), when given, is a line search that moves the point itself
+-- and returns the loss, flat gradient, step and evaluation count. Returns
+-- the first value and the list of losses evaluated by the iterations.
 function optim._lbfgs_run(problem, state, o)
+  local size_of = o.norm == 'sum' and sum_abs or max_abs
   state.func_evals = state.func_evals or 0
   state.n_iter = state.n_iter or 0
   local loss, orig_loss, flat_grad = problem.evaluate()
   local losses = {loss}
   local current_evals = 1
   state.func_evals = state.func_evals + 1
-  if max_abs(flat_grad) <= o.tolerance_grad then return orig_loss, losses end
+  if size_of(flat_grad) <= o.tolerance_grad then return orig_loss, losses end
   local d, t = state.d, state.t
   local old_dirs, old_stps, ro, H_diag = state.old_dirs, state.old_stps, state.ro, state.H_diag
   local prev_flat_grad, prev_loss = state.prev_flat_grad, state.prev_loss
@@ -180,7 +186,11 @@ function optim._lbfgs_run(problem, state, o)
     local gtd = dot(flat_grad, d)
     if gtd > -o.tolerance_change then break end      -- not a descent direction
     local ls_evals, opt_cond = 0, false
-    if o.line_search_fn then
+    if o.line_search_call then
+      loss, flat_grad, t, ls_evals = o.line_search_call(t, d, loss, flat_grad, gtd)
+      opt_cond = size_of(flat_grad) <= o.tolerance_grad
+      losses[#losses + 1] = loss
+    elseif o.line_search_fn then
       local x_init = problem.save()
       local function at(step)
         problem.add(step, d)
@@ -191,13 +201,13 @@ function optim._lbfgs_run(problem, state, o)
       loss, flat_grad, t, ls_evals = strong_wolfe(at, t, d, loss, flat_grad, gtd, o.tolerance_change,
                                                   o.max_eval - current_evals)
       problem.add(t, d)
-      opt_cond = max_abs(flat_grad) <= o.tolerance_grad
+      opt_cond = size_of(flat_grad) <= o.tolerance_grad
       losses[#losses + 1] = loss
     else
       problem.add(t, d)
       if n_iter ~= o.max_iter then
         loss, _, flat_grad = problem.evaluate()
-        opt_cond = max_abs(flat_grad) <= o.tolerance_grad
+        opt_cond = size_of(flat_grad) <= o.tolerance_grad
         ls_evals = 1
         losses[#losses + 1] = loss
       end
@@ -205,7 +215,7 @@ function optim._lbfgs_run(problem, state, o)
     current_evals = current_evals + ls_evals
     state.func_evals = state.func_evals + ls_evals
     if n_iter == o.max_iter or current_evals >= o.max_eval or opt_cond then break end
-    if max_abs(d * t) <= o.tolerance_change or math.abs(loss - prev_loss) < o.tolerance_change then break end
+    if size_of(d * t) <= o.tolerance_change or math.abs(loss - prev_loss) < o.tolerance_change then break end
   end
   state.d, state.t = d, t
   state.old_dirs, state.old_stps, state.ro, state.H_diag = old_dirs, old_stps, ro, H_diag

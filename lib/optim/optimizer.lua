@@ -367,4 +367,68 @@ function Optimizer:__tostring()
   return table.concat(lines, '\n')
 end
 
+-- The label a check names an option by, where it is not the option's name.
+local check_labels = {lr = 'learning rate', eps = 'epsilon'}
+
+-- optim._define(name, spec, parent): an optimizer class whose step updates
+-- each parameter that has a gradient on its own (all but LBFGS). The class
+-- is a thin shell: options, checks and the loop over groups and parameters
+-- live here, the update rule in spec.update.
+--   spec.defaults: the options and their defaults;
+--   spec.checks: option names, in order, that must be numbers >= 0, or
+--     'betas' (a pair in [0, 1));
+--   spec.check(name, group): further checks, optional;
+--   spec.fixed: options set by the class, not the user (AdamW's decay);
+--   spec.buffers: when given, a parameter's first step sets state.step = 0
+--     and these state tensors to zeros like it, then calls spec.start(p,
+--     state, group) if given (other state);
+--   spec.update(p, grad, state, group): one parameter's step, state its
+--     table in opt.state.
+function optim._define(name, spec, parent)
+  local cls = torch.class('optim.' .. name, parent or 'optim.Optimizer')
+  local defaults, checks, extra, fixed = spec.defaults, spec.checks, spec.check, spec.fixed
+  function cls:__init(params, opts)
+    local o = optim._options(self.__typename, opts, defaults)
+    if fixed then
+      for k, v in pairs(fixed) do o[k] = v end
+    end
+    Optimizer.__init(self, params, o)
+  end
+  function cls:check_group(g)
+    local typename = self.__typename
+    for _, key in ipairs(checks) do
+      if key == 'betas' then
+        optim._check_betas(typename, g.betas)
+      else
+        optim._check_nonneg(typename, check_labels[key] or key, g[key])
+      end
+    end
+    if extra then extra(typename, g) end
+  end
+  local update, buffers, start = spec.update, spec.buffers, spec.start
+  cls.rule = update     -- opt.rule(p, grad, state, group): the update rule (its file documents the class)
+  local function first_step(p, s, group)
+    s.step = 0
+    for _, key in ipairs(buffers) do s[key] = torch.zeros_like(p) end
+    if start then start(p, s, group) end
+  end
+  cls.step = function(self, closure)
+    local loss
+    if closure then loss = closure() end
+    local state = self.state
+    for _, group in ipairs(self.param_groups) do
+      for _, p in ipairs(group.params) do
+        local grad = p.grad
+        if grad ~= nil then
+          local s = state[p]
+          if buffers and s.step == nil then first_step(p, s, group) end
+          update(p, grad, s, group)
+        end
+      end
+    end
+    return loss
+  end
+  return cls
+end
+
 return Optimizer
