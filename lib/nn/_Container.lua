@@ -1,8 +1,8 @@
 -- The builder of the list containers (Sequential, ModuleList, Concat,
 -- ConcatTable, ParallelTable). Children are named '1', '2', ... (1-based, where
 -- PyTorch says '0', '1', ...); seq[i], #seq and seq[i] = m work; Torch7's
--- add/insert/remove/get/size too. (Torch7's `seq.modules` field is
--- `seq:children()` here: `modules()` is PyTorch's method listing every descendant.)
+-- add/insert/remove/get/size too, and Torch7's `seq.modules` (the children; the
+-- method seq:modules() lists every descendant, as PyTorch's).
 local torch = require 'torch'
 local nn = require 'nn'
 
@@ -13,6 +13,10 @@ local function check_module(m, who)
 end
 
 local read, assign = Module.__index, Module.__newindex
+
+-- Torch7's seq.modules is the list of children (seq.modules[1], #seq.modules);
+-- called as a method, seq:modules() is still PyTorch's list of every descendant
+local children_list = {__call = function(_, self, ...) return Module.modules(self, ...) end}
 
 local function position(self, k, who)
   local n = #rawget(self, '_items')
@@ -31,6 +35,7 @@ local function list_class(name)
       if k < 0 then k = #mods + k + 1 end
       return mods[k]
     end
+    if k == 'modules' then return rawget(self, '_items') end
     return read(self, k)
   end
   cls.__newindex = function(self, k, v)
@@ -44,7 +49,7 @@ local function list_class(name)
   cls.__len = function(self) return #rawget(self, '_items') end
   function cls:__init(...)
     Module.__init(self)
-    rawset(self, '_items', {})
+    rawset(self, '_items', setmetatable({}, children_list))
   end
   -- add(m) (Torch7) / append(m): adds a child at the end; returns self.
   function cls:add(m, index)

@@ -42,6 +42,7 @@ local CLASSES = {
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
 nn.utils = require 'nn.utils'
+require 'nn.Jacobian'
 
 torch.nn = nn
 return nn
