@@ -14,9 +14,16 @@ end
 
 local read, assign = Module.__index, Module.__newindex
 
--- Torch7's seq.modules is the list of children (seq.modules[1], #seq.modules);
--- called as a method, seq:modules() is still PyTorch's list of every descendant
-local children_list = {__call = function(_, self, ...) return Module.modules(self, ...) end}
+-- Torch7's seq.modules: a read-only view of the children (seq.modules[1],
+-- #seq.modules, ipairs, pairs); called as a method, seq:modules() is still
+-- PyTorch's list of every descendant. (The children list itself stays a plain
+-- table, as files save it.)
+local function children_view(items)
+  return setmetatable({}, {__index = items, __len = function() return #items end,
+                           __pairs = function() return next, items, nil end,
+                           __newindex = function() error('nn: seq.modules is read-only: use add, insert or remove', 2) end,
+                           __call = function(_, self, ...) return Module.modules(self, ...) end})
+end
 
 local function position(self, k, who)
   local n = #rawget(self, '_items')
@@ -35,7 +42,7 @@ local function list_class(name)
       if k < 0 then k = #mods + k + 1 end
       return mods[k]
     end
-    if k == 'modules' then return rawget(self, '_items') end
+    if k == 'modules' then return children_view(rawget(self, '_items')) end
     return read(self, k)
   end
   cls.__newindex = function(self, k, v)
@@ -49,7 +56,7 @@ local function list_class(name)
   cls.__len = function(self) return #rawget(self, '_items') end
   function cls:__init(...)
     Module.__init(self)
-    rawset(self, '_items', setmetatable({}, children_list))
+    rawset(self, '_items', {})
   end
   -- add(m) (Torch7) / append(m): adds a child at the end; returns self.
   function cls:add(m, index)
