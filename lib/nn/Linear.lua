@@ -45,4 +45,10 @@ function Linear:extra_repr()
                        self.bias and 'true' or 'false')
 end
 
+-- Torch7's text: nn.Linear(in -> out), "without bias" when it has none.
+function Linear:__tostring__()
+  return string.format('nn.Linear(%d -> %d)%s', self.in_features, self.out_features,
+                       self.bias and '' or ' without bias')
+end
+
 return Linear

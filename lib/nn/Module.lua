@@ -96,8 +96,14 @@ local function read(self, k)
   if fields == nil then return getmetatable(self)[k] end
   local v = fields[k]
   if v ~= nil then return v end
-  v = getmetatable(self)[k]
+  local cls = getmetatable(self)
+  v = cls[k]
   if v ~= nil then return v end
+  if (k == 'output' or k == 'gradInput') and cls.updateGradInput ~= Module.updateGradInput then
+    v = torch.Tensor()                          -- Torch7's buffers, for the classes that fill them
+    fields[k] = v
+    return v
+  end
   return grad_alias(self, fields, k)
 end
 Module.__index = read
@@ -277,7 +283,28 @@ function Module:parameters()
     ps[i] = p[2]
     gs[i] = p[2].grad
   end
+  for _, m in ipairs(self:modules()) do
+    for _, name in ipairs(m:_plain_parameters()) do
+      ps[#ps + 1] = m[name]
+      gs[#ps] = m['grad' .. name:sub(1, 1):upper() .. name:sub(2)]
+    end
+  end
   return ps, gs
+end
+
+-- the names of a class written as Torch7's whose weight and bias are plain tensors
+-- with gradWeight and gradBias beside them (Torch7's parameters, not registered)
+function Module:_plain_parameters()
+  local out = {}
+  local fields = rawget(self, '_fields')
+  if not fields then return out end
+  for _, name in ipairs({'weight', 'bias'}) do
+    local grad = 'grad' .. name:sub(1, 1):upper() .. name:sub(2)
+    if torch.is_tensor(fields[name]) and self._kinds[name] == nil and torch.is_tensor(fields[grad]) then
+      out[#out + 1] = name
+    end
+  end
+  return out
 end
 
 -- module:buffers(): the buffers (a Lua array).
@@ -502,11 +529,35 @@ function Module:register_forward_hook(fn) return add_hook(rawget(self, '_forward
 function Module:register_full_backward_hook(fn) return add_hook(rawget(self, '_backward_hooks'), fn) end
 
 -- ---- calling ----
+-- A class written as Torch7's are (its own updateGradInput, no autograd inside): one
+-- node of the graph whose forward is updateOutput and whose backward calls
+-- updateGradInput and accGradParameters, so that it trains inside any container.
+local Torch7Step = torch.autograd.Function:extend('nn.Torch7Module')
+function Torch7Step.forward(ctx, self, input)
+  ctx.module = self
+  ctx:save_for_backward(input)
+  return self:updateOutput(input):clone()     -- the graph's own: the next call rewrites the buffer
+end
+function Torch7Step.backward(ctx, gradOutput)
+  local self, input = ctx.module, ctx.saved_tensors[1]
+  local gradInput = self:updateGradInput(input, gradOutput)
+  self:accGradParameters(input, gradOutput, 1)
+  return nil, gradInput and gradInput:clone()
+end
+
+local function is_torch7_class(cls) return cls.updateGradInput ~= Module.updateGradInput end
+
 local function compute(self, ...)
   local fields, cls = self._fields, getmetatable(self)
   -- the class's methods unless the instance has its own
   local forward = fields and fields.forward or cls.forward
   if forward ~= Module.forward then return forward(self, ...) end
+  if is_torch7_class(cls) then
+    local input = ...
+    if torch.is_tensor(input) and input.requires_grad and torch.is_grad_enabled() then
+      return Torch7Step.apply(self, input)
+    end
+  end
   return (fields and fields.updateOutput or cls.updateOutput)(self, ...)
 end
 
@@ -637,7 +688,7 @@ function Module.__call(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    if in_torch7_call() then keep(self, 'output', out) end
+    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then keep(self, 'output', out) end
     if extra ~= nil then return out, extra end
     return out
   end
@@ -657,7 +708,7 @@ function Module.__call(self, ...)
     if r ~= nil then res[1] = r end
   end
   if finish then finish(res) end
-  if in_torch7_call() then keep(self, 'output', res[1]) end
+  if in_torch7_call() and not is_torch7_class(getmetatable(self)) then keep(self, 'output', res[1]) end
   return table.unpack(res, 1, res.n)
 end
 
@@ -681,6 +732,7 @@ end
 -- leaf that requires grad (when it does not) so that backward can give gradInput; the
 -- module, and every module it calls, keeps its result in self.output.
 function Module:forward(input, ...)
+  if is_torch7_class(getmetatable(self)) then return self:updateOutput(input, ...) end   -- Torch7's own
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
   rawset(self, '_t7_input', x)
@@ -730,6 +782,11 @@ end
 -- module:backward(input, gradOutput, scale=1): gradients of the last forward: accumulates
 -- scale * d/dparams into the parameters' .grad and returns gradInput.
 function Module:backward(input, gradOutput, scale)
+  if is_torch7_class(getmetatable(self)) then                 -- Torch7's own
+    local gradInput = self:updateGradInput(input, gradOutput)
+    self:accGradParameters(input, gradOutput, scale or 1)
+    return gradInput
+  end
   local x = check_torch7(self) or input
   scale = scale or 1
   local roots, seeds = roots_and_seeds(self, gradOutput)
@@ -766,6 +823,7 @@ end
 
 -- module:accGradParameters(input, gradOutput, scale=1): accumulates scale * d/dparams.
 function Module:accGradParameters(input, gradOutput, scale)
+  if is_torch7_class(getmetatable(self)) then return end      -- Torch7's default: no parameters
   check_torch7(self)
   scale = scale or 1
   local roots, seeds = roots_and_seeds(self, gradOutput)
@@ -784,14 +842,54 @@ function Module:accGradParameters(input, gradOutput, scale)
   end)
 end
 
+-- each plain (Torch7) parameter of self and its descendants with its gradient
+local function plain_pairs(self)
+  local out = {}
+  for _, m in ipairs(self:modules()) do
+    for _, name in ipairs(m:_plain_parameters()) do
+      out[#out + 1] = {m[name], m['grad' .. name:sub(1, 1):upper() .. name:sub(2)]}
+    end
+  end
+  return out
+end
+
 -- module:zeroGradParameters(): zeroes the parameters' gradients in place.
-function Module:zeroGradParameters() self:zero_grad({set_to_none = false}) end
+function Module:zeroGradParameters()
+  self:zero_grad({set_to_none = false})
+  for _, pg in ipairs(plain_pairs(self)) do pg[2]:zero_() end
+end
 
 -- module:updateParameters(lr): p = p - lr * p.grad for every parameter.
 function Module:updateParameters(lr)
   torch.no_grad(function()
     for _, p in ipairs(self:named_parameters()) do
       if p[2].grad ~= nil then p[2]:add_(p[2].grad, {alpha = -lr}) end
+    end
+    for _, pg in ipairs(plain_pairs(self)) do pg[1]:add_(pg[2], {alpha = -lr}) end
+  end)
+end
+
+-- module:accUpdateGradParameters(input, gradOutput, lr): Torch7's update without
+-- keeping gradients: each parameter moves by -lr times its gradient for this
+-- gradOutput; the gradients the parameters hold are left as they were.
+function Module:accUpdateGradParameters(input, gradOutput, lr)
+  local ps, kept = {}, {}
+  for i, p in ipairs(self:named_parameters()) do
+    ps[i], kept[i] = p[2], p[2].grad
+    p[2].grad = nil
+  end
+  local plain = plain_pairs(self)
+  local plain_kept = {}
+  for i, pg in ipairs(plain) do plain_kept[i] = pg[2]:clone(); pg[2]:zero_() end
+  self:accGradParameters(input, gradOutput, -lr)
+  torch.no_grad(function()
+    for i, p in ipairs(ps) do
+      if p.grad ~= nil then p:add_(p.grad) end
+      p.grad = kept[i]
+    end
+    for i, pg in ipairs(plain) do
+      pg[1]:add_(pg[2])
+      pg[2]:copy_(plain_kept[i])
     end
   end)
 end
@@ -801,8 +899,9 @@ end
 -- a view into them, so an optimizer updating the flat tensor updates the model (and
 -- zero_grad zeroes the flat gradient in place rather than dropping it).
 function Module:getParameters()
-  local ps = {}
+  local ps, plain = {}, plain_pairs(self)
   for _, p in ipairs(self:named_parameters()) do ps[#ps + 1] = p[2] end
+  for _, pg in ipairs(plain) do ps[#ps + 1] = pg[1] end
   if #ps == 0 then return torch.empty(0), torch.empty(0) end
   local dtype, total = ps[1].dtype, 0
   for _, p in ipairs(ps) do
@@ -811,18 +910,27 @@ function Module:getParameters()
   end
   local flat = torch.empty(total, {dtype = dtype})
   local gflat = torch.zeros(total, {dtype = dtype})
+  local n_registered = #ps - #plain
   torch.no_grad(function()
     local off = 1
-    for _, p in ipairs(ps) do
+    for i, p in ipairs(ps) do
       local n = p:numel()
       local view = flat:narrow(1, off, n):view(p:size())
+      local gview = gflat:narrow(1, off, n):view(p:size())
       view:copy_(p)
-      local g = p.grad
-      if g ~= nil then gflat:narrow(1, off, n):copy_(g:reshape(-1)) end
-      p.grad = nil
-      p:set_(view)
-      p.grad = gflat:narrow(1, off, n):view(p:size())
-      flat_grads[p] = p.grad
+      if i > n_registered then                  -- a plain parameter and its gradient field
+        local g = plain[i - n_registered][2]
+        if g:numel() == n then gview:copy_(g:reshape(p:size())) end
+        p:set_(view)
+        g:set_(gview)
+      else
+        local g = p.grad
+        if g ~= nil then gview:copy_(g:reshape(-1):view(p:size())) end
+        p.grad = nil
+        p:set_(view)
+        p.grad = gview
+        flat_grads[p] = p.grad
+      end
       off = off + n
     end
   end)
@@ -897,9 +1005,36 @@ local function short_name(m)
   return (name:gsub('^nn%.', ''))
 end
 
--- a module prints as PyTorch's repr: Name(extra) or a tree of its children (a child
+-- module:__tostring__(): Torch7's text: nn.Name, with the module's settings in
+-- parentheses when it has some; a container lists its children, Sequential
+-- with Torch7's [input -> (1) -> (2) -> output] line.
+function Module:__tostring__()
+  local name = torch.typename(self) or 'nn.Module'
+  local children = each_named(self, '_module_names')
+  if #children == 0 then
+    local extra = self:extra_repr()
+    return extra ~= '' and name .. '(' .. extra .. ')' or name
+  end
+  local lines = {name .. ' {'}
+  if name == 'nn.Sequential' then
+    local flow = {'input'}
+    for _, c in ipairs(children) do flow[#flow + 1] = '(' .. c[1] .. ')' end
+    flow[#flow + 1] = 'output'
+    lines[2] = '  [' .. table.concat(flow, ' -> ') .. ']'
+  end
+  for _, c in ipairs(children) do
+    local text = c[2]:__tostring__():gsub('\n', '\n  ')
+    lines[#lines + 1] = '  (' .. c[1] .. '): ' .. text
+  end
+  lines[#lines + 1] = '}'
+  return table.concat(lines, '\n')
+end
+
+-- a module prints as PyTorch's repr (in the Torch7 dialect, as Torch7's
+-- __tostring__): Name(extra) or a tree of its children (a child
 -- registered under several names printed under each)
 function Module.__tostring(self)
+  if torch.dialect() == 'torch7' then return self:__tostring__() end
   local extra = self:extra_repr()
   local children = each_named(self, '_module_names')
   if #children == 0 then return short_name(self) .. '(' .. extra .. ')' end

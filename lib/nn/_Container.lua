@@ -1,8 +1,8 @@
 -- The builder of the list containers (Sequential, ModuleList, Concat,
 -- ConcatTable, ParallelTable). Children are named '1', '2', ... (1-based, where
 -- PyTorch says '0', '1', ...); seq[i], #seq and seq[i] = m work; Torch7's
--- add/insert/remove/get/size too. (Torch7's `seq.modules` field is
--- `seq:children()` here: `modules()` is PyTorch's method listing every descendant.)
+-- add/insert/remove/get/size too, and Torch7's `seq.modules` (the children; the
+-- method seq:modules() lists every descendant, as PyTorch's).
 local torch = require 'torch'
 local nn = require 'nn'
 
@@ -13,6 +13,17 @@ local function check_module(m, who)
 end
 
 local read, assign = Module.__index, Module.__newindex
+
+-- Torch7's seq.modules: a read-only view of the children (seq.modules[1],
+-- #seq.modules, ipairs, pairs); called as a method, seq:modules() is still
+-- PyTorch's list of every descendant. (The children list itself stays a plain
+-- table, as files save it.)
+local function children_view(items)
+  return setmetatable({}, {__index = items, __len = function() return #items end,
+                           __pairs = function() return next, items, nil end,
+                           __newindex = function() error('nn: seq.modules is read-only: use add, insert or remove', 2) end,
+                           __call = function(_, self, ...) return Module.modules(self, ...) end})
+end
 
 local function position(self, k, who)
   local n = #rawget(self, '_items')
@@ -31,6 +42,7 @@ local function list_class(name)
       if k < 0 then k = #mods + k + 1 end
       return mods[k]
     end
+    if k == 'modules' then return children_view(rawget(self, '_items')) end
     return read(self, k)
   end
   cls.__newindex = function(self, k, v)

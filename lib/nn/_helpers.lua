@@ -11,11 +11,12 @@ function helpers.bias_options(v)
   return v or {}
 end
 
--- The sizes of a call (d1, d2, ...), ({d1, d2, ...}) or (torch.Size), as a new table.
+-- The sizes of a call (d1, d2, ...), ({d1, d2, ...}), (torch.Size) or Torch7's
+-- (torch.LongStorage), as a new table.
 function helpers.sizes_of(...)
   local first = ...
   if type(first) == 'table' then return {table.unpack(first)} end
-  if first ~= nil and torch.typename(first) == 'torch.Size' then return first:totable() end
+  if first ~= nil and (torch.typename(first) == 'torch.Size' or torch.isStorage(first)) then return first:totable() end
   return {...}
 end
 

@@ -26,6 +26,9 @@ local CLASSES = {
   -- activations
   'ReLU', 'ReLU6', 'LeakyReLU', 'ELU', 'GELU', 'SiLU', 'Sigmoid', 'Tanh', 'LogSigmoid', 'Softmax', 'LogSoftmax',
   'Softmin', 'Softplus', 'Hardtanh', 'PReLU',
+  -- Torch7's simple layers
+  'Abs', 'Square', 'Sqrt', 'Exp', 'Log', 'Power', 'MulConstant', 'AddConstant', 'Clamp', 'HardShrink', 'SoftShrink',
+  'SoftSign', 'TanhShrink', 'Threshold', 'GatedLinearUnit', 'Contiguous',
   -- normalization
   'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d', 'InstanceNorm2d',
   -- criteria
@@ -42,6 +45,7 @@ local CLASSES = {
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
 nn.utils = require 'nn.utils'
+require 'nn.Jacobian'
 
 torch.nn = nn
 return nn

@@ -88,6 +88,22 @@ for _, name in ipairs({'ReLU', 'Tanh', 'Sigmoid', 'Identity', 'ReLU6', 'LogSigmo
   if cls then from['nn.' .. name] = function() return cls() end end
 end
 
+-- Torch7's modules that moontorch defines under the same name, keeping Torch7's
+-- settings in fields of Torch7's names: those fields, in the constructor's order
+local same_name = {
+  ['nn.Abs'] = {}, ['nn.Square'] = {}, ['nn.Sqrt'] = {}, ['nn.Exp'] = {}, ['nn.Log'] = {}, ['nn.SoftSign'] = {},
+  ['nn.TanhShrink'] = {}, ['nn.Contiguous'] = {}, ['nn.Power'] = {'pow'}, ['nn.MulConstant'] = {'constant_scalar'},
+  ['nn.AddConstant'] = {'constant_scalar'}, ['nn.Clamp'] = {'min_val', 'max_val'}, ['nn.HardShrink'] = {'lambda'},
+  ['nn.SoftShrink'] = {'lambda'}, ['nn.Threshold'] = {'threshold', 'val'}, ['nn.GatedLinearUnit'] = {'dim'},
+}
+for class, keys in pairs(same_name) do
+  from[class] = function(f)
+    local args = {}
+    for i, k in ipairs(keys) do args[i] = f[k] end
+    return nn[class:sub(4)](table.unpack(args, 1, #keys))
+  end
+end
+
 -- M.can_map(class): whether a Torch7 module of that class can be loaded
 function M.can_map(class) return from[class] ~= nil end
 
@@ -182,6 +198,14 @@ to['nn.ReLU'] = function(m)
 end
 for _, name in ipairs({'Tanh', 'Sigmoid', 'Identity', 'LogSigmoid'}) do
   to['nn.' .. name] = function(m) return 'nn.' .. name, base(m) end
+end
+
+for class, keys in pairs(same_name) do
+  to[class] = function(m)
+    local f = base(m)
+    for _, k in ipairs(keys) do f[k] = m[k] end
+    return class, f
+  end
 end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
