@@ -31,6 +31,12 @@ local CLASSES = {
   -- criteria
   'CrossEntropyLoss', 'NLLLoss', 'MSELoss', 'L1Loss', 'SmoothL1Loss', 'HuberLoss', 'BCELoss', 'BCEWithLogitsLoss',
   'KLDivLoss', 'CosineEmbeddingLoss',
+  -- Torch7's criteria (forward gives a number)
+  'MSECriterion', 'AbsCriterion', 'SmoothL1Criterion', 'DistKLDivCriterion', 'BCECriterion', 'MarginCriterion',
+  'SoftMarginCriterion', 'ClassNLLCriterion', 'CrossEntropyCriterion', 'SpatialClassNLLCriterion',
+  'MultiMarginCriterion', 'MultiLabelMarginCriterion', 'MultiLabelSoftMarginCriterion', 'HingeEmbeddingCriterion',
+  'L1HingeEmbeddingCriterion', 'CosineEmbeddingCriterion', 'MarginRankingCriterion', 'ClassSimplexCriterion',
+  'DistanceRatioCriterion', 'WeightedMSECriterion', 'MultiCriterion', 'ParallelCriterion', 'CriterionTable',
   -- recurrent
   'RNNCell', 'LSTMCell', 'GRUCell', 'RNN', 'LSTM', 'GRU',
   -- attention
