@@ -8,13 +8,17 @@ local Criterion7 = {}
 
 -- ---- errors, at the caller's line ----
 
--- the first frame outside lib/nn and outside C (no_grad, pcall) is the caller's
+-- the library's own files: those beside this one's folder (lib/nn, lib/torch, ...)
+local LIB_ROOT = debug.getinfo(1, 'S').source:match('^(.*[/\\])nn[/\\][^/\\]+$')
+
+-- the first frame outside the library and outside C (no_grad, pcall) is the caller's
 local function caller_level()
   local level = 3
   while true do
     local info = debug.getinfo(level, 'S')
     if info == nil then return 1 end
-    if info.what ~= 'C' and not info.source:find('[/\\]nn[/\\][%w_]+%.lua$') then return level - 1 end
+    local ours = LIB_ROOT ~= nil and info.source:sub(1, #LIB_ROOT) == LIB_ROOT
+    if info.what ~= 'C' and not ours then return level - 1 end
     level = level + 1
   end
 end
@@ -108,7 +112,8 @@ function Criterion7.labels(self, target, n)
     t = t:long()
   end
   if t:numel() ~= n then
-    fail(self, 'expected %d class label%s, got a target of size %s', n, n == 1 and '' or 's', size_of(target))
+    fail(self, 'expected %d class label%s, got %s', n, n == 1 and '' or 's',
+         torch.is_tensor(target) and 'a target of size ' .. size_of(target) or 'one number')
   end
   return t:reshape(n)
 end
