@@ -23,7 +23,9 @@ local function tensors(v, out)
 end
 
 -- d crit:forward(input, target) / d input by central differences, beside crit:backward
+-- (after a forward, as Torch7's contract has it)
 local function check_gradient(crit, input, target, tol)
+  crit:forward(input, target)
   local analytic = tensors(crit:backward(input, target))
   local xs = tensors(input)
   assert.are.equal(#xs, #analytic, 'one gradient per input tensor')
@@ -109,6 +111,16 @@ describe("Torch7's elementwise criteria", function()
     near(nn.HingeEmbeddingCriterion():forward(x, y), 0.9 / 3)
     near(nn.HingeEmbeddingCriterion(3):forward(x, y), (0.3 + 2.6 + 1) / 3)
     near(nn.HingeEmbeddingCriterion():forward(D({0.25}), -1), 0.75)
+  end)
+
+  it('SpatialAutoCropMSECriterion: MSE against the centre of a larger target', function()
+    local target = torch.arange(1, 17, {dtype = 'float64'}):view(1, 4, 4)
+    -- the centre 2x2 of 1..16 in rows of 4: 6, 7, 10, 11
+    local x = D({{{6, 7}, {10, 12}}})
+    near(nn.SpatialAutoCropMSECriterion():forward(x, target), 1 / 4)
+    near(nn.SpatialAutoCropMSECriterion(false):forward(x:view(1, 1, 2, 2), target:view(1, 1, 4, 4)), 1)
+    -- an odd margin: the extra column falls at the end
+    near(nn.SpatialAutoCropMSECriterion():forward(D({{{5, 6, 7}, {9, 10, 11}}}), target), 0)
   end)
 
   it('WeightedMSECriterion: MSE against the target times the weight', function()
@@ -261,6 +273,16 @@ describe("Torch7's criterion containers", function()
     near(nn.ParallelCriterion(true):add(nn.MSECriterion()):add(nn.AbsCriterion()):forward({x, x}, y), 5 / 3 + 1)
   end)
 
+  it('ModuleCriterion: a criterion after input and target modules', function()
+    local x, y = D({{0.5, -1}, {2, 0}}), D({{1, 1}, {0, 0}})
+    local crit = nn.ModuleCriterion(nn.MSECriterion(), nn.Tanh())
+    near(crit:forward(x, y), nn.MSECriterion():forward(x:tanh(), y), 1e-12)
+    local want = nn.MSECriterion():backward(x:tanh(), y) * (1 - x:tanh() ^ 2)
+    assert.is_true((crit:backward(x, y) - want):abs():max():item() < 1e-12)
+    local both = nn.ModuleCriterion(nn.MSECriterion(), nil, nn.Tanh())
+    near(both:forward(x, y), nn.MSECriterion():forward(x, y:tanh()), 1e-12)
+  end)
+
   it('CriterionTable: a criterion as a module of {input, target}', function()
     local x, y = D({1, 2, 3}), D({1, 1, 1})
     local m = nn.CriterionTable(nn.MSECriterion())
@@ -321,6 +343,12 @@ local CASES = {
   {'ClassSimplexCriterion', function() return nn.ClassSimplexCriterion(4), rand(-1, 1, 3, 4), L({1, 4, 2}) end},
   {'DistanceRatioCriterion', function() return nn.DistanceRatioCriterion(), {rand(0, 2, 4), rand(0, 2, 4)}, nil end},
   {'WeightedMSECriterion', function() return nn.WeightedMSECriterion(D({1, 2, 3})), rand(-1, 1, 2, 3), rand(-1, 1, 2, 3) end},
+  {'SpatialAutoCropMSECriterion', function()
+    return nn.SpatialAutoCropMSECriterion(), rand(-1, 1, 2, 1, 2, 3), rand(-1, 1, 2, 1, 4, 4)
+  end},
+  {'ModuleCriterion', function()
+    return nn.ModuleCriterion(nn.MSECriterion(), nn.Tanh()), rand(-1, 1, 2, 3), rand(-1, 1, 2, 3)
+  end},
   {'MultiCriterion', function()
     return nn.MultiCriterion():add(nn.MSECriterion(), 0.5):add(nn.SoftMarginCriterion(), 2), rand(-1, 1, 2, 3),
            D({{1, -1, 1}, {-1, -1, 1}})

@@ -36,7 +36,8 @@ local CLASSES = {
   'SoftMarginCriterion', 'ClassNLLCriterion', 'CrossEntropyCriterion', 'SpatialClassNLLCriterion',
   'MultiMarginCriterion', 'MultiLabelMarginCriterion', 'MultiLabelSoftMarginCriterion', 'HingeEmbeddingCriterion',
   'L1HingeEmbeddingCriterion', 'CosineEmbeddingCriterion', 'MarginRankingCriterion', 'ClassSimplexCriterion',
-  'DistanceRatioCriterion', 'WeightedMSECriterion', 'MultiCriterion', 'ParallelCriterion', 'CriterionTable',
+  'DistanceRatioCriterion', 'WeightedMSECriterion', 'SpatialAutoCropMSECriterion', 'MultiCriterion', 'ParallelCriterion',
+  'ModuleCriterion', 'CriterionTable',
   -- recurrent
   'RNNCell', 'LSTMCell', 'GRUCell', 'RNN', 'LSTM', 'GRU',
   -- attention
