@@ -104,6 +104,9 @@ describe("Torch7's elementwise criteria", function()
     crit.sizeAverage = false
     near(crit:forward(x, y), 6.5)
     near(nn.SoftMarginCriterion():forward(D({0, 1}), D({1, -1})), (math.log(2) + math.log(1 + math.exp(1))) / 2)
+    -- other targets scale x, as in Torch7's formulas
+    near(nn.MarginCriterion():forward(D({0.5}), D({0.5})), 0.75)
+    near(nn.SoftMarginCriterion():forward(D({2}), D({0.5})), math.log(1 + math.exp(-1)))
   end)
 
   it('HingeEmbeddingCriterion: x for y = 1, max(0, margin - x) for y = -1', function()
@@ -151,7 +154,7 @@ describe("Torch7's class criteria", function()
     assert.are.equal(3, #nn.ClassNLLCriterion(D({1, 2, 3})))
   end)
 
-  it('CrossEntropyCriterion: LogSoftMax then ClassNLLCriterion', function()
+  it('CrossEntropyCriterion: LogSoftMax then ClassNLLCriterion (crit.nll)', function()
     near(nn.CrossEntropyCriterion():forward(D({0, 0}), 1), math.log(2))
     local x = D({{0, 0, 0}, {math.log(2), 0, 0}})
     near(nn.CrossEntropyCriterion():forward(x, L({2, 1})), math.log(6) / 2)
@@ -160,6 +163,14 @@ describe("Torch7's class criteria", function()
     -- a convolution's N x C x 1 x 1 output is squeezed, as Torch7 did
     near(nn.CrossEntropyCriterion():forward(x:view(2, 3, 1, 1), L({2, 1})), math.log(6) / 2)
     assert.are.same({2, 3, 1, 1}, nn.CrossEntropyCriterion():backward(x:view(2, 3, 1, 1), L({2, 1})):size():totable())
+    -- sizeAverage set on the criterion passes on to crit.nll; set on crit.nll alone, it holds
+    local crit = nn.CrossEntropyCriterion()
+    crit.sizeAverage = false
+    near(crit:forward(x, L({2, 1})), math.log(6))
+    assert.is_false(crit.nll.sizeAverage)
+    crit = nn.CrossEntropyCriterion()
+    crit.nll.sizeAverage = false
+    near(crit:forward(x, L({2, 1})), math.log(6))
   end)
 
   it('SpatialClassNLLCriterion: ClassNLLCriterion at each pixel', function()
@@ -468,7 +479,8 @@ describe("Torch7's criteria: errors", function()
     fails(function() nn.CrossEntropyCriterion():forward(torch.zeros(2, 2, {dtype = 'float64'}), 1) end,
           'expected 2 class labels, got one number')
     fails(function() nn.BCECriterion():forward(D({1.5}), D({1})) end, 'nn.BCECriterion', '[0, 1]')
-    fails(function() nn.MarginCriterion():forward(D({1, 2}), D({1, 0})) end, 'nn.MarginCriterion', '1 or -1')
+    fails(function() nn.HingeEmbeddingCriterion():forward(D({1, 2}), D({1, 0})) end, 'nn.HingeEmbeddingCriterion', '1 or -1')
+    fails(function() nn.MarginCriterion():forward(D({1, 2}), D({1, 0, 1})) end, 'nn.MarginCriterion', 'size 2', 'size 3')
     fails(function() nn.MultiMarginCriterion():forward(D({1, 2}), 3) end, 'nn.MultiMarginCriterion', 'out of range 1..2')
     fails(function() nn.MultiMarginCriterion(3) end, 'nn.MultiMarginCriterion', 'p must be 1 or 2')
     fails(function() nn.MultiLabelMarginCriterion():forward(D({1, 2}), L({3, 0})) end, 'nn.MultiLabelMarginCriterion', '3 is out of range')

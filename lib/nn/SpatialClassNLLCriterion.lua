@@ -26,7 +26,7 @@ end, function(self, input, target)
   end
   local t = C7.classes(self, target, n * h * w, classes, nil)
   local logp = x:permute(1, 3, 4, 2):reshape(-1, classes)
-  return C7.nll(self, logp, t, self.weights, nil)
+  return C7.nll(logp, t, self.weights, nil, self.sizeAverage)
 end)
 
 return SpatialClassNLLCriterion

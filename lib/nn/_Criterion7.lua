@@ -68,6 +68,7 @@ function Criterion7.pair(self, x, y)
 end
 
 -- Criterion7.signs(self, y, x): a target of 1s and -1s as a tensor of x's dtype and shape
+-- (checked: it picks one of two formulas)
 function Criterion7.signs(self, y, x)
   local _, t = Criterion7.pair(self, x, y)
   if t:numel() > 0 and not t:eq(1):logical_or(t:eq(-1)):all():item() then
@@ -138,10 +139,11 @@ function Criterion7.classes(self, target, n, classes, ignore)
   return Criterion7.check_labels(self, t, classes, ignore and t:ne(ignore) or nil)
 end
 
--- Criterion7.nll(self, logp, t, weights, ignore): Torch7's class negative log-likelihood
--- of log-probabilities logp (N, C) at labels t (N): -sum w[t] logp[t] over the labels not
--- ignored, divided by the sum of their weights when sizeAverage (and that sum is not 0).
-function Criterion7.nll(self, logp, t, weights, ignore)
+-- Criterion7.nll(logp, t, weights, ignore, size_average): Torch7's class negative
+-- log-likelihood of log-probabilities logp (N, C) at labels t (N): -sum w[t] logp[t] over
+-- the labels not ignored, divided by the sum of their weights when size_average (and that
+-- sum is not 0).
+function Criterion7.nll(logp, t, weights, ignore, size_average)
   local kept = ignore and t:ne(ignore) or nil
   local safe = kept and torch.where(kept, t, 1) or t
   local w
@@ -153,7 +155,7 @@ function Criterion7.nll(self, logp, t, weights, ignore)
   end
   local picked = logp:gather(2, safe:view(-1, 1)):view(-1)
   local loss = w and -(picked * w):sum() or -picked:sum()
-  if self.sizeAverage then
+  if size_average then
     local total = w and w:sum():item() or t:numel()
     if total ~= 0 then loss = loss / total end
   end
