@@ -34,5 +34,5 @@ for epoch = 1, 200 do
   local err = mse:forward(out, y)
   model7:backward(x, mse:backward(out, y))
   w:add_(dw, {alpha = -0.1})
-  if epoch % 50 == 0 then print(string.format('Torch7 style,  epoch %3d: loss %.4f', epoch, err:item())) end
+  if epoch % 50 == 0 then print(string.format('Torch7 style,  epoch %3d: loss %.4f', epoch, err)) end
 end

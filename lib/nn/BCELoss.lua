@@ -9,6 +9,5 @@ local BCELoss = Loss.define('BCELoss', function(self, opts)
   self.reduction = Loss.reduction_of(opts)
   self.weight = type(opts) == 'table' and opts.weight or nil
 end, function(self, p, y) return F.binary_cross_entropy(p, y, {weight = self.weight, reduction = self.reduction}) end)
-nn.BCECriterion = BCELoss
 
 return BCELoss

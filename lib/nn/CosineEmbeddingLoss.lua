@@ -17,6 +17,5 @@ end, function(self, input, second, third)
   else error('nn.CosineEmbeddingLoss: expected crit(x1, x2, y) or crit({x1, x2}, y)', 3) end
   return F.cosine_embedding_loss(x1, x2, y, {margin = self.margin, reduction = self.reduction})
 end)
-nn.CosineEmbeddingCriterion = CosineEmbeddingLoss
 
 return CosineEmbeddingLoss

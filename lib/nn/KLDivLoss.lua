@@ -8,6 +8,5 @@ local KLDivLoss = Loss.define('KLDivLoss', function(self, opts)
   self.reduction = Loss.reduction_of(opts, opts)
   self.log_target = type(opts) == 'table' and opts.log_target or false
 end, function(self, x, y) return F.kl_div(x, y, {reduction = self.reduction, log_target = self.log_target}) end)
-nn.DistKLDivCriterion = KLDivLoss
 
 return KLDivLoss

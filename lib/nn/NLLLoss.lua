@@ -31,6 +31,5 @@ end, function(self, input, target)
   return F.nll_loss(input, class_labels(target), {weight = self.weight, ignore_index = self.ignore_index,
                                                   reduction = self.reduction})
 end)
-nn.ClassNLLCriterion = NLLLoss
 
 return NLLLoss

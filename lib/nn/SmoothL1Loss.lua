@@ -7,6 +7,5 @@ local SmoothL1Loss = Loss.define('SmoothL1Loss', function(self, opts)
   self.reduction = Loss.reduction_of(opts, opts)
   self.beta = type(opts) == 'table' and opts.beta or 1
 end, function(self, x, y) return F.smooth_l1_loss(x, y, {beta = self.beta, reduction = self.reduction}) end)
-nn.SmoothL1Criterion = SmoothL1Loss
 
 return SmoothL1Loss

@@ -34,6 +34,13 @@ local CLASSES = {
   -- criteria
   'CrossEntropyLoss', 'NLLLoss', 'MSELoss', 'L1Loss', 'SmoothL1Loss', 'HuberLoss', 'BCELoss', 'BCEWithLogitsLoss',
   'KLDivLoss', 'CosineEmbeddingLoss',
+  -- Torch7's criteria (forward gives a number)
+  'MSECriterion', 'AbsCriterion', 'SmoothL1Criterion', 'DistKLDivCriterion', 'BCECriterion', 'MarginCriterion',
+  'SoftMarginCriterion', 'ClassNLLCriterion', 'CrossEntropyCriterion', 'SpatialClassNLLCriterion',
+  'MultiMarginCriterion', 'MultiLabelMarginCriterion', 'MultiLabelSoftMarginCriterion', 'HingeEmbeddingCriterion',
+  'L1HingeEmbeddingCriterion', 'CosineEmbeddingCriterion', 'MarginRankingCriterion', 'ClassSimplexCriterion',
+  'DistanceRatioCriterion', 'WeightedMSECriterion', 'SpatialAutoCropMSECriterion', 'MultiCriterion', 'ParallelCriterion',
+  'ModuleCriterion', 'CriterionTable',
   -- recurrent
   'RNNCell', 'LSTMCell', 'GRUCell', 'RNN', 'LSTM', 'GRU',
   -- attention

@@ -1,0 +1,36 @@
+local C7 = require 'nn._Criterion7'
+
+-- the log-probabilities as (N, C) and the checked labels (N) of a 1-D input (one sample:
+-- a number, or a one-element tensor) or a 2-D input (a batch: one label per row)
+local function batch_of(self, input, target, ignore)
+  C7.input(self, input)
+  if input:dim() ~= 1 and input:dim() ~= 2 then
+    C7.fail(self, 'input must be 1-D (one sample) or 2-D (a batch), got size %s', C7.size_of(input))
+  end
+  local logp = input:dim() == 1 and input:view(1, -1) or input
+  local t = C7.classes(self, target, logp:size(1), logp:size(2), ignore)
+  return logp, t
+end
+
+-- nn.ClassNLLCriterion(weights, sizeAverage=true, ignoreIndex=-100): Torch7's negative
+-- log-likelihood of log-probabilities (a LogSoftMax output) at 1-based class labels:
+-- -sum w[y] x[y] over the samples whose label is not ignoreIndex, divided by the sum of
+-- their weights w[y] (1 each without weights) when sizeAverage. Input (C) with a number
+-- label, or (N, C) with N labels (a tensor of integers, or whole numbers in a float tensor).
+local ClassNLLCriterion = C7.define('ClassNLLCriterion', function(self, weights, sizeAverage, ignoreIndex)
+  self.weights = C7.weights(self, weights)
+  self.sizeAverage = C7.size_average(sizeAverage)
+  self.ignoreIndex = ignoreIndex or -100
+end, function(self, input, target)
+  local logp, t = batch_of(self, input, target, self.ignoreIndex)
+  if self.weights ~= nil and self.weights:numel() ~= logp:size(2) then
+    C7.fail(self, 'weights must have one element per class (%d), got size %s', logp:size(2), C7.size_of(self.weights))
+  end
+  return C7.nll(logp, t, self.weights, self.ignoreIndex, self.sizeAverage)
+end)
+ClassNLLCriterion.batch_of = batch_of
+
+-- #crit: the number of class weights (0 without)
+function ClassNLLCriterion:__len() return self.weights and self.weights:numel() or 0 end
+
+return ClassNLLCriterion
