@@ -424,6 +424,21 @@ describe('the Torch7 dialect', function()
     assert.are.same({{1, 4}, {9, 16}}, (torch.tensor({{1, 2}, {3, 4}}) * torch.tensor({{1, 2}, {3, 4}})):totable())
   end)
 
+  it("reads x:sub(s1, e1, ...) as Torch7's sub-tensor and x.new(n) as the constructor", function()
+    in_torch7(function()
+      local m = torch.range(1, 12):view(3, 4)
+      local s = m:sub(2, -1, 1, 2)                    -- rows 2..3, columns 1..2, a view
+      assert.are.same({{5, 6}, {9, 10}}, s:totable())
+      s:fill(0)
+      assert.are.equal(0, m[3][2])
+      raises('range 2..5 out of 1..3 in dim 1', function() return m:sub(2, 5) end)
+      assert.are.same({3}, m.new(3):size():totable())
+      local y = torch.ones(2)
+      y:csub(1)                                        -- Torch7's subtraction
+      assert.are.same({0, 0}, y:totable())
+    end)
+  end)
+
   it("joins along the last dim by default in cat", function()
     in_torch7(function()
       local a = torch.ones(2, 2)

@@ -953,7 +953,42 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
   local f = rawget(tbl, 'new')
   install(tbl, 'new', function(x, ...)
     if T(x) and select('#', ...) == 0 and not from_library(1) then return torch.Tensor(x):type(x:type()) end
+    -- x.new(sizes) with a dot: Torch7's type metatable knew x's type; here the
+    -- methods are every type's, so the default type's constructor answers
+    if not T(x) and not from_library(1) then
+      if x == nil then return torch.Tensor() end
+      return call_named('new', torch.Tensor, x, ...)
+    end
     return f(x, ...)
+  end)
+end
+
+-- x:sub(s1, e1 [, s2, e2 [, s3, e3 [, s4, e4]]]): Torch7's sub-tensor, a view
+-- narrowed along the first dims (negative indices count from the end, -1 the
+-- last); PyTorch's x:sub(y) subtracts, which Torch7 spelled csub
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local f = rawget(tbl, 'sub')
+  install(tbl, 'sub', function(x, ...)
+    local n = select('#', ...)
+    if from_library(1) or not T(x) or n < 2 or n % 2 == 1 or n > 8 then return pass1('sub', f, x, ...) end
+    local bounds = {...}
+    for i = 1, n do if math.type(bounds[i]) ~= 'integer' then return pass1('sub', f, x, ...) end end
+    if n // 2 > x:dim() then
+      error(string.format('sub: %d ranges for a %dD tensor', n // 2, x:dim()), 2)
+    end
+    local r = x
+    for d = 1, n // 2 do
+      local size = x:size(d)
+      local s, e = bounds[2 * d - 1], bounds[2 * d]
+      if s < 0 then s = size + s + 1 end
+      if e < 0 then e = size + e + 1 end
+      if s < 1 or e > size or s > e then
+        error(string.format('sub: range %d..%d out of 1..%d in dim %d', bounds[2 * d - 1], bounds[2 * d], size, d), 2)
+      end
+      r = r:narrow(d, s, e - s + 1)
+    end
+    return r
   end)
 end
 
@@ -999,7 +1034,7 @@ end
 -- to x, x:abs() takes x's absolute value, res:cmul(a, b) writes a * b
 -- into res.
 local inplace_unary = unary
-local inplace_binary = {'add', 'sub', 'csub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'fmod', 'remainder',
+local inplace_binary = {'add', 'csub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', 'fmod', 'remainder',
                         'cfmod', 'cremainder', 'cmax', 'cmin', 'atan2', 'clamp', 'lerp', 'addcmul', 'addcdiv',
                         'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm', 'cinv', 'bitand', 'bitor', 'bitxor',
                         'cbitand', 'cbitor', 'cbitxor', 'lshift', 'rshift', 'clshift', 'crshift', 'renorm'}
