@@ -743,8 +743,13 @@ function Module:forward(input, ...)
   return Module.__call(self, x, ...)
 end
 
+-- the gradient of an input, in its structure; zeros for a floating input that got
+-- none (an entry of a table the module did not use), as Torch7's gradInput
 local function grad_of(x)
-  if torch.is_tensor(x) then return x.grad end
+  if torch.is_tensor(x) then
+    if x.grad == nil and x.requires_grad and x:is_floating_point() then return torch.zeros_like(x:detach()) end
+    return x.grad
+  end
   if type(x) == 'table' then
     local out = {}
     for k, v in pairs(x) do out[k] = grad_of(v) end
@@ -815,7 +820,10 @@ function Module:updateGradInput(input, gradOutput)
   local gi
   if #roots > 0 and #xs > 0 then
     local gs = torch.autograd.grad(roots, xs, {grad_outputs = seeds, retain_graph = true, allow_unused = true})
-    if torch.is_tensor(x) then gi = gs[1] else gi = gs end
+    for i, g in ipairs(xs) do
+      if gs[i] == nil and g.requires_grad and g:is_floating_point() then gs[i] = torch.zeros_like(g:detach()) end
+    end
+    gi = with_tensors(x, gs, {0})
   end
   keep(self, 'gradInput', gi)
   return gi

@@ -19,6 +19,10 @@ require 'nn.Criterion'
 local CLASSES = {
   -- containers
   'Sequential', 'ModuleList', 'ModuleDict', 'Concat', 'ConcatTable', 'ParallelTable', 'Identity',
+  'Parallel', 'DepthConcat', 'MapTable',
+  -- Torch7's table layers
+  'SplitTable', 'JoinTable', 'NarrowTable', 'SelectTable', 'FlattenTable', 'CAddTable', 'CSubTable', 'CMulTable',
+  'CDivTable', 'CMaxTable', 'CMinTable', 'DotProduct', 'CosineDistance', 'PairwiseDistance', 'MixtureTable', 'MM', 'MV',
   -- layers
   'Linear', 'Bilinear', 'Embedding', 'Dropout', 'Dropout2d',
   -- shapes

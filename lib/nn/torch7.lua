@@ -95,7 +95,26 @@ local same_name = {
   ['nn.TanhShrink'] = {}, ['nn.Contiguous'] = {}, ['nn.Power'] = {'pow'}, ['nn.MulConstant'] = {'constant_scalar'},
   ['nn.AddConstant'] = {'constant_scalar'}, ['nn.Clamp'] = {'min_val', 'max_val'}, ['nn.HardShrink'] = {'lambda'},
   ['nn.SoftShrink'] = {'lambda'}, ['nn.Threshold'] = {'threshold', 'val'}, ['nn.GatedLinearUnit'] = {'dim'},
+  ['nn.SplitTable'] = {'dimension', 'nInputDims'}, ['nn.JoinTable'] = {'dimension', 'nInputDims'},
+  ['nn.NarrowTable'] = {'offset', 'length'}, ['nn.SelectTable'] = {'index'}, ['nn.FlattenTable'] = {},
+  ['nn.CAddTable'] = {'inplace'}, ['nn.CSubTable'] = {}, ['nn.CMulTable'] = {}, ['nn.CDivTable'] = {},
+  ['nn.CMaxTable'] = {}, ['nn.CMinTable'] = {}, ['nn.DotProduct'] = {}, ['nn.CosineDistance'] = {},
+  ['nn.PairwiseDistance'] = {'norm'}, ['nn.MixtureTable'] = {'dim'}, ['nn.MM'] = {'transA', 'transB'}, ['nn.MV'] = {'trans'},
 }
+-- Torch7's containers of the same name: their settings' fields, in the constructor's order
+local same_name_containers = {
+  ['nn.ConcatTable'] = {}, ['nn.ParallelTable'] = {}, ['nn.Concat'] = {'dimension'}, ['nn.DepthConcat'] = {'dimension'},
+  ['nn.Parallel'] = {'inputDimension', 'outputDimension'},
+}
+for class, keys in pairs(same_name_containers) do
+  from[class] = function(f)
+    local args = {}
+    for i, k in ipairs(keys) do args[i] = f[k] end
+    local cls = nn[class:sub(4)]
+    return container(function() return cls(table.unpack(args, 1, #keys)) end, class)(f)
+  end
+end
+from['nn.MapTable'] = function(f) return nn.MapTable(f.module, f.shared) end
 for class, keys in pairs(same_name) do
   from[class] = function(f)
     local args = {}
@@ -206,6 +225,20 @@ for class, keys in pairs(same_name) do
     for _, k in ipairs(keys) do f[k] = m[k] end
     return class, f
   end
+end
+
+for class, keys in pairs(same_name_containers) do
+  to[class] = function(m)
+    local f = base(m)
+    for _, k in ipairs(keys) do f[k] = m[k] end
+    f.modules = m:children()
+    return class, f
+  end
+end
+to['nn.MapTable'] = function(m)
+  local f = base(m)
+  f.module, f.modules, f.shared = m.module, {m.module}, m.shared
+  return 'nn.MapTable', f
 end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for

@@ -1,0 +1,31 @@
+local torch = require 'torch'
+local list_class = require 'nn._Container'
+local Table = require 'nn._Table'
+
+-- nn.Parallel(inputDim, outputDim): applies the i-th child to the i-th slice of
+-- the input along inputDim (x:select(inputDim, i)) and concatenates the outputs
+-- along outputDim.
+local Parallel = list_class('Parallel')
+local list_init = Parallel.__init
+function Parallel:__init(inputDim, outputDim)
+  list_init(self)
+  if math.type(inputDim) ~= 'integer' or math.type(outputDim) ~= 'integer' then
+    error(string.format('nn.Parallel: expected integers inputDim, outputDim, got %s, %s', tostring(inputDim),
+                        tostring(outputDim)), 0)
+  end
+  self.inputDimension, self.outputDimension = inputDim, outputDim
+end
+function Parallel:updateOutput(x)
+  Table.tensor('nn.Parallel', x)
+  local mods = rawget(self, '_items')
+  if self.inputDimension > x:dim() or x:size(self.inputDimension) ~= #mods then
+    error(string.format('nn.Parallel: an input of size %s has not %d slices along dim %d (one per module)',
+                        Table.describe(x), #mods, self.inputDimension), 0)
+  end
+  local outs = {}
+  for i, m in ipairs(mods) do outs[i] = m(x:select(self.inputDimension, i)) end
+  return torch.cat(outs, self.outputDimension)
+end
+function Parallel:extra_repr() return string.format('inputDim=%d, outputDim=%d', self.inputDimension, self.outputDimension) end
+
+return Parallel
