@@ -1,6 +1,7 @@
 -- Torch7's dimension rules shared by its simple layers: a negative dim counts
 -- from the end, and a module told its input's dims (nInputDims) skips a batch dim.
 local torch = require 'torch'
+local helpers = require 'nn._helpers'
 
 local Torch7Dim = {}
 
@@ -17,19 +18,10 @@ function Torch7Dim.resolve(who, x, dim, n_input_dims)
   return d
 end
 
--- Torch7Dim.offset(x, n_input_dims): how many batch dims lead x (0 without n_input_dims).
-function Torch7Dim.offset(x, n_input_dims)
-  if not n_input_dims then return 0 end
-  return math.max(x:dim() - n_input_dims, 0)
-end
-
--- Torch7Dim.sizes(...): Torch7's size arguments (n1, n2, ...) or (torch.LongStorage) as a table.
+-- Torch7Dim.sizes(who, ...): Torch7's size arguments (n1, n2, ...) or (torch.LongStorage) as a
+-- table of positive integers; errors name who.
 function Torch7Dim.sizes(who, ...)
-  local first = ...
-  local sizes
-  if first ~= nil and (torch.isStorage(first) or torch.typename(first) == 'torch.Size') then sizes = first:totable()
-  elseif type(first) == 'table' then sizes = {table.unpack(first)}
-  else sizes = {...} end
+  local sizes = helpers.sizes_of(...)
   for i, s in ipairs(sizes) do
     if math.type(s) ~= 'integer' or s < 1 then
       error(string.format('%s: expected positive integer sizes, got %s at %d', who, tostring(s), i), 4)
