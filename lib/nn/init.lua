@@ -33,6 +33,9 @@ local CLASSES = {
   -- Torch7's simple layers
   'Abs', 'Square', 'Sqrt', 'Exp', 'Log', 'Power', 'MulConstant', 'AddConstant', 'Clamp', 'HardShrink', 'SoftShrink',
   'SoftSign', 'TanhShrink', 'Threshold', 'GatedLinearUnit', 'Contiguous',
+  'Add', 'CAdd', 'Mul', 'CMul', 'Narrow', 'Select', 'Replicate', 'Transpose', 'Squeeze', 'Unsqueeze', 'Padding',
+  'Max', 'Min', 'Sum', 'Mean', 'Index', 'Euclidean', 'WeightedEuclidean', 'Cosine', 'Copy', 'Constant',
+  'GradientReversal', 'ZeroGrad', 'OneHot', 'Collapse', 'Normalize', 'RReLU', 'CReLU', 'SpatialSoftMax',
   -- normalization
   'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d', 'InstanceNorm2d',
   -- criteria

@@ -83,8 +83,8 @@ from['nn.Sequential'] = container(nn.Sequential, 'nn.Sequential')
 from['nn.Dropout'] = function(f) return nn.Dropout(type(f.p) == 'number' and f.p or 0.5) end
 from['nn.SoftMax'] = function() return nn.Softmax(-1) end
 from['nn.LogSoftMax'] = function() return nn.LogSoftmax(-1) end
-for _, name in ipairs({'ReLU', 'Tanh', 'Sigmoid', 'Identity', 'ReLU6', 'LogSigmoid', 'SoftPlus'}) do
-  local cls = nn[name] or (name == 'SoftPlus' and nn.Softplus)
+for _, name in ipairs({'ReLU', 'Tanh', 'Sigmoid', 'Identity', 'ReLU6', 'LogSigmoid'}) do
+  local cls = nn[name]
   if cls then from['nn.' .. name] = function() return cls() end end
 end
 
@@ -100,6 +100,17 @@ local same_name = {
   ['nn.CAddTable'] = {'inplace'}, ['nn.CSubTable'] = {}, ['nn.CMulTable'] = {}, ['nn.CDivTable'] = {},
   ['nn.CMaxTable'] = {}, ['nn.CMinTable'] = {}, ['nn.DotProduct'] = {}, ['nn.CosineDistance'] = {},
   ['nn.PairwiseDistance'] = {'norm'}, ['nn.MixtureTable'] = {'dim'}, ['nn.MM'] = {'transA', 'transB'}, ['nn.MV'] = {'trans'},
+  ['nn.Max'] = {'dimension', 'nInputDims'}, ['nn.Min'] = {'dimension', 'nInputDims'},
+  ['nn.Mean'] = {'dimension', 'nInputDims'}, ['nn.Sum'] = {'dimension', 'nInputDims', 'sizeAverage', 'squeeze'},
+  ['nn.Narrow'] = {'dimension', 'index', 'length'}, ['nn.Select'] = {'dimension', 'index'},
+  ['nn.Replicate'] = {'nfeatures', 'dim', 'ndim'}, ['nn.Squeeze'] = {'dim', 'numInputDims'},
+  ['nn.Unsqueeze'] = {'pos', 'numInputDims'}, ['nn.Padding'] = {'dim', 'pad', 'nInputDim', 'value', 'index'},
+  ['nn.Index'] = {'dimension'}, ['nn.Collapse'] = {'nInputDim'}, ['nn.Normalize'] = {'p', 'eps'},
+  ['nn.OneHot'] = {'outputSize'}, ['nn.GradientReversal'] = {'lambda'}, ['nn.ZeroGrad'] = {},
+  ['nn.CReLU'] = {'nInputDims', 'inplace'}, ['nn.RReLU'] = {'lower', 'upper', 'inplace'}, ['nn.SpatialSoftMax'] = {},
+  ['nn.Constant'] = {'value', 'nInputDim'}, ['nn.Copy'] = {'intype', 'outtype', 'forceCopy', 'dontCast'},
+  ['nn.HardTanh'] = {'min_val', 'max_val'}, ['nn.ELU'] = {'alpha'}, ['nn.SoftPlus'] = {'beta', 'threshold'},
+  ['nn.TemporalMaxPooling'] = {'kW', 'dW'},
 }
 -- Torch7's containers of the same name: their settings' fields, in the constructor's order
 local same_name_containers = {
@@ -120,6 +131,43 @@ for class, keys in pairs(same_name) do
     local args = {}
     for i, k in ipairs(keys) do args[i] = f[k] end
     return nn[class:sub(4)](table.unpack(args, 1, #keys))
+  end
+end
+
+from['nn.SoftMin'] = function() return nn.Softmin(-1) end
+from['nn.Transpose'] = function(f) return nn.Transpose(table.unpack(f.permutations or {})):setNumInputDims(f.numInputDims) end
+from['nn.SpatialUpSamplingNearest'] = function(f)
+  return nn.SpatialUpSamplingNearest(integer(f, 'nn.SpatialUpSamplingNearest', 'scale_factor'))
+end
+from['nn.SpatialFullConvolution'] = function(f)
+  local name = 'nn.SpatialFullConvolution'
+  local w = check_tensor(f, name, 'weight', 4)
+  local m = nn.SpatialFullConvolution(integer(f, name, 'nInputPlane'), integer(f, name, 'nOutputPlane'),
+                                      integer(f, name, 'kW'), integer(f, name, 'kH'), integer(f, name, 'dW', 1),
+                                      integer(f, name, 'dH', 1), integer(f, name, 'padW', 0), integer(f, name, 'padH', 0),
+                                      integer(f, name, 'adjW', 0), integer(f, name, 'adjH', 0))
+  m.weight, m.bias = param(w), param(f.bias)
+  return m
+end
+
+-- Torch7's layers with parameter tensors: the parameters' names, and the module made
+-- from the fields (the parameters then set to the loaded tensors)
+local with_params = {
+  ['nn.Add'] = {{'bias'}, function(f) return nn.Add(f.bias:size(1), f.scalar) end},
+  ['nn.CAdd'] = {{'bias'}, function(f) return nn.CAdd(f.bias:size()) end},
+  ['nn.Mul'] = {{'weight'}, function() return nn.Mul() end},
+  ['nn.CMul'] = {{'weight'}, function(f) return nn.CMul(f.weight:size()) end},
+  ['nn.Euclidean'] = {{'weight'}, function(f) return nn.Euclidean(f.weight:size(1), f.weight:size(2)) end},
+  ['nn.WeightedEuclidean'] = {{'weight', 'diagCov'},
+                              function(f) return nn.WeightedEuclidean(f.weight:size(1), f.weight:size(2)) end},
+  ['nn.Cosine'] = {{'weight'}, function(f) return nn.Cosine(f.weight:size(2), f.weight:size(1)) end},
+}
+for class, spec in pairs(with_params) do
+  from[class] = function(f)
+    for _, k in ipairs(spec[1]) do check_tensor(f, class, k) end
+    local m = spec[2](f)
+    for _, k in ipairs(spec[1]) do m[k] = param(f[k]) end
+    return m
   end
 end
 
@@ -239,6 +287,64 @@ to['nn.MapTable'] = function(m)
   local f = base(m)
   f.module, f.modules, f.shared = m.module, {m.module}, m.shared
   return 'nn.MapTable', f
+end
+-- moontorch's modules whose Torch7 class has another name: that name and the fields
+local renamed = {['nn.Hardtanh'] = 'nn.HardTanh', ['nn.Softplus'] = 'nn.SoftPlus'}
+for ours, class in pairs(renamed) do
+  to[ours] = function(m)
+    local name, f = to[class](m)
+    f.inplace = false
+    return name, f
+  end
+end
+to['nn.ELU'] = function(m)
+  local f = base(m)
+  f.alpha, f.inplace = m.alpha, false
+  return 'nn.ELU', f
+end
+to['nn.Softmin'] = last_dim('nn.SoftMin')
+to['nn.Transpose'] = function(m)
+  local f = base(m)
+  f.permutations, f.numInputDims = m.permutations, m.numInputDims
+  return 'nn.Transpose', f
+end
+local temporal_max_pooling = to['nn.TemporalMaxPooling']
+to['nn.TemporalMaxPooling'] = function(m)
+  local name, f = temporal_max_pooling(m)
+  f.indices = torch.empty(0, {dtype = 'int64'})
+  return name, f
+end
+to['nn.Upsample'] = function(m)
+  local s = m.scale_factor
+  if m.mode ~= 'nearest' or m.size or math.type(s) ~= 'integer' then return nil end
+  local f = base(m)
+  f.scale_factor, f.inputSize, f.outputSize = s, torch.LongStorage(4), torch.LongStorage(4)
+  return 'nn.SpatialUpSamplingNearest', f
+end
+to['nn.ConvTranspose2d'] = function(m)
+  if m.groups ~= 1 or pair(m.dilation, 1) ~= 1 or pair(m.dilation, 2) ~= 1 then return nil end
+  local f = base(m, m.weight)
+  f.nInputPlane, f.nOutputPlane = m.in_channels, m.out_channels
+  f.kH, f.kW = m.kernel_size[1], m.kernel_size[2]
+  f.dH, f.dW = pair(m.stride, 1), pair(m.stride, 2)
+  f.padH, f.padW = pair(m.padding, 1), pair(m.padding, 2)
+  f.adjH, f.adjW = pair(m.output_padding, 1), pair(m.output_padding, 2)
+  f.weight, f.bias = m.weight, m.bias
+  f.gradWeight = torch.zeros_like(m.weight)
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  return 'nn.SpatialFullConvolution', f
+end
+for class, spec in pairs(with_params) do
+  to[class] = function(m)
+    local f = base(m, m[spec[1][1]])
+    for _, k in ipairs(spec[1]) do
+      f[k] = m[k]
+      f['grad' .. k:sub(1, 1):upper() .. k:sub(2)] = torch.zeros_like(m[k])
+    end
+    if m.size then f.size = torch.LongStorage(m.size) end
+    f.scalar = m.scalar
+    return class, f
+  end
 end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for

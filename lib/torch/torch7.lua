@@ -1023,10 +1023,11 @@ local same_numel = {'add', 'sub', 'mul', 'div', 'cmul', 'cdiv', 'pow', 'cpow', '
                     'cremainder',
                     'remainder', 'cmax', 'cmin', 'lerp', 'addcmul', 'addcdiv', 'eq', 'ne', 'lt', 'le', 'gt',
                     'ge', 'atan2', 'csub'}
+-- y read in x's shape when the two count alike and differ in shape: Torch7
+-- went element by element and never broadcast (3x1 with 1x3 is 3 products,
+-- not a 3x3 table); operands that count differently broadcast as in PyTorch
 function fits(x, y)
   if not (T(x) and T(y)) or x:numel() ~= y:numel() or x:isSameSizeAs(y) then return y end
-  local ok = pcall(torch.broadcast_shapes, x:size(), y:size())
-  if ok then return y end
   return y:reshape(x:size())
 end
 
