@@ -680,10 +680,22 @@ local function with_backward_hooks(self, args)
   end
 end
 
+-- nngraph's syntax: a module called on a node or a table of nodes, or a module without
+-- a forward of its own called on nothing (nn.Identity()()), makes a graph node.
+local function is_graph_call(self, ...)
+  local n, first = select('#', ...), ...
+  if type(first) == 'table' then
+    local node = package.loaded.nngraph and package.loaded.nngraph.is_node
+    return node ~= nil and (node(first) or node(rawget(first, 1)))
+  end
+  return first == nil and n <= 1 and getmetatable(self).forward == Module.forward
+end
+
 -- model(...): forward-pre-hooks, the computation (forward if the class defines it,
 -- else updateOutput), forward hooks; returns the output(s), and keeps the first in
--- self.output only inside a Torch7 call (module:forward).
+-- self.output only inside a Torch7 call (module:forward); on nngraph nodes, a node.
 function Module.__call(self, ...)
+  if is_graph_call(self, ...) then return require('nngraph').node(self, ...) end
   local pre, post, back = rawget(self, '_forward_pre_hooks'), rawget(self, '_forward_hooks'),
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then

@@ -1,0 +1,141 @@
+-- nngraph_spec.lua: graph modules (require 'nngraph'): nodes made by calling modules on
+-- nodes, nn.gModule's forward and its gradients both ways, nesting, an LSTM cell, errors.
+local torch = require 'torch'
+local nn = require 'nn'
+local nngraph = require 'nngraph'
+
+local function close(a, b, tol) return (a - b):abs():max():item() < (tol or 1e-5) end
+
+-- an MLP as a gModule, and the same modules in a Sequential
+local function mlp_pair()
+  local l1, l2 = nn.Linear(3, 4), nn.Linear(4, 2)
+  local x = nn.Identity()()
+  local y = l2(nn.Tanh()(l1(x)))
+  local seq = nn.Sequential(l1:clone(), nn.Tanh(), l2:clone())
+  return nn.gModule({x}, {y}), seq
+end
+
+-- the classic nngraph LSTM cell: (x, prev_c, prev_h) -> (next_c, next_h)
+local function lstm_cell(n_in, n_hidden)
+  local x, prev_c, prev_h = nn.Identity()(), nn.Identity()(), nn.Identity()()
+  local gates = nn.CAddTable()({nn.Linear(n_in, 4 * n_hidden)(x), nn.Linear(n_hidden, 4 * n_hidden)(prev_h)})
+  local function slice(i) return nn.Narrow(2, (i - 1) * n_hidden + 1, n_hidden)(gates) end
+  local in_gate, forget_gate = nn.Sigmoid()(slice(1)), nn.Sigmoid()(slice(2))
+  local out_gate, in_transform = nn.Sigmoid()(slice(3)), nn.Tanh()(slice(4))
+  local next_c = nn.CAddTable()({nn.CMulTable()({forget_gate, prev_c}), nn.CMulTable()({in_gate, in_transform})})
+  local next_h = nn.CMulTable()({out_gate, nn.Tanh()(next_c)})
+  nngraph.annotateNodes()
+  return nn.gModule({x, prev_c, prev_h}, {next_c, next_h}), next_h
+end
+
+describe('nngraph', function()
+  it('makes nodes by calling modules on nodes', function()
+    local x = nn.Identity()()
+    assert.are.equal('nngraph.Node', torch.typename(x))
+    local h = nn.Linear(2, 3)(x)
+    assert.are.same({x}, h.children)
+    local s = nn.CAddTable()({h, x})
+    assert.are.equal(2, #s.children)
+    assert.are.equal('nngraph.Node', torch.typename(nn.Linear(3, 3)(s)))
+    assert.are.equal(3, nn.Linear(2, 3)(torch.randn(4, 2)):size(2))   -- tensors still compute
+  end)
+
+  it('gives an MLP the output and gradients of the same Sequential', function()
+    local g, seq = mlp_pair()
+    local input, grad_out = torch.randn(5, 3), torch.randn(5, 2)
+    assert.is_true(close(g(input), seq(input)))
+    -- Torch7 style
+    g:zeroGradParameters(); seq:zeroGradParameters()
+    local out = g:forward(input)
+    assert.is_true(close(out, seq:forward(input)))
+    assert.is_true(close(g:backward(input, grad_out), seq:backward(input, grad_out)))
+    local gp, gg = g:parameters()
+    local sp, sg = seq:parameters()
+    assert.are.equal(4, #gp)
+    for i = 1, 4 do assert.is_true(close(gp[i], sp[i])); assert.is_true(close(gg[i], sg[i])) end
+    -- PyTorch style
+    g:zero_grad(); seq:zero_grad()
+    local x = torch.randn(5, 3):requires_grad_()
+    local x2 = x:detach():requires_grad_()
+    g(x):pow(2):sum():backward()
+    seq(x2):pow(2):sum():backward()
+    assert.is_true(close(x.grad, x2.grad))
+    for i = 1, 4 do assert.is_true(close(g:parameters()[i].grad, seq:parameters()[i].grad)) end
+  end)
+
+  it('takes and returns tables for several inputs and outputs', function()
+    local a, b = nn.Identity()(), nn.Identity()()
+    local sum, prod = nn.CAddTable()({a, b}), nn.CMulTable()({a, b})
+    local g = nn.gModule({a, b}, {sum, prod})
+    local x, y = torch.randn(2, 3), torch.randn(2, 3)
+    local out = g:forward({x, y})
+    assert.is_true(close(out[1], x + y))
+    assert.is_true(close(out[2], x * y))
+    local gi = g:backward({x, y}, {torch.ones(2, 3), torch.ones(2, 3)})
+    assert.is_true(close(gi[1], y + 1))
+    assert.is_true(close(gi[2], x + 1))
+  end)
+
+  it('nests gModules', function()
+    local inner = mlp_pair()
+    local x = nn.Identity()()
+    local y = nn.Sigmoid()(inner(x))
+    local outer = nn.gModule({x}, {y})
+    assert.are.equal(4, #outer:parameters())
+    local input = torch.randn(3, 3)
+    assert.is_true(close(outer(input), torch.sigmoid(inner(input))))
+    outer:zeroGradParameters()
+    outer:forward(input)
+    local gi = outer:backward(input, torch.ones(3, 2))
+    assert.are.same({3, 3}, {gi:size(1), gi:size(2)})
+    assert.is_true(inner:parameters()[1].grad:abs():sum():item() > 0)
+  end)
+
+  it('builds an LSTM cell whose gradients pass gradcheck', function()
+    local cell, next_h = lstm_cell(3, 2)
+    assert.are.equal('next_h', next_h.data.annotations.name)
+    cell:double()
+    local x = torch.randn(2, 3, {dtype = 'float64'}):requires_grad_()
+    local c = torch.randn(2, 2, {dtype = 'float64'}):requires_grad_()
+    local h = torch.randn(2, 2, {dtype = 'float64'}):requires_grad_()
+    local out = cell({x, c, h})
+    assert.are.equal(2, #out)
+    assert.is_true(torch.autograd.gradcheck(function(a, b, d)
+      local o = cell({a, b, d})
+      return torch.cat({o[1], o[2]}, 2)
+    end, {x, c, h}))
+  end)
+
+  it('annotates nodes and writes Graphviz text', function()
+    local x = nn.Identity()():annotate{name = 'input', graphAttributes = {color = 'red'}}
+    local y = nn.Linear(2, 2)(x)
+    local g = nn.gModule({x}, {y})
+    local text = g:dot('net')
+    assert.truthy(text:find('digraph', 1, true))
+    assert.truthy(text:find('input (' .. x.id .. ')', 1, true))
+    assert.truthy(text:find('color="red"', 1, true))
+    assert.truthy(text:find(string.format('n%d -> n%d', x.id, y.id), 1, true))
+  end)
+
+  it('raises errors that name nngraph and the problem', function()
+    local function raises(pattern, fn)
+      local ok, err = pcall(fn)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find(pattern, 1, true), tostring(err))
+    end
+    local a, b = nn.Identity()(), nn.Identity()()
+    local h = nn.Linear(2, 2)(a)
+    raises('nngraph: inputs[1] is nil', function() return nn.Linear(2, 2)(nil) end)
+    raises('nngraph: outputs[2] is nil', function() return nn.gModule({a}, {h, nil, h}) end)
+    raises('nngraph: no outputs', function() return nn.gModule({a}, {}) end)
+    raises('not a node', function() return nn.gModule({a}, {nn.Linear(2, 2)}) end)
+    raises('nngraph: inputs[2]', function() return nn.gModule({a, b}, {h}) end)
+    raises('is not one of the gModule\'s inputs', function() return nn.gModule({b}, {nn.CAddTable()({a, b})}) end)
+    local p = nn.Tanh()(a)
+    local q = nn.Tanh()(p)
+    p:add(q)                                         -- a cycle p -> q -> p
+    raises('nngraph: the graph has a cycle', function() return nn.gModule({a}, {q}) end)
+    local g = nn.gModule({a, b}, {nn.CAddTable()({a, b})})
+    raises('nngraph: the gModule takes a table of 2 inputs, got 1', function() return g:forward({torch.randn(2)}) end)
+  end)
+end)
