@@ -75,16 +75,23 @@ debug.getregistry()['torch.Storage'].__tostring = smethods.__tostring_body
 
 -- ---- tensors and their storages ----
 
+-- An error message raised again from a wrapper: the position the inner call
+-- gave it taken off, and, when name is given, the op named where Lua could
+-- not name a function called through pcall ('?').
+local function error_text(msg, name)
+  if type(msg) ~= 'string' then return msg end
+  msg = msg:gsub('^[^:\n]+:%d+: ', '', 1)
+  if name then msg = msg:gsub("to '%?'", "to '" .. name .. "'", 1) end
+  return msg
+end
+torch._error_text = error_text
+
 -- f(...) with its error raised at the caller of the function calling this
 -- (level 3 from here), its own position taken off: a Lua wrapper around a
 -- binding then blames the user's line, as the binding alone would.
 local function at_caller(f, ...)
   local res = table.pack(pcall(f, ...))
-  if not res[1] then
-    local msg = res[2]
-    if type(msg) == 'string' then msg = msg:gsub('^[^:\n]+:%d+: ', '', 1) end
-    error(msg, 3)
-  end
+  if not res[1] then error(error_text(res[2]), 3) end
   return table.unpack(res, 2, res.n)
 end
 torch._at_caller = at_caller

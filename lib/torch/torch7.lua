@@ -15,18 +15,14 @@ local torch = require 'torch.core'
 local methods = torch._methods
 local is_tensor = torch.is_tensor
 local at_caller = torch._at_caller
+local error_text = torch._error_text
 
 -- f(...) for a wrapper that passes a call through: its error is raised at
 -- the wrapper's caller (a binding called from Lua names the Lua line that
 -- called it, which would be the wrapper's). One result, or two.
 -- Called through pcall, a binding's argument errors cannot name it: the
 -- name goes back in.
-local function reraise(name, r)
-  if type(r) == 'string' then
-    r = r:gsub('^[^:\n]+:%d+: ', '', 1):gsub("to '%?'", "to '" .. name .. "'", 1)
-  end
-  error(r, 4)
-end
+local function reraise(name, r) error(error_text(r, name), 4) end
 local function pass1(name, f, ...)
   local ok, r = pcall(f, ...)
   if ok then return r end
@@ -37,11 +33,7 @@ end
 local function call_named(name, f, ...)
   local res = table.pack(pcall(f, ...))
   if res[1] then return table.unpack(res, 2, res.n) end
-  local r = res[2]
-  if type(r) == 'string' then
-    r = r:gsub('^[^:\n]+:%d+: ', '', 1):gsub("to '%?'", "to '" .. name .. "'", 1)
-  end
-  error(r, 3)
+  error(error_text(res[2], name), 3)
 end
 local function pass2(name, f, ...)
   local ok, r, r2 = pcall(f, ...)
@@ -124,9 +116,7 @@ local GATE_LEAD, GATE_NARGS, GATE_FIRST_NUM, GATE_ALWAYS = 0, 1, 2, 3
 local function in_gate(f, ...)
   local res = table.pack(pcall(f, ...))
   if res[1] then return table.unpack(res, 2, res.n) end
-  local msg = res[2]
-  if type(msg) == 'string' then msg = msg:gsub('^[^:\n]+:%d+: ', '', 1) end
-  error(msg, 0)
+  error(error_text(res[2]), 0)
 end
 local function gated(name, f, kind, k, handler)
   local g = torch._gate(f, handler, kind, k, name)
@@ -144,11 +134,7 @@ local function rf_apply(level, g, nres, binary, ...)
   local args = table.pack(select(nres + 1, ...))
   if binary then args[2] = fits(args[1], args[2]) end
   local out = table.pack(pcall(g, table.unpack(args, 1, args.n)))
-  if not out[1] then
-    local msg = out[2]
-    if type(msg) == 'string' then msg = msg:gsub('^[^:\n]+:%d+: ', '', 1) end
-    error(msg, level == 0 and 0 or level + 1)
-  end
+  if not out[1] then error(error_text(out[2]), level == 0 and 0 or level + 1) end
   for i = 1, nres do into(res[i], out[i + 1]) end
   return table.unpack(res, 1, nres)
 end
