@@ -833,6 +833,97 @@ describe('CUDA tensors', function()
     same_values(leaf.grad, torch.full({4, 5}, 3, {dtype = 'float64'}), 'through :cuda()')
   end)
 
+  it('runs torch.linalg on GPU tensors (LAPACK on the host), results and gradients on the GPU', function()
+    torch.manual_seed(5)
+    local a = torch.randn(4, 4, {dtype = 'float64'}) + torch.eye(4, {dtype = 'float64'}) * 4
+    local b = torch.randn(4, 2, {dtype = 'float64'})
+    local spd = a:mm(a:t()) + torch.eye(4, {dtype = 'float64'})
+    local cases = {
+      {'solve', function(m, r) return torch.linalg.solve(m, r) end, {a, b}},
+      {'inv', function(m) return torch.linalg.inv(m) end, {a}},
+      {'det', function(m) return torch.linalg.det(m) end, {a}},
+      {'cholesky', function(m) return torch.linalg.cholesky(m) end, {spd}},
+      {'eigvalsh', function(m) return torch.linalg.eigvalsh(m) end, {spd}},
+      {'svdvals', function(m) return torch.linalg.svdvals(m) end, {a}},
+      {'qr R', function(m) local _, r = torch.linalg.qr(m); return r:abs() end, {a}},
+    }
+    for _, case in ipairs(cases) do
+      local name, f, args = case[1], case[2], case[3]
+      local cpu, gpu = {}, {}
+      for i, t in ipairs(args) do
+        cpu[i] = t:clone():requires_grad_()
+        gpu[i] = t:cuda():requires_grad_()
+      end
+      local want, got = f(table.unpack(cpu)), f(table.unpack(gpu))
+      assert.are.equal('cuda:0', got.device, name)
+      same_values(got, want:detach(), name)
+      want:sum():backward()
+      got:sum():backward()
+      for i = 1, #args do
+        assert.are.equal('cuda:0', gpu[i].grad.device, name .. ': grad device')
+        same_values(gpu[i].grad, cpu[i].grad, name .. ': grad ' .. i, {1e-9, 1e-9})
+      end
+    end
+  end)
+
+  it('runs custom Functions and checkpointed segments on GPU tensors', function()
+    local Cube = torch.autograd.Function('GpuCube')
+    function Cube.forward(ctx, x)
+      ctx:save_for_backward(x)
+      return x * x * x
+    end
+    function Cube.backward(ctx, g)
+      local x = table.unpack(ctx.saved_tensors)
+      return g * x * x * 3
+    end
+    local xc = torch.randn(3, 4, {dtype = 'float64'})
+    local xg = xc:cuda():requires_grad_()
+    local y = Cube.apply(xg)
+    assert.are.equal('cuda:0', y.device)
+    y:sum():backward()
+    same_values(xg.grad, xc * xc * 3, 'the custom Function\'s gradient')
+    local Double = torch.autograd.Function('GpuDoubleInPlace')
+    function Double.forward(ctx, x)
+      x:mul_(2)
+      ctx:mark_dirty(x)
+      return x
+    end
+    function Double.backward(_, g) return g * 2 end
+    local z = xc:cuda():requires_grad_()
+    local w = z * 1
+    local r = Double.apply(w)
+    assert.is_true(rawequal(r, w))
+    r:sum():backward()
+    same_values(z.grad, torch.full({3, 4}, 2, {dtype = 'float64'}), 'mark_dirty\'s gradient')
+    local lin = nn.Linear(4, 3):to{dtype = 'float64'}
+    local function seg(t) return lin(t):tanh() end
+    local plain = xc:clone():requires_grad_()
+    seg(plain):pow(2):sum():backward()
+    local want_w = lin.weight.grad:clone()
+    lin:zero_grad()
+    lin:cuda()
+    local xin = xc:cuda():requires_grad_()
+    torch.utils.checkpoint(seg, xin):pow(2):sum():backward()
+    same_values(xin.grad, plain.grad, 'the checkpointed input\'s gradient')
+    same_values(lin.weight.grad, want_w, 'the checkpointed weight\'s gradient')
+  end)
+
+  it('runs the bitwise ops and the integer shifts on the GPU as on the CPU', function()
+    local x = torch.tensor({{5, -3, 12}, {0, 7, -8}}, {dtype = 'int64'})
+    local y = torch.tensor({{3, 6, 10}, {1, -1, 2}}, {dtype = 'int64'})
+    for _, op in ipairs{'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift'} do
+      local k = op:match('shift') and y:abs() or y
+      same_values(torch[op](x:cuda(), k:cuda()), torch[op](x, k), op)
+      same_values(torch[op](x:t():cuda(), k:t():cuda()), torch[op](x:t(), k:t()), op .. ' transposed')
+    end
+    same_values(torch.bitwise_not(x:cuda()), torch.bitwise_not(x), 'bitwise_not')
+    for _, dt in ipairs{'uint8', 'int8', 'int16', 'int32', 'bool'} do
+      local a, c = x:abs():to(dt), y:abs():to(dt)
+      same_values(torch.bitwise_xor(a:cuda(), c:cuda()), torch.bitwise_xor(a, c), 'bitwise_xor ' .. dt)
+    end
+    assert.has_error(function() torch.bitwise_and(torch.ones(2):cuda(), torch.ones(2):cuda()) end)
+  end)
+
   it('trains a small network on the GPU to the CPU result', function()
     local function run(device)
       torch.manual_seed(7)

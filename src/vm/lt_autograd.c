@@ -867,7 +867,9 @@ void lt_open_autograd(lua_State *L) {
   lt_setfuncs(L, methods, functions);
   static const char *const any_device_methods[] = {"requires_grad_", "backward", "detach", "detach_", "retain_grad",
                                                    "register_hook", "register_post_accumulate_grad_hook", NULL};
-  static const char *const any_device_functions[] = {"detach", "_autograd_grad", "_autograd_backward", NULL};
+  static const char *const any_device_functions[] = {"detach", "_autograd_grad", "_autograd_backward",   /* bookkeeping: */
+                                                     "_ag_custom_node", "_inplace_commit", "_ag_saved_error",
+                                                     "_ag_saved_output", NULL};                 /* no memory read */
   lt_mark_any_device(L, -3, any_device_methods);
   lt_mark_any_device(L, -2, any_device_functions);
 }
