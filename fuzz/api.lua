@@ -204,6 +204,7 @@ end
 
 local function collect_targets()
   local targets = {}
+  torch._load_all()   -- the modules torch loads on first use too
   for _, base in ipairs(BASES) do
     local tbl = evaluate(base.enum or base.path)
     if type(tbl) == 'table' then

@@ -6,6 +6,7 @@ local torch = require 'torch'
 require 'nn'
 require 'optim'
 require 'data'
+torch._load_all()   -- the modules torch loads on first use
 
 local OUTPUT = arg and arg[1] or 'docs/reference.md'
 

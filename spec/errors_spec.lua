@@ -368,6 +368,7 @@ end
 local selves = {function() return fresh() end, function() return torch.zeros(0, 3) end,
                 function() return torch.tensor(2.5) end, function() return torch.tensor({1, 2}) end,
                 function() return torch.tensor({true}) end, function() return fresh():t() end}
+torch._load_all()   -- every module, those loaded on first use too
 local names = {}
 for k in pairs(torch._methods) do names[#names + 1] = k end
 table.sort(names)

@@ -28,6 +28,7 @@ end
 
 describe('help', function()
   it('documents every public function of torch, nn, optim and data', function()
+    torch._load_all()   -- the modules loaded on first use too
     local roots = {
       torch = torch, ['x:'] = torch._methods, ['torch.autograd'] = torch.autograd, ['torch.cuda'] = torch.cuda,
       nn = nn, ['nn.functional'] = nn.functional, ['nn.init'] = nn.init, ['nn.utils'] = nn.utils,

@@ -302,6 +302,7 @@ end
 -- torch.help_text(f): f's documentation, or nil; an object's is its class's.
 function torch.help_text(f)
   if f == nil then return nil end
+  if torch._load_all then torch._load_all() end   -- the modules loaded on first use, and their aliases
   doc_entries()
   local text = docs[f]
   if text then return text end
@@ -324,6 +325,7 @@ end
 -- methods, nn, optim and data, as {name=, value=} sorted by name; names
 -- starting with '_' are private and left out.
 function torch._help_index()
+  if torch._load_all then torch._load_all() end
   local list = {}
   for _, root in ipairs(roots()) do
     local prefix, t = root[1], root[2]

@@ -554,16 +554,75 @@ require 'torch.gradcheck'
 require 'torch.autograd_viz'
 require 'torch.help'
 require 'torch.serialize'
-require 'torch.File'
-require 'torch.t7format'
 require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
-require 'torch.linalg'
 require 'torch.ops7'
-require 'torch.timer'
-require 'torch.tester'
-require 'torch.cmdline'
+
+-- ---- modules loaded on first use ----
+-- Most scripts never touch Torch7's files, LAPACK, the tester or the
+-- command-line parser, and loading them took a fifth of `th`'s start-up. Each
+-- is loaded the first time one of the torch fields, tensor methods or class
+-- names it defines is read (spec/startup_spec.lua checks that these lists
+-- name everything the modules define); torch._load_all() loads every one
+-- (the REPL's completion and anything that walks the torch table call it).
+local lazy_modules = {
+  ['torch.t7format'] = {fields = {'File', 'DiskFile', 'MemoryFile', 'PipeFile'},   -- and torch.File, whose
+                        classes = {'torch.File', 'torch.DiskFile', 'torch.MemoryFile', 'torch.PipeFile'},
+                        wraps = {'save', 'load', 'serialize', 'deserialize'}},         -- writeObject it adds
+  ['torch.linalg'] = {fields = {'linalg', 'cholesky_inverse', 'cholesky_solve', 'det', 'eig', 'gels', 'geqrf',
+                                'gesv', 'inverse', 'logdet', 'orgqr', 'ormqr', 'potrf', 'potri', 'potrs', 'pstrf',
+                                'qr', 'slogdet', 'svd', 'symeig', 'trtrs'},
+                      methods = {'det', 'slogdet', 'logdet', 'inverse', 'potrf', 'potri', 'pstrf', 'qr', 'svd',
+                                 'symeig', 'eig', 'geqrf', 'cholesky_solve', 'cholesky_inverse'}},
+  ['torch.timer'] = {fields = {'tic', 'toc'}},
+  ['torch.tester'] = {fields = {'Tester', 'TestSuite'}, classes = {'torch.Tester'}},
+  ['torch.cmdline'] = {fields = {'CmdLine'}, classes = {'torch.CmdLine'}},
+}
+torch._lazy_modules = lazy_modules
+local lazy_field, lazy_method, lazy_class = {}, {}, {}
+for module, defines in pairs(lazy_modules) do
+  for _, k in ipairs(defines.fields or {}) do lazy_field[k] = module end
+  for _, k in ipairs(defines.methods or {}) do lazy_method[k] = module end
+  for _, k in ipairs(defines.classes or {}) do lazy_class[k] = module end
+end
+-- the functions t7format wraps: moontorch's own stay in torch._own_format
+-- (t7format calls them for moontorch's files); until then each is a stub that
+-- loads the module (which puts its wrappers in their place) and makes the
+-- call (a tail call, so an error's level still names the caller's line)
+torch._own_format = {}
+for _, name in ipairs(lazy_modules['torch.t7format'].wraps) do
+  torch._own_format[name] = torch[name]
+  torch[name] = function(...)
+    require 'torch.t7format'
+    return torch[name](...)
+  end
+end
+torch._format_stubs = {}      -- the stubs, documented by t7format's functions once it loads
+for name in pairs(torch._own_format) do torch._format_stubs[name] = torch[name] end
+
+setmetatable(torch, {__index = function(_, k)
+  local module = lazy_field[k]
+  if module == nil then return nil end
+  require(module)
+  return rawget(torch, k)
+end})
+core._set_field_hook(function(_, k)
+  local module = lazy_method[k]
+  if module == nil then return nil end
+  require(module)
+  return rawget(methods, k)
+end)
+local class_of = torch.getmetatable
+function torch.getmetatable(name)
+  if lazy_class[name] then require(lazy_class[name]) end
+  return class_of(name)
+end
+
+function torch._load_all()
+  for module in pairs(lazy_modules) do require(module) end
+end
+
 require 'torch.torch7'   -- last: it wraps what the others define
 
 return torch

@@ -8,7 +8,7 @@ local torch = require 'torch.core'
 local Function = torch.autograd.Function
 local methods = torch._methods
 
-local linalg = {}
+local linalg = {cross = torch._linalg_cross}    -- lib/torch/ops7.lua
 torch.linalg = linalg
 
 -- ---- arguments and errors ----

@@ -257,10 +257,11 @@ end
 -- Differentiable.
 function torch.cross(a, b, dim) return (cross('cross', a, b, dim)) end
 
-torch.linalg = rawget(torch, 'linalg') or {}
+-- (torch.linalg is loaded on first use: lib/torch/linalg.lua takes this one from here)
+
 -- torch.linalg.cross(a, b, {dim=-1}): PyTorch's cross product along dim, the
 -- last by default; shapes broadcast. Differentiable.
-function torch.linalg.cross(a, b, opts)
+function torch._linalg_cross(a, b, opts)
   local dim = -1
   if type(opts) == 'number' then dim = opts
   elseif type(opts) == 'table' and opts.dim ~= nil then dim = opts.dim end

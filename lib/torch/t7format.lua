@@ -504,8 +504,7 @@ end
 
 -- ---- the public functions: moontorch's format unless Torch7's is asked for ----
 
-local moontorch = {save = torch.save, load = torch.load, serialize = torch.serialize,
-                   deserialize = torch.deserialize}
+local moontorch = torch._own_format    -- moontorch's own save, load, serialize and deserialize
 local MAGIC = 'MOONTORCH'
 
 -- true when the process runs Torch7's dialect (th --torch7)
@@ -571,5 +570,9 @@ function torch.load(path, opts, ...)
   if mode == 'b64' then mode = 'binary' end
   return M.load(path, mode, head, 'torch.load')
 end
+
+-- the stubs torch held until this file loaded (lib/torch/init.lua) are
+-- documented by these functions
+for name, stub in pairs(torch._format_stubs) do torch._help_alias(stub, torch[name]) end
 
 return M

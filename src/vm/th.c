@@ -345,6 +345,9 @@ static int collect_candidates(lua_State *L) {
   for (const char *p = text; *p; p++) if (*p == '.' || *p == ':') sep = p;
   const char *prefix = sep ? sep + 1 : text;
   size_t hlen = sep ? (size_t)(sep - text + 1) : 0;
+  lua_getglobal(L, "torch");                          /* the modules torch loads on first use, */
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "_load_all") == LUA_TFUNCTION) lua_call(L, 0, 0);  /* loaded */
+  lua_settop(L, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
   for (const char *p = text; sep && p < sep;) {     /* the value the path before sep names */
     size_t len = strcspn(p, ".:");
