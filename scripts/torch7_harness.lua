@@ -105,7 +105,13 @@ function Tester:assertTensorNe(a, b, tol, msg)
 end
 -- eq(got, expected, tolerance=0, message): Torch7's deep equality: numbers
 -- and tensors within tolerance, tables key by key.
+local function is_storage(v) return (torch.typename(v) or ''):match('Storage$') ~= nil end
 local function deep_eq(a, b, tol)
+  if is_storage(a) and is_storage(b) then                -- storages (sizes): element by element
+    if #a ~= #b then return false end
+    for i = 1, #a do if math.abs(a[i] - b[i]) > tol then return false end end
+    return true
+  end
   if torch.isTensor(a) or torch.isTensor(b) then
     local d = tensor_diff(a, b)
     return d ~= nil and d <= tol
@@ -119,7 +125,7 @@ local function deep_eq(a, b, tol)
   return a == b
 end
 function Tester:eq(a, b, tol, msg)
-  if type(tol) ~= 'number' then msg, tol = tol, 0 end
+  if type(tol) ~= 'number' then msg, tol = tol, (type(msg) == 'number' and msg or 0) end   -- or (a, b, msg, tol)
   self:_record(deep_eq(a, b, tol), string.format('%s: %s ~= %s', msg or 'eq', fmt(a), fmt(b)))
 end
 function Tester:assertErrorObj(f, test, msg)

@@ -356,4 +356,10 @@ function M.to_torch7(m)
   return make(m)
 end
 
+-- M.register(class, from_fn, to_fn): a module of another package (nngraph's)
+-- both ways: from_fn(fields) gives the module, to_fn(m) the class name and fields
+function M.register(class, from_fn, to_fn)
+  from[class], to[class] = from_fn, to_fn
+end
+
 return M
