@@ -305,6 +305,10 @@ describe('Torch7 spatial pooling', function()
     local ok, err = pcall(m.forward, m, torch.rand(1, 6, 6))
     assert.is_false(ok)
     assert.truthy(tostring(err):find('needs an input of at least 10x10', 1, true))
+    assert.truthy(tostring(err):find('nn_t7_spatial_pool_spec.lua', 1, true))   -- at the caller's line
+    ok, err = pcall(nn.SpatialFractionalMaxPooling, 2, 2, 0.5, 1.5)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('nn_t7_spatial_pool_spec.lua:%d+: nn.SpatialFractionalMaxPooling: the ratios'))
   end)
 
   it('SpatialLPPooling: the p-norm of each window', function()

@@ -1,4 +1,6 @@
 local torch = require 'torch'
+-- fail(self, fmt, ...): an error naming the module, at the caller's line
+local fail = require('nn._Criterion7').fail
 
 -- nn.FeatureLPPooling(width, stride, power, batch_mode=false): LP pooling along the feature
 -- dim: output feature k (1-based) is (sum over i = 0 .. width-1 of x[(k-1) stride + 1 + i]^power)^(1/power)
@@ -10,28 +12,27 @@ local FeatureLPPooling, Module = torch.class('nn.FeatureLPPooling', 'nn.Module')
 function FeatureLPPooling:__init(width, stride, power, batch_mode)
   Module.__init(self)
   if math.type(width) ~= 'integer' or width < 2 or width > 16 then
-    error('nn.FeatureLPPooling: width must be an integer from 2 to 16, got ' .. tostring(width), 2)
+    fail(self, '%s', 'width must be an integer from 2 to 16, got ' .. tostring(width))
   end
   if math.type(stride) ~= 'integer' or stride < 1 or stride > 4 then
-    error('nn.FeatureLPPooling: stride must be an integer from 1 to 4, got ' .. tostring(stride), 2)
+    fail(self, '%s', 'stride must be an integer from 1 to 4, got ' .. tostring(stride))
   end
   if type(power) ~= 'number' or power <= 0 then
-    error('nn.FeatureLPPooling: power must be a positive number, got ' .. tostring(power), 2)
+    fail(self, '%s', 'power must be a positive number, got ' .. tostring(power))
   end
   self.width, self.stride, self.power, self.batch_mode = width, stride, power, batch_mode == true
 end
 
 -- the feature dim of x, checked
-local function feature_dim(self, x, level)
+local function feature_dim(self, x)
   local lo = self.batch_mode and 2 or 1
   if not torch.is_tensor(x) or x:dim() < lo or x:dim() > lo + 2 then
-    error(string.format('nn.FeatureLPPooling: expected a %d-D to %d-D input (batch_mode %s), got %s', lo, lo + 2,
-                        tostring(self.batch_mode), torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)),
-          level)
+    fail(self, 'expected a %d-D to %d-D input (batch_mode %s), got %s', lo, lo + 2,
+         tostring(self.batch_mode), torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x))
   end
   if x:size(lo) < self.width then
-    error(string.format('nn.FeatureLPPooling: %d features (dim %d of size %s) are fewer than the width %d',
-                        x:size(lo), lo, tostring(x:size()), self.width), level)
+    fail(self, '%d features (dim %d of size %s) are fewer than the width %d',
+         x:size(lo), lo, tostring(x:size()), self.width)
   end
   return lo
 end
@@ -40,7 +41,7 @@ end
 local function windows(self, x, d) return x:unfold(d, self.width, self.stride) end
 
 function FeatureLPPooling:updateOutput(input)
-  local d = feature_dim(self, input, 3)
+  local d = feature_dim(self, input)
   local p = self.power
   local out = torch.no_grad(function()
     local u = windows(self, input:detach(), d)
@@ -52,15 +53,15 @@ function FeatureLPPooling:updateOutput(input)
 end
 
 function FeatureLPPooling:updateGradInput(input, gradOutput)
-  local d = feature_dim(self, input, 3)
+  local d = feature_dim(self, input)
   local p = self.power
   local gi = torch.no_grad(function()
     local x = input:detach()
     local y = self.output
     if not torch.is_tensor(y) or y:size() ~= gradOutput:size() then y = self:updateOutput(input) end
     if gradOutput:size() ~= y:size() then
-      error(string.format("nn.FeatureLPPooling: gradOutput's shape %s differs from the output's %s",
-                          tostring(gradOutput:size()), tostring(y:size())), 4)
+      fail(self, "gradOutput's shape %s differs from the output's %s",
+           tostring(gradOutput:size()), tostring(y:size()))
     end
     local nout = y:size(d)
     local u = windows(self, x, d)

@@ -1,4 +1,6 @@
 local torch = require 'torch'
+-- fail(self, fmt, ...): an error naming the module, at the caller's line
+local fail = require('nn._Criterion7').fail
 local F = require 'nn.functional'
 
 -- nn.SpatialCrossMapLRN(size, alpha=1e-4, beta=0.75, k=1): local response normalization across
@@ -10,23 +12,24 @@ local SpatialCrossMapLRN, Module = torch.class('nn.SpatialCrossMapLRN', 'nn.Modu
 function SpatialCrossMapLRN:__init(size, alpha, beta, k)
   Module.__init(self)
   if math.type(size) ~= 'integer' or size < 1 then
-    error('nn.SpatialCrossMapLRN: size must be a positive integer, got ' .. tostring(size), 2)
+    fail(self, '%s', 'size must be a positive integer, got ' .. tostring(size))
   end
   self.size, self.alpha, self.beta, self.k = size, alpha or 0.0001, beta or 0.75, k or 1
 end
 
 function SpatialCrossMapLRN:updateOutput(x)
   if not torch.is_tensor(x) or (x:dim() ~= 3 and x:dim() ~= 4) then
-    error('nn.SpatialCrossMapLRN: expected a 3-D or 4-D input ((N,) C, H, W), got '
-          .. (torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 3)
+    fail(self, '%s', 'expected a 3-D or 4-D input ((N,) C, H, W), got '
+         .. (torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)))
   end
   local batched = x:dim() == 4 and x or x:unsqueeze(1)
   local n, c, h, w = batched:size(1), batched:size(2), batched:size(3), batched:size(4)
   local size = self.size
-  -- the squares as (N, 1, C, H*W), the channels padded, summed over windows of size channels
+  -- the squares as (N, 1, C, H*W) summed over windows of size channels: padded by size // 2 on both
+  -- sides, the first c windows (an even size leaves one more)
   local sq = (batched * batched):reshape(n, 1, c, h * w)
-  sq = F.pad(sq, {0, 0, size // 2, (size - 1) // 2})
-  local sums = F.avg_pool2d(sq, {size, 1}, {stride = 1, divisor_override = 1}):view(n, c, h, w)
+  local sums = F.avg_pool2d(sq, {size, 1}, {stride = 1, padding = {size // 2, 0}, divisor_override = 1})
+  sums = sums:narrow(3, 1, c):reshape(n, c, h, w)
   local y = batched * (sums * (self.alpha / size) + self.k):pow(-self.beta)
   return x:dim() == 4 and y or y:squeeze(1)
 end

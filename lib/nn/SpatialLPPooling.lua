@@ -1,4 +1,6 @@
 local torch = require 'torch'
+-- fail(self, fmt, ...): an error naming the module, at the caller's line
+local fail = require('nn._Criterion7').fail
 local F = require 'nn.functional'
 
 -- nn.SpatialLPPooling(nInputPlane, pnorm, kW, kH, dW=kW, dH=kH): the p-norm of each kW x kH
@@ -9,11 +11,11 @@ local SpatialLPPooling, Module = torch.class('nn.SpatialLPPooling', 'nn.Module')
 function SpatialLPPooling:__init(nInputPlane, pnorm, kw, kh, dw, dh)
   Module.__init(self)
   if type(pnorm) ~= 'number' or pnorm == 0 then
-    error('nn.SpatialLPPooling: pnorm must be a non-zero number, got ' .. tostring(pnorm), 2)
+    fail(self, '%s', 'pnorm must be a non-zero number, got ' .. tostring(pnorm))
   end
   for _, v in ipairs({{'kW', kw}, {'kH', kh}, {'dW', dw or kw}, {'dH', dh or kh}}) do
     if math.type(v[2]) ~= 'integer' or v[2] < 1 then
-      error(string.format('nn.SpatialLPPooling: %s must be a positive integer, got %s', v[1], tostring(v[2])), 2)
+      fail(self, '%s must be a positive integer, got %s', v[1], tostring(v[2]))
     end
   end
   self.nInputPlane, self.pnorm = nInputPlane, pnorm
@@ -22,8 +24,8 @@ end
 
 function SpatialLPPooling:updateOutput(x)
   if not torch.is_tensor(x) or (x:dim() ~= 3 and x:dim() ~= 4) then
-    error('nn.SpatialLPPooling: expected a 3-D or 4-D input ((N,) C, H, W), got '
-          .. (torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 3)
+    fail(self, '%s', 'expected a 3-D or 4-D input ((N,) C, H, W), got '
+         .. (torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)))
   end
   local p = self.pnorm
   local powered = p == 2 and x * x or x:pow(p)

@@ -1,4 +1,6 @@
 local torch = require 'torch'
+-- fail(self, fmt, ...): an error naming the module, at the caller's line
+local fail = require('nn._Criterion7').fail
 local F = require 'nn.functional'
 
 -- nn.SpatialLogSoftMax(): the log-softmax over the channels at each position: along dim 1 of
@@ -6,8 +8,8 @@ local F = require 'nn.functional'
 local SpatialLogSoftMax = torch.class('nn.SpatialLogSoftMax', 'nn.Module')
 function SpatialLogSoftMax:updateOutput(x)
   if not torch.is_tensor(x) or x:dim() < 1 or x:dim() > 4 then
-    error('nn.SpatialLogSoftMax: expected input of 1 to 4 dims, got ' .. (torch.is_tensor(x) and 'size '
-          .. tostring(x:size()) or torch.type(x)), 3)
+    fail(self, '%s', 'expected input of 1 to 4 dims, got ' .. (torch.is_tensor(x) and 'size '
+         .. tostring(x:size()) or torch.type(x)))
   end
   return F.log_softmax(x, (x:dim() == 1 or x:dim() == 3) and 1 or 2)
 end

@@ -1,4 +1,6 @@
 local torch = require 'torch'
+-- fail(self, fmt, ...): an error naming the module, at the caller's line
+local fail = require('nn._Criterion7').fail
 local nn = require 'nn'
 
 -- nn.SpatialMaxUnpooling(poolingModule): Torch7's max-unpooling: the inverse placement of a max
@@ -12,28 +14,27 @@ local SpatialMaxUnpooling, Module = torch.class('nn.SpatialMaxUnpooling', 'nn.Mo
 function SpatialMaxUnpooling:__init(pooling)
   Module.__init(self)
   if torch.typename(pooling) ~= 'nn.MaxPool2d' then
-    error('nn.SpatialMaxUnpooling: expected an nn.SpatialMaxPooling (nn.MaxPool2d) module, got '
-          .. torch.type(pooling), 2)
+    fail(self, '%s', 'expected an nn.SpatialMaxPooling (nn.MaxPool2d) module, got '
+         .. torch.type(pooling))
   end
   if pooling.kW ~= pooling.dW or pooling.kH ~= pooling.dH then
-    error(string.format("nn.SpatialMaxUnpooling: the pooling module's kernel (%dx%d) must equal its stride (%dx%d)",
-                        pooling.kW, pooling.kH, pooling.dW, pooling.dH), 2)
+    fail(self, "the pooling module's kernel (%dx%d) must equal its stride (%dx%d)",
+         pooling.kW, pooling.kH, pooling.dW, pooling.dH)
   end
   pooling.keep_indices = true
   self.pooling = pooling
 end
 
 -- the pooling's indices and the flat (..., h*w) shape, checked against input
-local function placement(self, input, level)
+local function placement(self, input)
   local p = self.pooling
   local idx = p.indices
   if idx == nil then
-    error('nn.SpatialMaxUnpooling: run the pooling module forward first (it has no indices yet)', level)
+    fail(self, 'run the pooling module forward first (it has no indices yet)')
   end
   if not torch.is_tensor(input) or input:size() ~= idx:size() then
-    error(string.format("nn.SpatialMaxUnpooling: the input's shape %s differs from the pooling's last output %s",
-                        torch.is_tensor(input) and tostring(input:size()) or torch.type(input), tostring(idx:size())),
-          level)
+    fail(self, "the input's shape %s differs from the pooling's last output %s",
+         torch.is_tensor(input) and tostring(input:size()) or torch.type(input), tostring(idx:size()))
   end
   local lead = input:size():totable()
   local n = #lead
@@ -42,7 +43,7 @@ local function placement(self, input, level)
 end
 
 function SpatialMaxUnpooling:updateOutput(input)
-  local idx, flat, h, w = placement(self, input, 4)
+  local idx, flat, h, w = placement(self, input)
   local n = #flat
   local out = torch.no_grad(function()
     local shape = {table.unpack(flat)}
@@ -57,7 +58,7 @@ function SpatialMaxUnpooling:updateOutput(input)
 end
 
 function SpatialMaxUnpooling:updateGradInput(input, gradOutput)
-  local idx, flat = placement(self, input, 4)
+  local idx, flat = placement(self, input)
   local n = #flat
   local gi = torch.no_grad(function()
     local shape = {table.unpack(flat)}
