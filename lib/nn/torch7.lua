@@ -67,9 +67,9 @@ local function max_pooling(name)
                                           integer(f, name, 'padH', 0), integer(f, name, 'dilationW', 1),
                                           integer(f, name, 'dilationH', 1))
     if f.ceil_mode == true then m:ceil() end
-    if torch.is_tensor(f.indices) and f.indices:numel() > 0 then
-      m.indices = f.indices:to('int64')
-      m.iheight, m.iwidth = integer(f, name, 'iheight'), integer(f, name, 'iwidth')
+    if torch.is_tensor(f.indices) and f.indices:numel() > 0 and math.type(f.iheight) == 'integer'
+       and math.type(f.iwidth) == 'integer' then
+      m.indices, m.iheight, m.iwidth = f.indices:to('int64'), f.iheight, f.iwidth
     end
     return m
   end
