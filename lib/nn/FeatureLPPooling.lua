@@ -12,13 +12,13 @@ local FeatureLPPooling, Module = torch.class('nn.FeatureLPPooling', 'nn.Module')
 function FeatureLPPooling:__init(width, stride, power, batch_mode)
   Module.__init(self)
   if math.type(width) ~= 'integer' or width < 2 or width > 16 then
-    fail(self, '%s', 'width must be an integer from 2 to 16, got ' .. tostring(width))
+    fail(self, 'width must be an integer from 2 to 16, got %s', tostring(width))
   end
   if math.type(stride) ~= 'integer' or stride < 1 or stride > 4 then
-    fail(self, '%s', 'stride must be an integer from 1 to 4, got ' .. tostring(stride))
+    fail(self, 'stride must be an integer from 1 to 4, got %s', tostring(stride))
   end
   if type(power) ~= 'number' or power <= 0 then
-    fail(self, '%s', 'power must be a positive number, got ' .. tostring(power))
+    fail(self, 'power must be a positive number, got %s', tostring(power))
   end
   self.width, self.stride, self.power, self.batch_mode = width, stride, power, batch_mode == true
 end

@@ -12,7 +12,7 @@ local SpatialCrossMapLRN, Module = torch.class('nn.SpatialCrossMapLRN', 'nn.Modu
 function SpatialCrossMapLRN:__init(size, alpha, beta, k)
   Module.__init(self)
   if math.type(size) ~= 'integer' or size < 1 then
-    fail(self, '%s', 'size must be a positive integer, got ' .. tostring(size))
+    fail(self, 'size must be a positive integer, got %s', tostring(size))
   end
   self.size, self.alpha, self.beta, self.k = size, alpha or 0.0001, beta or 0.75, k or 1
 end

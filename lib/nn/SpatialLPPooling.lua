@@ -11,7 +11,7 @@ local SpatialLPPooling, Module = torch.class('nn.SpatialLPPooling', 'nn.Module')
 function SpatialLPPooling:__init(nInputPlane, pnorm, kw, kh, dw, dh)
   Module.__init(self)
   if type(pnorm) ~= 'number' or pnorm == 0 then
-    fail(self, '%s', 'pnorm must be a non-zero number, got ' .. tostring(pnorm))
+    fail(self, 'pnorm must be a non-zero number, got %s', tostring(pnorm))
   end
   for _, v in ipairs({{'kW', kw}, {'kH', kh}, {'dW', dw or kw}, {'dH', dh or kh}}) do
     if math.type(v[2]) ~= 'integer' or v[2] < 1 then

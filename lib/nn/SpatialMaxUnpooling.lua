@@ -14,8 +14,7 @@ local SpatialMaxUnpooling, Module = torch.class('nn.SpatialMaxUnpooling', 'nn.Mo
 function SpatialMaxUnpooling:__init(pooling)
   Module.__init(self)
   if torch.typename(pooling) ~= 'nn.MaxPool2d' then
-    fail(self, '%s', 'expected an nn.SpatialMaxPooling (nn.MaxPool2d) module, got '
-         .. torch.type(pooling))
+    fail(self, 'expected an nn.SpatialMaxPooling (nn.MaxPool2d) module, got %s', torch.type(pooling))
   end
   if pooling.kW ~= pooling.dW or pooling.kH ~= pooling.dH then
     fail(self, "the pooling module's kernel (%dx%d) must equal its stride (%dx%d)",
