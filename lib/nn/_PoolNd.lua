@@ -22,10 +22,37 @@ local function pool_class(name, fn)
                                     ceil_mode = o.ceil_mode, return_indices = o.return_indices,
                                     count_include_pad = o.count_include_pad, divisor_override = o.divisor_override})
   end
+  -- module:ceil(): Torch7's rounding of the output size up (PyTorch's ceil_mode=true); returns self.
+  function cls:ceil()
+    self.opts.ceil_mode = true
+    return self
+  end
+  -- module:floor(): the output size rounded down (the default, ceil_mode=false); returns self.
+  function cls:floor()
+    self.opts.ceil_mode = false
+    return self
+  end
   function cls:extra_repr()
     local show = helpers.show
     return string.format('kernel_size=%s, stride=%s, padding=%s', show(self.kernel_size), show(self.stride),
                          show(self.padding))
+  end
+  -- Torch7's names of the settings, read from PyTorch's (width last): kW, kH, dW, dH, padW,
+  -- padH, dilationW, dilationH and ceil_mode
+  local read = cls.__index
+  local function at(v, i) if type(v) == 'table' then return v[i] end return v end
+  local alias = {
+    kW = function(m) return at(m.kernel_size, 2) end, kH = function(m) return at(m.kernel_size, 1) end,
+    dW = function(m) return at(m.stride, 2) end, dH = function(m) return at(m.stride, 1) end,
+    padW = function(m) return at(m.padding, 2) end, padH = function(m) return at(m.padding, 1) end,
+    dilationW = function(m) return at(m.opts.dilation or 1, 2) end,
+    dilationH = function(m) return at(m.opts.dilation or 1, 1) end,
+    ceil_mode = function(m) return m.opts.ceil_mode == true end,
+  }
+  cls.__index = function(self, k)
+    local v = read(self, k)
+    if v == nil and alias[k] and rawget(self, '_fields') and self.opts then return alias[k](self) end
+    return v
   end
   return cls
 end

@@ -58,12 +58,65 @@ end
 from['nn.SpatialConvolution'] = function(f) return conv(f, 'nn.SpatialConvolution') end
 from['nn.SpatialConvolutionMM'] = function(f) return conv(f, 'nn.SpatialConvolutionMM') end
 
-from['nn.SpatialMaxPooling'] = function(f)
-  local name = 'nn.SpatialMaxPooling'
-  local kw, kh = integer(f, name, 'kW'), integer(f, name, 'kH')
-  return nn.MaxPool2d({kh, kw}, {stride = {integer(f, name, 'dH', kh), integer(f, name, 'dW', kw)},
-                                 padding = {integer(f, name, 'padH', 0), integer(f, name, 'padW', 0)},
-                                 ceil_mode = f.ceil_mode == true})
+-- Torch7's max poolings: nn.SpatialMaxPooling and its dilated form, with the indices and input
+-- size of their last forward (nn.SpatialMaxUnpooling reads them)
+local function max_pooling(name)
+  return function(f)
+    local m = nn.SpatialDilatedMaxPooling(integer(f, name, 'kW'), integer(f, name, 'kH'), integer(f, name, 'dW', f.kW),
+                                          integer(f, name, 'dH', f.kH), integer(f, name, 'padW', 0),
+                                          integer(f, name, 'padH', 0), integer(f, name, 'dilationW', 1),
+                                          integer(f, name, 'dilationH', 1))
+    if f.ceil_mode == true then m:ceil() end
+    if torch.is_tensor(f.indices) and f.indices:numel() > 0 and math.type(f.iheight) == 'integer'
+       and math.type(f.iwidth) == 'integer' then
+      m.indices, m.iheight, m.iwidth = f.indices:to('int64'), f.iheight, f.iwidth
+    end
+    return m
+  end
+end
+from['nn.SpatialMaxPooling'] = max_pooling('nn.SpatialMaxPooling')
+from['nn.SpatialDilatedMaxPooling'] = max_pooling('nn.SpatialDilatedMaxPooling')
+from['nn.SpatialAveragePooling'] = function(f)
+  local name = 'nn.SpatialAveragePooling'
+  local m = nn.SpatialAveragePooling(integer(f, name, 'kW'), integer(f, name, 'kH'), integer(f, name, 'dW', 1),
+                                     integer(f, name, 'dH', 1), integer(f, name, 'padW', 0), integer(f, name, 'padH', 0))
+  if f.ceil_mode == true then m:ceil() end
+  if f.count_include_pad == false then m:setCountExcludePad() end
+  if f.divide == false then m.opts.divisor_override = 1 end     -- Torch7's old sums
+  return m
+end
+from['nn.SpatialAdaptiveMaxPooling'] = function(f)
+  return nn.SpatialAdaptiveMaxPooling(integer(f, 'nn.SpatialAdaptiveMaxPooling', 'W'),
+                                      integer(f, 'nn.SpatialAdaptiveMaxPooling', 'H'))
+end
+from['nn.SpatialAdaptiveAveragePooling'] = function(f)
+  return nn.SpatialAdaptiveAveragePooling(integer(f, 'nn.SpatialAdaptiveAveragePooling', 'W'),
+                                          integer(f, 'nn.SpatialAdaptiveAveragePooling', 'H'))
+end
+from['nn.SpatialMaxUnpooling'] = function(f)
+  if not nn.is_module(f.pooling) then error('a Torch7 nn.SpatialMaxUnpooling without its pooling module', 0) end
+  return nn.SpatialMaxUnpooling(f.pooling)
+end
+-- Torch7's SpatialLPPooling is a Sequential (power, average, multiplication, root): the norm
+-- from its first module when the file has no pnorm
+from['nn.SpatialLPPooling'] = function(f)
+  local name = 'nn.SpatialLPPooling'
+  local p = f.pnorm
+  local first = type(f.modules) == 'table' and f.modules[1]
+  if p == nil and nn.is_module(first) then
+    if torch.typename(first) == 'nn.Square' then p = 2 else p = first.pow end
+  end
+  if type(p) ~= 'number' then error('a Torch7 ' .. name .. ' whose norm cannot be read', 0) end
+  return nn.SpatialLPPooling(f.nInputPlane or 0, p, integer(f, name, 'kW'), integer(f, name, 'kH'),
+                             integer(f, name, 'dW', f.kW), integer(f, name, 'dH', f.kH))
+end
+from['nn.SpatialFractionalMaxPooling'] = function(f)
+  local name = 'nn.SpatialFractionalMaxPooling'
+  local m = nn.SpatialFractionalMaxPooling(integer(f, name, 'poolSizeW'), integer(f, name, 'poolSizeH'),
+                                           f.outW or f.ratioW, f.outH or f.ratioH)
+  m.newRandomPool = f.newRandomPool == true
+  if torch.is_tensor(f.randomSamples) then m.randomSamples = f.randomSamples end
+  return m
 end
 
 local function container(cls, name)
@@ -111,6 +164,8 @@ local same_name = {
   ['nn.Constant'] = {'value', 'nInputDim'}, ['nn.Copy'] = {'intype', 'outtype', 'forceCopy', 'dontCast'},
   ['nn.HardTanh'] = {'min_val', 'max_val'}, ['nn.ELU'] = {'alpha'}, ['nn.SoftPlus'] = {'beta', 'threshold'},
   ['nn.TemporalMaxPooling'] = {'kW', 'dW'},
+  ['nn.SpatialCrossMapLRN'] = {'size', 'alpha', 'beta', 'k'}, ['nn.SpatialLogSoftMax'] = {},
+  ['nn.FeatureLPPooling'] = {'width', 'stride', 'power', 'batch_mode'},
 }
 -- Torch7's containers of the same name: their settings' fields, in the constructor's order
 local same_name_containers = {
@@ -234,8 +289,58 @@ to['nn.MaxPool2d'] = function(m)
   f.dH, f.dW = pair(stride, 1), pair(stride, 2)
   f.padH, f.padW = pair(m.padding, 1), pair(m.padding, 2)
   f.ceil_mode = m.opts and m.opts.ceil_mode == true
-  f.indices = torch.empty(0, {dtype = 'int64'})
+  f.indices = m.indices or torch.empty(0, {dtype = 'int64'})
+  f.iheight, f.iwidth = m.iheight, m.iwidth
+  local dilation = m.opts and m.opts.dilation or 1
+  if pair(dilation, 1) ~= 1 or pair(dilation, 2) ~= 1 then
+    f.dilationH, f.dilationW = pair(dilation, 1), pair(dilation, 2)
+    return 'nn.SpatialDilatedMaxPooling', f
+  end
   return 'nn.SpatialMaxPooling', f
+end
+to['nn.AvgPool2d'] = function(m)
+  local o = m.opts or {}
+  if o.divisor_override ~= nil and o.divisor_override ~= 1 then return nil end
+  local f = base(m)
+  local stride = m.stride or m.kernel_size
+  f.kH, f.kW = pair(m.kernel_size, 1), pair(m.kernel_size, 2)
+  f.dH, f.dW = pair(stride, 1), pair(stride, 2)
+  f.padH, f.padW = pair(m.padding, 1), pair(m.padding, 2)
+  f.ceil_mode, f.count_include_pad, f.divide = o.ceil_mode == true, o.count_include_pad ~= false, o.divisor_override == nil
+  return 'nn.SpatialAveragePooling', f
+end
+local function adaptive(torch7_name)
+  return function(m)
+    local s = m.output_size
+    local h, w = pair(s, 1), pair(s, 2)
+    if math.type(h) ~= 'integer' or math.type(w) ~= 'integer' then return nil end   -- a nil entry keeps a dim
+    local f = base(m)
+    f.W, f.H = w, h
+    return torch7_name, f
+  end
+end
+to['nn.AdaptiveMaxPool2d'] = adaptive('nn.SpatialAdaptiveMaxPooling')
+to['nn.AdaptiveAvgPool2d'] = adaptive('nn.SpatialAdaptiveAveragePooling')
+to['nn.SpatialMaxUnpooling'] = function(m)
+  local f = base(m)
+  f.pooling = m.pooling
+  return 'nn.SpatialMaxUnpooling', f
+end
+to['nn.SpatialLPPooling'] = function(m)
+  local f = base(m)
+  f.nInputPlane, f.pnorm, f.kW, f.kH, f.dW, f.dH = m.nInputPlane, m.pnorm, m.kW, m.kH, m.dW, m.dH
+  local p = m.pnorm
+  f.modules = {p == 2 and nn.Square() or nn.Power(p), nn.SpatialAveragePooling(m.kW, m.kH, m.dW, m.dH),
+               nn.MulConstant(m.kW * m.kH), p == 2 and nn.Sqrt() or nn.Power(1 / p)}
+  return 'nn.SpatialLPPooling', f
+end
+to['nn.SpatialFractionalMaxPooling'] = function(m)
+  local f = base(m)
+  for _, k in ipairs({'poolSizeW', 'poolSizeH', 'outW', 'outH', 'ratioW', 'ratioH', 'newRandomPool',
+                      'randomSamples', 'indices'}) do
+    f[k] = m[k]
+  end
+  return 'nn.SpatialFractionalMaxPooling', f
 end
 
 to['nn.Sequential'] = function(m)
