@@ -187,4 +187,63 @@ function M.map_repr(self)
                        self.dW, self.dH)
 end
 
+
+-- ---- the local normalizations (nn.SpatialSubtractiveNormalization, nn.SpatialDivisiveNormalization) ----
+
+-- M.norm_init(self, name, nin, kernel, scale_1d): Torch7's checks and fields: nInputPlane
+-- (default 1), kernel (default 9x9 ones; 1-D or 2-D, odd sizes), and the buffers kernel (the
+-- kernel normalized: divided by its sum times nInputPlane, or for a 1-D kernel by its sum
+-- times scale_1d(nInputPlane), as Torch7's) and filter (1 x nInputPlane x kh x kw: the
+-- averaging window every plane is summed over, a 1-D kernel applied down then across).
+function M.norm_init(self, name, nin, kernel, scale_1d)
+  nn.Module.__init(self)
+  self.nInputPlane = M.int_arg(nin or 1, 'nInputPlane', name, 1, 5)
+  kernel = kernel or torch.ones(9, 9)
+  if not torch.is_tensor(kernel) or (kernel:dim() ~= 1 and kernel:dim() ~= 2) then
+    error(name .. ': the averaging kernel must be a 1-D or 2-D tensor', 5)
+  end
+  if not kernel:is_floating_point() then kernel = kernel:double() end
+  for d = 1, kernel:dim() do
+    if kernel:size(d) % 2 == 0 then
+      error(string.format('%s: the averaging kernel must have odd sizes, got %s', name,
+                          table.concat(kernel:size():totable(), 'x')), 5)
+    end
+  end
+  local k = kernel:detach()
+  local sum = value(k:sum())
+  if sum == 0 then error(name .. ': the averaging kernel sums to 0', 5) end
+  local c = self.nInputPlane
+  M.norm_kernel(self, k / (sum * (k:dim() == 1 and scale_1d(c) or c)))
+end
+
+-- M.norm_kernel(self, normalized): the buffers kernel and filter from a kernel already
+-- normalized (a Torch7 file's, kept exactly)
+function M.norm_kernel(self, normalized)
+  local k2 = normalized:dim() == 2 and normalized or torch.outer(normalized, normalized)
+  local c = self.nInputPlane
+  self:register_buffer('kernel', normalized:contiguous())
+  self:register_buffer('filter', k2:reshape(1, 1, k2:size(1), k2:size(2)):expand(1, c, k2:size(1), k2:size(2))
+                                   :contiguous())
+  self._pad = {k2:size(1) // 2, k2:size(2) // 2}
+  rawset(self, '_coef_cache', nil)
+end
+
+-- M.local_sums(self, x4): the weighted sums of x4 (n x nInputPlane x h x w) over the window
+-- around each position, all planes together (n x 1 x h x w, zeros outside the image)
+function M.local_sums(self, x4)
+  return F.conv2d(x4, self.filter:to(x4.dtype), nil, {padding = self._pad})
+end
+
+-- M.norm_coef(self, x4): local_sums of ones, the part of the window inside the image
+-- (1 x 1 x h x w), which the sums are divided by at the borders; kept for the last size
+function M.norm_coef(self, x4)
+  local key = table.concat({x4:size(3), x4:size(4), x4.dtype, tostring(x4.device)}, ',')
+  local cache = rawget(self, '_coef_cache')
+  if cache and cache.key == key then return cache.coef end
+  local ones = torch.ones(1, x4:size(2), x4:size(3), x4:size(4), {dtype = x4.dtype, device = x4.device})
+  local coef = torch.no_grad(function() return M.local_sums(self, ones) end)
+  rawset(self, '_coef_cache', {key = key, coef = coef})
+  return coef
+end
+
 return M

@@ -391,6 +391,32 @@ for class, keys in pairs(spatial7) do
   end
 end
 
+-- Torch7's local normalizations: their settings (the kernel as Torch7 keeps it,
+-- normalized, taken as it is; normalizing it again would change nothing but rounding)
+for _, class in ipairs({'nn.SpatialSubtractiveNormalization', 'nn.SpatialDivisiveNormalization',
+                        'nn.SpatialContrastiveNormalization'}) do
+  local divisive = class ~= 'nn.SpatialSubtractiveNormalization'
+  from[class] = function(f)
+    local kernel = check_tensor(f, class, 'kernel')
+    local m
+    if divisive then m = nn[class:sub(4)](integer(f, class, 'nInputPlane', 1), kernel, f.threshold, f.thresval)
+    else m = nn[class:sub(4)](integer(f, class, 'nInputPlane', 1), kernel) end
+    if class ~= 'nn.SpatialContrastiveNormalization' then
+      require('nn._Spatial7').norm_kernel(m, kernel:detach():clone())
+    elseif nn.is_module(f.normalizer) then
+      m.normalizer = f.normalizer            -- its two parts, as saved
+    end
+    return m
+  end
+  to[class] = function(m)
+    local f = base(m, m.kernel)
+    f.nInputPlane, f.kernel = m.nInputPlane, m.kernel
+    if divisive then f.threshold, f.thresval = m.threshold, m.thresval end
+    if class == 'nn.SpatialContrastiveNormalization' then f.normalizer = m.normalizer end
+    return class, f
+  end
+end
+
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
 -- it, or nil when the module has no Torch7 form here
 function M.to_torch7(m)
