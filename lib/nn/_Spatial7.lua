@@ -126,16 +126,16 @@ function M.map_forward(self, x, name, conv)
     error(string.format('%s: input has %d planes, the connection table reads %d', name, x4:size(2),
                         self.nInputPlane), 3)
   end
-  local nconn, kh, kw = self.from:size(1), self.kH, self.kW
+  local nconn, kh, kw = self._conn_from:size(1), self.kH, self.kW
   if self.weight:numel() ~= nconn * kh * kw then
     error(string.format('%s: weight has %d values, expected %dx%dx%d', name, self.weight:numel(), nconn, kh, kw), 3)
   end
-  local planes = x4:index_select(2, self.from)                       -- (n, nconn, h, w)
+  local planes = x4:index_select(2, self._conn_from)                       -- (n, nconn, h, w)
   local y = conv(planes, self.weight:reshape(nconn, 1, kh, kw), nil, {stride = {self.dH, self.dW}, groups = nconn})
   local n, oh, ow = y:size(1), y:size(3), y:size(4)
   -- sum the connections into their output planes: (nout x nconn) 0/1 matrix @ (nconn x oh*ow)
   local sum = torch.zeros(self.nOutputPlane, nconn, {dtype = y.dtype, device = y.device})
-  for k, o in ipairs(self.to:tolist()) do sum[o][k] = 1 end
+  for k, o in ipairs(self._conn_to:tolist()) do sum[o][k] = 1 end
   local out = torch.matmul(sum, y:reshape(n, nconn, oh * ow)):reshape(n, self.nOutputPlane, oh, ow)
   if self.bias ~= nil then out = out + self.bias:reshape(1, self.nOutputPlane, 1, 1) end
   return unbatched and out:squeeze(1) or out
@@ -144,7 +144,7 @@ end
 -- the constructor of both: Torch7's fields and parameters
 function M.map_init(self, name, conn, kw, kh, dw, dh)
   nn.Module.__init(self)
-  self.from, self.to, self.nInputPlane, self.nOutputPlane = connections(conn, name)
+  self._conn_from, self._conn_to, self.nInputPlane, self.nOutputPlane = connections(conn, name)
   self.connTable = conn
   self.kW = M.int_arg(kw, 'kW', name, 1, 5)
   self.kH = M.int_arg(kh or kw, 'kH', name, 1, 5)
@@ -165,7 +165,7 @@ function M.map_reset(self, stdv)
       if self.bias ~= nil then self.bias:uniform_(-b, b) end
       return
     end
-    local fanin, to = {}, self.to:tolist()
+    local fanin, to = {}, self._conn_to:tolist()
     for _, o in ipairs(to) do fanin[o] = (fanin[o] or 0) + 1 end
     local w = self.weight:view(#to, -1)
     for k, o in ipairs(to) do
@@ -191,10 +191,9 @@ end
 -- ---- the local normalizations (nn.SpatialSubtractiveNormalization, nn.SpatialDivisiveNormalization) ----
 
 -- M.norm_init(self, name, nin, kernel, scale_1d): Torch7's checks and fields: nInputPlane
--- (default 1), kernel (default 9x9 ones; 1-D or 2-D, odd sizes), and the buffers kernel (the
--- kernel normalized: divided by its sum times nInputPlane, or for a 1-D kernel by its sum
--- times scale_1d(nInputPlane), as Torch7's) and filter (1 x nInputPlane x kh x kw: the
--- averaging window every plane is summed over, a 1-D kernel applied down then across).
+-- (default 1), kernel (default 9x9 ones; 1-D or 2-D, odd sizes), and the buffer kernel: the
+-- kernel normalized, divided by its sum times nInputPlane, or a 1-D one by its sum times
+-- scale_1d(nInputPlane), as Torch7's.
 function M.norm_init(self, name, nin, kernel, scale_1d)
   nn.Module.__init(self)
   self.nInputPlane = M.int_arg(nin or 1, 'nInputPlane', name, 1, 5)
@@ -216,34 +215,30 @@ function M.norm_init(self, name, nin, kernel, scale_1d)
   M.norm_kernel(self, k / (sum * (k:dim() == 1 and scale_1d(c) or c)))
 end
 
--- M.norm_kernel(self, normalized): the buffers kernel and filter from a kernel already
--- normalized (a Torch7 file's, kept exactly)
+-- M.norm_kernel(self, normalized): the buffer kernel set to a kernel already normalized
+-- (a Torch7 file's, kept exactly)
 function M.norm_kernel(self, normalized)
-  local k2 = normalized:dim() == 2 and normalized or torch.outer(normalized, normalized)
-  local c = self.nInputPlane
   self:register_buffer('kernel', normalized:contiguous())
-  self:register_buffer('filter', k2:reshape(1, 1, k2:size(1), k2:size(2)):expand(1, c, k2:size(1), k2:size(2))
-                                   :contiguous())
-  self._pad = {k2:size(1) // 2, k2:size(2) // 2}
-  rawset(self, '_coef_cache', nil)
 end
 
 -- M.local_sums(self, x4): the weighted sums of x4 (n x nInputPlane x h x w) over the window
--- around each position, all planes together (n x 1 x h x w, zeros outside the image)
+-- around each position, all planes together (n x 1 x h x w, zeros outside the image): a
+-- convolution with the kernel (a 1-D one applied down then across: their outer product)
+-- repeated over the planes
 function M.local_sums(self, x4)
-  return F.conv2d(x4, self.filter:to(x4.dtype), nil, {padding = self._pad})
+  local k = self.kernel:to(x4.dtype)
+  if k:dim() == 1 then k = torch.outer(k, k) end
+  local kh, kw = k:size(1), k:size(2)
+  local filter = k:reshape(1, 1, kh, kw):expand(1, x4:size(2), kh, kw)
+  return F.conv2d(x4, filter, nil, {padding = {kh // 2, kw // 2}})
 end
 
 -- M.norm_coef(self, x4): local_sums of ones, the part of the window inside the image
--- (1 x 1 x h x w), which the sums are divided by at the borders; kept for the last size
+-- (1 x 1 x h x w), which the sums are divided by (so that the borders average over
+-- fewer values); no gradient flows through it
 function M.norm_coef(self, x4)
-  local key = table.concat({x4:size(3), x4:size(4), x4.dtype, tostring(x4.device)}, ',')
-  local cache = rawget(self, '_coef_cache')
-  if cache and cache.key == key then return cache.coef end
   local ones = torch.ones(1, x4:size(2), x4:size(3), x4:size(4), {dtype = x4.dtype, device = x4.device})
-  local coef = torch.no_grad(function() return M.local_sums(self, ones) end)
-  rawset(self, '_coef_cache', {key = key, coef = coef})
-  return coef
+  return torch.no_grad(function() return M.local_sums(self, ones) end)
 end
 
 return M
