@@ -134,8 +134,9 @@ function M.map_forward(self, x, name, conv)
   local y = conv(planes, self.weight:reshape(nconn, 1, kh, kw), nil, {stride = {self.dH, self.dW}, groups = nconn})
   local n, oh, ow = y:size(1), y:size(3), y:size(4)
   -- sum the connections into their output planes: (nout x nconn) 0/1 matrix @ (nconn x oh*ow)
-  local sum = torch.zeros(self.nOutputPlane, nconn, {dtype = y.dtype, device = y.device})
+  local sum = torch.zeros(self.nOutputPlane, nconn, {dtype = y.dtype})
   for k, o in ipairs(self._conn_to:tolist()) do sum[o][k] = 1 end
+  sum = sum:to(y.device)
   local out = torch.matmul(sum, y:reshape(n, nconn, oh * ow)):reshape(n, self.nOutputPlane, oh, ow)
   if self.bias ~= nil then out = out + self.bias:reshape(1, self.nOutputPlane, 1, 1) end
   return unbatched and out:squeeze(1) or out
