@@ -30,6 +30,14 @@ end
 
 local function set(p, v) torch.no_grad(function() p:copy_(v:reshape(p:size())) end) end
 
+-- fn() run in the Torch7 dialect (the dialect restored after, error or not)
+local function in_torch7(fn)
+  torch.dialect('torch7')
+  local ok, err = pcall(fn)
+  torch.dialect('pytorch')
+  if not ok then error(err, 0) end
+end
+
 describe('nn.SpatialConvolutionMM', function()
   local function mm()
     local m = nn.SpatialConvolutionMM(2, 3, 3, 2, 2, 1, 1, 0):double()
@@ -117,7 +125,8 @@ describe('Torch7 assignments and noBias on the convolutions', function()
     assert.is_nil(m.bias)
     close(m:forward(x), full - b:reshape(3, 1, 1))
     local plain = torch.zeros(3, {dtype = 'float64'})
-    m.bias = plain
+    raises("cannot assign 'torch.DoubleTensor' as parameter 'bias'", function() m.bias = plain end)
+    in_torch7(function() m.bias = plain end)
     m.gradBias = torch.zeros(3, {dtype = 'float64'})
     assert.is_true(rawequal(m.bias, plain))
     assert.is_true(nn.is_parameter(m.bias))
@@ -130,10 +139,10 @@ describe('Torch7 assignments and noBias on the convolutions', function()
     close(m.gradBias, torch.full({3}, y:size(2) * y:size(3), {dtype = 'float64'}))
   end)
 
-  it('a plain weight assigned becomes the parameter; gradWeight assigned becomes its gradient', function()
+  it('in the Torch7 dialect a plain weight assigned becomes the parameter; gradWeight assigned becomes its gradient', function()
     local m = nn.SpatialConvolution(1, 1, 2, 2):double()
     local w = torch.ones(1, 1, 2, 2, {dtype = 'float64'})
-    m.weight = w
+    in_torch7(function() m.weight = w end)
     assert.is_true(rawequal(m.weight, w))
     local g = torch.zeros(1, 1, 2, 2, {dtype = 'float64'})
     m.gradWeight = g

@@ -20,9 +20,10 @@ local function grad_target(k)
   return k:sub(5, 5):lower() .. k:sub(6)
 end
 
--- M.torch7_assign(cls): instances of cls take Torch7's assignments. A floating
--- tensor assigned to a name registered as a parameter (m.weight = t) becomes that
--- parameter, t itself (as Torch7's field holds t); a tensor assigned to the gradient
+-- M.torch7_assign(cls): instances of cls take Torch7's assignments. In the Torch7
+-- dialect, a floating tensor assigned to a name registered as a parameter (m.weight = t)
+-- becomes that parameter, t itself (as Torch7's field holds t; PyTorch's dialect refuses
+-- it, as PyTorch's __setattr__); in both, a tensor assigned to the gradient
 -- field of a registered parameter (m.gradBias = t) becomes its .grad (where the
 -- shapes agree; else the gradient is dropped, to be made again by the next backward),
 -- rather than a field that would hide it. Everything else is nn.Module's assignment.
@@ -30,7 +31,8 @@ function M.torch7_assign(cls)
   cls.__newindex = function(self, k, v)
     local kinds = rawget(self, '_kinds')
     if kinds and type(k) == 'string' then
-      if torch.is_tensor(v) and kinds[k] == 'parameter' and not nn.is_parameter(v) and v:is_floating_point() then
+      if torch.is_tensor(v) and kinds[k] == 'parameter' and not nn.is_parameter(v) and v:is_floating_point()
+         and torch.dialect() == 'torch7' then
         v = nn.Parameter(v)
       else
         local name = grad_target(k)

@@ -377,7 +377,7 @@ for class, keys in pairs(spatial7) do
     if w:numel() ~= m.weight:numel() then
       error(string.format('a Torch7 %s whose weight has %d values, not %d', class, w:numel(), m.weight:numel()), 0)
     end
-    m.weight = param(w:view(m.weight:size()))
+    m.weight = param(w:is_contiguous() and w:view(m.weight:size()) or w:reshape(m.weight:size()))
     if f.bias == nil and m.noBias then m:noBias() else m.bias = param(check_tensor(f, class, 'bias')) end
     return m
   end
