@@ -5,6 +5,7 @@ local torch = require 'torch'
 local nn = require 'nn'
 local helpers = require 'nn._helpers'
 local F = require 'nn.functional'
+local spatial7 = require 'nn._Spatial7'
 
 -- conv_class(name, dims, fn, transposed): defines nn.<name>(in_channels, out_channels,
 -- kernel_size, opts) over dims spatial dims, whose output is fn(x, weight, bias, opts);
@@ -12,6 +13,13 @@ local F = require 'nn.functional'
 -- 'reflect', 'replicate' or 'circular': the input padded by F.pad in that mode first).
 local function conv_class(name, dims, fn, transposed)
   local cls, Module = torch.class('nn.' .. name, 'nn.Module')
+  spatial7.torch7_assign(cls)
+  -- Torch7's noBias() and reset(stdv), its default bound 1 / sqrt(in / groups * kh * kw)
+  spatial7.torch7_methods(cls, function(self)
+    local n = self.in_channels // self.groups
+    for _, k in ipairs(self.kernel_size) do n = n * k end
+    return n
+  end)
   function cls:__init(in_channels, out_channels, kernel, opts)
     Module.__init(self)
     opts = opts or {}

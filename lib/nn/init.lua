@@ -56,6 +56,7 @@ local CLASSES = {
   'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'MaxPool1d', 'AvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
   'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
   'SpatialMaxUnpooling', 'SpatialFractionalMaxPooling', 'SpatialLPPooling', 'SpatialCrossMapLRN', 'SpatialLogSoftMax', 'FeatureLPPooling', -- Torch7 spatial pooling (t7spool)
+  'SpatialConvolutionMM', 'SpatialSubSampling', 'SpatialDepthWiseConvolution', 'SpatialConvolutionLocal', 'SpatialConvolutionMap', 'SpatialFullConvolutionMap', 'SpatialSubtractiveNormalization', 'SpatialDivisiveNormalization', 'SpatialContrastiveNormalization', -- Torch7 spatial convolutions (t7sconv)
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 

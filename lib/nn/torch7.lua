@@ -49,14 +49,21 @@ local function conv(f, name)
   if w:numel() ~= nout * nin * kh * kw then
     error(string.format('a Torch7 %s whose weight has %d values, not %dx%dx%dx%d', name, w:numel(), nout, nin, kh, kw), 0)
   end
-  local m = nn.SpatialConvolution(nin, nout, kw, kh, integer(f, name, 'dW', 1), integer(f, name, 'dH', 1),
-                                  integer(f, name, 'padW', 0), integer(f, name, 'padH', 0))
+  local m
+  if name == 'nn.SpatialDilatedConvolution' then
+    m = nn.SpatialDilatedConvolution(nin, nout, kw, kh, integer(f, name, 'dW', 1), integer(f, name, 'dH', 1),
+                                     integer(f, name, 'padW', 0), integer(f, name, 'padH', 0),
+                                     integer(f, name, 'dilationW', 1), integer(f, name, 'dilationH', 1))
+  else
+    m = nn.SpatialConvolution(nin, nout, kw, kh, integer(f, name, 'dW', 1), integer(f, name, 'dH', 1),
+                              integer(f, name, 'padW', 0), integer(f, name, 'padH', 0))
+  end
   m.weight = param(w:dim() == 4 and w or w:reshape(nout, nin, kh, kw))
   m.bias = param(f.bias)
   return m
 end
 from['nn.SpatialConvolution'] = function(f) return conv(f, 'nn.SpatialConvolution') end
-from['nn.SpatialConvolutionMM'] = function(f) return conv(f, 'nn.SpatialConvolutionMM') end
+from['nn.SpatialDilatedConvolution'] = function(f) return conv(f, 'nn.SpatialDilatedConvolution') end
 
 -- Torch7's max poolings: nn.SpatialMaxPooling and its dilated form, with the indices and input
 -- size of their last forward (nn.SpatialMaxUnpooling reads them)
@@ -267,11 +274,12 @@ to['nn.Linear'] = function(m)
 end
 
 to['nn.Conv2d'] = function(m)
-  if m.groups ~= 1 or pair(m.dilation, 1) ~= 1 or pair(m.dilation, 2) ~= 1 or m.padding_mode ~= 'zeros'
-     or type(m.padding) == 'string' then
+  if m.groups ~= 1 or m.padding_mode ~= 'zeros' or type(m.padding) == 'string' then
     return nil
   end
   local f = base(m, m.weight)
+  local dilated = pair(m.dilation, 1) ~= 1 or pair(m.dilation, 2) ~= 1
+  if dilated then f.dilationH, f.dilationW = pair(m.dilation, 1), pair(m.dilation, 2) end
   f.nInputPlane, f.nOutputPlane = m.in_channels, m.out_channels
   f.kH, f.kW = m.kernel_size[1], m.kernel_size[2]
   f.dH, f.dW = pair(m.stride, 1), pair(m.stride, 2)
@@ -279,7 +287,7 @@ to['nn.Conv2d'] = function(m)
   f.weight, f.bias = m.weight, m.bias
   f.gradWeight = torch.zeros_like(m.weight)
   if m.bias then f.gradBias = torch.zeros_like(m.bias) end
-  return 'nn.SpatialConvolution', f
+  return dilated and 'nn.SpatialDilatedConvolution' or 'nn.SpatialConvolution', f
 end
 
 to['nn.MaxPool2d'] = function(m)
@@ -448,6 +456,68 @@ for class, spec in pairs(with_params) do
     end
     if m.size then f.size = torch.LongStorage(m.size) end
     f.scalar = m.scalar
+    return class, f
+  end
+end
+
+-- Torch7's spatial convolution classes kept in Torch7's own layout (weight and bias of
+-- Torch7's shapes, its integer fields, connTable where it has one): the constructor's
+-- arguments read from the fields, then the weight and bias (a missing bias: noBias)
+local spatial7 = {
+  ['nn.SpatialConvolutionMM'] = {'nInputPlane', 'nOutputPlane', 'kW', 'kH', 'dW', 'dH', 'padW', 'padH'},
+  ['nn.SpatialDepthWiseConvolution'] = {'nInputPlane', 'nOutputPlane', 'kW', 'kH', 'dW', 'dH', 'padW', 'padH'},
+  ['nn.SpatialConvolutionLocal'] = {'nInputPlane', 'nOutputPlane', 'iW', 'iH', 'kW', 'kH', 'dW', 'dH', 'padW', 'padH'},
+  ['nn.SpatialSubSampling'] = {'nInputPlane', 'kW', 'kH', 'dW', 'dH'},
+  ['nn.SpatialConvolutionMap'] = {'connTable', 'kW', 'kH', 'dW', 'dH'},
+  ['nn.SpatialFullConvolutionMap'] = {'connTable', 'kW', 'kH', 'dW', 'dH'},
+}
+for class, keys in pairs(spatial7) do
+  from[class] = function(f)
+    local args = {}
+    for i, k in ipairs(keys) do
+      if k == 'connTable' then args[i] = check_tensor(f, class, k, 2) else args[i] = integer(f, class, k) end
+    end
+    local w = check_tensor(f, class, 'weight')
+    local m = nn[class:sub(4)](table.unpack(args, 1, #keys))
+    if w:numel() ~= m.weight:numel() then
+      error(string.format('a Torch7 %s whose weight has %d values, not %d', class, w:numel(), m.weight:numel()), 0)
+    end
+    m.weight = param(w:is_contiguous() and w:view(m.weight:size()) or w:reshape(m.weight:size()))
+    if f.bias == nil and m.noBias then m:noBias() else m.bias = param(check_tensor(f, class, 'bias')) end
+    return m
+  end
+  to[class] = function(m)
+    local f = base(m, m.weight)
+    for _, k in ipairs(keys) do f[k] = m[k] end
+    f.weight, f.bias = m.weight, m.bias
+    f.gradWeight = torch.zeros_like(m.weight)
+    if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+    return class, f
+  end
+end
+
+-- Torch7's local normalizations: their settings (the kernel as Torch7 keeps it,
+-- normalized, taken as it is; normalizing it again would change nothing but rounding)
+for _, class in ipairs({'nn.SpatialSubtractiveNormalization', 'nn.SpatialDivisiveNormalization',
+                        'nn.SpatialContrastiveNormalization'}) do
+  local divisive = class ~= 'nn.SpatialSubtractiveNormalization'
+  from[class] = function(f)
+    local kernel = check_tensor(f, class, 'kernel')
+    local m
+    if divisive then m = nn[class:sub(4)](integer(f, class, 'nInputPlane', 1), kernel, f.threshold, f.thresval)
+    else m = nn[class:sub(4)](integer(f, class, 'nInputPlane', 1), kernel) end
+    if class ~= 'nn.SpatialContrastiveNormalization' then
+      require('nn._Spatial7').norm_kernel(m, kernel:detach():clone())
+    elseif nn.is_module(f.normalizer) then
+      m.normalizer = f.normalizer            -- its two parts, as saved
+    end
+    return m
+  end
+  to[class] = function(m)
+    local f = base(m, m.kernel)
+    f.nInputPlane, f.kernel = m.nInputPlane, m.kernel
+    if divisive then f.threshold, f.thresval = m.threshold, m.thresval end
+    if class == 'nn.SpatialContrastiveNormalization' then f.normalizer = m.normalizer end
     return class, f
   end
 end
