@@ -1,0 +1,131 @@
+local torch = require 'torch'
+
+-- nn.SparseLinear(inputSize, outputSize, doGradInput=false): a Linear layer (y = W x + b,
+-- weight outputSize x inputSize) for sparse inputs. One example is an nnz x 2 tensor of
+-- {index, value} rows (1-based indices into the inputSize features, the others zero); a
+-- batch is a Lua table of such tensors (or, Torch7's legacy form, a batch x nnz x 2
+-- tensor). The output is outputSize values, or batch x outputSize. Parameters are plain
+-- tensors (weight, bias, gradWeight, gradBias), as Torch7's; the gradients reach only the
+-- columns the inputs name. With doGradInput, gradInput is the dense gradient, as a table
+-- of one inputSize x 2 tensor per example ({i, dL/dx_i} rows for every i; a batch x
+-- inputSize x 2 tensor in legacy form); without, gradInput is an empty table.
+local SparseLinear, parent = torch.class('nn.SparseLinear', 'nn.Module')
+function SparseLinear:__init(inputSize, outputSize, doGradInput)
+  parent.__init(self)
+  if math.type(inputSize) ~= 'integer' or math.type(outputSize) ~= 'integer' or inputSize < 1 or outputSize < 1 then
+    error(string.format('nn.SparseLinear: expected positive integer sizes, got %s and %s', tostring(inputSize),
+                        tostring(outputSize)), 3)
+  end
+  if doGradInput ~= nil and type(doGradInput) ~= 'boolean' then
+    error('nn.SparseLinear: doGradInput must be a boolean, got ' .. torch.type(doGradInput), 3)
+  end
+  self.doGradInput = doGradInput or false
+  self.weight = torch.zeros(outputSize, inputSize)
+  self.bias = torch.zeros(outputSize)
+  self.gradWeight = torch.zeros(outputSize, inputSize)
+  self.gradBias = torch.zeros(outputSize)
+  self.gradInput = {}
+  self:reset()
+end
+
+-- module:reset(stdv): weight uniform in +-stdv*sqrt(3) (by default +-1/sqrt(inputSize)),
+-- bias in 1e-6 times that range (Torch7's).
+function SparseLinear:reset(stdv)
+  stdv = stdv and stdv * math.sqrt(3) or 1 / math.sqrt(self.weight:size(2))
+  self.weight:uniform_(-stdv, stdv)
+  self.bias:uniform_(-stdv, stdv):mul_(1e-6)
+  return self
+end
+
+-- the input as {rows, cols, values} (the example of each nonzero, 1-based; its feature
+-- index; its value) with the number of examples, whether it is a batch, whether legacy
+local function entries(self, input)
+  local who = 'nn.SparseLinear'
+  local list, batch, legacy
+  if torch.is_tensor(input) then
+    if input:dim() == 2 then list, batch = {input}, false
+    elseif input:dim() == 3 then
+      list, batch, legacy = {}, true, true
+      for k = 1, input:size(1) do list[k] = input[k] end
+    end
+  elseif type(input) == 'table' then
+    list, batch = input, true
+  end
+  if list == nil then
+    error(who .. ': expected an nnz x 2 tensor of {index, value} rows, a table of them or a batch x nnz x 2 tensor, got '
+          .. (torch.is_tensor(input) and tostring(input:size()) or torch.type(input)), 4)
+  end
+  local rows, pairs_ = {}, {}
+  for k, x in ipairs(list) do
+    if not torch.is_tensor(x) or x:dim() ~= 2 or x:size(2) ~= 2 then
+      error(string.format('%s: example %d is %s, expected an nnz x 2 tensor of {index, value} rows', who, k,
+                          torch.is_tensor(x) and tostring(x:size()) or torch.type(x)), 4)
+    end
+    pairs_[k] = x:detach()
+    rows[k] = torch.full({x:size(1)}, k, {dtype = 'int64'})
+  end
+  local n = #list
+  if n == 0 then return nil, nil, nil, 0, batch, legacy end
+  local all = n == 1 and pairs_[1] or torch.cat(pairs_, 1)
+  local cols = all:select(2, 1):long()
+  if cols:numel() > 0 then
+    local lo, hi = cols:min():item(), cols:max():item()
+    if lo < 1 or hi > self.weight:size(2) then
+      error(string.format('%s: index %d out of range 1..%d', who, lo < 1 and lo or hi, self.weight:size(2)), 4)
+    end
+  end
+  return n == 1 and rows[1] or torch.cat(rows, 1), cols, all:select(2, 2):to(self.weight.dtype), n, batch, legacy
+end
+
+function SparseLinear:updateOutput(input)
+  local rows, cols, vals, n, batch = entries(self, input)
+  local out = self.bias:view(1, -1):expand(math.max(n, 1), self.bias:numel()):clone()
+  if n > 0 and cols:numel() > 0 then
+    -- out[row] += value * W[:, col], for every nonzero
+    local contrib = (self.weight:index_select(2, cols) * vals:view(1, -1)):t()
+    out:index_add_(1, rows, contrib)
+  end
+  self.output = (batch and n > 0) and out or out[1]
+  return self.output
+end
+
+function SparseLinear:updateGradInput(input, gradOutput)
+  local legacy = torch.is_tensor(input) and input:dim() == 3
+  if not self.doGradInput then
+    self.gradInput = legacy and torch.zeros_like(input) or {}
+    return self.gradInput
+  end
+  local g = gradOutput:dim() == 1 and gradOutput:view(1, -1) or gradOutput
+  local dense = g:matmul(self.weight)                    -- batch x inputSize
+  local ini = self.weight:size(2)
+  local indices = torch.arange(1, ini + 1, {dtype = dense.dtype})
+  if legacy then
+    local gi = torch.empty(dense:size(1), ini, 2, {dtype = dense.dtype})
+    gi:select(3, 1):copy_(indices:view(1, -1):expand(dense:size(1), ini))
+    gi:select(3, 2):copy_(dense)
+    self.gradInput = gi
+  else
+    local gi = {}
+    for k = 1, dense:size(1) do gi[k] = torch.stack({indices, dense[k]}, 2) end
+    self.gradInput = gi
+  end
+  return self.gradInput
+end
+
+function SparseLinear:accGradParameters(input, gradOutput, scale)
+  scale = scale or 1
+  local rows, cols, vals, n = entries(self, input)
+  local g = gradOutput:dim() == 1 and gradOutput:view(1, -1) or gradOutput
+  if n > 0 and cols:numel() > 0 then
+    -- gradWeight[:, col] += scale * value * gradOutput[row], for every nonzero
+    local contrib = (g:index_select(1, rows) * (vals * scale):view(-1, 1)):t()
+    self.gradWeight:index_add_(2, cols, contrib)
+  end
+  self.gradBias:add_(g:sum(1):view(-1), {alpha = scale})
+end
+
+function SparseLinear:extra_repr()
+  return string.format('%d -> %d', self.weight:size(2), self.weight:size(1))
+end
+
+return SparseLinear
