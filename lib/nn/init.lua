@@ -55,7 +55,7 @@ local CLASSES = {
   -- convolution and pooling
   'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'MaxPool1d', 'AvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
   'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
-  'ZipTable', 'ZipTableOneToMany', 'CAddTensorTable', 'MaskedSelect', 'L1Cost', 'L1Penalty', 'WhiteNoise', 'Convert', 'Bottle', 'Profile', 'DontCast', 'LinearWeightNorm', 'PartialLinear', 'SparseLinear', 'IndexLinear',  -- Torch7 simple modules (t7simple)
+  'ZipTable', 'ZipTableOneToMany', 'CAddTensorTable', 'MaskedSelect', 'L1Cost', 'L1Penalty', 'WhiteNoise', 'Convert', 'Bottle', 'Profile', 'DontCast', 'LinearWeightNorm', 'PartialLinear', 'SparseLinear', 'IndexLinear', 'Kmeans',  -- Torch7 simple modules (t7simple)
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
