@@ -227,6 +227,8 @@ function IndexLinear:getParameters()
         .. 'update with module:updateParameters(lr) or accUpdateGradParameters', 2)
 end
 
+require('nn._Plain7').define_to(IndexLinear, {'weight', 'bias', 'gradBias', 'running'})
+
 function IndexLinear:extra_repr() return string.format('%d -> %d', self.inputSize, self.outputSize) end
 
 return IndexLinear

@@ -108,6 +108,8 @@ function Kmeans:accGradParameters(input, _, scale)
   self.gradWeight:add_(sums / (self.clusterSampleCount + 1e-7):view(-1, 1))
 end
 
+require('nn._Plain7').define_to(Kmeans, {'weight', 'gradWeight', 'clusterSampleCount'})
+
 function Kmeans:extra_repr() return string.format('k=%d, dim=%d', self.k, self.dim) end
 
 return Kmeans

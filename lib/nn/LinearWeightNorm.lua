@@ -80,7 +80,7 @@ function LinearWeightNorm.fromLinear(linear)
     error('nn.LinearWeightNorm.fromLinear: expected an nn.Linear, got ' .. torch.type(linear), 2)
   end
   local w = linear.weight
-  local module = nn.LinearWeightNorm(w:size(2), w:size(1), torch.is_tensor(linear.bias))
+  local module = nn.LinearWeightNorm(w:size(2), w:size(1), torch.is_tensor(linear.bias)):to(w.dtype)
   module:initFromWeight(w)
   if linear.bias ~= nil then torch.no_grad(function() module.bias:copy_(linear.bias) end) end
   return module
@@ -88,7 +88,7 @@ end
 
 -- module:toLinear(): an nn.Linear with the current weight (and bias).
 function LinearWeightNorm:toLinear()
-  local module = nn.Linear(self.inputSize, self.outputSize, self.bias ~= nil)
+  local module = nn.Linear(self.inputSize, self.outputSize, {bias = self.bias ~= nil, dtype = self.v.dtype})
   local weight = self:updateWeightMatrix()
   torch.no_grad(function()
     module.weight:copy_(weight)

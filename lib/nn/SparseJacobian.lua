@@ -39,6 +39,8 @@ end
 
 -- SparseJacobian.backward(module, input, param, dparam): the Jacobian (rows: param's
 -- elements, or the input's rows) by the module's backward, one output element at a time.
+-- A gradInput of other rows than the input (nn.SparseLinear's dense one, or that in a
+-- table) is read at the input's indices.
 function SparseJacobian.backward(module, input, param, dparam)
   local out = module:forward(input)
   local n_out = out:numel()
@@ -49,7 +51,12 @@ function SparseJacobian.backward(module, input, param, dparam)
     module:zeroGradParameters()
     local din = module:updateGradInput(input, dout)
     module:accGradParameters(input, dout)
+    if not torch.is_tensor(din) and type(din) == 'table' then din = din[1] end   -- one example's, in a table
     local col = param and flat(dparam:detach()) or din:detach():select(2, 2)
+    if not param and din:size(1) ~= input:size(1) then
+      -- a dense gradInput ({i, dL/dx_i} for every feature i): the rows of the input's indices
+      col = col:index_select(1, input:select(2, 1):long())
+    end
     torch.no_grad(function() jac:select(2, i):copy_(col:double()) end)
   end
   return jac

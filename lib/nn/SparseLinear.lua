@@ -124,6 +124,8 @@ function SparseLinear:accGradParameters(input, gradOutput, scale)
   self.gradBias:add_(g:sum(1):view(-1), {alpha = scale})
 end
 
+require('nn._Plain7').define_to(SparseLinear, {'weight', 'bias', 'gradWeight', 'gradBias'})
+
 function SparseLinear:extra_repr()
   return string.format('%d -> %d', self.weight:size(2), self.weight:size(1))
 end
