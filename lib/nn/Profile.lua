@@ -5,11 +5,23 @@ local Decorator = require 'nn._Decorator7'
 -- wall-clock seconds of its forward and backward passes are summed, and every
 -- print_interval passes of each kind a line 'name took S seconds for N forward passes'
 -- (or backward) is printed and the sums start again.
+-- each module's stopwatch (beside it, as a timer cannot be saved)
+local timers = setmetatable({}, {__mode = 'k'})
+local function timer_of(self)
+  local t = timers[self]
+  if t == nil then
+    t = torch.Timer()
+    timers[self] = t
+  end
+  return t
+end
+
 local Profile = Decorator.class('Profile', {
   around = function(self, what, fn)
-    self.timer:reset()
+    local timer = timer_of(self)
+    timer:reset()
     local result = fn()
-    local seconds = self.timer:time().real
+    local seconds = timer:time().real
     local key = what == 'forward' and 'Fwd' or 'Bwd'
     self['summed' .. key .. 'Time'] = self['summed' .. key .. 'Time'] + seconds
     self['num' .. key .. 's'] = self['num' .. key .. 's'] + 1
@@ -33,7 +45,6 @@ function Profile:__init(module, print_interval, name)
   self.name = name or torch.type(module)
   self.numFwds, self.numBwds = 0, 0
   self.summedFwdTime, self.summedBwdTime = 0, 0
-  self.timer = torch.Timer()
 end
 
 return Profile

@@ -222,6 +222,30 @@ from['nn.PartialLinear'] = function(f)
   if torch.is_tensor(f.partition) then m:setPartition(f.partition) end
   return m
 end
+-- the layers whose parameters are plain tensors (as Torch7's): the fields taken as they are
+local function plain_fields(m, f, names)
+  for _, k in ipairs(names) do
+    if f[k] ~= nil then rawget(m, '_fields')[k] = f[k] end
+  end
+  return m
+end
+from['nn.SparseLinear'] = function(f)
+  local w = check_tensor(f, 'nn.SparseLinear', 'weight', 2)
+  local m = nn.SparseLinear(w:size(2), w:size(1), f.doGradInput == true)
+  return plain_fields(m, f, {'weight', 'bias', 'gradWeight', 'gradBias'})
+end
+from['nn.IndexLinear'] = function(f)
+  local w = check_tensor(f, 'nn.IndexLinear', 'weight', 2)
+  if (f.normalize or 0) ~= 0 then error('a Torch7 nn.IndexLinear with normalize: moontorch does not support it', 0) end
+  local m = nn.IndexLinear(w:size(1), w:size(2), f.doGradInput == true, (f.offset or -1) + 1, w,
+                           check_tensor(f, 'nn.IndexLinear', 'bias', 1))
+  return plain_fields(m, f, {'gradBias'})
+end
+from['nn.Kmeans'] = function(f)
+  local w = check_tensor(f, 'nn.Kmeans', 'weight', 2)
+  local m = nn.Kmeans(w:size(1), w:size(2), f.scale)
+  return plain_fields(m, f, {'weight', 'gradWeight', 'clusterSampleCount', 'loss', 'p'})
+end
 
 -- M.can_map(class): whether a Torch7 module of that class can be loaded
 function M.can_map(class) return from[class] ~= nil end
@@ -454,6 +478,30 @@ to['nn.PartialLinear'] = function(m)
   f.allcolumns = torch.arange(1, m.outputsize + 1, {dtype = 'float64'})
   f.partition = m.partition:double()
   return 'nn.PartialLinear', f
+end
+to['nn.SparseLinear'] = function(m)
+  local f = base(m, m.weight)
+  f.weight, f.bias, f.gradWeight, f.gradBias = m.weight, m.bias, m.gradWeight, m.gradBias
+  f.doGradInput, f.weightDecay, f.sparseUpdate = m.doGradInput, 0, 0
+  f.gradInput = {}
+  return 'nn.SparseLinear', f
+end
+to['nn.IndexLinear'] = function(m)
+  local f = base(m, m.weight)
+  f.weight, f.bias, f.gradBias = m.weight, m.bias, m.gradBias
+  f.inputSize, f.outputSize, f.doGradInput = m.inputSize, m.outputSize, m.doGradInput
+  f.offset, f.normalize, f.weightDecay = m.keysOffset - 1, 0, 0
+  f.gradWeight = empty_like(m.weight)
+  f.running = {cumSumSizes = {}, keys = {}, gradWeight = {}, counter = 1}
+  f.sizesCache, f.cumSumSizesCache = {}, {}
+  f.gradWeightBuffer, f.valuesBuffer, f.normalizedValues = empty_like(m.weight), empty_like(m.weight), empty_like(m.weight)
+  return 'nn.IndexLinear', f
+end
+to['nn.Kmeans'] = function(m)
+  local f = base(m, m.weight)
+  f.k, f.dim, f.scale, f.p = m.k, m.dim, m.scale, m.p
+  f.weight, f.gradWeight, f.clusterSampleCount, f.loss = m.weight, m.gradWeight, m.clusterSampleCount, m.loss
+  return 'nn.Kmeans', f
 end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
