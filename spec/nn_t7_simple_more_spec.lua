@@ -371,6 +371,11 @@ describe('nn.SparseLinear', function()
     local w = m.weight:clone()
     m:updateParameters(0.1)
     close(w - g:view(-1, 1):matmul(dense:view(1, -1)) * 0.1, m.weight, 1e-12)
+    m:zeroGradParameters()
+    m.weightDecay = 0.5
+    m:forward(x)
+    m:backward(x, g)
+    close(g:view(-1, 1):matmul(dense:view(1, -1)) + m.weight * 0.5, m.gradWeight, 1e-12)
   end)
 
   it('passes nn.SparseJacobian\'s checks', function()
@@ -448,6 +453,9 @@ describe('nn.IndexLinear', function()
     errors_with(function() nn.IndexLinear(6, 2, false, 0, nil, nil, true) end, 'normalize option')
     errors_with(function() example():getParameters() end, 'kept sparse')
     errors_with(function() example():forward({long({1, 2}), t({1})}) end, 'one length')
+    local decayed = example()
+    decayed.weightDecay = 0.1
+    errors_with(function() decayed:updateParameters(0.1) end, 'weightDecay is not supported')
   end)
 end)
 

@@ -11,7 +11,7 @@ local torch = require 'torch'
 -- kept sparse (the gradient rows of the keys seen since zeroGradParameters) and applied by
 -- updateParameters(lr); gradBias is dense. With doGradInput, gradInput is {keys, dense
 -- gradient} in the input's layout (all inputSize keys of each example). Torch7's max-abs
--- input normalization (normalize) is not supported.
+-- input normalization (normalize) and its weightDecay are not supported.
 local IndexLinear, parent = torch.class('nn.IndexLinear', 'nn.Module')
 function IndexLinear:__init(inputSize, outputSize, doGradInput, keysOffset, weight, bias, normalize)
   parent.__init(self)
@@ -179,6 +179,7 @@ end
 -- module:accUpdateGradParameters(input, gradOutput, lr): weight and bias move by -lr times
 -- this call's gradients at once (the kept gradients are left as they are).
 function IndexLinear:accUpdateGradParameters(input, gradOutput, lr)
+  self:_no_decay('accUpdateGradParameters')
   local u, grad, g = self:_gradient(input, gradOutput, lr)
   if u:numel() > 0 then self.weight:index_add_(1, u, grad, {alpha = -1}) end
   self.bias:add_(g:sum(1):view(-1), {alpha = -lr})
@@ -191,10 +192,18 @@ function IndexLinear:backwardUpdate(input, gradOutput, lr)
   return self.gradInput
 end
 
+function IndexLinear:_no_decay(who)
+  if self.weightDecay ~= 0 then
+    error('nn.IndexLinear:' .. who .. ': weightDecay is not supported by moontorch (set it to 0; use a '
+          .. 'weight decay of the optimizer)', 3)
+  end
+end
+
 -- module:updateParameters(lr): weight -= lr * (the weight gradients kept since
 -- zeroGradParameters, at their rows), bias -= lr * gradBias.
 function IndexLinear:updateParameters(lr)
   if type(lr) ~= 'number' then error('nn.IndexLinear:updateParameters: expected a learning rate, got ' .. type(lr), 2) end
+  self:_no_decay('updateParameters')
   for _, r in ipairs(self.running) do
     if r[1]:numel() > 0 then self.weight:index_add_(1, r[1], r[2], {alpha = -lr}) end
   end

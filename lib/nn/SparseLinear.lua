@@ -8,7 +8,8 @@ local torch = require 'torch'
 -- tensors (weight, bias, gradWeight, gradBias), as Torch7's; the gradients reach only the
 -- columns the inputs name. With doGradInput, gradInput is the dense gradient, as a table
 -- of one inputSize x 2 tensor per example ({i, dL/dx_i} rows for every i; a batch x
--- inputSize x 2 tensor in legacy form); without, gradInput is an empty table.
+-- inputSize x 2 tensor in legacy form); without, gradInput is an empty table. A nonzero
+-- module.weightDecay adds weightDecay * weight to gradWeight in each accGradParameters.
 local SparseLinear, parent = torch.class('nn.SparseLinear', 'nn.Module')
 function SparseLinear:__init(inputSize, outputSize, doGradInput)
   parent.__init(self)
@@ -20,6 +21,7 @@ function SparseLinear:__init(inputSize, outputSize, doGradInput)
     error('nn.SparseLinear: doGradInput must be a boolean, got ' .. torch.type(doGradInput), 3)
   end
   self.doGradInput = doGradInput or false
+  self.weightDecay = 0
   self.weight = torch.zeros(outputSize, inputSize)
   self.bias = torch.zeros(outputSize)
   self.gradWeight = torch.zeros(outputSize, inputSize)
@@ -122,6 +124,7 @@ function SparseLinear:accGradParameters(input, gradOutput, scale)
     self.gradWeight:index_add_(2, cols, contrib)
   end
   self.gradBias:add_(g:sum(1):view(-1), {alpha = scale})
+  if self.weightDecay ~= 0 then self.gradWeight:add_(self.weight, {alpha = self.weightDecay}) end
 end
 
 require('nn._Plain7').define_to(SparseLinear, {'weight', 'bias', 'gradWeight', 'gradBias'})
