@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 local Decorator = require 'nn._Decorator7'
 
 -- nn.Bottle(module, nInputDim=2, nOutputDim=nInputDim): applies module, which takes inputs
@@ -8,7 +9,7 @@ local Decorator = require 'nn._Decorator7'
 -- the gradients). An input of at most nInputDim dims goes to module as it is.
 local Bottle = Decorator.class('Bottle', {
   input = function(self, x)
-    if not torch.is_tensor(x) then error('nn.Bottle: expected a tensor input, got ' .. torch.type(x), 5) end
+    if not torch.is_tensor(x) then fail(self, '%s', 'expected a tensor input, got ' .. torch.type(x)) end
     local lead = x:dim() - self.nInputDim     -- how many leading dims are folded
     if lead < 1 then return x end
     local sizes = {}
@@ -20,8 +21,8 @@ local Bottle = Decorator.class('Bottle', {
     local lead = x:dim() - self.nInputDim
     if lead < 1 then return y end
     if not torch.is_tensor(y) or y:dim() ~= self.nOutputDim then
-      error(string.format('nn.Bottle: expected the module to give an output of %d dims, got %s', self.nOutputDim,
-                          torch.is_tensor(y) and tostring(y:size()) or torch.type(y)), 5)
+      fail(self, 'expected the module to give an output of %d dims, got %s', self.nOutputDim,
+           torch.is_tensor(y) and tostring(y:size()) or torch.type(y))
     end
     local fold = 1
     for d = 1, lead do fold = fold * x:size(d) end

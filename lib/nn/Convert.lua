@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 local nn = require 'nn'
 
 -- nn.Convert(inputShape='b*', outputShape=inputShape): converts between data layouts named
@@ -46,9 +47,9 @@ function Convert:__init(inputShape, outputShape)
   end
 end
 
-local function axis(shape, letter)
+local function axis(self, shape, letter)
   local pos = shape:find(letter, 1, true)
-  if not pos then error(string.format("nn.Convert: shape '%s' has no axis '%s'", shape, letter), 4) end
+  if not pos then fail(self, "shape '%s' has no axis '%s'", shape, letter) end
   return pos
 end
 
@@ -58,38 +59,38 @@ function Convert:_convert(x)
   if self.transposition then
     if from == to or from == 'b*' then return x end
     local perm = {}
-    for i = 1, #to do perm[i] = axis(from, to:sub(i, i)) end
+    for i = 1, #to do perm[i] = axis(self, from, to:sub(i, i)) end
     return x:permute(perm)
   end
   if to == 'bf' then
-    if from == 'bt' then error('nn.Convert: conversion of shape bt to bf is not supported', 3) end
+    if from == 'bt' then fail(self, '%s', 'conversion of shape bt to bf is not supported') end
     if #from == 1 then return x:reshape(-1, 1) end
-    local b = axis(from, 'b')
+    local b = axis(self, from, 'b')
     if b ~= 1 then x = x:transpose(1, b) end
     return x:reshape(x:size(1), -1)
   elseif to == 'b' then
-    if from == 'bt' or from == 'tb' then return x:select(axis(from, 't'), 1) end
+    if from == 'bt' or from == 'tb' then return x:select(axis(self, from, 't'), 1) end
     if from == 'bf' or from == 'fb' then
-      local f = axis(from, 'f')
+      local f = axis(self, from, 'f')
       if x:size(f) > 1 then
-        error('nn.Convert: cannot convert shape ' .. from .. ' to b when there is more than one feature', 3)
+        fail(self, '%s', 'cannot convert shape ' .. from .. ' to b when there is more than one feature')
       end
       return x:select(f, 1)
     end
-    error('nn.Convert: cannot convert shape ' .. from .. ' to b', 3)
+    fail(self, '%s', 'cannot convert shape ' .. from .. ' to b')
   else  -- 'bt'
-    if from ~= 'b' then error("nn.Convert: cannot convert shape '" .. from .. "' to bt", 3) end
+    if from ~= 'b' then fail(self, '%s', "cannot convert shape '" .. from .. "' to bt") end
     return x:reshape(-1, 1)
   end
 end
 
 function Convert:updateOutput(input)
-  if not torch.is_tensor(input) then error('nn.Convert: expected a tensor, got ' .. torch.type(input), 3) end
+  if not torch.is_tensor(input) then fail(self, '%s', 'expected a tensor, got ' .. torch.type(input)) end
   if self._dtype and input.dtype ~= self._dtype then input = input:to(self._dtype) end
   local batch = input:dim() >= self.nInputDim
   if self.nInputDim > 0 and input:dim() ~= self.nInputDim and input:dim() ~= self.nInputDim - 1 then
-    error(string.format('nn.Convert: expected an input of %d dims (%s) or %d (one example), got %s', self.nInputDim,
-                        self.inputShape, self.nInputDim - 1, tostring(input:size())), 3)
+    fail(self, 'expected an input of %d dims (%s) or %d (one example), got %s', self.nInputDim, self.inputShape,
+         self.nInputDim - 1, tostring(input:size()))
   end
   local x = batch and input or input:unsqueeze(self.inputBatchDim)
   local y = self:_convert(x)

@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 
 -- nn.IndexLinear(inputSize, outputSize, doGradInput=false, keysOffset=0, weight, bias,
 -- normalize=false): a Linear layer for sparse inputs given as keys and values, Torch7's:
@@ -54,10 +55,9 @@ end
 
 -- the input's nonzeros: {keys (weight rows), values, example of each, examples, layout}
 function IndexLinear:_entries(input)
-  local who = 'nn.IndexLinear'
-  local function fail(msg) error(who .. ': ' .. msg, 4) end
+  local function bad(msg) fail(self, '%s', msg) end
   if type(input) ~= 'table' or torch.is_tensor(input) or (#input ~= 2 and #input ~= 3) then
-    fail('expected {keys, values}, {{keys...}, {values...}} or {keys, values, sizes}, got ' .. torch.type(input))
+    bad('expected {keys, values}, {{keys...}, {values...}} or {keys, values, sizes}, got ' .. torch.type(input))
   end
   local keys, values, sizes, layout
   if #input == 3 then
@@ -65,11 +65,11 @@ function IndexLinear:_entries(input)
     if type(sizes) == 'number' then sizes = torch.tensor({sizes}, {dtype = 'int64'}) end
     if not (torch.is_tensor(keys) and torch.is_tensor(values) and torch.is_tensor(sizes)) or keys:dim() ~= 1
        or values:dim() ~= 1 or keys:numel() ~= values:numel() then
-      fail('the flat input {keys, values, sizes} needs 1-D keys and values of one length and a sizes tensor')
+      bad('the flat input {keys, values, sizes} needs 1-D keys and values of one length and a sizes tensor')
     end
     sizes = sizes:reshape(-1):long()
     if sizes:sum():item() ~= keys:numel() then
-      fail(string.format('sizes add up to %d, but there are %d keys', sizes:sum():item(), keys:numel()))
+      bad(string.format('sizes add up to %d, but there are %d keys', sizes:sum():item(), keys:numel()))
     end
   elseif torch.is_tensor(input[1]) and torch.is_tensor(input[2]) then
     keys, values, layout = input[1], input[2], 'single'
@@ -79,24 +79,24 @@ function IndexLinear:_entries(input)
     local ks, vs, ns = {}, {}, {}
     for i = 1, #input[1] do
       ks[i], vs[i] = input[1][i], input[2][i]
-      if not torch.is_tensor(ks[i]) or not torch.is_tensor(vs[i]) then fail('example ' .. i .. ' is not two tensors') end
+      if not torch.is_tensor(ks[i]) or not torch.is_tensor(vs[i]) then bad('example ' .. i .. ' is not two tensors') end
       ns[i] = ks[i]:numel()
     end
-    if #ks == 0 then fail('expected at least one example') end
+    if #ks == 0 then bad('expected at least one example') end
     keys, values = torch.cat(ks, 1), torch.cat(vs, 1)
     sizes = torch.tensor(ns, {dtype = 'int64'})
   else
-    fail('expected {keys, values}, {{keys...}, {values...}} or {keys, values, sizes}')
+    bad('expected {keys, values}, {{keys...}, {values...}} or {keys, values, sizes}')
   end
   if keys:dim() ~= 1 or values:dim() ~= 1 or keys:numel() ~= values:numel() then
-    fail(string.format('keys and values must be 1-D and of one length, got %s and %s', tostring(keys:size()),
+    bad(string.format('keys and values must be 1-D and of one length, got %s and %s', tostring(keys:size()),
                        tostring(values:size())))
   end
   local rows = keys:long() - self.keysOffset
   if rows:numel() > 0 then
     local lo, hi = rows:min():item(), rows:max():item()
     if lo < 1 or hi > self.inputSize then
-      fail(string.format('key %d out of range %d..%d', (lo < 1 and lo or hi) + self.keysOffset, 1 + self.keysOffset,
+      bad(string.format('key %d out of range %d..%d', (lo < 1 and lo or hi) + self.keysOffset, 1 + self.keysOffset,
                          self.inputSize + self.keysOffset))
     end
   end
@@ -143,8 +143,7 @@ function IndexLinear:_gradient(input, gradOutput, scale)
   local u, dense = self:_compact(rows, values, example, n)
   local g = batch_rows(gradOutput):to(self.weight.dtype)
   if g:size(1) ~= n or g:size(2) ~= self.outputSize then
-    error(string.format('nn.IndexLinear: gradOutput of size %s for %d examples of %d outputs', tostring(gradOutput:size()),
-                        n, self.outputSize), 4)
+    fail(self, 'gradOutput of size %s for %d examples of %d outputs', tostring(gradOutput:size()), n, self.outputSize)
   end
   return u, dense:t():matmul(g) * scale, g
 end

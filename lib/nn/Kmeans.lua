@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 
 -- nn.Kmeans(k, dim, scale): online hard k-means of dim-dimensional samples, Torch7's. The k
 -- centers are the rows of weight (k x dim). forward(input) (batch x dim) gives each
@@ -31,10 +32,10 @@ function Kmeans:reset(stdev)
   return self
 end
 
-local function check(self, input, who, level)
+local function check(self, input)
   if not torch.is_tensor(input) or input:dim() ~= 2 or input:size(2) ~= self.dim then
-    error(string.format('nn.Kmeans%s: expected input of size batch x %d, got %s', who, self.dim,
-                        torch.is_tensor(input) and tostring(input:size()) or torch.type(input)), level)
+    fail(self, 'expected input of size batch x %d, got %s', self.dim,
+         torch.is_tensor(input) and tostring(input:size()) or torch.type(input))
   end
   return input:detach():to(self.weight.dtype)
 end
@@ -42,7 +43,7 @@ end
 -- module:initRandom(input): each center a sample of input (batch x dim, at least k rows)
 -- drawn at random.
 function Kmeans:initRandom(input)
-  local x = check(self, input, ':initRandom', 3)
+  local x = check(self, input)
   if x:size(1) < self.k then
     error(string.format('nn.Kmeans:initRandom: need at least k = %d samples, got %d', self.k, x:size(1)), 2)
   end
@@ -59,7 +60,7 @@ function Kmeans:initKmeansPlus(input, p)
   if type(self.p) ~= 'number' or self.p < 0 or self.p > 1 then
     error('nn.Kmeans:initKmeansPlus: p must lie in [0, 1], got ' .. tostring(self.p), 2)
   end
-  local x = check(self, input, ':initKmeansPlus', 3)
+  local x = check(self, input)
   local n = x:size(1)
   if n < 1 then error('nn.Kmeans:initKmeansPlus: expected at least one sample', 2) end
   local pcount = math.max(1, math.ceil((1 - self.p) * n))
@@ -78,7 +79,7 @@ function Kmeans:initKmeansPlus(input, p)
 end
 
 function Kmeans:updateOutput(input)
-  local x = check(self, input, '', 3)
+  local x = check(self, input)
   -- squared distances, k x batch
   local d = (x:unsqueeze(1) - self.weight:unsqueeze(2)):pow(2):sum(3)
   local score, index = d:min(1)
@@ -97,7 +98,7 @@ end
 function Kmeans:accGradParameters(input, _, scale)
   scale = self.scale or scale or 1
   if scale <= 0 then error('nn.Kmeans:accGradParameters: scale must be positive, got ' .. tostring(scale), 2) end
-  local x = check(self, input, ':accGradParameters', 3)
+  local x = check(self, input)
   local index = self._minIndx
   if index == nil or index:numel() ~= x:size(1) then
     error('nn.Kmeans:accGradParameters: call forward on this input first', 2)

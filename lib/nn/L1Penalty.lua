@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 
 -- nn.L1Penalty(l1weight, sizeAverage=false, provideOutput=true): an L1 regularizer of a
 -- latent state: the output is the input itself, self.loss = l1weight * sum |x| (divided
@@ -18,9 +19,9 @@ function L1Penalty:__init(l1weight, sizeAverage, provideOutput)
   self.loss = 0
 end
 
-local function check(x)
+local function check(self, x)
   if not torch.is_tensor(x) or not x:is_floating_point() then
-    error('nn.L1Penalty: expected a floating point tensor, got ' .. torch.type(x), 4)
+    fail(self, '%s', 'expected a floating point tensor, got ' .. torch.type(x))
   end
   return x
 end
@@ -33,14 +34,14 @@ function L1Penalty:_scale(x)
 end
 
 function L1Penalty:updateOutput(input)
-  check(input)
+  check(self, input)
   self.loss = self:_scale(input) * input:detach():abs():sum():item()
   self.output = input
   return self.output
 end
 
 function L1Penalty:updateGradInput(input, gradOutput)
-  check(input)
+  check(self, input)
   local g = torch.no_grad(function()
     local s = input:detach():sign() * self:_scale(input)
     if self.provideOutput == true then s:add_(gradOutput) end

@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 local nn = require 'nn'
 local F = require 'nn.functional'
 
@@ -65,8 +66,8 @@ end
 
 function LinearWeightNorm:updateOutput(x)
   if not torch.is_tensor(x) or x:dim() < 1 or x:dim() > 2 or x:size(-1) ~= self.inputSize then
-    error(string.format('nn.LinearWeightNorm: expected input of %d features (or a batch of them), got %s',
-                        self.inputSize, torch.is_tensor(x) and tostring(x:size()) or torch.type(x)), 3)
+    fail(self, 'expected input of %d features (or a batch of them), got %s', self.inputSize,
+         torch.is_tensor(x) and tostring(x:size()) or torch.type(x))
   end
   local weight = self:_weight()
   self.weight = weight:detach()

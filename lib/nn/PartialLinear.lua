@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 local nn = require 'nn'
 
 -- nn.PartialLinear(inputsize, outputsize, bias=true): a Linear layer restricted to a chosen
@@ -49,8 +50,8 @@ end
 
 function PartialLinear:updateOutput(input)
   if not torch.is_tensor(input) or input:dim() ~= 2 or input:size(2) ~= self.inputsize then
-    error(string.format('nn.PartialLinear: expected input of size n x %d, got %s', self.inputsize,
-                        torch.is_tensor(input) and tostring(input:size()) or torch.type(input)), 3)
+    fail(self, 'expected input of size n x %d, got %s', self.inputsize,
+         torch.is_tensor(input) and tostring(input:size()) or torch.type(input))
   end
   local out = self.network({input, self.partition})
   if self.bias ~= nil then out = out + self.bias:index_select(2, self.partition) end

@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 
 -- nn.SparseLinear(inputSize, outputSize, doGradInput=false): a Linear layer (y = W x + b,
 -- weight outputSize x inputSize) for sparse inputs. One example is an nnz x 2 tensor of
@@ -42,7 +43,6 @@ end
 -- the input as {rows, cols, values} (the example of each nonzero, 1-based; its feature
 -- index; its value) with the number of examples, whether it is a batch, whether legacy
 local function entries(self, input)
-  local who = 'nn.SparseLinear'
   local list, batch, legacy
   if torch.is_tensor(input) then
     if input:dim() == 2 then list, batch = {input}, false
@@ -54,14 +54,14 @@ local function entries(self, input)
     list, batch = input, true
   end
   if list == nil then
-    error(who .. ': expected an nnz x 2 tensor of {index, value} rows, a table of them or a batch x nnz x 2 tensor, got '
-          .. (torch.is_tensor(input) and tostring(input:size()) or torch.type(input)), 4)
+    fail(self, 'expected an nnz x 2 tensor of {index, value} rows, a table of them or a batch x nnz x 2 tensor, got %s',
+         torch.is_tensor(input) and tostring(input:size()) or torch.type(input))
   end
   local rows, pairs_ = {}, {}
   for k, x in ipairs(list) do
     if not torch.is_tensor(x) or x:dim() ~= 2 or x:size(2) ~= 2 then
-      error(string.format('%s: example %d is %s, expected an nnz x 2 tensor of {index, value} rows', who, k,
-                          torch.is_tensor(x) and tostring(x:size()) or torch.type(x)), 4)
+      fail(self, 'example %d is %s, expected an nnz x 2 tensor of {index, value} rows', k,
+           torch.is_tensor(x) and tostring(x:size()) or torch.type(x))
     end
     pairs_[k] = x:detach()
     rows[k] = torch.full({x:size(1)}, k, {dtype = 'int64'})
@@ -73,7 +73,7 @@ local function entries(self, input)
   if cols:numel() > 0 then
     local lo, hi = cols:min():item(), cols:max():item()
     if lo < 1 or hi > self.weight:size(2) then
-      error(string.format('%s: index %d out of range 1..%d', who, lo < 1 and lo or hi, self.weight:size(2)), 4)
+      fail(self, 'index %d out of range 1..%d', lo < 1 and lo or hi, self.weight:size(2))
     end
   end
   return n == 1 and rows[1] or torch.cat(rows, 1), cols, all:select(2, 2):to(self.weight.dtype), n, batch, legacy

@@ -1,4 +1,5 @@
 local torch = require 'torch'
+local fail = require('nn._Criterion7').fail   -- an error naming the module, at the caller's line
 
 -- nn.WhiteNoise(mean=0, std=0.1): in training, x plus Gaussian noise of that mean and
 -- standard deviation (drawn anew each forward); in evaluation, x + mean. The gradient
@@ -16,7 +17,7 @@ end
 
 function WhiteNoise:updateOutput(input)
   if not torch.is_tensor(input) or not input:is_floating_point() then
-    error('nn.WhiteNoise: expected a floating point tensor, got ' .. torch.type(input), 3)
+    fail(self, '%s', 'expected a floating point tensor, got ' .. torch.type(input))
   end
   local x = input:detach()
   if self.training then
