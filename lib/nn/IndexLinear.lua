@@ -12,7 +12,8 @@ local fail = require('nn._Criterion7').fail   -- an error naming the module, at 
 -- kept sparse (the gradient rows of the keys seen since zeroGradParameters) and applied by
 -- updateParameters(lr); gradBias is dense. With doGradInput, gradInput is {keys, dense
 -- gradient} in the input's layout (all inputSize keys of each example). Torch7's max-abs
--- input normalization (normalize) and its weightDecay are not supported.
+-- input normalization (normalize) and its weightDecay are not supported. Inside a container
+-- (Sequential:forward / backward) it is one node of the autograd graph, as nn.SparseLinear.
 local IndexLinear, parent = torch.class('nn.IndexLinear', 'nn.Module')
 function IndexLinear:__init(inputSize, outputSize, doGradInput, keysOffset, weight, bias, normalize)
   parent.__init(self)
@@ -92,7 +93,8 @@ function IndexLinear:_entries(input)
     bad(string.format('keys and values must be 1-D and of one length, got %s and %s', tostring(keys:size()),
                        tostring(values:size())))
   end
-  local rows = keys:long() - self.keysOffset
+  local device = self.weight.device
+  local rows = keys:long():to({device = device}) - self.keysOffset
   if rows:numel() > 0 then
     local lo, hi = rows:min():item(), rows:max():item()
     if lo < 1 or hi > self.inputSize then
@@ -103,25 +105,27 @@ function IndexLinear:_entries(input)
   local n = sizes:numel()
   -- the example of each nonzero: 1 + how many examples after the first start at or before it
   local total = keys:numel()
-  local example = torch.ones(total, {dtype = 'int64'})
+  local example = torch.ones(total, {dtype = 'int64', device = device})
   if n > 1 and total > 0 then
     local starts = (sizes:cumsum(1) - sizes + 1):narrow(1, 2, n - 1)
     starts = starts:masked_select(starts:le(total))
-    local marker = torch.zeros(total, {dtype = 'int64'})
-    marker:index_add_(1, starts, torch.ones(starts:numel(), {dtype = 'int64'}))
+    local marker = torch.zeros(total, {dtype = 'int64', device = device})
+    starts = starts:to({device = device})
+    marker:index_add_(1, starts, torch.ones(starts:numel(), {dtype = 'int64', device = device}))
     example = marker:cumsum(1) + 1
   end
-  return rows, values:to(self.weight.dtype), example, n, layout
+  return rows, values:to({dtype = self.weight.dtype, device = device}), example, n, layout
 end
 
 -- the distinct rows u of the nonzeros and the n x #u dense input restricted to them
 function IndexLinear:_compact(rows, values, example, n)
-  local mark = torch.zeros(self.inputSize, {dtype = 'int64'})
+  local device = self.weight.device
+  local mark = torch.zeros(self.inputSize, {dtype = 'int64', device = device})
   mark:index_fill_(1, rows, 1)
   local u = mark:nonzero():view(-1)
-  mark:index_copy_(1, u, torch.arange(1, u:numel() + 1, {dtype = 'int64'}))
+  mark:index_copy_(1, u, torch.arange(1, u:numel() + 1, {dtype = 'int64', device = device}))
   local col = mark:index_select(1, rows)
-  local dense = torch.zeros(n, u:numel(), {dtype = self.weight.dtype})
+  local dense = torch.zeros(n, u:numel(), {dtype = self.weight.dtype, device = device})
   if rows:numel() > 0 then dense:view(-1):index_add_(1, (example - 1) * u:numel() + col, values) end
   return u, dense
 end
@@ -155,7 +159,7 @@ function IndexLinear:updateGradInput(input, gradOutput)
     return self.gradInput
   end
   local gi = batch_rows(gradOutput):matmul(self.weight:t())      -- n x inputSize
-  local keys = torch.arange(1 + self.keysOffset, self.inputSize + self.keysOffset + 1, {dtype = 'int64'})
+  local keys = torch.arange(1 + self.keysOffset, self.inputSize + self.keysOffset + 1, {dtype = 'int64', device = gi.device})
   if layout == 'flat' then
     self.gradInput = {keys:view(1, -1):expand(n, self.inputSize):clone(), gi}
   elseif layout == 'single' then
@@ -235,7 +239,26 @@ function IndexLinear:getParameters()
         .. 'update with module:updateParameters(lr) or accUpdateGradParameters', 2)
 end
 
-require('nn._Plain7').define_to(IndexLinear, {'weight', 'bias', 'gradBias', 'running'})
+-- the gradients of the input's tensors, in order, for the graph (none without doGradInput;
+-- none for keys and sizes): each value's is its key's weight row times the gradOutput of
+-- its example
+function IndexLinear:_input_grads(input, gradOutput)
+  if not self.doGradInput then return {} end
+  local rows, _, example, _, layout = self:_entries(input)
+  local g = batch_rows(gradOutput):to(self.weight.dtype)
+  local per_value = (self.weight:index_select(1, rows) * g:index_select(1, example)):sum(2)
+  if layout ~= 'table' then return {nil, per_value:view(input[2]:size()):to(input[2].dtype)} end
+  local out, n, at = {}, #input[1], 1
+  for k, v in ipairs(input[2]) do
+    out[n + k] = per_value:narrow(1, at, v:numel()):view(v:size()):to(v.dtype)
+    at = at + v:numel()
+  end
+  return out
+end
+
+local Plain = require 'nn._Plain7'
+Plain.define_to(IndexLinear, {'weight', 'bias', 'gradBias', 'running'})
+Plain.define_graph(IndexLinear)
 
 function IndexLinear:extra_repr() return string.format('%d -> %d', self.inputSize, self.outputSize) end
 

@@ -37,7 +37,7 @@ local function check(self, input)
     fail(self, 'expected input of size batch x %d, got %s', self.dim,
          torch.is_tensor(input) and tostring(input:size()) or torch.type(input))
   end
-  return input:detach():to(self.weight.dtype)
+  return input:detach():to({dtype = self.weight.dtype, device = self.weight.device})
 end
 
 -- module:initRandom(input): each center a sample of input (batch x dim, at least k rows)
@@ -47,7 +47,7 @@ function Kmeans:initRandom(input)
   if x:size(1) < self.k then
     error(string.format('nn.Kmeans:initRandom: need at least k = %d samples, got %d', self.k, x:size(1)), 2)
   end
-  local picks = torch.randint(1, x:size(1) + 1, {self.k}, {dtype = 'int64'})
+  local picks = torch.randint(1, x:size(1) + 1, {self.k}, {dtype = 'int64'}):to({device = x.device})
   self.weight:copy_(x:index_select(1, picks))
   return self
 end
@@ -66,7 +66,7 @@ function Kmeans:initKmeansPlus(input, p)
   local pcount = math.max(1, math.ceil((1 - self.p) * n))
   pcount = math.min(pcount, n)
   self.weight[1]:copy_(x[torch.randint(1, n + 1, {1}):item()])
-  local nearest = torch.full({n}, math.huge, {dtype = x.dtype})
+  local nearest = torch.full({n}, math.huge, {dtype = x.dtype, device = x.device})
   for c = 2, self.k do
     local d = (x - self.weight[c - 1]:view(1, -1)):pow(2):sum(2)
     nearest = torch.minimum(nearest, d)
@@ -91,7 +91,7 @@ end
 
 -- the gradient of the input: zeros (Torch7's)
 function Kmeans:updateGradInput(input)
-  self.gradInput = torch.zeros(input:size(), {dtype = self.weight.dtype})
+  self.gradInput = torch.zeros(input:size(), {dtype = self.weight.dtype, device = self.weight.device})
   return self.gradInput
 end
 
@@ -103,7 +103,7 @@ function Kmeans:accGradParameters(input, _, scale)
   if index == nil or index:numel() ~= x:size(1) then
     error('nn.Kmeans:accGradParameters: call forward on this input first', 2)
   end
-  self.clusterSampleCount:zero_():index_add_(1, index, torch.ones(x:size(1), {dtype = self.clusterSampleCount.dtype}))
+  self.clusterSampleCount:zero_():index_add_(1, index, torch.ones(x:size(1), {dtype = self.clusterSampleCount.dtype, device = x.device}))
   local diff = (x - self.weight:index_select(1, index)) * -scale
   local sums = torch.zeros_like(self.weight):index_add_(1, index, diff)
   self.gradWeight:add_(sums / (self.clusterSampleCount + 1e-7):view(-1, 1))

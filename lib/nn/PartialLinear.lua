@@ -53,8 +53,9 @@ function PartialLinear:updateOutput(input)
     fail(self, 'expected input of size n x %d, got %s', self.inputsize,
          torch.is_tensor(input) and tostring(input:size()) or torch.type(input))
   end
-  local out = self.network({input, self.partition})
-  if self.bias ~= nil then out = out + self.bias:index_select(2, self.partition) end
+  local p = self.partition:to({device = self.network:get(1):get(2).weight.device})
+  local out = self.network({input, p})
+  if self.bias ~= nil then out = out + self.bias:index_select(2, p) end
   return out
 end
 

@@ -11,6 +11,9 @@ local fail = require('nn._Criterion7').fail   -- an error naming the module, at 
 -- of one inputSize x 2 tensor per example ({i, dL/dx_i} rows for every i; a batch x
 -- inputSize x 2 tensor in legacy form); without, gradInput is an empty table. A nonzero
 -- module.weightDecay adds weightDecay * weight to gradWeight in each accGradParameters.
+-- Inside a container (Sequential:forward / backward) it is one node of the autograd graph:
+-- backward runs its updateGradInput and accGradParameters, and each value of the input
+-- gets its gradient (with doGradInput) in the input's own layout.
 local SparseLinear, parent = torch.class('nn.SparseLinear', 'nn.Module')
 function SparseLinear:__init(inputSize, outputSize, doGradInput)
   parent.__init(self)
@@ -63,8 +66,8 @@ local function entries(self, input)
       fail(self, 'example %d is %s, expected an nnz x 2 tensor of {index, value} rows', k,
            torch.is_tensor(x) and tostring(x:size()) or torch.type(x))
     end
-    pairs_[k] = x:detach()
-    rows[k] = torch.full({x:size(1)}, k, {dtype = 'int64'})
+    pairs_[k] = x:detach():to({device = self.weight.device})
+    rows[k] = torch.full({x:size(1)}, k, {dtype = 'int64', device = self.weight.device})
   end
   local n = #list
   if n == 0 then return nil, nil, nil, 0, batch, legacy end
@@ -100,9 +103,9 @@ function SparseLinear:updateGradInput(input, gradOutput)
   local g = gradOutput:dim() == 1 and gradOutput:view(1, -1) or gradOutput
   local dense = g:matmul(self.weight)                    -- batch x inputSize
   local ini = self.weight:size(2)
-  local indices = torch.arange(1, ini + 1, {dtype = dense.dtype})
+  local indices = torch.arange(1, ini + 1, {dtype = dense.dtype, device = dense.device})
   if legacy then
-    local gi = torch.empty(dense:size(1), ini, 2, {dtype = dense.dtype})
+    local gi = torch.empty(dense:size(1), ini, 2, {dtype = dense.dtype, device = dense.device})
     gi:select(3, 1):copy_(indices:view(1, -1):expand(dense:size(1), ini))
     gi:select(3, 2):copy_(dense)
     self.gradInput = gi
@@ -127,7 +130,31 @@ function SparseLinear:accGradParameters(input, gradOutput, scale)
   if self.weightDecay ~= 0 then self.gradWeight:add_(self.weight, {alpha = self.weightDecay}) end
 end
 
-require('nn._Plain7').define_to(SparseLinear, {'weight', 'bias', 'gradWeight', 'gradBias'})
+-- the gradients of the input's tensors, in order, for the graph (none without doGradInput):
+-- each value's is the weight column of its index times the gradOutput of its example
+function SparseLinear:_input_grads(input, gradOutput)
+  if not self.doGradInput then return {} end
+  local rows, cols, _, n = entries(self, input)
+  if n == 0 then return {} end
+  local g = gradOutput:dim() == 1 and gradOutput:view(1, -1) or gradOutput
+  local per_value = (self.weight:index_select(2, cols):t() * g:index_select(1, rows)):sum(2)
+  if torch.is_tensor(input) then
+    local grad = torch.zeros_like(input)
+    grad:select(-1, 2):copy_(per_value:view(grad:select(-1, 2):size()))
+    return {grad}
+  end
+  local out, at = {}, 1
+  for k, x in ipairs(input) do
+    local grad = torch.zeros_like(x)
+    if x:size(1) > 0 then grad:select(2, 2):copy_(per_value:narrow(1, at, x:size(1))) end
+    out[k], at = grad, at + x:size(1)
+  end
+  return out
+end
+
+local Plain = require 'nn._Plain7'
+Plain.define_to(SparseLinear, {'weight', 'bias', 'gradWeight', 'gradBias'})
+Plain.define_graph(SparseLinear)
 
 function SparseLinear:extra_repr()
   return string.format('%d -> %d', self.weight:size(2), self.weight:size(1))

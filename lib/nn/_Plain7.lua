@@ -1,6 +1,8 @@
 -- What the Torch7-style classes whose parameters are plain tensors (weight, bias and their
 -- gradients as fields, not nn.Parameters: SparseLinear, IndexLinear, Kmeans) share:
--- module:to() converting those fields, since Module.to converts only registered tensors.
+-- module:to() converting those fields, since Module.to converts only registered tensors;
+-- and, for the sparse layers, whose input is a table, one node of the autograd graph, so
+-- that inside a container (Sequential:forward / backward) their backward runs.
 local torch = require 'torch'
 local nn = require 'nn'
 
@@ -46,6 +48,49 @@ function Plain.define_to(cls, names)
       if v ~= nil then rawget(self, '_fields')[name] = convert(v, dtype, device) end
     end
     return self
+  end
+end
+
+-- the tensors of v (a tensor or nested tables of them), depth first
+local function tensors_of(v, out)
+  if torch.is_tensor(v) then out[#out + 1] = v
+  elseif type(v) == 'table' and getmetatable(v) == nil then
+    for _, x in ipairs(v) do tensors_of(x, out) end
+  end
+  return out
+end
+
+-- One node for a call of a Torch7 class on a table input: forward is updateOutput, backward
+-- calls updateGradInput and accGradParameters, and gives each tensor of the input the
+-- gradient that module:_input_grads(input, gradOutput) returns for it (nil for none).
+local Step = torch.autograd.Function:extend('nn.Torch7TableModule')
+function Step.forward(ctx, self, input)
+  ctx.module, ctx.input = self, input
+  return self:updateOutput(input):clone()      -- the graph's own: the next call rewrites the buffer
+end
+function Step.backward(ctx, gradOutput)
+  local self, input = ctx.module, ctx.input
+  self:updateGradInput(input, gradOutput)
+  self:accGradParameters(input, gradOutput, 1)
+  local grads = self:_input_grads(input, gradOutput)
+  return nil, nil, table.unpack(grads, 1, #tensors_of(input, {}))
+end
+
+-- Plain.define_graph(cls): cls(input) and cls:forward(input) run as one node of the graph
+-- when grad is enabled and a tensor of the input requires grad (as module:forward of a
+-- container makes it); else as updateOutput. cls needs _input_grads.
+function Plain.define_graph(cls)
+  -- module:forward(input): the output (kept in module.output), on the input's graph when a
+  -- tensor of it requires grad.
+  function cls:forward(input)
+    local tensors = tensors_of(input, {})
+    local tracked = false
+    for _, t in ipairs(tensors) do tracked = tracked or t.requires_grad end
+    if tracked and torch.is_grad_enabled() then
+      self.output = Step.apply(self, input, table.unpack(tensors))
+      return self.output
+    end
+    return self:updateOutput(input)
   end
 end
 
