@@ -8,8 +8,9 @@ local nn = require 'nn'
 -- (after moving b to the front); 'b' takes the first of each example's 1 feature (from
 -- 'bf'/'fb') or class (from 'bt'/'tb'); 'bt' makes each scalar example a vector of one
 -- ('b' -> 'bt'). A shape without 'b' ('chw', 'f') describes one example; an input of one
--- dimension fewer than the shape is one example (non-batch mode). After module:float()
--- (or :double(), :type()), inputs are first converted to that type.
+-- dimension fewer than the shape is one example (non-batch mode). Inputs are first converted
+-- to the module's type, as Torch7's: the default dtype when it was made, then that of
+-- module:float(), :double() or :type() (so nn.Convert() alone converts types only).
 local Convert, parent = torch.class('nn.Convert', 'nn.Module')
 function Convert:__init(inputShape, outputShape)
   parent.__init(self)
@@ -23,6 +24,7 @@ function Convert:__init(inputShape, outputShape)
       error('nn.Convert: expected shapes of letters such as \'bchw\', got ' .. tostring(s), 3)
     end
   end
+  self._dtype = torch.get_default_dtype()
   self.inputShape = inputShape:find('b', 1, true) and inputShape or 'b' .. inputShape
   self.outputShape = outputShape:find('b', 1, true) and outputShape or 'b' .. outputShape
   self.inputBatchDim = self.inputShape:find('b', 1, true)
