@@ -495,6 +495,9 @@ describe('nn.IndexLinear', function()
     errors_with(function() nn.IndexLinear(6, 2, false, 0, nil, nil, true) end, 'normalize option')
     errors_with(function() example():getParameters() end, 'kept sparse')
     errors_with(function() example():forward({long({1, 2}), t({1})}) end, 'one length')
+    errors_with(function() example():forward({{long({1, 2}), long({3})}, {t({1}), t({1, 2})}}) end,
+                'example 1 needs 1-D keys and values of one length')
+    errors_with(function() example():forward({long({1, 2}), t({1, 2}), long({3, -1})}) end, 'adding up to the 2 keys')
     local decayed = example()
     decayed.weightDecay = 0.1
     errors_with(function() decayed:updateParameters(0.1) end, 'weightDecay is not supported')

@@ -69,8 +69,8 @@ function IndexLinear:_entries(input)
       bad('the flat input {keys, values, sizes} needs 1-D keys and values of one length and a sizes tensor')
     end
     sizes = sizes:reshape(-1):long()
-    if sizes:sum():item() ~= keys:numel() then
-      bad(string.format('sizes add up to %d, but there are %d keys', sizes:sum():item(), keys:numel()))
+    if sizes:numel() == 0 or sizes:min():item() < 0 or sizes:sum():item() ~= keys:numel() then
+      bad(string.format('sizes must be counts (at least one, none negative) adding up to the %d keys', keys:numel()))
     end
   elseif torch.is_tensor(input[1]) and torch.is_tensor(input[2]) then
     keys, values, layout = input[1], input[2], 'single'
@@ -80,7 +80,12 @@ function IndexLinear:_entries(input)
     local ks, vs, ns = {}, {}, {}
     for i = 1, #input[1] do
       ks[i], vs[i] = input[1][i], input[2][i]
-      if not torch.is_tensor(ks[i]) or not torch.is_tensor(vs[i]) then bad('example ' .. i .. ' is not two tensors') end
+      if not torch.is_tensor(ks[i]) or not torch.is_tensor(vs[i]) or ks[i]:dim() ~= 1 or vs[i]:dim() ~= 1
+         or ks[i]:numel() ~= vs[i]:numel() then
+        bad(string.format('example %d needs 1-D keys and values of one length, got %s and %s', i,
+                          torch.is_tensor(ks[i]) and tostring(ks[i]:size()) or torch.type(ks[i]),
+                          torch.is_tensor(vs[i]) and tostring(vs[i]:size()) or torch.type(vs[i])))
+      end
       ns[i] = ks[i]:numel()
     end
     if #ks == 0 then bad('expected at least one example') end
