@@ -57,11 +57,13 @@ local CLASSES = {
   'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
   'SpatialMaxUnpooling', 'SpatialFractionalMaxPooling', 'SpatialLPPooling', 'SpatialCrossMapLRN', 'SpatialLogSoftMax', 'FeatureLPPooling', -- Torch7 spatial pooling (t7spool)
   'SpatialConvolutionMM', 'SpatialSubSampling', 'SpatialDepthWiseConvolution', 'SpatialConvolutionLocal', 'SpatialConvolutionMap', 'SpatialFullConvolutionMap', 'SpatialSubtractiveNormalization', 'SpatialDivisiveNormalization', 'SpatialContrastiveNormalization', -- Torch7 spatial convolutions (t7sconv)
+  'ZipTable', 'ZipTableOneToMany', 'CAddTensorTable', 'MaskedSelect', 'L1Cost', 'L1Penalty', 'WhiteNoise', 'Convert', 'Bottle', 'Profile', 'DontCast', 'LinearWeightNorm', 'PartialLinear', 'SparseLinear', 'IndexLinear', 'Kmeans',  -- Torch7 simple modules (t7simple)
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
 nn.utils = require 'nn.utils'
 require 'nn.Jacobian'
+require 'nn.SparseJacobian'  -- t7simple
 
 torch.nn = nn
 return nn

@@ -233,6 +233,82 @@ for class, spec in pairs(with_params) do
   end
 end
 
+-- ---- Torch7's simple modules (t7simple): from ----
+-- settings' fields, in the constructor's order
+local simple_same_name = {
+  ['nn.ZipTable'] = {}, ['nn.ZipTableOneToMany'] = {}, ['nn.CAddTensorTable'] = {}, ['nn.MaskedSelect'] = {},
+  ['nn.L1Penalty'] = {'l1weight', 'sizeAverage', 'provideOutput'}, ['nn.WhiteNoise'] = {'mean', 'std'},
+  ['nn.Convert'] = {'inputShape', 'outputShape'},
+}
+for class, keys in pairs(simple_same_name) do
+  from[class] = function(f)
+    local args = {}
+    for i, k in ipairs(keys) do args[i] = f[k] end
+    return nn[class:sub(4)](table.unpack(args, 1, #keys))
+  end
+end
+-- the decorators: their child is modules[1]
+local function decorated(f, name)
+  local child = f.modules and f.modules[1]
+  if not nn.is_module(child) then error(string.format('a Torch7 %s without a module', name), 0) end
+  return child
+end
+from['nn.Bottle'] = function(f) return nn.Bottle(decorated(f, 'nn.Bottle'), f.nInputDim, f.nOutputDim) end
+from['nn.Profile'] = function(f) return nn.Profile(decorated(f, 'nn.Profile'), f.print_interval, f.name) end
+from['nn.DontCast'] = function(f)
+  return nn.DontCast(decorated(f, 'nn.DontCast'), f.castin, f.castout, f.moduleType)
+end
+from['nn.LookupTable'] = function(f)
+  local w = check_tensor(f, 'nn.LookupTable', 'weight', 2)
+  if (f.paddingValue or 0) ~= 0 or f.maxNorm ~= nil then
+    error('a Torch7 nn.LookupTable with a paddingValue or a maxNorm: moontorch reads only plain ones', 0)
+  end
+  local m = nn.Embedding(w:size(1), w:size(2), {dtype = w.dtype})
+  m.weight = param(w)
+  return m
+end
+from['nn.LinearWeightNorm'] = function(f)
+  local v = check_tensor(f, 'nn.LinearWeightNorm', 'v', 2)
+  local g = check_tensor(f, 'nn.LinearWeightNorm', 'g')
+  local m = nn.LinearWeightNorm(v:size(2), v:size(1), f.bias ~= nil, f.eps)
+  m.v, m.g, m.bias = param(v), param(g:reshape(v:size(1), 1)), param(f.bias)
+  m:updateWeightMatrix()
+  return m
+end
+from['nn.PartialLinear'] = function(f)
+  local name = 'nn.PartialLinear'
+  if not nn.is_module(f.network) then error('a Torch7 nn.PartialLinear without its network', 0) end
+  local m = nn.PartialLinear(integer(f, name, 'inputsize'), integer(f, name, 'outputsize'), f.bias ~= nil)
+  m.network = f.network
+  if f.bias ~= nil then m.bias = param(check_tensor(f, name, 'bias', 2)) end
+  if torch.is_tensor(f.partition) then m:setPartition(f.partition) end
+  return m
+end
+-- the layers whose parameters are plain tensors (as Torch7's): the fields taken as they are
+local function plain_fields(m, f, names)
+  for _, k in ipairs(names) do
+    if f[k] ~= nil then rawget(m, '_fields')[k] = f[k] end
+  end
+  return m
+end
+from['nn.SparseLinear'] = function(f)
+  local w = check_tensor(f, 'nn.SparseLinear', 'weight', 2)
+  local m = nn.SparseLinear(w:size(2), w:size(1), f.doGradInput == true)
+  return plain_fields(m, f, {'weight', 'bias', 'gradWeight', 'gradBias'})
+end
+from['nn.IndexLinear'] = function(f)
+  local w = check_tensor(f, 'nn.IndexLinear', 'weight', 2)
+  if (f.normalize or 0) ~= 0 then error('a Torch7 nn.IndexLinear with normalize: moontorch does not support it', 0) end
+  local m = nn.IndexLinear(w:size(1), w:size(2), f.doGradInput == true, (f.offset or -1) + 1, w,
+                           check_tensor(f, 'nn.IndexLinear', 'bias', 1))
+  return plain_fields(m, f, {'gradBias'})
+end
+from['nn.Kmeans'] = function(f)
+  local w = check_tensor(f, 'nn.Kmeans', 'weight', 2)
+  local m = nn.Kmeans(w:size(1), w:size(2), f.scale)
+  return plain_fields(m, f, {'weight', 'gradWeight', 'clusterSampleCount', 'loss', 'p'})
+end
+
 -- M.can_map(class): whether a Torch7 module of that class can be loaded
 function M.can_map(class) return from[class] ~= nil end
 
@@ -520,6 +596,87 @@ for _, class in ipairs({'nn.SpatialSubtractiveNormalization', 'nn.SpatialDivisiv
     if class == 'nn.SpatialContrastiveNormalization' then f.normalizer = m.normalizer end
     return class, f
   end
+end
+
+-- ---- Torch7's simple modules (t7simple): to ----
+for class, keys in pairs(simple_same_name) do
+  to[class] = function(m)
+    local f = base(m)
+    for _, k in ipairs(keys) do f[k] = m[k] end
+    return class, f
+  end
+end
+local function decorator_fields(m, keys)
+  local f = base(m)
+  f.modules = m:children()
+  for _, k in ipairs(keys) do f[k] = m[k] end
+  return f
+end
+to['nn.Bottle'] = function(m)
+  local f = decorator_fields(m, {'nInputDim', 'nOutputDim', 'dimDelta'})
+  f.inShape, f.outShape = torch.empty(m.nInputDim), torch.empty(m.nOutputDim)
+  return 'nn.Bottle', f
+end
+to['nn.Profile'] = function(m)
+  local f = decorator_fields(m, {'print_interval', 'name', 'numFwds', 'numBwds', 'summedFwdTime', 'summedBwdTime'})
+  f.module = m:children()[1]
+  return 'nn.Profile', f
+end
+to['nn.DontCast'] = function(m)
+  local typenames = {float32 = 'torch.FloatTensor', float64 = 'torch.DoubleTensor'}
+  if m.moduleType ~= nil and typenames[m.moduleType] == nil then return nil end
+  local f = decorator_fields(m, {'castin', 'castout'})
+  f.moduleType = typenames[m.moduleType]
+  return 'nn.DontCast', f
+end
+to['nn.Embedding'] = function(m)
+  if m.padding_idx ~= nil or m.max_norm ~= nil then return nil end
+  local f = base(m, m.weight)
+  f.weight, f.gradWeight, f.paddingValue, f.shouldScaleGradByFreq = m.weight, torch.zeros_like(m.weight), 0, false
+  return 'nn.LookupTable', f
+end
+to['nn.LinearWeightNorm'] = function(m)
+  local f = base(m, m.v)
+  f.inputSize, f.outputSize, f.eps = m.inputSize, m.outputSize, m.eps
+  f.v, f.g, f.bias = m.v, m.g, m.bias
+  f.gradV, f.gradG = torch.zeros_like(m.v), torch.zeros_like(m.g)
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  f.weight = m:updateWeightMatrix():clone()
+  f.norm, f.scale = torch.zeros_like(m.g), torch.zeros_like(m.g)
+  return 'nn.LinearWeightNorm', f
+end
+to['nn.PartialLinear'] = function(m)
+  local f = base(m, m.bias)
+  f.network, f.inputsize, f.outputsize = m.network, m.inputsize, m.outputsize
+  f.bias = m.bias
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  f.allcolumns = torch.arange(1, m.outputsize + 1, {dtype = 'float64'})
+  f.partition = m.partition:double()
+  return 'nn.PartialLinear', f
+end
+to['nn.SparseLinear'] = function(m)
+  local f = base(m, m.weight)
+  f.weight, f.bias, f.gradWeight, f.gradBias = m.weight, m.bias, m.gradWeight, m.gradBias
+  f.doGradInput, f.weightDecay, f.sparseUpdate = m.doGradInput, 0, 0
+  f.gradInput = {}
+  return 'nn.SparseLinear', f
+end
+to['nn.IndexLinear'] = function(m)
+  local f = base(m, m.weight)
+  f.weight, f.bias, f.gradBias = m.weight, m.bias, m.gradBias
+  f.inputSize, f.outputSize, f.doGradInput = m.inputSize, m.outputSize, m.doGradInput
+  f.offset, f.normalize, f.weightDecay = m.keysOffset - 1, 0, 0
+  f.gradWeight = empty_like(m.weight)
+  f.running = {cumSumSizes = {}, keys = {}, gradWeight = {}, counter = 1}
+  f.sizesCache, f.cumSumSizesCache = {}, {}
+  f.gradWeightBuffer, f.valuesBuffer, f.normalizedValues = empty_like(m.weight), empty_like(m.weight), empty_like(m.weight)
+  return 'nn.IndexLinear', f
+end
+to['nn.Kmeans'] = function(m)
+  local f = base(m, m.weight)
+  f.k, f.dim, f.scale, f.p = m.k, m.dim, m.scale, m.p
+  f.weight, f.gradWeight, f.clusterSampleCount, f.loss = m.weight, m.gradWeight, m.clusterSampleCount, m.loss
+  return 'nn.Kmeans', f
 end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for

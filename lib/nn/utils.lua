@@ -86,4 +86,25 @@ function utils.vector_to_parameters(vec, params)
   end)
 end
 
+-- nn.utils.addSingletonDimension([view,] t, dim=1): t seen with a new dimension of size 1
+-- at dim (1..t:dim()+1), sharing t's storage, as Torch7's. With view (a tensor), view is
+-- made that view of t and returned.
+function utils.addSingletonDimension(...)
+  local view, t, dim
+  if select('#', ...) >= 3 then view, t, dim = ... else t, dim = ... end
+  if view ~= nil and not torch.is_tensor(view) then
+    error('nn.utils.addSingletonDimension: expected an output tensor, got ' .. torch.type(view), 2)
+  end
+  if not torch.is_tensor(t) then error('nn.utils.addSingletonDimension: expected a tensor, got ' .. torch.type(t), 2) end
+  dim = dim or 1
+  if math.type(dim) ~= 'integer' or dim < 1 or dim > t:dim() + 1 then
+    error(string.format('nn.utils.addSingletonDimension: invalid dimension %s for a tensor of %d dimensions '
+                        .. '(expected 1..%d)', tostring(dim), t:dim(), t:dim() + 1), 2)
+  end
+  local result = t:unsqueeze(dim)
+  if view == nil then return result end
+  view:set_(result)
+  return view
+end
+
 return utils
