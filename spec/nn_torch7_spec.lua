@@ -178,3 +178,29 @@ describe('Torch7 printing', function()
     assert.is_truthy(text:find('(2): nn.Tanh\n}', 1, true))
   end)
 end)
+
+describe("Torch7's criteria in Torch7's files", function()
+  it('write their settings under Torch7\'s names and read back giving the same loss', function()
+    local x = torch.tensor({{0.2, -1.0, 0.5}, {1.5, 0.3, -0.2}}, {dtype = 'float64'})
+    local cls = torch.tensor({3, 1}, {dtype = 'int64'})
+    local w = torch.tensor({0.5, 2, 1}, {dtype = 'float64'})
+    local cases = {
+      {nn.MSECriterion(false), torch.zeros(2, 3, {dtype = 'float64'}), {sizeAverage = false}},
+      {nn.ClassNLLCriterion(w, false), cls, {sizeAverage = false}},
+      {nn.MultiMarginCriterion(2, w, 0.5), cls, {p = 2, margin = 0.5}},
+      {nn.MarginCriterion(0.3), torch.tensor({{1, -1, 1}, {-1, 1, 1}}, {dtype = 'float64'}), {margin = 0.3}},
+    }
+    for _, case in ipairs(cases) do
+      local c, target, fields = case[1], case[2], case[3]
+      local name = torch.typename(c)
+      local path = os.tmpname()
+      torch.save(path, c, 'binary')
+      local back = torch.load(path)
+      os.remove(path)
+      assert.are.equal(name, torch.typename(back))
+      for k, v in pairs(fields) do assert.are.equal(v, back[k], name .. '.' .. k) end
+      if c.weights then assert.are.same(c.weights:totable(), back.weights:totable()) end
+      assert.are.equal(c:forward(x, target), back:forward(x, target), name)
+    end
+  end)
+end)

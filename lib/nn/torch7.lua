@@ -679,6 +679,43 @@ to['nn.Kmeans'] = function(m)
   return 'nn.Kmeans', f
 end
 
+-- ---- Torch7's criteria, both ways: their settings' fields, as Torch7 names them ----
+local criteria = {
+  ['nn.MSECriterion'] = {'sizeAverage'}, ['nn.AbsCriterion'] = {'sizeAverage'},
+  ['nn.SmoothL1Criterion'] = {'sizeAverage'}, ['nn.DistKLDivCriterion'] = {'sizeAverage'},
+  ['nn.DistanceRatioCriterion'] = {'sizeAverage'}, ['nn.SoftMarginCriterion'] = {'sizeAverage'},
+  ['nn.MultiLabelMarginCriterion'] = {'sizeAverage'},
+  ['nn.BCECriterion'] = {'sizeAverage', 'weights'}, ['nn.MultiLabelSoftMarginCriterion'] = {'sizeAverage', 'weights'},
+  ['nn.SpatialClassNLLCriterion'] = {'sizeAverage', 'weights'},
+  ['nn.ClassNLLCriterion'] = {'sizeAverage', 'weights', 'ignoreIndex'},
+  ['nn.MarginCriterion'] = {'sizeAverage', 'margin'}, ['nn.HingeEmbeddingCriterion'] = {'sizeAverage', 'margin'},
+  ['nn.L1HingeEmbeddingCriterion'] = {'margin'}, ['nn.CosineEmbeddingCriterion'] = {'sizeAverage', 'margin'},
+  ['nn.MarginRankingCriterion'] = {'sizeAverage', 'margin'},
+  ['nn.MultiMarginCriterion'] = {'sizeAverage', 'p', 'weights', 'margin'},
+}
+for class, keys in pairs(criteria) do
+  from[class] = function(f)
+    local c = nn[class:sub(4)]()
+    for _, k in ipairs(keys) do
+      local v = f[k]
+      if k == 'weights' and v ~= nil and not torch.is_tensor(v) then
+        error(string.format('a Torch7 %s whose weights are %s, not a tensor', class, torch.type(v)), 0)
+      elseif k == 'sizeAverage' and v ~= nil and type(v) ~= 'boolean' then
+        error(string.format('a Torch7 %s whose sizeAverage is %s, not a boolean', class, torch.type(v)), 0)
+      elseif (k == 'margin' or k == 'p' or k == 'ignoreIndex') and v ~= nil and type(v) ~= 'number' then
+        error(string.format('a Torch7 %s whose %s is %s, not a number', class, k, torch.type(v)), 0)
+      end
+      if v ~= nil then c[k] = v end
+    end
+    return c
+  end
+  to[class] = function(m)
+    local f = {output = 0, gradInput = empty_like(m.weights), train = m.training}
+    for _, k in ipairs(keys) do f[k] = m[k] end
+    return class, f
+  end
+end
+
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
 -- it, or nil when the module has no Torch7 form here
 function M.to_torch7(m)
