@@ -29,6 +29,7 @@ function nn.Parameter(t, requires_grad)
   if requires_grad ~= false then
     if t.grad_fn then t = t:detach() end
     t:requires_grad_(true)
+    torch._ag_set_implicit(t, true)     -- nn's, not the user's (the Torch7 dialect's numbers)
   end
   parameter_set[t] = true
   return t
@@ -90,10 +91,19 @@ end
 
 -- reads: a field, else the class (methods), else a Torch7 gradient alias. (self._fields
 -- is a raw hit once Module.__init ran; before, it comes back here and finds nothing.)
+local torch7_user = torch._torch7_user
+
+-- Torch7's m:training(): training mode (m.train true) for m and its descendants
+local function torch7_training(self) self:train(true) end
+
 local function read(self, k)
   if k == '_fields' then return nil end
   local fields = self._fields
   if fields == nil then return getmetatable(self)[k] end
+  if (k == 'training' or k == 'train') and torch7_user(1) then   -- Torch7's names, for the user's code
+    if k == 'train' then return fields.training end
+    return torch7_training
+  end
   local v = fields[k]
   if v ~= nil then return v end
   local cls = getmetatable(self)
@@ -118,6 +128,29 @@ local function refuse(v, k, what, expected)
                       expected), 3)
 end
 
+-- The Torch7 dialect's assignments from the user's code, where Torch7 took them
+-- (returns the assignment to make, or nil when made): m.train = b is the
+-- training flag; a plain tensor into a parameter's slot (m.weight =
+-- torch.Tensor(...)) becomes that parameter, the same tensor object (so what
+-- shares its memory still does); m.gradWeight = t sets the gradient of the
+-- parameter weight when t fits it.
+local function torch7_assignment(self, fields, kinds, k, v, kind)
+  if k == 'train' then return 'training', v, kinds.training end
+  if kind == 'parameter' then
+    if v.grad_fn then v = v:detach() end                  -- Torch7's tensors have no history
+    return k, nn.Parameter(v), kind
+  end
+  local name = k:sub(5, 5):lower() .. k:sub(6)
+  local p = fields[name]
+  if kinds[name] == 'parameter' and p ~= nil and kinds[k] == nil and v:size() == p:size()
+     and v.dtype == p.dtype then
+    p.grad = v
+    fields[k] = nil
+    return nil
+  end
+  return k, v, kind
+end
+
 -- every assignment, as PyTorch's __setattr__: an nn.Parameter registers a parameter, a
 -- module a child; a registered parameter or child takes only its kind or nil; a buffer
 -- takes a tensor or nil; anything else is a plain field.
@@ -129,7 +162,14 @@ function Module.__newindex(self, k, v)
     rawset(self, k, v)
     return
   end
-  local kind = rawget(self, '_kinds')[k]
+  local kinds = rawget(self, '_kinds')
+  local kind = kinds[k]
+  if type(k) == 'string' and (k == 'train' or (torch.is_tensor(v) and k:find('^grad%u'))
+                              or (kind == 'parameter' and torch.is_tensor(v) and not is_parameter(v)))
+     and torch7_user(1) then
+    k, v, kind = torch7_assignment(self, fields, kinds, k, v, kind)
+    if k == nil then return end
+  end
   if type(k) == 'string' then
     if is_parameter(v) then set_kind(self, k, 'parameter')
     elseif kind == 'parameter' then
@@ -370,6 +410,80 @@ function Module:apply(fn)
   return self
 end
 
+-- module:listModules(): Torch7's list: this module, then each child's listModules in
+-- order (a module reached twice is listed twice).
+function Module:listModules()
+  local out = {self}
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    for _, m in ipairs(c[2]:listModules()) do out[#out + 1] = m end
+  end
+  return out
+end
+
+-- module:findModules(typename): every module of that class (torch.typename) in this
+-- module and its descendants, in Torch7's order, and beside it the container of each
+-- (self for self); two Lua arrays.
+function Module:findModules(typename, container)
+  local nodes, containers = {}, {}
+  if torch.typename(self) == typename then
+    nodes[1], containers[1] = self, container or self
+  end
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    local n, cs = c[2]:findModules(typename, self)
+    for i = 1, #n do
+      nodes[#nodes + 1], containers[#containers + 1] = n[i], cs[i]
+    end
+  end
+  return nodes, containers
+end
+
+-- module:replace(fn): Torch7's replace: each child (recursively) becomes what
+-- child:replace(fn) returns; returns fn(self), which the caller puts in self's place.
+function Module:replace(fn)
+  local out = fn(self)
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    local name, child = c[1], c[2]
+    local new = child:replace(fn)
+    if new ~= child then
+      local i = math.tointeger(tonumber(name))
+      if i and rawget(self, '_items') then self[i] = new else self[name] = new end
+    end
+  end
+  return out
+end
+
+-- module:reset(stdv): new initial values for the parameters (Torch7's reset): a
+-- module's own reset_parameters(), or uniform in +-stdv when stdv is given; the
+-- children's reset(stdv) for a container. Returns self.
+function Module:reset(stdv)
+  local own = getmetatable(self).reset_parameters
+  if stdv ~= nil then
+    torch.no_grad(function()
+      for _, p in ipairs(each_named(self, '_param_names')) do p[2]:uniform_(-stdv, stdv) end
+    end)
+  elseif own ~= nil then
+    own(self)
+  end
+  for _, c in ipairs(self:children()) do c:reset(stdv) end
+  return self
+end
+
+-- module:clearState(): drops what the last Torch7 call kept (output, gradInput and the
+-- input), in this module and its descendants; returns self.
+function Module:clearState()
+  for _, m in ipairs(self:modules()) do
+    local fields = rawget(m, '_fields')
+    if fields then
+      for _, name in ipairs({'output', 'gradInput'}) do
+        if m._kinds[name] == nil then fields[name] = nil end
+      end
+      rawset(m, '_t7_input', nil)
+      rawset(m, '_t7_given', nil)
+    end
+  end
+  return self
+end
+
 local dtype_of_typename = {['torch.FloatTensor'] = 'float32', ['torch.DoubleTensor'] = 'float64',
                            ['torch.HalfTensor'] = 'float16', ['torch.BFloat16Tensor'] = 'bfloat16'}
 
@@ -595,6 +709,15 @@ end}
 local running = coroutine.running
 local function in_torch7_call() return torch7_open > 0 and torch7_depth[running()] ~= nil end
 
+-- a module called inside a Torch7 call keeps its input (the one the caller's own
+-- Torch7 call leaf-made stays as forward set it): backward with it needs no new forward
+local function keep_given(self, input)
+  if not rawequal(rawget(self, '_t7_input'), input) then
+    rawset(self, '_t7_given', input)
+    rawset(self, '_t7_input', nil)
+  end
+end
+
 local function run_backward_hooks(state, grad_input)
   local self = state.module
   for _, h in ipairs(rawget(self, '_backward_hooks')) do
@@ -700,7 +823,10 @@ function Module.__call(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then keep(self, 'output', out) end
+    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then
+      keep(self, 'output', out)
+      keep_given(self, ...)
+    end
     if extra ~= nil then return out, extra end
     return out
   end
@@ -720,7 +846,10 @@ function Module.__call(self, ...)
     if r ~= nil then res[1] = r end
   end
   if finish then finish(res) end
-  if in_torch7_call() and not is_torch7_class(getmetatable(self)) then keep(self, 'output', res[1]) end
+  if in_torch7_call() and not is_torch7_class(getmetatable(self)) then
+    keep(self, 'output', res[1])
+    keep_given(self, table.unpack(args, 1, args.n))
+  end
   return table.unpack(res, 1, res.n)
 end
 
@@ -729,7 +858,11 @@ end
 -- an input as a leaf that requires grad (so gradInput exists), keeping non-float tensors
 local function as_leaf(v)
   if torch.is_tensor(v) then
-    if v:is_floating_point() and not v.requires_grad then return v:detach():requires_grad_() end
+    if v:is_floating_point() and not v.requires_grad then
+      local leaf = v:detach():requires_grad_()
+      torch._ag_set_implicit(leaf, true)              -- nn's, not the user's
+      return leaf
+    end
     if v.requires_grad and not v.is_leaf then v:retain_grad() end
     return v
   elseif type(v) == 'table' and not is_module(v) and getmetatable(v) == nil then
@@ -748,6 +881,7 @@ function Module:forward(input, ...)
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
   rawset(self, '_t7_input', x)
+  rawset(self, '_t7_given', input)
   local thread = running()
   torch7_depth[thread] = (torch7_depth[thread] or 0) + 1
   torch7_open = torch7_open + 1
@@ -783,16 +917,28 @@ local function roots_and_seeds(self, gradOutput)
   end
   local r, s = {}, {}
   for i, o in ipairs(roots) do
-    if o.requires_grad then r[#r + 1] = o; s[#s + 1] = seeds[i] end
+    if o.requires_grad then
+      local g = seeds[i]
+      -- a gradOutput of the output's element count in another shape is read in the
+      -- output's (Torch7 went element by element)
+      if g:dim() ~= o:dim() or g:size() ~= o:size() then
+        if g:numel() == o:numel() then g = g:reshape(o:size()) end
+      end
+      r[#r + 1] = o; s[#s + 1] = g
+    end
   end
   return r, s
 end
 
-local function check_torch7(self)
+-- the input the last Torch7 call saw, kept as it is called; a backward with another
+-- input (or with none before) runs forward on it first, as Torch7's modules compute
+-- their gradients from the input given
+local function check_torch7(self, input)
   if self.forward ~= Module.forward then
     error(torch.typename(self) .. ': this module defines forward (PyTorch style); call loss:backward() '
           .. 'instead of module:backward()', 3)
   end
+  if input ~= nil and not rawequal(rawget(self, '_t7_given'), input) then self:forward(input) end
   return rawget(self, '_t7_input')
 end
 
@@ -804,7 +950,7 @@ function Module:backward(input, gradOutput, scale)
     self:accGradParameters(input, gradOutput, scale or 1)
     return gradInput
   end
-  local x = check_torch7(self) or input
+  local x = check_torch7(self, input) or input
   scale = scale or 1
   local roots, seeds = roots_and_seeds(self, gradOutput)
   clear_grads(x)
@@ -826,7 +972,7 @@ end
 
 -- module:updateGradInput(input, gradOutput): gradInput only (parameters untouched).
 function Module:updateGradInput(input, gradOutput)
-  local x = check_torch7(self) or input
+  local x = check_torch7(self, input) or input
   local roots, seeds = roots_and_seeds(self, gradOutput)
   local xs = tensors_of(x)
   local gi
@@ -844,7 +990,7 @@ end
 -- module:accGradParameters(input, gradOutput, scale=1): accumulates scale * d/dparams.
 function Module:accGradParameters(input, gradOutput, scale)
   if is_torch7_class(getmetatable(self)) then return end      -- Torch7's default: no parameters
-  check_torch7(self)
+  check_torch7(self, input)
   scale = scale or 1
   local roots, seeds = roots_and_seeds(self, gradOutput)
   local ps = {}
@@ -963,7 +1109,10 @@ local function deep_copy(v, memo)
   if torch.is_tensor(v) then
     local c = torch.no_grad(function() return v:detach():clone() end)
     if v.requires_grad and v.is_leaf then c:requires_grad_() end
-    if parameter_set[v] then parameter_set[c] = true end
+    if parameter_set[v] then
+      parameter_set[c] = true
+      torch._ag_set_implicit(c, true)
+    end
     memo[v] = c
     return c
   end
@@ -982,16 +1131,18 @@ function Module:clone(...)
   -- the last call's values are not copied
   local saved = {}
   for _, m in ipairs(self:modules()) do
-    saved[m] = {m.output, m.gradInput, rawget(m, '_t7_input')}
+    saved[m] = {m.output, m.gradInput, rawget(m, '_t7_input'), rawget(m, '_t7_given')}
     keep(m, 'output', nil)
     keep(m, 'gradInput', nil)
     rawset(m, '_t7_input', nil)
+    rawset(m, '_t7_given', nil)
   end
   local c = deep_copy(self, {})
   for m, vals in pairs(saved) do
     keep(m, 'output', vals[1])
     keep(m, 'gradInput', vals[2])
     rawset(m, '_t7_input', vals[3])
+    rawset(m, '_t7_given', vals[4])
   end
   if select('#', ...) > 0 then c:share(self, ...) end
   return c
