@@ -1060,44 +1060,112 @@ function Module:accUpdateGradParameters(input, gradOutput, lr)
   end)
 end
 
--- module:getParameters(): Torch7's flattening: one contiguous tensor holding all the
--- parameters and one holding all their gradients; each parameter (and its .grad) becomes
--- a view into them, so an optimizer updating the flat tensor updates the model (and
--- zero_grad zeroes the flat gradient in place rather than dropping it).
+-- does t cover a stretch of its storage with no holes (in some order of its dims)?
+local function compact(t)
+  local dims = {}
+  for d = 1, t:dim() do
+    if t:stride(d) > 0 and t:size(d) > 1 then dims[#dims + 1] = {t:stride(d), t:size(d)} end
+  end
+  table.sort(dims, function(a, b) return a[1] > b[1] end)
+  local expect = 1
+  for i = #dims, 1, -1 do
+    if dims[i][1] ~= expect then return false end
+    expect = expect * dims[i][2]
+  end
+  return true
+end
+
+-- Torch7's flattening: the storages the tensors use (each once) laid end to end in one
+-- new tensor, with the values they hold; where the tensors leave some of that memory
+-- unused, it is taken out (which needs each tensor compact). Returns the flat tensor
+-- and, for each tensor, {offset (1-based), size, stride} of its place in it.
+local function flatten(tensors, who)
+  local places, by_storage, storages, total = {}, {}, {}, 0
+  local dtype = tensors[1].dtype
+  for i, t in ipairs(tensors) do
+    if t.dtype ~= dtype then
+      error(string.format('%s: parameters of different dtypes (%s, %s)', who, dtype, t.dtype), 3)
+    end
+    if t:numel() > 0 then
+      local st = t:storage()
+      local key = torch.pointer(st)
+      local base = by_storage[key]
+      if base == nil then
+        base = total
+        by_storage[key] = base
+        storages[#storages + 1] = {t, st:size(), base}
+        total = total + st:size()
+      end
+      places[i] = {t:storageOffset() + base, t:size(), t:stride()}
+    end
+  end
+  local flat = torch.zeros(total, {dtype = dtype})
+  local marks = torch.zeros(total, {dtype = 'int64'})      -- 1 where a tensor lies (exact counts)
+  local all_compact = true
+  for i, t in ipairs(tensors) do
+    local at = places[i]
+    if at then
+      marks:as_strided(at[2], at[3], at[1]):fill_(1)
+      all_compact = all_compact and compact(t)
+    end
+  end
+  local used = marks:ne(0)
+  local offsets = marks:cumsum(1)
+  local function count(k)                       -- how many used places up to k
+    local v = offsets[k]
+    return math.tointeger(torch.is_tensor(v) and v:item() or v)
+  end
+  local n_used = total > 0 and count(total) or 0
+  for _, e in ipairs(storages) do                -- the values, storage by storage
+    flat:narrow(1, e[3] + 1, e[2]):copy_(e[1]:as_strided({e[2]}, {1}, 1))
+  end
+  if n_used ~= total then
+    if not all_compact then
+      error(who .. ': cannot gather parameters that are not compact (they leave holes in their memory '
+            .. 'in every order of their dims)', 3)
+    end
+    flat = flat:masked_select(used)
+    for _, at in pairs(places) do at[1] = count(at[1]) end
+  end
+  return flat, places
+end
+
+-- module:getParameters(): Torch7's flattening: one tensor holding all the parameters and
+-- one holding all their gradients, laid out alike; each parameter (and its .grad)
+-- becomes a view into them, so an optimizer updating the flat tensor updates the model
+-- (and zero_grad zeroes the flat gradient in place rather than dropping it). As
+-- Torch7's: parameters sharing memory (clone('weight', 'bias'), a parameter already
+-- flattened) keep sharing it, in the layout they had; memory no parameter uses is left
+-- out (an error when a parameter is not compact, a tensor with holes).
 function Module:getParameters()
-  local ps, plain = {}, plain_pairs(self)
+  local ps, grads, plain = {}, {}, plain_pairs(self)
   for _, p in ipairs(self:named_parameters()) do ps[#ps + 1] = p[2] end
+  local n_registered = #ps
   for _, pg in ipairs(plain) do ps[#ps + 1] = pg[1] end
   if #ps == 0 then return torch.empty(0), torch.empty(0) end
-  local dtype, total = ps[1].dtype, 0
-  for _, p in ipairs(ps) do
-    if p.dtype ~= dtype then error('getParameters: parameters of different dtypes (' .. dtype .. ', ' .. p.dtype .. ')', 2) end
-    total = total + p:numel()
-  end
-  local flat = torch.empty(total, {dtype = dtype})
-  local gflat = torch.zeros(total, {dtype = dtype})
-  local n_registered = #ps - #plain
+  local flat, places
   torch.no_grad(function()
-    local off = 1
+    flat, places = flatten(ps, 'getParameters')
+  end)
+  local gflat = torch.zeros(flat:numel(), {dtype = flat.dtype})
+  torch.no_grad(function()
     for i, p in ipairs(ps) do
-      local n = p:numel()
-      local view = flat:narrow(1, off, n):view(p:size())
-      local gview = gflat:narrow(1, off, n):view(p:size())
-      view:copy_(p)
+      local at = places[i]
+      local view = at and flat:as_strided(at[2], at[3], at[1]) or torch.empty(p:size(), {dtype = flat.dtype})
+      local gview = at and gflat:as_strided(at[2], at[3], at[1]) or torch.zeros(p:size(), {dtype = flat.dtype})
       if i > n_registered then                  -- a plain parameter and its gradient field
         local g = plain[i - n_registered][2]
-        if g:numel() == n then gview:copy_(g:reshape(p:size())) end
+        if g:numel() == p:numel() then gview:copy_(g:reshape(p:size())) end
         p:set_(view)
         g:set_(gview)
       else
         local g = p.grad
-        if g ~= nil then gview:copy_(g:reshape(-1):view(p:size())) end
+        if g ~= nil then gview:copy_(g) end
         p.grad = nil
         p:set_(view)
         p.grad = gview
         flat_grads[p] = p.grad
       end
-      off = off + n
     end
   end)
   return flat, gflat
