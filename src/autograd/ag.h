@@ -120,9 +120,9 @@ typedef struct {
   /* a custom Function's node lets go of its handle (its ctx's saved tensors
      are freed) */
   void (*release_function)(int ref);
-  /* a write in place into a leaf that requires grad (or a view of one), or
-     a resize of one, that autograd refuses: 1 lets it happen as under
-     no_grad (the Torch7 dialect, for the user's code), 0 keeps the refusal */
+  /* a write in place into a tensor that requires grad (mt_ag_lift_write):
+     1 lets it happen as under no_grad (the Torch7 dialect, for the user's
+     code), 0 keeps autograd's rules; called with grad mode on only */
   int (*lift_leaf_write)(const char *op);
 } mt_ag_callbacks;
 /* Backward walks call callbacks.trace for every node they run while on. */
@@ -155,9 +155,12 @@ int mt_ag_is_leaf(const mt_tensor *t);
    asked gradients of): t itself, or a leaf its history reaches; 0 when only
    implicit leaves (nn's parameters and inputs) or none; -1 out of memory. */
 int mt_ag_user_grad(const mt_tensor *t);
-/* The refusal of writes into a leaf that requires grad lifted for this op
-   (callbacks.lift_leaf_write): the op then runs as under no_grad. */
-int mt_ag_lift_leaf_write(const char *op);
+/* Does a write in place into t (or a resize or set_ of t) run as under
+   no_grad? When callbacks.lift_leaf_write(op) says so (the Torch7 dialect,
+   the user's code) and t requires grad as a leaf, a view of a leaf, or
+   through nn's implicit leaves only (mt_ag_user_grad 0: a module's output):
+   Torch7 had no autograd, and its code writes such tensors as any other. */
+int mt_ag_lift_write(const char *op, const mt_tensor *t);
 /* dst views src and shares its autograd metadata (same history). */
 void mt_ag_alias(mt_tensor *dst, const mt_tensor *src);
 

@@ -221,16 +221,14 @@ static int refuse_leaf_write(const char *op, const mt_tensor *t) {
   return 0;
 }
 
-int mt_ag_lift_leaf_write(const char *op) {
-  return callbacks.lift_leaf_write && callbacks.lift_leaf_write(op);
+int mt_ag_lift_write(const char *op, const mt_tensor *t) {
+  const mt_ag_meta *m = t->grad_meta;
+  if (!m || !m->requires_grad || !callbacks.lift_leaf_write || !callbacks.lift_leaf_write(op)) return 0;
+  if (!m->grad_fn || m->leaf_view) return 1;            /* a leaf, or a view of one */
+  return mt_ag_user_grad(t) == 0;                       /* history through nn's leaves only */
 }
 
-/* a leaf write the callback lets happen (as under no_grad): 1, else 0 */
-static int lifted(const char *op, const mt_tensor *t) {
-  const mt_ag_meta *m = t->grad_meta;
-  if (!m || !m->requires_grad || (m->grad_fn && !m->leaf_view)) return 0;
-  return mt_ag_lift_leaf_write(op);
-}
+static int lifted(const char *op, const mt_tensor *t) { return mt_ag_lift_write(op, t); }
 
 int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *other) {
   if (!mt_ag_grad_enabled()) return 0;

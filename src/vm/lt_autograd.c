@@ -294,9 +294,10 @@ static char *cb_where(void) {
    require grad: the function torch._ag_set_lift registered (registry
    "torch.autograd.lift") answers whether the code writing is the user's;
    none registered (the PyTorch dialect, a worker's state): refused. */
+static _Thread_local int lift_on;                 /* a function is registered (on this thread's state) */
 static int cb_lift_leaf_write(const char *op) {
   lua_State *L = lt_cur_L;
-  if (!L) return 0;
+  if (!lift_on || !L) return 0;
   int top = lua_gettop(L);
   if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.lift") != LUA_TFUNCTION) { lua_settop(L, top); return 0; }
   lua_pushstring(L, op);
@@ -309,6 +310,7 @@ static int cb_lift_leaf_write(const char *op) {
 static int a_set_lift(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
+  lift_on = !lua_isnil(L, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, "torch.autograd.lift");
   return 0;
 }

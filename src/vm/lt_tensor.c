@@ -705,8 +705,8 @@ static int t_is_set_to(lua_State *L) {
    nn's getParameters() and to() use to move parameters. Torch7's set. */
 static int t_set_(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "set_"), *y = lt_check(L, 2, "set_");
-  if (mt_ag_grad_enabled() && (mt_ag_requires_grad(x) || mt_ag_requires_grad(y)) &&
-      !(mt_ag_is_leaf(x) && mt_ag_lift_leaf_write("set_")))
+  if (mt_ag_grad_enabled() && ((mt_ag_requires_grad(x) && !mt_ag_lift_write("set_", x)) ||
+                                (mt_ag_requires_grad(y) && !mt_ag_lift_write("set_", y))))
     luaL_error(L, "set_: not allowed on tensors that require grad in grad mode (wrap it in torch.no_grad)");
   if (x != y) {
     void *meta = x->grad_meta;
@@ -724,7 +724,7 @@ static int t_set_(lua_State *L) {
    PyTorch: its gradient would no longer match it. */
 static int resize(lua_State *L, const char *op, int ndim, const int64_t *shape) {
   mt_tensor *x = lt_test(L, 1);
-  if (mt_ag_requires_grad(x) && !(mt_ag_is_leaf(x) && mt_ag_lift_leaf_write(op)))
+  if (mt_ag_requires_grad(x) && !mt_ag_lift_write(op, x))
     luaL_error(L, "%s: cannot resize a tensor that requires grad", op);
   LT_TRY(L, mt_resize(x, ndim, shape));
   lua_settop(L, 1);
