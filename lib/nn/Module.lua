@@ -453,13 +453,15 @@ function Module:replace(fn)
 end
 
 -- module:reset(stdv): new initial values for the parameters (Torch7's reset): a
--- module's own reset_parameters(), or uniform in +-stdv when stdv is given; the
--- children's reset(stdv) for a container. Returns self.
+-- module's own reset_parameters(), or uniform in +-stdv*sqrt(3) when stdv is given
+-- (Torch7's layers' bound: stdv is the standard deviation); the children's
+-- reset(stdv) for a container. Returns self.
 function Module:reset(stdv)
   local own = getmetatable(self).reset_parameters
   if stdv ~= nil then
     torch.no_grad(function()
-      for _, p in ipairs(each_named(self, '_param_names')) do p[2]:uniform_(-stdv, stdv) end
+      local bound = stdv * math.sqrt(3)
+      for _, p in ipairs(each_named(self, '_param_names')) do p[2]:uniform_(-bound, bound) end
     end)
   elseif own ~= nil then
     own(self)

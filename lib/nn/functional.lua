@@ -53,9 +53,12 @@ local function options(v)
 end
 
 -- 'mean' (default), 'sum' or 'none' applied to elementwise losses
+-- (not in tail position: a reduction tail-called from here would see the caller of
+-- the loss function, the user's code in the Torch7 dialect, and answer a number)
 local function reduce(fname, loss, reduction)
-  if reduction == nil or reduction == 'mean' then return loss:mean() end
-  if reduction == 'sum' then return loss:sum() end
+  local r
+  if reduction == nil or reduction == 'mean' then r = loss:mean() return r end
+  if reduction == 'sum' then r = loss:sum() return r end
   if reduction == 'none' then return loss end
   fail(fname, "reduction must be 'mean', 'sum' or 'none', got '%s'", tostring(reduction))
 end

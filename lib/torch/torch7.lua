@@ -56,7 +56,6 @@ local library_source = {}
 
 -- true when the first Lua function up the stack from `level` (1: the
 -- caller of the function calling this) is a file of moontorch's libraries
-local getinfo = debug.getinfo
 local function from_library(level)
   level = level + 2
   local info = debug.getinfo(level, 'S')
@@ -803,12 +802,11 @@ end
 -- a 0-dim result is a number unless it requires grad through a tensor the
 -- user asked gradients of: one that requires grad only through nn's
 -- parameters and inputs (Torch7 had no autograd) is a number too
--- (a reduction tail-called cannot know its caller: from_library sees the frame
--- above the function that tail-called it, which may be the user's while the
--- call is a library's; there, a result that requires grad stays a tensor)
-local tail_called = false
+-- (a reduction tail-called sees past the function that tail-called it: the
+-- libraries' functions the user calls do not end in `return x:sum()`, see
+-- nn.functional's reduce)
 local function number_if_scalar(r)
-  if T(r) and r:dim() == 0 and (not r.requires_grad or not (tail_called or torch._ag_user_grad(r))) then
+  if T(r) and r:dim() == 0 and (not r.requires_grad or not torch._ag_user_grad(r)) then
     return r:item()
   end
   return r
@@ -871,7 +869,6 @@ for _, name in ipairs(reductions_to_number) do
     local nres = result_first[name] and result_first[name].nres or 1
     install(tbl, name, function(x, ...)
       if from_library(1) then return (nres == 1 and pass1 or pass2)(name, f, x, ...) end
-      tail_called = getinfo(1, 't').istailcall
       if tbl == methods and result_first[name] and result_first[name].is_rf(x, ...) then
         return torch[name](x, ...)                     -- res:sum(x, 2): torch.sum(res, x, 2)
       end
