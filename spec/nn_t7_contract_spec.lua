@@ -268,6 +268,47 @@ describe("Torch7's module walks", function()
   end)
 end)
 
+describe("Torch7's type()", function()
+  it('converts every floating tensor field and keeps shared memory shared', function()
+    in_torch7(function()
+      local function net()
+        local s = nn.Sequential():add(nn.Linear(3, 2)):add(nn.Linear(3, 2))
+        s.modules[1].bias:fill(1)
+        s.modules[2].bias:fill(2)
+        return s
+      end
+      local a = net()
+      a.modules[1].scratch = torch.Tensor(4)
+      local w = a.modules[1].weight
+      a:float()
+      assert.are.equal('torch.FloatTensor', a.modules[1].bias:type())
+      assert.are.equal('torch.FloatTensor', a.modules[1].scratch:type())
+      assert.are.equal(w, a.modules[1].weight)           -- the parameter object stays
+      local b = net()
+      local base = torch.Tensor(15):fill(1)
+      b.modules[1].bias = base:narrow(1, 1, 10)
+      b.modules[2].bias = base:narrow(1, 6, 10)          -- overlapping views
+      b:float()
+      b.modules[1].bias:fill(3)
+      assert.are.equal(3, b.modules[2].bias[1])
+      assert.are.equal(1, b.modules[2].bias[6])
+      local c1, c2 = net(), net()
+      c2.modules[1].bias:set(c1.modules[1].bias)
+      local cache = {}
+      c1:type('torch.FloatTensor', cache)
+      c2:type('torch.FloatTensor', cache)                -- one cache: still shared
+      c1.modules[1].bias:fill(5)
+      assert.are.equal(5, c2.modules[1].bias[1])
+      local d1, d2 = net(), net()
+      d2.modules[1].bias:set(d1.modules[1].bias)
+      nn.utils.recursiveType({d1, d2}, 'torch.FloatTensor')
+      d1.modules[1].bias:fill(7)
+      assert.are.equal(7, d2.modules[1].bias[1])
+      assert.are.equal('torch.FloatTensor', d2.modules[2].weight:type())
+    end)
+  end)
+end)
+
 describe("Torch7's backward", function()
   it('runs forward on the given input when there was none', function()
     in_torch7(function()

@@ -540,13 +540,94 @@ end
 function Module:cuda(index) return self:to(index and 'cuda:' .. index or 'cuda') end
 function Module:cpu() return self:to('cpu') end
 
--- module:float() / module:double(): to('float32') / to('float64').
-function Module:float() return self:to('float32') end
-function Module:double() return self:to('float64') end
--- module:type('torch.DoubleTensor'): Torch7's form of to().
-function Module:type(name)
+-- Torch7's conversion of one floating tensor to dtype: its whole storage converted once
+-- (cache[storage pointer .. dtype]), the tensor a view of the new one with its own
+-- offset, sizes and strides, so tensors that shared memory still do; the same tensor
+-- converted once (cache[t]). Other tensors are kept.
+local function torch7_converted(t, dtype, cache)
+  local done = cache[t]
+  if done ~= nil then return done end
+  if not t:is_floating_point() or t.dtype == dtype then return t end
+  local new
+  torch.no_grad(function()
+    if t:numel() == 0 then
+      new = torch.empty(t:size(), {dtype = dtype})
+    else
+      local st = t:storage()
+      local key = tostring(torch.pointer(st)) .. ':' .. dtype
+      local whole = cache[key]
+      if whole == nil then
+        whole = t:detach():as_strided({st:size()}, {1}, 1):to(dtype)
+        cache[key] = whole
+      end
+      new = whole:as_strided(t:size(), t:stride(), t:storageOffset())
+    end
+  end)
+  cache[t] = new
+  return new
+end
+
+-- every floating tensor in v (a tensor, or a plain table of them, converted in place)
+local function torch7_convert_value(v, dtype, cache, seen)
+  if torch.is_tensor(v) then return torch7_converted(v, dtype, cache) end
+  if type(v) == 'table' and getmetatable(v) == nil and not seen[v] then
+    seen[v] = true
+    for k, x in pairs(v) do v[k] = torch7_convert_value(x, dtype, cache, seen) end
+  end
+  return v
+end
+
+-- Torch7's type(): every floating tensor field of every module, parameters (which
+-- keep their identity, as to() keeps them), buffers and plain fields alike
+local function torch7_type(self, dtype, cache)
+  for _, m in ipairs(self:modules()) do
+    local fields, kinds = rawget(m, '_fields'), rawget(m, '_kinds')
+    if fields then
+      local seen = {}
+      for k, v in pairs(fields) do
+        if kinds[k] == 'parameter' and torch.is_tensor(v) then
+          local new = torch7_converted(v, dtype, cache)
+          if new ~= v then
+            local g = v.grad
+            torch.no_grad(function()
+              v.grad = nil
+              flat_grads[v] = nil
+              v:set_(new)
+              if g ~= nil then v.grad = torch7_converted(g, dtype, cache) end
+            end)
+            cache[v] = v
+          end
+        elseif kinds[k] ~= 'module' and not is_module(v) then
+          fields[k] = torch7_convert_value(v, dtype, cache, seen)
+        end
+      end
+      local given = rawget(m, '_t7_input')
+      if given ~= nil then rawset(m, '_t7_input', nil) end
+      rawset(m, '_t7_given', nil)
+    end
+  end
+  return self
+end
+
+-- module:float() / module:double(): to('float32') / to('float64'); in the Torch7 dialect,
+-- called from the user's code, Torch7's type() (every floating tensor field).
+function Module:float()
+  if torch7_user(1) then return self:type('torch.FloatTensor') end
+  return self:to('float32')
+end
+function Module:double()
+  if torch7_user(1) then return self:type('torch.DoubleTensor') end
+  return self:to('float64')
+end
+-- module:type(name [, cache]): Torch7's conversion ('torch.FloatTensor', ...): every
+-- floating tensor field of the module and its descendants, parameters included (they
+-- keep their identity), tensors sharing memory still sharing it; cache (a table) makes
+-- several calls share their conversions. With no name, the module's class name.
+function Module:type(name, cache)
   if name == nil then return torch.typename(self) end
-  return self:to(name)
+  local dtype = dtype_of_typename[name]
+  if dtype == nil then return self:to(name) end
+  return torch7_type(self, dtype, cache or {})
 end
 
 -- ---- state ----
