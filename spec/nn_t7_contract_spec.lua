@@ -268,6 +268,37 @@ describe("Torch7's module walks", function()
   end)
 end)
 
+describe("Torch7's dropout arguments", function()
+  it("v1 keeps the kept elements unscaled and scales by 1-p in evaluation", function()
+    local d = nn.Dropout(0.25, true)
+    local x = torch.ones(1000)
+    local y = d(x)
+    for i = 1, 1000 do assert.is_true(y[i] == 0 or y[i] == 1) end
+    d:eval()
+    assert.are.same({0.75, 0.75}, d(torch.ones(2)):totable())
+    local s = nn.Dropout(0.5, false, false, true)          -- stochastic inference
+    s:eval()
+    local z = s(torch.ones(1000))
+    assert.is_true(z:eq(0):sum():item() > 0)
+    assert.is_true(z:eq(2):sum():item() > 0)               -- v2: scaled by 1/(1-p)
+  end)
+
+  it('SpatialDropout drops whole feature maps unscaled, and scales by 1-p in evaluation', function()
+    local d = nn.SpatialDropout(0.5)
+    assert.are.equal('nn.SpatialDropout', torch.type(d))
+    local y = d(torch.ones(2, 50, 3, 3))
+    for n = 1, 2 do
+      for c = 1, 50 do
+        local v = y[n][c][1][1]
+        assert.is_true(v == 0 or v == 1)
+        assert.are.equal(9 * v, y[n][c]:sum():item())
+      end
+    end
+    d:eval()
+    assert.are.equal(0.5, d(torch.ones(1, 2, 2, 2))[1][1][1][1])
+  end)
+end)
+
 describe("Torch7's type()", function()
   it('converts every floating tensor field and keeps shared memory shared', function()
     in_torch7(function()
