@@ -296,8 +296,8 @@ static char *cb_where(void) {
    none registered (the PyTorch dialect, a worker's state): refused. */
 static _Thread_local int lift_on;                 /* a function is registered (on this thread's state) */
 static int cb_lift_leaf_write(const char *op) {
-  lua_State *L = lt_cur_L;
-  if (!lift_on || !L) return 0;
+  lua_State *L = lt_cur_L;        /* the binding running now checked its tensors on it */
+  if (!lift_on || !L || lua_status(L) != LUA_OK) return 0;
   int top = lua_gettop(L);
   if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.lift") != LUA_TFUNCTION) { lua_settop(L, top); return 0; }
   lua_pushstring(L, op);
