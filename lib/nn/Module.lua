@@ -21,6 +21,14 @@ local nn = require 'nn'
 local parameter_set = setmetatable({}, {__mode = 'k'})
 -- parameter -> its view into getParameters' flat gradient (zero_grad keeps it)
 local flat_grads = setmetatable({}, {__mode = 'k'})
+-- module -> the input its last Torch7 call was given (given) and the leaf made of it
+-- (input): kept beside the module, not in it, so that saving or copying a module
+-- takes neither
+local t7_inputs = setmetatable({}, {__mode = 'k'})
+local function t7_input(m, k) local e = t7_inputs[m] return e and e[k] end
+local function set_t7_input(m, input, given)
+  if input == nil and given == nil then t7_inputs[m] = nil else t7_inputs[m] = {input = input, given = given} end
+end
 
 -- nn.Parameter(t): t itself, now requiring grad and marked as a parameter, so
 -- that assigning it to a module field registers it.
@@ -479,8 +487,7 @@ function Module:clearState()
       for _, name in ipairs({'output', 'gradInput'}) do
         if m._kinds[name] == nil then fields[name] = nil end
       end
-      rawset(m, '_t7_input', nil)
-      rawset(m, '_t7_given', nil)
+      set_t7_input(m, nil, nil)
     end
   end
   return self
@@ -601,9 +608,7 @@ local function torch7_type(self, dtype, cache)
           fields[k] = torch7_convert_value(v, dtype, cache, seen)
         end
       end
-      local given = rawget(m, '_t7_input')
-      if given ~= nil then rawset(m, '_t7_input', nil) end
-      rawset(m, '_t7_given', nil)
+      set_t7_input(m, nil, nil)
     end
   end
   return self
@@ -795,10 +800,7 @@ local function in_torch7_call() return torch7_open > 0 and torch7_depth[running(
 -- a module called inside a Torch7 call keeps its input (the one the caller's own
 -- Torch7 call leaf-made stays as forward set it): backward with it needs no new forward
 local function keep_given(self, input)
-  if not rawequal(rawget(self, '_t7_input'), input) then
-    rawset(self, '_t7_given', input)
-    rawset(self, '_t7_input', nil)
-  end
+  if not rawequal(t7_input(self, 'input'), input) then set_t7_input(self, nil, input) end
 end
 
 local function run_backward_hooks(state, grad_input)
@@ -963,8 +965,7 @@ function Module:forward(input, ...)
   if is_torch7_class(getmetatable(self)) then return self:updateOutput(input, ...) end   -- Torch7's own
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
-  rawset(self, '_t7_input', x)
-  rawset(self, '_t7_given', input)
+  set_t7_input(self, x, input)
   local thread = running()
   torch7_depth[thread] = (torch7_depth[thread] or 0) + 1
   torch7_open = torch7_open + 1
@@ -1021,8 +1022,8 @@ local function check_torch7(self, input)
     error(torch.typename(self) .. ': this module defines forward (PyTorch style); call loss:backward() '
           .. 'instead of module:backward()', 3)
   end
-  if input ~= nil and not rawequal(rawget(self, '_t7_given'), input) then self:forward(input) end
-  return rawget(self, '_t7_input')
+  if input ~= nil and not rawequal(t7_input(self, 'given'), input) then self:forward(input) end
+  return t7_input(self, 'input')
 end
 
 -- module:backward(input, gradOutput, scale=1): gradients of the last forward: accumulates
@@ -1282,18 +1283,14 @@ function Module:clone(...)
   -- the last call's values are not copied
   local saved = {}
   for _, m in ipairs(self:modules()) do
-    saved[m] = {m.output, m.gradInput, rawget(m, '_t7_input'), rawget(m, '_t7_given')}
+    saved[m] = {m.output, m.gradInput}
     keep(m, 'output', nil)
     keep(m, 'gradInput', nil)
-    rawset(m, '_t7_input', nil)
-    rawset(m, '_t7_given', nil)
   end
   local c = deep_copy(self, {})
   for m, vals in pairs(saved) do
     keep(m, 'output', vals[1])
     keep(m, 'gradInput', vals[2])
-    rawset(m, '_t7_input', vals[3])
-    rawset(m, '_t7_given', vals[4])
   end
   if select('#', ...) > 0 then c:share(self, ...) end
   return c
