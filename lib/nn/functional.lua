@@ -541,7 +541,8 @@ local function weighted_reduce(fname, loss, reduction, target_weight, ignored)
   if reduction == nil or reduction == 'mean' then
     if target_weight ~= nil then return loss:sum() / target_weight:sum() end
     if ignored ~= nil then return loss:sum() / (ignored:numel() - ignored:sum():item()) end
-    return loss:mean()
+    local r = loss:mean()        -- (not a tail call: see reduce)
+    return r
   end
   return reduce(fname, loss, reduction)
 end
