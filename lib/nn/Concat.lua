@@ -10,7 +10,7 @@ function Concat:__init(dim)
 end
 function Concat:updateOutput(x)
   local outs = {}
-  for i, m in ipairs(rawget(self, '_items')) do outs[i] = m(x) end
+  for i = 1, #rawget(self, '_items') do outs[i] = self:_run_child(i, x) end
   return torch.cat(outs, self.dimension)
 end
 function Concat:extra_repr() return 'dim=' .. self.dimension end

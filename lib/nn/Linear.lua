@@ -34,8 +34,8 @@ Linear.reset = Linear.reset_parameters
 
 function Linear:updateOutput(x)
   if not torch.is_tensor(x) or x:dim() == 0 or x:size(-1) ~= self.in_features then
-    error(string.format('nn.Linear: expected input with %d features in its last dim, got %s', self.in_features,
-                        torch.is_tensor(x) and tostring(x:size()) or type(x)), 3)
+    error(string.format('nn.Linear: expected input with %d features in its last dim, got %s (size mismatch)',
+                        self.in_features, torch.is_tensor(x) and tostring(x:size()) or type(x)), 3)
   end
   return F.linear(x, self.weight, self.bias)
 end

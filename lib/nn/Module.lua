@@ -21,6 +21,14 @@ local nn = require 'nn'
 local parameter_set = setmetatable({}, {__mode = 'k'})
 -- parameter -> its view into getParameters' flat gradient (zero_grad keeps it)
 local flat_grads = setmetatable({}, {__mode = 'k'})
+-- module -> the input its last Torch7 call was given (given) and the leaf made of it
+-- (input): kept beside the module, not in it, so that saving or copying a module
+-- takes neither
+local t7_inputs = setmetatable({}, {__mode = 'k'})
+local function t7_input(m, k) local e = t7_inputs[m] return e and e[k] end
+local function set_t7_input(m, input, given)
+  if input == nil and given == nil then t7_inputs[m] = nil else t7_inputs[m] = {input = input, given = given} end
+end
 
 -- nn.Parameter(t): t itself, now requiring grad and marked as a parameter, so
 -- that assigning it to a module field registers it.
@@ -29,6 +37,7 @@ function nn.Parameter(t, requires_grad)
   if requires_grad ~= false then
     if t.grad_fn then t = t:detach() end
     t:requires_grad_(true)
+    torch._ag_set_implicit(t, true)     -- nn's, not the user's (the Torch7 dialect's numbers)
   end
   parameter_set[t] = true
   return t
@@ -90,10 +99,19 @@ end
 
 -- reads: a field, else the class (methods), else a Torch7 gradient alias. (self._fields
 -- is a raw hit once Module.__init ran; before, it comes back here and finds nothing.)
+local torch7_user = torch._torch7_user
+
+-- Torch7's m:training(): training mode (m.train true) for m and its descendants
+local function torch7_training(self) self:train(true) end
+
 local function read(self, k)
   if k == '_fields' then return nil end
   local fields = self._fields
   if fields == nil then return getmetatable(self)[k] end
+  if (k == 'training' or k == 'train') and torch7_user(1) then   -- Torch7's names, for the user's code
+    if k == 'train' then return fields.training end
+    return torch7_training
+  end
   local v = fields[k]
   if v ~= nil then return v end
   local cls = getmetatable(self)
@@ -118,6 +136,29 @@ local function refuse(v, k, what, expected)
                       expected), 3)
 end
 
+-- The Torch7 dialect's assignments from the user's code, where Torch7 took them
+-- (returns the assignment to make, or nil when made): m.train = b is the
+-- training flag; a plain tensor into a parameter's slot (m.weight =
+-- torch.Tensor(...)) becomes that parameter, the same tensor object (so what
+-- shares its memory still does); m.gradWeight = t sets the gradient of the
+-- parameter weight when t fits it.
+local function torch7_assignment(self, fields, kinds, k, v, kind)
+  if k == 'train' then return 'training', v, kinds.training end
+  if kind == 'parameter' then
+    if v.grad_fn then v = v:detach() end                  -- Torch7's tensors have no history
+    return k, nn.Parameter(v), kind
+  end
+  local name = k:sub(5, 5):lower() .. k:sub(6)
+  local p = fields[name]
+  if kinds[name] == 'parameter' and p ~= nil and kinds[k] == nil and v:size() == p:size()
+     and v.dtype == p.dtype then
+    p.grad = v
+    fields[k] = nil
+    return nil
+  end
+  return k, v, kind
+end
+
 -- every assignment, as PyTorch's __setattr__: an nn.Parameter registers a parameter, a
 -- module a child; a registered parameter or child takes only its kind or nil; a buffer
 -- takes a tensor or nil; anything else is a plain field.
@@ -129,7 +170,14 @@ function Module.__newindex(self, k, v)
     rawset(self, k, v)
     return
   end
-  local kind = rawget(self, '_kinds')[k]
+  local kinds = rawget(self, '_kinds')
+  local kind = kinds[k]
+  if type(k) == 'string' and (k == 'train' or (torch.is_tensor(v) and k:find('^grad%u'))
+                              or (kind == 'parameter' and torch.is_tensor(v) and not is_parameter(v)))
+     and torch7_user(1) then
+    k, v, kind = torch7_assignment(self, fields, kinds, k, v, kind)
+    if k == nil then return end
+  end
   if type(k) == 'string' then
     if is_parameter(v) then set_kind(self, k, 'parameter')
     elseif kind == 'parameter' then
@@ -370,6 +418,81 @@ function Module:apply(fn)
   return self
 end
 
+-- module:listModules(): Torch7's list: this module, then each child's listModules in
+-- order (a module reached twice is listed twice).
+function Module:listModules()
+  local out = {self}
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    for _, m in ipairs(c[2]:listModules()) do out[#out + 1] = m end
+  end
+  return out
+end
+
+-- module:findModules(typename): every module of that class (torch.typename) in this
+-- module and its descendants, in Torch7's order, and beside it the container of each
+-- (self for self); two Lua arrays.
+function Module:findModules(typename, container)
+  local nodes, containers = {}, {}
+  if torch.typename(self) == typename then
+    nodes[1], containers[1] = self, container or self
+  end
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    local n, cs = c[2]:findModules(typename, self)
+    for i = 1, #n do
+      nodes[#nodes + 1], containers[#containers + 1] = n[i], cs[i]
+    end
+  end
+  return nodes, containers
+end
+
+-- module:replace(fn): Torch7's replace: each child (recursively) becomes what
+-- child:replace(fn) returns; returns fn(self), which the caller puts in self's place.
+function Module:replace(fn)
+  local out = fn(self)
+  for _, c in ipairs(each_named(self, '_module_names')) do
+    local name, child = c[1], c[2]
+    local new = child:replace(fn)
+    if new ~= child then
+      local i = math.tointeger(tonumber(name))
+      if i and rawget(self, '_items') then self[i] = new else self[name] = new end
+    end
+  end
+  return out
+end
+
+-- module:reset(stdv): new initial values for the parameters (Torch7's reset): a
+-- module's own reset_parameters(), or uniform in +-stdv*sqrt(3) when stdv is given
+-- (Torch7's layers' bound: stdv is the standard deviation); the children's
+-- reset(stdv) for a container. Returns self.
+function Module:reset(stdv)
+  local own = getmetatable(self).reset_parameters
+  if stdv ~= nil then
+    torch.no_grad(function()
+      local bound = stdv * math.sqrt(3)
+      for _, p in ipairs(each_named(self, '_param_names')) do p[2]:uniform_(-bound, bound) end
+    end)
+  elseif own ~= nil then
+    own(self)
+  end
+  for _, c in ipairs(self:children()) do c:reset(stdv) end
+  return self
+end
+
+-- module:clearState(): drops what the last Torch7 call kept (output, gradInput and the
+-- input), in this module and its descendants; returns self.
+function Module:clearState()
+  for _, m in ipairs(self:modules()) do
+    local fields = rawget(m, '_fields')
+    if fields then
+      for _, name in ipairs({'output', 'gradInput'}) do
+        if m._kinds[name] == nil then fields[name] = nil end
+      end
+      set_t7_input(m, nil, nil)
+    end
+  end
+  return self
+end
+
 local dtype_of_typename = {['torch.FloatTensor'] = 'float32', ['torch.DoubleTensor'] = 'float64',
                            ['torch.HalfTensor'] = 'float16', ['torch.BFloat16Tensor'] = 'bfloat16'}
 
@@ -424,13 +547,92 @@ end
 function Module:cuda(index) return self:to(index and 'cuda:' .. index or 'cuda') end
 function Module:cpu() return self:to('cpu') end
 
--- module:float() / module:double(): to('float32') / to('float64').
-function Module:float() return self:to('float32') end
-function Module:double() return self:to('float64') end
--- module:type('torch.DoubleTensor'): Torch7's form of to().
-function Module:type(name)
+-- Torch7's conversion of one floating tensor to dtype: its whole storage converted once
+-- (cache[storage pointer .. dtype]), the tensor a view of the new one with its own
+-- offset, sizes and strides, so tensors that shared memory still do; the same tensor
+-- converted once (cache[t]). Other tensors are kept.
+local function torch7_converted(t, dtype, cache)
+  local done = cache[t]
+  if done ~= nil then return done end
+  if not t:is_floating_point() or t.dtype == dtype then return t end
+  local new
+  torch.no_grad(function()
+    if t:numel() == 0 then
+      new = torch.empty(t:size(), {dtype = dtype})
+    else
+      local st = t:storage()
+      local key = tostring(torch.pointer(st)) .. ':' .. dtype
+      local whole = cache[key]
+      if whole == nil then
+        whole = t:detach():as_strided({st:size()}, {1}, 1):to(dtype)
+        cache[key] = whole
+      end
+      new = whole:as_strided(t:size(), t:stride(), t:storageOffset())
+    end
+  end)
+  cache[t] = new
+  return new
+end
+
+-- every floating tensor in v (a tensor, or a plain table of them, converted in place)
+local function torch7_convert_value(v, dtype, cache, seen)
+  if torch.is_tensor(v) then return torch7_converted(v, dtype, cache) end
+  if type(v) == 'table' and getmetatable(v) == nil and not seen[v] then
+    seen[v] = true
+    for k, x in pairs(v) do v[k] = torch7_convert_value(x, dtype, cache, seen) end
+  end
+  return v
+end
+
+-- Torch7's type(): every floating tensor field of every module, parameters (which
+-- keep their identity, as to() keeps them), buffers and plain fields alike
+local function torch7_type(self, dtype, cache)
+  for _, m in ipairs(self:modules()) do
+    local fields, kinds = rawget(m, '_fields'), rawget(m, '_kinds')
+    if fields then
+      local seen = {}
+      for k, v in pairs(fields) do
+        if kinds[k] == 'parameter' and torch.is_tensor(v) then
+          local new = torch7_converted(v, dtype, cache)
+          if new ~= v then
+            local g = v.grad
+            torch.no_grad(function()
+              v.grad = nil
+              flat_grads[v] = nil
+              v:set_(new)
+              if g ~= nil then v.grad = torch7_converted(g, dtype, cache) end
+            end)
+            cache[v] = v
+          end
+        elseif kinds[k] ~= 'module' and not is_module(v) then
+          fields[k] = torch7_convert_value(v, dtype, cache, seen)
+        end
+      end
+      set_t7_input(m, nil, nil)
+    end
+  end
+  return self
+end
+
+-- module:float() / module:double(): to('float32') / to('float64'); in the Torch7 dialect,
+-- called from the user's code, Torch7's type() (every floating tensor field).
+function Module:float()
+  if torch7_user(1) then return self:type('torch.FloatTensor') end
+  return self:to('float32')
+end
+function Module:double()
+  if torch7_user(1) then return self:type('torch.DoubleTensor') end
+  return self:to('float64')
+end
+-- module:type(name [, cache]): Torch7's conversion ('torch.FloatTensor', ...): every
+-- floating tensor field of the module and its descendants, parameters included (they
+-- keep their identity), tensors sharing memory still sharing it; cache (a table) makes
+-- several calls share their conversions. With no name, the module's class name.
+function Module:type(name, cache)
   if name == nil then return torch.typename(self) end
-  return self:to(name)
+  local dtype = dtype_of_typename[name]
+  if dtype == nil then return self:to(name) end
+  return torch7_type(self, dtype, cache or {})
 end
 
 -- ---- state ----
@@ -595,6 +797,12 @@ end}
 local running = coroutine.running
 local function in_torch7_call() return torch7_open > 0 and torch7_depth[running()] ~= nil end
 
+-- a module called inside a Torch7 call keeps its input (the one the caller's own
+-- Torch7 call leaf-made stays as forward set it): backward with it needs no new forward
+local function keep_given(self, input)
+  if not rawequal(t7_input(self, 'input'), input) then set_t7_input(self, nil, input) end
+end
+
 local function run_backward_hooks(state, grad_input)
   local self = state.module
   for _, h in ipairs(rawget(self, '_backward_hooks')) do
@@ -700,7 +908,10 @@ function Module.__call(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then keep(self, 'output', out) end
+    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then
+      keep(self, 'output', out)
+      keep_given(self, ...)
+    end
     if extra ~= nil then return out, extra end
     return out
   end
@@ -720,7 +931,10 @@ function Module.__call(self, ...)
     if r ~= nil then res[1] = r end
   end
   if finish then finish(res) end
-  if in_torch7_call() and not is_torch7_class(getmetatable(self)) then keep(self, 'output', res[1]) end
+  if in_torch7_call() and not is_torch7_class(getmetatable(self)) then
+    keep(self, 'output', res[1])
+    keep_given(self, table.unpack(args, 1, args.n))
+  end
   return table.unpack(res, 1, res.n)
 end
 
@@ -729,7 +943,11 @@ end
 -- an input as a leaf that requires grad (so gradInput exists), keeping non-float tensors
 local function as_leaf(v)
   if torch.is_tensor(v) then
-    if v:is_floating_point() and not v.requires_grad then return v:detach():requires_grad_() end
+    if v:is_floating_point() and not v.requires_grad then
+      local leaf = v:detach():requires_grad_()
+      torch._ag_set_implicit(leaf, true)              -- nn's, not the user's
+      return leaf
+    end
     if v.requires_grad and not v.is_leaf then v:retain_grad() end
     return v
   elseif type(v) == 'table' and not is_module(v) and getmetatable(v) == nil then
@@ -747,7 +965,7 @@ function Module:forward(input, ...)
   if is_torch7_class(getmetatable(self)) then return self:updateOutput(input, ...) end   -- Torch7's own
   local x = input
   if torch.is_grad_enabled() then x = as_leaf(input) end
-  rawset(self, '_t7_input', x)
+  set_t7_input(self, x, input)
   local thread = running()
   torch7_depth[thread] = (torch7_depth[thread] or 0) + 1
   torch7_open = torch7_open + 1
@@ -783,17 +1001,29 @@ local function roots_and_seeds(self, gradOutput)
   end
   local r, s = {}, {}
   for i, o in ipairs(roots) do
-    if o.requires_grad then r[#r + 1] = o; s[#s + 1] = seeds[i] end
+    if o.requires_grad then
+      local g = seeds[i]
+      -- a gradOutput of the output's element count in another shape is read in the
+      -- output's (Torch7 went element by element)
+      if g:dim() ~= o:dim() or g:size() ~= o:size() then
+        if g:numel() == o:numel() then g = g:reshape(o:size()) end
+      end
+      r[#r + 1] = o; s[#s + 1] = g
+    end
   end
   return r, s
 end
 
-local function check_torch7(self)
+-- the input the last Torch7 call saw, kept as it is called; a backward with another
+-- input (or with none before) runs forward on it first, as Torch7's modules compute
+-- their gradients from the input given
+local function check_torch7(self, input)
   if self.forward ~= Module.forward then
     error(torch.typename(self) .. ': this module defines forward (PyTorch style); call loss:backward() '
           .. 'instead of module:backward()', 3)
   end
-  return rawget(self, '_t7_input')
+  if input ~= nil and not rawequal(t7_input(self, 'given'), input) then self:forward(input) end
+  return t7_input(self, 'input')
 end
 
 -- module:backward(input, gradOutput, scale=1): gradients of the last forward: accumulates
@@ -804,7 +1034,7 @@ function Module:backward(input, gradOutput, scale)
     self:accGradParameters(input, gradOutput, scale or 1)
     return gradInput
   end
-  local x = check_torch7(self) or input
+  local x = check_torch7(self, input) or input
   scale = scale or 1
   local roots, seeds = roots_and_seeds(self, gradOutput)
   clear_grads(x)
@@ -826,7 +1056,7 @@ end
 
 -- module:updateGradInput(input, gradOutput): gradInput only (parameters untouched).
 function Module:updateGradInput(input, gradOutput)
-  local x = check_torch7(self) or input
+  local x = check_torch7(self, input) or input
   local roots, seeds = roots_and_seeds(self, gradOutput)
   local xs = tensors_of(x)
   local gi
@@ -844,7 +1074,7 @@ end
 -- module:accGradParameters(input, gradOutput, scale=1): accumulates scale * d/dparams.
 function Module:accGradParameters(input, gradOutput, scale)
   if is_torch7_class(getmetatable(self)) then return end      -- Torch7's default: no parameters
-  check_torch7(self)
+  check_torch7(self, input)
   scale = scale or 1
   local roots, seeds = roots_and_seeds(self, gradOutput)
   local ps = {}
@@ -914,44 +1144,112 @@ function Module:accUpdateGradParameters(input, gradOutput, lr)
   end)
 end
 
--- module:getParameters(): Torch7's flattening: one contiguous tensor holding all the
--- parameters and one holding all their gradients; each parameter (and its .grad) becomes
--- a view into them, so an optimizer updating the flat tensor updates the model (and
--- zero_grad zeroes the flat gradient in place rather than dropping it).
+-- does t cover a stretch of its storage with no holes (in some order of its dims)?
+local function compact(t)
+  local dims = {}
+  for d = 1, t:dim() do
+    if t:stride(d) > 0 and t:size(d) > 1 then dims[#dims + 1] = {t:stride(d), t:size(d)} end
+  end
+  table.sort(dims, function(a, b) return a[1] > b[1] end)
+  local expect = 1
+  for i = #dims, 1, -1 do
+    if dims[i][1] ~= expect then return false end
+    expect = expect * dims[i][2]
+  end
+  return true
+end
+
+-- Torch7's flattening: the storages the tensors use (each once) laid end to end in one
+-- new tensor, with the values they hold; where the tensors leave some of that memory
+-- unused, it is taken out (which needs each tensor compact). Returns the flat tensor
+-- and, for each tensor, {offset (1-based), size, stride} of its place in it.
+local function flatten(tensors, who)
+  local places, by_storage, storages, total = {}, {}, {}, 0
+  local dtype = tensors[1].dtype
+  for i, t in ipairs(tensors) do
+    if t.dtype ~= dtype then
+      error(string.format('%s: parameters of different dtypes (%s, %s)', who, dtype, t.dtype), 3)
+    end
+    if t:numel() > 0 then
+      local st = t:storage()
+      local key = torch.pointer(st)
+      local base = by_storage[key]
+      if base == nil then
+        base = total
+        by_storage[key] = base
+        storages[#storages + 1] = {t, st:size(), base}
+        total = total + st:size()
+      end
+      places[i] = {t:storageOffset() + base, t:size(), t:stride()}
+    end
+  end
+  local flat = torch.zeros(total, {dtype = dtype})
+  local marks = torch.zeros(total, {dtype = 'int64'})      -- 1 where a tensor lies (exact counts)
+  local all_compact = true
+  for i, t in ipairs(tensors) do
+    local at = places[i]
+    if at then
+      marks:as_strided(at[2], at[3], at[1]):fill_(1)
+      all_compact = all_compact and compact(t)
+    end
+  end
+  local used = marks:ne(0)
+  local offsets = marks:cumsum(1)
+  local function count(k)                       -- how many used places up to k
+    local v = offsets[k]
+    return math.tointeger(torch.is_tensor(v) and v:item() or v)
+  end
+  local n_used = total > 0 and count(total) or 0
+  for _, e in ipairs(storages) do                -- the values, storage by storage
+    flat:narrow(1, e[3] + 1, e[2]):copy_(e[1]:as_strided({e[2]}, {1}, 1))
+  end
+  if n_used ~= total then
+    if not all_compact then
+      error(who .. ': cannot gather parameters that are not compact (they leave holes in their memory '
+            .. 'in every order of their dims)', 3)
+    end
+    flat = flat:masked_select(used)
+    for _, at in pairs(places) do at[1] = count(at[1]) end
+  end
+  return flat, places
+end
+
+-- module:getParameters(): Torch7's flattening: one tensor holding all the parameters and
+-- one holding all their gradients, laid out alike; each parameter (and its .grad)
+-- becomes a view into them, so an optimizer updating the flat tensor updates the model
+-- (and zero_grad zeroes the flat gradient in place rather than dropping it). As
+-- Torch7's: parameters sharing memory (clone('weight', 'bias'), a parameter already
+-- flattened) keep sharing it, in the layout they had; memory no parameter uses is left
+-- out (an error when a parameter is not compact, a tensor with holes).
 function Module:getParameters()
-  local ps, plain = {}, plain_pairs(self)
+  local ps, grads, plain = {}, {}, plain_pairs(self)
   for _, p in ipairs(self:named_parameters()) do ps[#ps + 1] = p[2] end
+  local n_registered = #ps
   for _, pg in ipairs(plain) do ps[#ps + 1] = pg[1] end
   if #ps == 0 then return torch.empty(0), torch.empty(0) end
-  local dtype, total = ps[1].dtype, 0
-  for _, p in ipairs(ps) do
-    if p.dtype ~= dtype then error('getParameters: parameters of different dtypes (' .. dtype .. ', ' .. p.dtype .. ')', 2) end
-    total = total + p:numel()
-  end
-  local flat = torch.empty(total, {dtype = dtype})
-  local gflat = torch.zeros(total, {dtype = dtype})
-  local n_registered = #ps - #plain
+  local flat, places
   torch.no_grad(function()
-    local off = 1
+    flat, places = flatten(ps, 'getParameters')
+  end)
+  local gflat = torch.zeros(flat:numel(), {dtype = flat.dtype})
+  torch.no_grad(function()
     for i, p in ipairs(ps) do
-      local n = p:numel()
-      local view = flat:narrow(1, off, n):view(p:size())
-      local gview = gflat:narrow(1, off, n):view(p:size())
-      view:copy_(p)
+      local at = places[i]
+      local view = at and flat:as_strided(at[2], at[3], at[1]) or torch.empty(p:size(), {dtype = flat.dtype})
+      local gview = at and gflat:as_strided(at[2], at[3], at[1]) or torch.zeros(p:size(), {dtype = flat.dtype})
       if i > n_registered then                  -- a plain parameter and its gradient field
         local g = plain[i - n_registered][2]
-        if g:numel() == n then gview:copy_(g:reshape(p:size())) end
+        if g:numel() == p:numel() then gview:copy_(g:reshape(p:size())) end
         p:set_(view)
         g:set_(gview)
       else
         local g = p.grad
-        if g ~= nil then gview:copy_(g:reshape(-1):view(p:size())) end
+        if g ~= nil then gview:copy_(g) end
         p.grad = nil
         p:set_(view)
         p.grad = gview
         flat_grads[p] = p.grad
       end
-      off = off + n
     end
   end)
   return flat, gflat
@@ -963,7 +1261,10 @@ local function deep_copy(v, memo)
   if torch.is_tensor(v) then
     local c = torch.no_grad(function() return v:detach():clone() end)
     if v.requires_grad and v.is_leaf then c:requires_grad_() end
-    if parameter_set[v] then parameter_set[c] = true end
+    if parameter_set[v] then
+      parameter_set[c] = true
+      torch._ag_set_implicit(c, true)
+    end
     memo[v] = c
     return c
   end
@@ -982,16 +1283,14 @@ function Module:clone(...)
   -- the last call's values are not copied
   local saved = {}
   for _, m in ipairs(self:modules()) do
-    saved[m] = {m.output, m.gradInput, rawget(m, '_t7_input')}
+    saved[m] = {m.output, m.gradInput}
     keep(m, 'output', nil)
     keep(m, 'gradInput', nil)
-    rawset(m, '_t7_input', nil)
   end
   local c = deep_copy(self, {})
   for m, vals in pairs(saved) do
     keep(m, 'output', vals[1])
     keep(m, 'gradInput', vals[2])
-    rawset(m, '_t7_input', vals[3])
   end
   if select('#', ...) > 0 then c:share(self, ...) end
   return c

@@ -23,7 +23,7 @@ function Parallel:updateOutput(x)
                         Table.describe(x), #mods, self.inputDimension), 0)
   end
   local outs = {}
-  for i, m in ipairs(mods) do outs[i] = m(x:select(self.inputDimension, i)) end
+  for i = 1, #mods do outs[i] = self:_run_child(i, x:select(self.inputDimension, i)) end
   return torch.cat(outs, self.outputDimension)
 end
 function Parallel:extra_repr() return string.format('inputDim=%d, outputDim=%d', self.inputDimension, self.outputDimension) end

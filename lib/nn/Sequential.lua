@@ -10,8 +10,8 @@ end
 function Sequential:updateOutput(x, ...)
   local mods = rawget(self, '_items')
   if #mods == 0 then return x end
-  x = mods[1](x, ...)
-  for i = 2, #mods do x = mods[i](x) end
+  x = self:_run_child(1, x, ...)
+  for i = 2, #mods do x = self:_run_child(i, x) end
   return x
 end
 

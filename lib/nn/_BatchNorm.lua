@@ -6,8 +6,12 @@ local F = require 'nn.functional'
 -- running_mean / running_var buffers updated with momentum, or a cumulative average
 -- when momentum is false), running statistics in evaluation.
 local BatchNorm, Module = torch.class('nn._BatchNorm', 'nn.Module')
-function BatchNorm:__init(num_features, opts)
+-- (num_features, opts) as PyTorch, or Torch7's (nOutput, eps, momentum, affine)
+function BatchNorm:__init(num_features, opts, momentum, affine)
   Module.__init(self)
+  if type(opts) == 'number' or (opts == nil and (momentum ~= nil or affine ~= nil)) then
+    opts = {eps = opts, momentum = momentum, affine = affine}
+  end
   opts = opts or {}
   local name = torch.typename(self)
   if math.type(num_features) ~= 'integer' or num_features < 1 then
@@ -39,6 +43,11 @@ function BatchNorm:_check_input(x)
 end
 
 function BatchNorm:updateOutput(x)
+  -- Torch7's one sample without its batch dim, in evaluation
+  if not self.training and torch.is_tensor(x) and x:dim() == self._input_dims[1] - 1 then
+    local y = self:updateOutput(x:unsqueeze(1))
+    return y:squeeze(1)
+  end
   self:_check_input(x)
   local use_batch = self.training or not self.track_running_stats
   local momentum = self.momentum

@@ -32,6 +32,24 @@ local function position(self, k, who)
   return k
 end
 
+-- Torch7's context on a child's error: "In i module of nn.Sequential:" on a line of
+-- its own in front, one line per container on the way up (outermost first)
+local function in_module(self, i, err)
+  if type(err) ~= 'string' then return err end
+  if err:sub(1, 1) ~= '\n' then err = '\n' .. err end
+  return '\nIn ' .. i .. ' module of ' .. torch.type(self) .. ':' .. err
+end
+
+-- the i-th child called on the arguments: in the Torch7 dialect its error goes up with
+-- Torch7's context in front (the containers' updateOutput calls their children so)
+local function run_child(self, i, ...)
+  local m = rawget(self, '_items')[i]
+  if torch.dialect() ~= 'torch7' then return m(...) end
+  local res = table.pack(pcall(m, ...))
+  if res[1] then return table.unpack(res, 2, res.n) end
+  error(in_module(self, i, res[2]), 0)
+end
+
 -- An ordered list of children (kept in _items) registered as '1', '2', ...: integer
 -- keys read them (negative from the end) and seq[i] = m replaces one.
 local function list_class(name)
@@ -54,6 +72,9 @@ local function list_class(name)
     self:_set_children(mods)
   end
   cls.__len = function(self) return #rawget(self, '_items') end
+  -- self:_run_child(i, ...): the i-th child called on the arguments, its error given
+  -- Torch7's context in the Torch7 dialect.
+  cls._run_child = run_child
   function cls:__init(...)
     Module.__init(self)
     rawset(self, '_items', {})

@@ -53,9 +53,12 @@ local function options(v)
 end
 
 -- 'mean' (default), 'sum' or 'none' applied to elementwise losses
+-- (not in tail position: a reduction tail-called from here would see the caller of
+-- the loss function, the user's code in the Torch7 dialect, and answer a number)
 local function reduce(fname, loss, reduction)
-  if reduction == nil or reduction == 'mean' then return loss:mean() end
-  if reduction == 'sum' then return loss:sum() end
+  local r
+  if reduction == nil or reduction == 'mean' then r = loss:mean() return r end
+  if reduction == 'sum' then r = loss:sum() return r end
   if reduction == 'none' then return loss end
   fail(fname, "reduction must be 'mean', 'sum' or 'none', got '%s'", tostring(reduction))
 end
@@ -538,7 +541,8 @@ local function weighted_reduce(fname, loss, reduction, target_weight, ignored)
   if reduction == nil or reduction == 'mean' then
     if target_weight ~= nil then return loss:sum() / target_weight:sum() end
     if ignored ~= nil then return loss:sum() / (ignored:numel() - ignored:sum():item()) end
-    return loss:mean()
+    local r = loss:mean()        -- (not a tail call: see reduce)
+    return r
   end
   return reduce(fname, loss, reduction)
 end

@@ -308,6 +308,20 @@ from['nn.Kmeans'] = function(f)
   local m = nn.Kmeans(w:size(1), w:size(2), f.scale)
   return plain_fields(m, f, {'weight', 'gradWeight', 'clusterSampleCount', 'loss', 'p'})
 end
+-- Torch7's batch normalizations: nDim tells the input's dims, as moontorch's classes
+local function batch_norm_from(cls, name)
+  return function(f)
+    local mean = check_tensor(f, name, 'running_mean', 1)
+    local m = cls(mean:size(1), {eps = f.eps, momentum = f.momentum, affine = f.affine ~= false and f.weight ~= nil,
+                                 dtype = mean.dtype})
+    if m.affine then m.weight, m.bias = param(check_tensor(f, name, 'weight', 1)), param(f.bias) end
+    m.running_mean = mean
+    m.running_var = check_tensor(f, name, 'running_var', 1)
+    return m
+  end
+end
+from['nn.BatchNormalization'] = batch_norm_from(nn.BatchNorm1d, 'nn.BatchNormalization')
+from['nn.SpatialBatchNormalization'] = batch_norm_from(nn.BatchNorm2d, 'nn.SpatialBatchNormalization')
 
 -- M.can_map(class): whether a Torch7 module of that class can be loaded
 function M.can_map(class) return from[class] ~= nil end
@@ -715,6 +729,21 @@ for class, keys in pairs(criteria) do
     return class, f
   end
 end
+local function batch_norm_to(torch7_name, n_dim)
+  return function(m)
+    if not m.track_running_stats or m.momentum == false then return nil end
+    local f = base(m, m.running_mean)
+    f.eps, f.momentum, f.affine, f.nDim = m.eps, m.momentum, m.affine, n_dim
+    f.running_mean, f.running_var = m.running_mean, m.running_var
+    if m.affine then
+      f.weight, f.bias = m.weight, m.bias
+      f.gradWeight, f.gradBias = torch.zeros_like(m.weight), torch.zeros_like(m.bias)
+    end
+    return torch7_name, f
+  end
+end
+to['nn.BatchNorm1d'] = batch_norm_to('nn.BatchNormalization', 2)
+to['nn.BatchNorm2d'] = batch_norm_to('nn.SpatialBatchNormalization', 4)
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
 -- it, or nil when the module has no Torch7 form here

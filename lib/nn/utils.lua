@@ -1,5 +1,6 @@
 -- nn.utils: gradient clipping and flat parameter vectors.
 local torch = require 'torch'
+local nn = require 'nn'
 local utils = {}
 
 -- the parameters of a module, a list, or one tensor
@@ -105,6 +106,25 @@ function utils.addSingletonDimension(...)
   if view == nil then return result end
   view:set_(result)
   return view
+end
+
+-- nn.utils.recursiveType(v, typename [, cache]): Torch7's conversion of a value: a
+-- module by module:type(typename, cache), a tensor (floating) to typename's dtype, a
+-- table entry by entry (in place); tensors that shared memory still do. Returns v
+-- converted.
+function utils.recursiveType(v, typename, cache)
+  cache = cache or {}
+  if type(v) == 'table' and v.__nn_module then return v:type(typename, cache) end
+  if torch.is_tensor(v) then
+    local m = nn.Module()
+    m.value = v
+    m:type(typename, cache)
+    return m.value
+  end
+  if type(v) == 'table' and getmetatable(v) == nil then
+    for k, x in pairs(v) do v[k] = utils.recursiveType(x, typename, cache) end
+  end
+  return v
 end
 
 return utils

@@ -76,6 +76,27 @@ local function from_library(level)
   return known
 end
 
+-- The Torch7 dialect's lift of autograd's refusals (src/autograd: writing in
+-- place into a leaf that requires grad, resizing or set-ing one): Torch7 had
+-- no autograd, so the user's code writes into a module's parameters as into
+-- any tensor, and the write happens as under no_grad. Called by the engine
+-- at the refusal only (level 2: the binding refusing); the torch package's
+-- own files are passed over (their wrappers write for their caller), and the
+-- first frame past them decides: moontorch's libraries keep the refusal.
+local torch_dir = lib_root and lib_root .. 'torch/'
+local function user_writes()
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, 'S')
+    if not info then return false end
+    local src = info.source
+    if info.what ~= 'C' and not (torch_dir and src:sub(1, #torch_dir) == torch_dir) then
+      return not from_library(level - 1)       -- from_library's level 1 is two frames up
+    end
+    level = level + 1
+  end
+end
+
 -- the dialect and its forms (set in the dialect section below)
 local dialect = 'pytorch'
 local t7form = {}
@@ -764,6 +785,7 @@ end
 
 
 -- ---- the dialect: every switch point ----
+local is_reduction = {}
 local reductions_to_number = {'sum', 'prod', 'mean', 'max', 'min', 'norm', 'dot', 'std', 'var', 'dist', 'trace',
                               'median', 'mode', 'kthvalue', 'all', 'any', 'logsumexp'}
 -- reductions that work along the last dim when none is given (Torch7)
@@ -777,8 +799,16 @@ local function install(tbl, name, fn)
   rawset(tbl, name, fn)
 end
 
+-- a 0-dim result is a number unless it requires grad through a tensor the
+-- user asked gradients of: one that requires grad only through nn's
+-- parameters and inputs (Torch7 had no autograd) is a number too
+-- (a reduction tail-called sees past the function that tail-called it: the
+-- libraries' functions the user calls do not end in `return x:sum()`, see
+-- nn.functional's reduce)
 local function number_if_scalar(r)
-  if T(r) and r:dim() == 0 and not r.requires_grad then return r:item() end
+  if T(r) and r:dim() == 0 and (not r.requires_grad or not torch._ag_user_grad(r)) then
+    return r:item()
+  end
   return r
 end
 
@@ -829,6 +859,7 @@ end
 
 -- full reductions return numbers; a reduction over a dim keeps it
 for _, name in ipairs(reductions_to_number) do
+  is_reduction[name] = true
   torch7_switches[#torch7_switches + 1] = function(tbl)
     local f = rawget(tbl, name)
     if not f then return end
@@ -838,6 +869,9 @@ for _, name in ipairs(reductions_to_number) do
     local nres = result_first[name] and result_first[name].nres or 1
     install(tbl, name, function(x, ...)
       if from_library(1) then return (nres == 1 and pass1 or pass2)(name, f, x, ...) end
+      if tbl == methods and result_first[name] and result_first[name].is_rf(x, ...) then
+        return torch[name](x, ...)                     -- res:sum(x, 2): torch.sum(res, x, 2)
+      end
       if tbl == torch and result_first[name] and result_first[name].is_rf(x, ...) then
         return rf_apply(2, form, nres, false, x, ...)  -- results first, Torch7's answer into them
       end
@@ -911,7 +945,9 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
   local creation = {zeros = true, ones = true, rand = true, randn = true, eye = true, linspace = true,
                     logspace = true, range = true, arange = true, randperm = true}
   for name, entry in pairs(result_first) do
-    local f = not creation[name] and rawget(tbl, name)
+    -- (the reductions' own switch takes their result-first method calls: a
+    -- wrapper here would tail-call theirs, which could no longer tell)
+    local f = not creation[name] and not is_reduction[name] and rawget(tbl, name)
     local via = torch[name]
     if f then
       install(tbl, name, function(x, ...)
@@ -1114,6 +1150,7 @@ local function switch_to(name)
     for _, sw in ipairs(torch7_switches) do sw(methods); sw(torch) end
     torch.set_default_dtype('float64')
     torch.cat = cat_gates.torch7
+    torch._ag_set_lift(user_writes)
     -- the packages Torch7's th loaded for every script
     for _, pkg in ipairs({'paths', 'sys', 'xlua'}) do
       if rawget(_G, pkg) == nil and package.searchpath(pkg, package.path) then _G[pkg] = require(pkg) end
@@ -1125,8 +1162,17 @@ local function switch_to(name)
     end
     torch.set_default_dtype('float32')
     torch.cat = cat_gates.pytorch
+    torch._ag_set_lift(nil)
   end
   dialect = name
+end
+
+-- torch._torch7_user(level): the Torch7 dialect is on and the function
+-- `level` up the stack (1: the caller of the function calling this) is the
+-- user's code, not moontorch's libraries (nn's modules answer Torch7's
+-- m:training() and m.train there).
+function torch._torch7_user(level)
+  return dialect == 'torch7' and not from_library((level or 1) + 1)
 end
 
 -- torch.dialect(): 'pytorch' or 'torch7'; torch.dialect(name) switches the

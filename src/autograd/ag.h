@@ -97,6 +97,8 @@ struct mt_ag_meta {
   int64_t ag_version;                /* the storage's ag_version when grad_fn was set */
   int is_view;                       /* recorded as a view of a tensor that requires grad */
   int leaf_view;                     /* ... of a leaf that requires grad: no in-place ops */
+  int implicit;                      /* a leaf nn made require grad (a parameter, a Torch7 call's
+                                        input), not the user: see mt_ag_user_grad */
   mt_ag_meta *next_dying;            /* the release queue, once its last reference went */
 };
 
@@ -118,6 +120,10 @@ typedef struct {
   /* a custom Function's node lets go of its handle (its ctx's saved tensors
      are freed) */
   void (*release_function)(int ref);
+  /* a write in place into a tensor that requires grad (mt_ag_lift_write):
+     1 lets it happen as under no_grad (the Torch7 dialect, for the user's
+     code), 0 keeps autograd's rules; called with grad mode on only */
+  int (*lift_leaf_write)(const char *op);
 } mt_ag_callbacks;
 /* Backward walks call callbacks.trace for every node they run while on. */
 void mt_ag_set_trace(int on);
@@ -145,6 +151,16 @@ int mt_ag_set_requires_grad(mt_tensor *t, int requires_grad);
 /* t becomes a leaf with no history (detach_); refused for views */
 int mt_ag_detach_inplace(mt_tensor *t);
 int mt_ag_is_leaf(const mt_tensor *t);
+/* 1 when t requires grad through a leaf that is not implicit (one the user
+   asked gradients of): t itself, or a leaf its history reaches; 0 when only
+   implicit leaves (nn's parameters and inputs) or none; -1 out of memory. */
+int mt_ag_user_grad(const mt_tensor *t);
+/* Does a write in place into t (or a resize or set_ of t) run as under
+   no_grad? When callbacks.lift_leaf_write(op) says so (the Torch7 dialect,
+   the user's code) and t requires grad as a leaf, a view of a leaf, or
+   through nn's implicit leaves only (mt_ag_user_grad 0: a module's output):
+   Torch7 had no autograd, and its code writes such tensors as any other. */
+int mt_ag_lift_write(const char *op, const mt_tensor *t);
 /* dst views src and shares its autograd metadata (same history). */
 void mt_ag_alias(mt_tensor *dst, const mt_tensor *src);
 

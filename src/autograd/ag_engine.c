@@ -221,8 +221,18 @@ static int refuse_leaf_write(const char *op, const mt_tensor *t) {
   return 0;
 }
 
+int mt_ag_lift_write(const char *op, const mt_tensor *t) {
+  const mt_ag_meta *m = t->grad_meta;
+  if (!m || !m->requires_grad || !callbacks.lift_leaf_write || !callbacks.lift_leaf_write(op)) return 0;
+  if (!m->grad_fn || m->leaf_view) return 1;            /* a leaf, or a view of one */
+  return mt_ag_user_grad(t) == 0;                       /* history through nn's leaves only */
+}
+
+static int lifted(const char *op, const mt_tensor *t) { return mt_ag_lift_write(op, t); }
+
 int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *other) {
   if (!mt_ag_grad_enabled()) return 0;
+  if (lifted(op, t)) return 0;
   if (refuse_leaf_write(op, t)) return -1;
   if (mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other)))
     return mt_fail("%s: this in-place operation is not differentiable; use the out-of-place form", op);
@@ -231,6 +241,7 @@ int mt_ag_check_inplace(const char *op, const mt_tensor *t, const mt_tensor *oth
 
 int mt_ag_inplace_needed(const char *op, const mt_tensor *t, const mt_tensor *other) {
   if (!mt_ag_grad_enabled()) return 0;
+  if (lifted(op, t)) return 0;
   if (refuse_leaf_write(op, t)) return -1;
   return mt_ag_requires_grad(t) || (other && mt_ag_requires_grad(other));
 }
@@ -307,6 +318,61 @@ int mt_ag_unsupported(const char *op, const mt_tensor *a, const mt_tensor *b) {
 int mt_ag_is_leaf(const mt_tensor *t) {
   const mt_ag_meta *m = t->grad_meta;
   return !m || !m->grad_fn;
+}
+
+/* Depth first over the history, each node once (an open-addressing set of
+   the nodes seen, grown as needed). */
+int mt_ag_user_grad(const mt_tensor *t) {
+  const mt_ag_meta *m = t->grad_meta;
+  if (!m || !m->requires_grad) return 0;
+  if (!m->grad_fn) return !m->implicit;
+  size_t cap = 64, nseen = 0, top = 0, stack_cap = 64;
+  mt_node **seen = calloc(cap, sizeof *seen), **stack = malloc(stack_cap * sizeof *stack);
+  int found = 0, rc = 0;
+  if (!seen || !stack) { rc = -1; goto done; }
+  stack[top++] = m->grad_fn;
+  while (top > 0 && !found) {
+    mt_node *n = stack[--top];
+    if (n->leaf) {
+      if (n->leaf->requires_grad && !n->leaf->implicit) found = 1;
+      continue;
+    }
+    for (int i = 0; i < n->nedges; i++) {
+      mt_node *c = n->next[i].node;
+      if (!c) continue;
+      size_t h = ((uintptr_t)c >> 4) & (cap - 1);
+      while (seen[h] && seen[h] != c) h = (h + 1) & (cap - 1);
+      if (seen[h]) continue;
+      seen[h] = c;
+      if (++nseen * 2 > cap) {                     /* grow: rehash into twice the room */
+        size_t ncap = cap * 2;
+        mt_node **ns = calloc(ncap, sizeof *ns);
+        if (!ns) { rc = -1; goto done; }
+        for (size_t k = 0; k < cap; k++) {
+          if (!seen[k]) continue;
+          size_t j = ((uintptr_t)seen[k] >> 4) & (ncap - 1);
+          while (ns[j]) j = (j + 1) & (ncap - 1);
+          ns[j] = seen[k];
+        }
+        free(seen);
+        seen = ns;
+        cap = ncap;
+      }
+      if (top == stack_cap) {
+        mt_node **st = realloc(stack, stack_cap * 2 * sizeof *st);
+        if (!st) { rc = -1; goto done; }
+        stack = st;
+        stack_cap *= 2;
+      }
+      stack[top++] = c;
+    }
+  }
+  rc = found;
+done:
+  free(seen);
+  free(stack);
+  if (rc < 0) mt_fail("user_grad: out of memory");
+  return rc;
 }
 
 static int accumulate_backward(mt_node *n, const mt_tensor *grad_out, mt_tensor *grad_in);

@@ -59,6 +59,9 @@ int lt_parse_device(lua_State *L, const char *name, const char *op, int *device,
 mt_tensor *lt_push(lua_State *L);                /* new, empty tensor userdata */
 /* lt_push with fresh contiguous memory; its errors name op (zeros, ...). */
 mt_tensor *lt_push_new(lua_State *L, const char *op, int dtype, int ndim, const int64_t *shape);
+/* the state of the latest binding that checked a tensor argument, on this
+   thread (what the engine's refusal callbacks look at) */
+extern _Thread_local lua_State *lt_cur_L;
 extern lua_State *lt_last_L;                     /* the state of the latest lt_push (anomaly mode) */
 int lt_error(lua_State *L);                      /* raises mt_error() */
 #define LT_TRY(L, call) do { if ((call) != 0) lt_error(L); } while (0)

@@ -290,6 +290,50 @@ static char *cb_where(void) {
   return s;
 }
 
+/* The Torch7 dialect's lift of the refusals of writes into leaves that
+   require grad: the function torch._ag_set_lift registered (registry
+   "torch.autograd.lift") answers whether the code writing is the user's;
+   none registered (the PyTorch dialect, a worker's state): refused. */
+static _Thread_local int lift_on;                 /* a function is registered (on this thread's state) */
+static int cb_lift_leaf_write(const char *op) {
+  lua_State *L = lt_cur_L;        /* the binding running now checked its tensors on it */
+  if (!lift_on || !L || lua_status(L) != LUA_OK) return 0;
+  int top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "torch.autograd.lift") != LUA_TFUNCTION) { lua_settop(L, top); return 0; }
+  lua_pushstring(L, op);
+  int lift = lua_pcall(L, 1, 1, 0) == LUA_OK && lua_toboolean(L, -1);
+  lua_settop(L, top);
+  return lift;
+}
+
+/* torch._ag_set_lift(fn | nil): fn(op) -> true lets the write happen */
+static int a_set_lift(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lift_on = !lua_isnil(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "torch.autograd.lift");
+  return 0;
+}
+
+/* torch._ag_set_implicit(t, on): marks leaf t as made to require grad by nn
+   (a parameter, a Torch7 call's input) rather than by the user */
+static int a_set_implicit(lua_State *L) {
+  mt_tensor *t = lt_check_any(L, 1, "_ag_set_implicit");
+  if (!mt_ag_requires_grad(t) || !mt_ag_is_leaf(t)) return 0;
+  ((mt_ag_meta *)t->grad_meta)->implicit = lua_toboolean(L, 2);
+  return 0;
+}
+
+/* torch._ag_user_grad(t): does t require grad through a leaf the user made
+   require grad (mt_ag_user_grad)? */
+static int a_user_grad(lua_State *L) {
+  mt_tensor *t = lt_check_any(L, 1, "_ag_user_grad");
+  int r = mt_ag_user_grad(t);
+  if (r < 0) lt_error(L);
+  lua_pushboolean(L, r);
+  return 1;
+}
+
 /* torch._ag_library(): the directory of the calling Lua file is the library
    lt_user_frame looks past; the first call (lib/torch/init.lua) sets it for good */
 static int a_set_library(lua_State *L) {
@@ -842,12 +886,13 @@ static const luaL_Reg functions[] = {
   {"_inplace_commit", a_inplace_commit},
   {"_ag_saved_error", a_saved_error}, {"_ag_saved_output", a_saved_output},
   {"_set_tracer", a_set_tracer}, {"_ag_checkpoint", a_checkpoint}, {"_ag_library", a_set_library},
-  {"_ag_freed_message", a_freed_message},
+  {"_ag_freed_message", a_freed_message}, {"_ag_set_lift", a_set_lift}, {"_ag_set_implicit", a_set_implicit},
+  {"_ag_user_grad", a_user_grad},
   {NULL, NULL}};
 
 void lt_open_autograd(lua_State *L) {
   static const mt_ag_callbacks cb = {cb_run_hooks, cb_run_post_hooks, cb_unref, cb_trace, cb_where,
-                                     cb_recompute, cb_release_function};
+                                     cb_recompute, cb_release_function, cb_lift_leaf_write};
   ag_L = L;
   mt_ag_set_callbacks(&cb);
   if (luaL_newmetatable(L, "torch.autograd.HookHandle")) {
@@ -869,7 +914,8 @@ void lt_open_autograd(lua_State *L) {
                                                    "register_hook", "register_post_accumulate_grad_hook", NULL};
   static const char *const any_device_functions[] = {"detach", "_autograd_grad", "_autograd_backward",   /* bookkeeping: */
                                                      "_ag_custom_node", "_inplace_commit", "_ag_saved_error",
-                                                     "_ag_saved_output", NULL};                 /* no memory read */
+                                                     "_ag_saved_output", "_ag_set_implicit", "_ag_user_grad",
+                                                     NULL};                                     /* no memory read */
   lt_mark_any_device(L, -3, any_device_methods);
   lt_mark_any_device(L, -2, any_device_functions);
 }

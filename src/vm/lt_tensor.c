@@ -12,7 +12,10 @@
 int lt_default_dtype = MT_FLOAT32;
 
 /* ---- helpers ---- */
+_Thread_local lua_State *lt_cur_L;
+
 mt_tensor *lt_test_any(lua_State *L, int i) {
+  lt_cur_L = L;
   mt_tensor *t = lua_touserdata(L, i);
   if (!t || !lua_getmetatable(L, i)) return NULL;
   int ok = lua_rawequal(L, -1, LT_MT);
@@ -702,7 +705,8 @@ static int t_is_set_to(lua_State *L) {
    nn's getParameters() and to() use to move parameters. Torch7's set. */
 static int t_set_(lua_State *L) {
   mt_tensor *x = lt_check(L, 1, "set_"), *y = lt_check(L, 2, "set_");
-  if (mt_ag_grad_enabled() && (mt_ag_requires_grad(x) || mt_ag_requires_grad(y)))
+  if (mt_ag_grad_enabled() && ((mt_ag_requires_grad(x) && !mt_ag_lift_write("set_", x)) ||
+                                (mt_ag_requires_grad(y) && !mt_ag_lift_write("set_", y))))
     luaL_error(L, "set_: not allowed on tensors that require grad in grad mode (wrap it in torch.no_grad)");
   if (x != y) {
     void *meta = x->grad_meta;
@@ -720,7 +724,8 @@ static int t_set_(lua_State *L) {
    PyTorch: its gradient would no longer match it. */
 static int resize(lua_State *L, const char *op, int ndim, const int64_t *shape) {
   mt_tensor *x = lt_test(L, 1);
-  if (mt_ag_requires_grad(x)) luaL_error(L, "%s: cannot resize a tensor that requires grad", op);
+  if (mt_ag_requires_grad(x) && !mt_ag_lift_write(op, x))
+    luaL_error(L, "%s: cannot resize a tensor that requires grad", op);
   LT_TRY(L, mt_resize(x, ndim, shape));
   lua_settop(L, 1);
   return 1;
