@@ -171,6 +171,13 @@ for _, name in ipairs(binary) do
      {GATE_NARGS, 3}, {binary = true})
 end
 
+-- comparisons: torch.gt(res, a, b), res:gt(a, b): a's test against b as 0s
+-- and 1s in res's own type (Torch7's res:gt(x, 0) on a DoubleTensor gives
+-- doubles, which nn's tests multiply with); with no result, a mask as before
+for _, name in ipairs({'eq', 'ne', 'lt', 'le', 'gt', 'ge'}) do
+  rf(name, 1, function(r, a, b) return T(r) and T(a) and (T(b) or N(b)) end, {GATE_NARGS, 3}, {binary = true})
+end
+
 -- everything taking a tensor and more arguments that are not tensors:
 -- torch.sum(res, x, 2), torch.cumsum(res, x, 2), torch.tril(res, x, k) ...
 local unary_more = {'sum', 'prod', 'mean', 'cumsum', 'cumprod', 'std', 'var', 'norm', 'tril', 'triu', 'diag',
