@@ -111,6 +111,7 @@ local same_name = {
   ['nn.Constant'] = {'value', 'nInputDim'}, ['nn.Copy'] = {'intype', 'outtype', 'forceCopy', 'dontCast'},
   ['nn.HardTanh'] = {'min_val', 'max_val'}, ['nn.ELU'] = {'alpha'}, ['nn.SoftPlus'] = {'beta', 'threshold'},
   ['nn.TemporalMaxPooling'] = {'kW', 'dW'},
+  ['nn.PixelShuffle'] = {'upscaleFactor'}, ['nn.LeakyReLU'] = {'negval', 'inplace'},   -- t7layers
 }
 -- Torch7's containers of the same name: their settings' fields, in the constructor's order
 local same_name_containers = {
