@@ -162,6 +162,9 @@ local with_params = {
   ['nn.WeightedEuclidean'] = {{'weight', 'diagCov'},
                               function(f) return nn.WeightedEuclidean(f.weight:size(1), f.weight:size(2)) end},
   ['nn.Cosine'] = {{'weight'}, function(f) return nn.Cosine(f.weight:size(2), f.weight:size(1)) end},
+  ['nn.PReLU'] = {{'weight'}, function(f)                        -- t7layers
+    return nn.PReLU(math.type(f.nOutputPlane) == 'integer' and f.nOutputPlane > 0 and f.nOutputPlane or nil)
+  end},
 }
 for class, spec in pairs(with_params) do
   from[class] = function(f)
@@ -346,6 +349,12 @@ for class, spec in pairs(with_params) do
     f.scalar = m.scalar
     return class, f
   end
+end
+local prelu_fields = to['nn.PReLU']
+to['nn.PReLU'] = function(m)                                     -- t7layers
+  local class, f = prelu_fields(m)
+  f.nOutputPlane = m.nOutputPlane or (m.weight:numel() > 1 and m.weight:numel() or 0)
+  return class, f
 end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
