@@ -137,6 +137,18 @@ end
 
 from['nn.SoftMin'] = function() return nn.Softmin(-1) end
 from['nn.Transpose'] = function(f) return nn.Transpose(table.unpack(f.permutations or {})):setNumInputDims(f.numInputDims) end
+from['nn.SpatialUpSamplingBilinear'] = function(f)                -- t7layers
+  if f.scale_factor ~= nil then
+    return nn.SpatialUpSamplingBilinear(integer(f, 'nn.SpatialUpSamplingBilinear', 'scale_factor'))
+  end
+  return nn.SpatialUpSamplingBilinear({oheight = integer(f, 'nn.SpatialUpSamplingBilinear', 'oheight'),
+                                       owidth = integer(f, 'nn.SpatialUpSamplingBilinear', 'owidth')})
+end
+from['nn.UpSampling'] = function(f)                                -- t7layers
+  if f.scale_factor ~= nil then return nn.UpSampling(integer(f, 'nn.UpSampling', 'scale_factor'), f.mode) end
+  return nn.UpSampling({oheight = integer(f, 'nn.UpSampling', 'oheight'), owidth = integer(f, 'nn.UpSampling', 'owidth'),
+                        odepth = f.odepth}, f.mode)
+end
 from['nn.SpatialUpSamplingNearest'] = function(f)
   return nn.SpatialUpSamplingNearest(integer(f, 'nn.SpatialUpSamplingNearest', 'scale_factor'))
 end
@@ -349,6 +361,18 @@ for class, spec in pairs(with_params) do
     f.scalar = m.scalar
     return class, f
   end
+end
+to['nn.SpatialUpSamplingBilinear'] = function(m)                 -- t7layers
+  local f = base(m)
+  if m.scale then f.scale_factor = m.scale else f.oheight, f.owidth = m.size[1], m.size[2] end
+  f.inputSize, f.outputSize = torch.LongStorage(4), torch.LongStorage(4)
+  return 'nn.SpatialUpSamplingBilinear', f
+end
+to['nn.UpSampling'] = function(m)                                -- t7layers
+  local f = base(m)
+  f.mode, f.scale_factor, f.oheight, f.owidth, f.odepth = m.mode, m.scale_factor, m.oheight, m.owidth, m.odepth
+  f.inputSize, f.outputSize = torch.LongStorage(5):fill(0), torch.LongStorage(5):fill(0)
+  return 'nn.UpSampling', f
 end
 local prelu_fields = to['nn.PReLU']
 to['nn.PReLU'] = function(m)                                     -- t7layers
