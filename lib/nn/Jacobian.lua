@@ -24,7 +24,9 @@ local function max_abs_diff(a, b) return (a - b):abs():max():item() end
 -- x filled with uniform values in [minval, maxval) (Torch7's -2, 2 by default)
 local function randomize(x, minval, maxval)
   minval, maxval = minval or -2, maxval or 2
-  torch.no_grad(function() x:copy_(torch.rand(x:numel(), {dtype = x.dtype}):view(x:size()) * (maxval - minval) + minval) end)
+  -- an integer x (indices) takes the values truncated, as Torch7's copy did
+  local dtype = x:is_floating_point() and x.dtype or 'float64'
+  torch.no_grad(function() x:copy_(torch.rand(x:numel(), {dtype = dtype}):view(x:size()) * (maxval - minval) + minval) end)
 end
 
 -- Jacobian.backward(module, input, param, dparam): the (numel of param or input) x
@@ -157,7 +159,8 @@ end
 -- clone sharing it) agree; returns {name = largest difference from the first}.
 function Jacobian.testAllUpdate(module, input, weight, gradWeight)
   check(module, input, 'testAllUpdate')
-  local gout = torch.rand(module:forward(input):size(), {dtype = input.dtype})
+  local out = module:forward(input)
+  local gout = torch.rand(out:size(), {dtype = out.dtype})
   local lr = torch.uniform and torch.uniform(0.1, 1) or 0.5
   local start = module[weight]:detach():clone()
   local function set_start(m) torch.no_grad(function() m[weight]:copy_(start) end) end

@@ -36,7 +36,7 @@ local CLASSES = {
   'Add', 'CAdd', 'Mul', 'CMul', 'Narrow', 'Select', 'Replicate', 'Transpose', 'Squeeze', 'Unsqueeze', 'Padding',
   'Max', 'Min', 'Sum', 'Mean', 'Index', 'Euclidean', 'WeightedEuclidean', 'Cosine', 'Copy', 'Constant',
   'GradientReversal', 'ZeroGrad', 'OneHot', 'Collapse', 'Normalize', 'RReLU', 'CReLU', 'SpatialSoftMax',
-  'PixelShuffle', 'UpSampling',  -- Torch7 layers' fixes (t7layers)
+  'PixelShuffle', 'UpSampling', 'LookupTable',  -- Torch7 layers' fixes (t7layers)
   -- normalization
   'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d', 'InstanceNorm2d',
   -- criteria

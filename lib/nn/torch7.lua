@@ -137,6 +137,14 @@ end
 
 from['nn.SoftMin'] = function() return nn.Softmin(-1) end
 from['nn.Transpose'] = function(f) return nn.Transpose(table.unpack(f.permutations or {})):setNumInputDims(f.numInputDims) end
+from['nn.LookupTable'] = function(f)                               -- t7layers
+  local w = check_tensor(f, 'nn.LookupTable', 'weight', 2)
+  local pad = math.tointeger(f.paddingValue or 0)
+  if pad == nil then error('a Torch7 nn.LookupTable whose paddingValue is ' .. tostring(f.paddingValue), 0) end
+  local m = nn.LookupTable(w:size(1), w:size(2), pad, f.maxNorm, f.normType)
+  m.weight = param(w)
+  return m
+end
 from['nn.SpatialUpSamplingBilinear'] = function(f)                -- t7layers
   if f.scale_factor ~= nil then
     return nn.SpatialUpSamplingBilinear(integer(f, 'nn.SpatialUpSamplingBilinear', 'scale_factor'))
@@ -361,6 +369,14 @@ for class, spec in pairs(with_params) do
     f.scalar = m.scalar
     return class, f
   end
+end
+to['nn.LookupTable'] = function(m)                               -- t7layers
+  local f = base(m, m.weight)
+  f.weight, f.gradWeight = m.weight, torch.zeros_like(m.weight)
+  f.paddingValue, f.maxNorm, f.normType = m.paddingValue, m.maxNorm, m.normType
+  f.shouldScaleGradByFreq = false
+  f._count, f._input = torch.empty(0, {dtype = 'int32'}), torch.empty(0, {dtype = 'int64'})
+  return 'nn.LookupTable', f
 end
 to['nn.SpatialUpSamplingBilinear'] = function(m)                 -- t7layers
   local f = base(m)
