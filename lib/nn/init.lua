@@ -61,6 +61,7 @@ for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
 nn.utils = require 'nn.utils'
 require 'nn.Jacobian'
+nn.hessian = require 'nn.hessian'   -- Torch7's diagonal Hessians, off until nn.hessian.enable() (t7layers)
 
 torch.nn = nn
 return nn
