@@ -145,6 +145,15 @@ from['nn.LookupTable'] = function(f)                               -- t7layers
   m.weight = param(w)
   return m
 end
+from['nn.View'] = function(f)                                      -- t7layers
+  local size = f.size
+  if torch.isStorage(size) or torch.is_tensor(size) then size = size:totable() end
+  if type(size) ~= 'table' then error('a Torch7 nn.View without its sizes', 0) end
+  local m = nn.View(size)
+  local n = f.numInputDims
+  if n ~= nil then m:setNumInputDims(math.tointeger(n) or n) end
+  return m
+end
 from['nn.SpatialUpSamplingBilinear'] = function(f)                -- t7layers
   if f.scale_factor ~= nil then
     return nn.SpatialUpSamplingBilinear(integer(f, 'nn.SpatialUpSamplingBilinear', 'scale_factor'))
@@ -377,6 +386,11 @@ to['nn.LookupTable'] = function(m)                               -- t7layers
   f.shouldScaleGradByFreq = false
   f._count, f._input = torch.empty(0, {dtype = 'int32'}), torch.empty(0, {dtype = 'int64'})
   return 'nn.LookupTable', f
+end
+to['nn.View'] = function(m)                                      -- t7layers
+  local f = base(m)
+  f.size, f.numElements, f.numInputDims = torch.LongStorage(m.size), m.numElements, m.numInputDims
+  return 'nn.View', f
 end
 to['nn.SpatialUpSamplingBilinear'] = function(m)                 -- t7layers
   local f = base(m)
