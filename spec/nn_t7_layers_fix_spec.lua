@@ -250,7 +250,10 @@ describe('the upsamplers', function()
     local lin = nn.UpSampling({oheight = 3, owidth = 3, odepth = 3}, 'linear'):forward(x)
     same({1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 3.0, 3.5, 4.0, 3.0, 3.5, 4.0, 4.0, 4.5, 5.0, 5.0, 5.5, 6.0, 5.0, 5.5, 6.0,
           6.0, 6.5, 7.0, 7.0, 7.5, 8.0}, lin:reshape(-1):totable())
-    assert.are.same({1, 1, 4, 4, 4}, nn.UpSampling(2, 'linear'):forward(x):size():totable())
+    -- Torch7's documented size of linear upsampling: (n - 1) * scale + 1
+    local lin2 = nn.UpSampling(2, 'linear'):forward(x)
+    assert.are.same({1, 1, 3, 3, 3}, lin2:size():totable())
+    same(lin:reshape(-1):totable(), lin2:reshape(-1):totable(), 1e-12)
     assert.is_true(nn.Jacobian.testJacobian(nn.UpSampling(2, 'linear'), torch.zeros(1, 2, 2, 3, {dtype = 'float64'})) < 1e-5)
     assert.has_error(function() nn.UpSampling({oheight = 2, owidth = 2}) end)    -- nearest needs a scale
     assert.has_error(function() nn.UpSampling(1.5) end)

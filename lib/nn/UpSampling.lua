@@ -5,9 +5,10 @@ local torch = require 'torch'
 -- mode 'nearest' (the default; any other name but 'linear', 'bilinear' and 'trilinear'
 -- means it) repeats each element scale times along each spatial dim; 'linear' is
 -- bilinear (4-D) or trilinear (5-D) interpolation with the corners aligned. With a
--- scale (a positive integer) each spatial size is multiplied by it (as Torch7's code
--- does); with a table (linear only) the output takes the sizes given (odepth for 5-D
--- input).
+-- scale (a positive integer) each spatial size n becomes n * scale for 'nearest' and
+-- (n - 1) * scale + 1 for 'linear' (Torch7's documentation, as SpatialUpSamplingBilinear
+-- here; Torch7's last code multiplied by scale in both modes); with a table (linear
+-- only) the output takes the sizes given (odepth for 5-D input).
 local UpSampling, Module = torch.class('nn.UpSampling', 'nn.Module')
 
 local LINEAR = {linear = true, bilinear = true, trilinear = true}
@@ -72,7 +73,10 @@ function UpSampling:updateOutput(x)
   local nd = x:dim()
   local sizes = {}
   if self.scale_factor then
-    for d = 3, nd do sizes[d] = x:size(d) * self.scale_factor end
+    for d = 3, nd do
+      local n = x:size(d)
+      sizes[d] = self.mode == 'nearest' and n * self.scale_factor or (n - 1) * self.scale_factor + 1
+    end
   else
     if nd == 5 and self.odepth == nil then
       error('nn.UpSampling: a 5-D input needs odepth (no output depth was given)', 3)
