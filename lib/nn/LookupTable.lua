@@ -54,6 +54,20 @@ function LookupTable:setNormType(p)
   return self
 end
 
+-- lookup:scaleGradByFreq(): from now on each looked-up row's gradient is divided by
+-- how often its index occurs in the input (Torch7's; PyTorch's scale_grad_by_freq);
+-- returns the module.
+function LookupTable:scaleGradByFreq()
+  self.shouldScaleGradByFreq = true
+  return self
+end
+
+-- 1 / (the count of each position's index in idx, flat int64), one value a position
+local function inverse_counts(idx, n, dtype)
+  local counts = torch.zeros(n, {dtype = dtype}):index_add_(1, idx, torch.ones(idx:numel(), {dtype = dtype}))
+  return counts:index_select(1, idx):reciprocal()
+end
+
 -- lookup:accUpdateOnly(): Torch7's marker of a table updated by accUpdateGradParameters
 -- only: the weight keeps no gradient (gradWeight reads false); returns the module.
 function LookupTable:accUpdateOnly()
@@ -84,9 +98,16 @@ function LookupTable:updateOutput(idx)
   local count = self.weight:size(1)
   if pad ~= nil and pad < 0 then pad = pad + count + 1 end
   if pad ~= nil and (pad < 1 or pad > count) then pad = nil end   -- 0 (or out of range): no padding
-  local ok, out = pcall(F.embedding, indices(idx), self.weight, {padding_idx = pad, max_norm = self.maxNorm,
-                                                                  norm_type = self.normType or 2})
+  local long = indices(idx)
+  local ok, out = pcall(F.embedding, long, self.weight, {padding_idx = pad, max_norm = self.maxNorm,
+                                                         norm_type = self.normType or 2})
   if not ok then error((tostring(out):gsub('F%.embedding', 'nn.LookupTable')), 3) end
+  if self.shouldScaleGradByFreq and out.requires_grad then        -- the gradient through autograd, scaled
+    local shape = long:size():totable()
+    shape[#shape + 1] = 1
+    local scale = inverse_counts(long:reshape(-1), count, out.dtype):view(shape)
+    out:register_hook(function(g) return g * scale end)
+  end
   return out
 end
 
@@ -105,13 +126,14 @@ local function rows_of(self, input, gradOutput)
     error(string.format('nn.LookupTable: gradOutput of size %s does not match %d indices of %d values',
                         tostring(gradOutput:size()), idx:numel(), d), 4)
   end
-  local g = gradOutput:detach():reshape(idx:numel(), d)
+  local g = gradOutput:detach():reshape(idx:numel(), d):to(self.weight.dtype)
+  if self.shouldScaleGradByFreq then g = g * inverse_counts(idx, self.weight:size(1), g.dtype):view(-1, 1) end
   local pad = self.paddingValue
   if pad ~= nil and pad ~= 0 then
     if pad < 0 then pad = pad + self.weight:size(1) + 1 end
     g = g:masked_fill(idx:eq(pad):unsqueeze(2), 0)
   end
-  return idx, g:to(self.weight.dtype)
+  return idx, g
 end
 
 -- lookup:accGradParameters(input, gradOutput, scale=1): adds scale times each row of

@@ -143,6 +143,7 @@ from['nn.LookupTable'] = function(f)                               -- t7layers
   if pad == nil then error('a Torch7 nn.LookupTable whose paddingValue is ' .. tostring(f.paddingValue), 0) end
   local m = nn.LookupTable(w:size(1), w:size(2), pad, f.maxNorm, f.normType)
   m.weight = param(w)
+  if f.shouldScaleGradByFreq == true then m:scaleGradByFreq() end
   return m
 end
 from['nn.View'] = function(f)                                      -- t7layers
@@ -383,7 +384,7 @@ to['nn.LookupTable'] = function(m)                               -- t7layers
   local f = base(m, m.weight)
   f.weight, f.gradWeight = m.weight, torch.zeros_like(m.weight)
   f.paddingValue, f.maxNorm, f.normType = m.paddingValue, m.maxNorm, m.normType
-  f.shouldScaleGradByFreq = false
+  f.shouldScaleGradByFreq = m.shouldScaleGradByFreq == true
   f._count, f._input = torch.empty(0, {dtype = 'int32'}), torch.empty(0, {dtype = 'int64'})
   return 'nn.LookupTable', f
 end
