@@ -18,11 +18,12 @@ function Sqrt:updateOutput(x)
 end
 
 function Sqrt:updateGradInput(x, gradOutput)
-  local out = self.output
-  if not torch.is_tensor(out) or out:numel() ~= x:numel() then out = torch.sqrt(x) end
-  if gradOutput:numel() ~= out:numel() then
-    error(string.format('nn.Sqrt: gradOutput of size %s does not match the output of size %s',
-                        tostring(gradOutput:size()), tostring(out:size())), 3)
+  if not torch.is_tensor(x) then error('nn.Sqrt: expected a tensor input, got ' .. torch.type(x), 3) end
+  local out = torch.sqrt(x:detach())        -- of this input (the module may have run on others since)
+  if not torch.is_tensor(gradOutput) or gradOutput:numel() ~= out:numel() then
+    error(string.format('nn.Sqrt: gradOutput %s does not match the output of size %s',
+                        torch.is_tensor(gradOutput) and 'of size ' .. tostring(gradOutput:size()) or torch.type(gradOutput),
+                        tostring(out:size())), 3)
   end
   out, gradOutput = out:reshape(x:size()), gradOutput:reshape(x:size())
   local zero = out:eq(0)
