@@ -12,8 +12,8 @@
 -- the module's output:
 --   * a module linear in its input and parameters (Linear, SpatialConvolution
 --     (nn.Conv2d), SpatialFullConvolution (nn.ConvTranspose2d), and
---     SpatialConvolutionMap / SpatialFullConvolutionMap / SpatialConvolutionLocal
---     where present): diagHessianInput is the backward of h through the module
+--     SpatialConvolutionMap / SpatialFullConvolutionMap / SpatialConvolutionLocal /
+--     SpatialConvolutionMM where present): diagHessianInput is the backward of h through the module
 --     with every weight squared; diagHessianWeight gains the weight gradient for
 --     gradOutput h and input squared; diagHessianBias the bias gradient for h.
 --   * an element-wise module (Tanh, TanhShrink, Square, Sqrt): f'(x)^2 * h.
@@ -214,7 +214,7 @@ function hessian.enable()
     {'Linear', function() return nn.Linear(1, 1) end},
     {'SpatialConvolution', function() return nn.SpatialConvolution(1, 1, 1, 1) end},
     {'SpatialFullConvolution', function() return nn.SpatialFullConvolution(1, 1, 1, 1) end},
-    {'SpatialConvolutionLocal'}, {'SpatialFullConvolutionMap'},
+    {'SpatialConvolutionLocal'}, {'SpatialFullConvolutionMap'}, {'SpatialConvolutionMM'},
   }
   local function linear_input(self, input, h) return hessian.linearInput(self, input, h, {'weight'}) end
   local function linear_params(self, input, h) hessian.linearParameters(self, input, h) end
