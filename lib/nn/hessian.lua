@@ -22,8 +22,8 @@
 --     its predecessor kept in the last forward.
 --   * MSECriterion (and WeightedMSECriterion): 2 everywhere, divided by the
 --     element count when sizeAverage.
--- Module:parameters() and getParameters() are left as they are (Torch7's enable
--- replaced them to return the diagonal Hessians as a third result).
+-- module:parameters() and module:getParameters() give the diagonal Hessians as a
+-- third result (getParameters: one flat tensor, the modules' fields views into it).
 local torch = require 'torch'
 local nn = require 'nn'
 
@@ -246,6 +246,57 @@ function hessian.enable()
   for _, name in ipairs({'Reshape', 'View'}) do
     local c = class_of(name)
     if c then c.updateDiagHessianInput = reshaped end
+  end
+
+  -- each parameter tensor of self and its descendants -> {its module, its Hessian's field},
+  -- where that module holds a Hessian of the parameter's size
+  local function hessian_fields(self)
+    local by = {}
+    for _, m in ipairs(self:modules()) do
+      for name, field in pairs(HESSIAN_OF) do
+        local p, h = m[name], m[field]
+        if torch.is_tensor(p) and torch.is_tensor(h) and h:numel() == p:numel() then by[p] = {m, field} end
+      end
+    end
+    return by
+  end
+  local parameters, get_parameters = Module.parameters, Module.getParameters
+  -- module:parameters(): the parameters and their gradients as before, and third the
+  -- diagonal Hessian of each (nil where its module has none; Torch7's, once enabled).
+  function Module:parameters()
+    local ps, gs = parameters(self)
+    local by, hs = hessian_fields(self), {}
+    for i, p in ipairs(ps) do
+      local e = by[p]
+      hs[i] = e and e[1][e[2]]
+    end
+    return ps, gs, hs
+  end
+  -- module:getParameters(): the flat parameters and gradients as before, and third
+  -- (after initDiagHessianParameters) one flat tensor of the diagonal Hessians, in the
+  -- same order, each module's diagHessianWeight / diagHessianBias a view into it.
+  function Module:getParameters()
+    local flat, gflat = get_parameters(self)
+    local ps = parameters(self)
+    local by = hessian_fields(self)
+    local any = false
+    for _, p in ipairs(ps) do any = any or by[p] ~= nil end
+    if not any then return flat, gflat end
+    local hflat = torch.zeros(flat:numel(), {dtype = flat.dtype})
+    torch.no_grad(function()
+      local off = 1
+      for _, p in ipairs(ps) do
+        local n = p:numel()
+        local e = by[p]
+        if e then
+          local view = hflat:narrow(1, off, n):view(e[1][e[2]]:size())
+          view:copy_(e[1][e[2]])
+          e[1][e[2]] = view
+        end
+        off = off + n
+      end
+    end)
+    return flat, gflat, hflat
   end
 
   local Sequential = nn.Sequential
