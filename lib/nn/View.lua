@@ -10,31 +10,37 @@ local helpers = require 'nn._helpers'
 -- 5x10 gives 5x10.
 local View, Module = torch.class('nn.View', 'nn.Module')
 
-function View:__init(...)
-  Module.__init(self)
-  self:resetSize(...)
-end
-
--- view:resetSize(d1, d2, ...): new sizes (as the constructor's); returns the module.
-function View:resetSize(...)
+-- self's sizes from the arguments; an error `level` above set_size's caller
+local function set_size(self, level, ...)
   local size = helpers.sizes_of(...)
   local n, inferred = 1, false
   for i, s in ipairs(size) do
     if math.type(s) ~= 'integer' and not (type(s) == 'number' and s == math.floor(s)) then
-      error(string.format('nn.View: size %d is %s, expected an integer', i, tostring(s)), 3)
+      error(string.format('nn.View: size %d is %s, expected an integer', i, tostring(s)), level + 1)
     end
     s = math.tointeger(s)
     size[i] = s
     if s == -1 then
-      if inferred then error('nn.View: only one size can be -1', 3) end
+      if inferred then error('nn.View: only one size can be -1', level + 1) end
       inferred = true
     elseif s < 0 then
-      error(string.format('nn.View: size %d is %d, expected a size >= 0 or -1', i, s), 3)
+      error(string.format('nn.View: size %d is %d, expected a size >= 0 or -1', i, s), level + 1)
     else
       n = n * s
     end
   end
   self.size, self.numElements, self.inferred = size, n, inferred
+  return self
+end
+
+function View:__init(...)
+  Module.__init(self)
+  set_size(self, 3, ...)
+end
+
+-- view:resetSize(d1, d2, ...): new sizes (as the constructor's); returns the module.
+function View:resetSize(...)
+  set_size(self, 2, ...)
   return self
 end
 
