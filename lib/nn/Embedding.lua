@@ -3,8 +3,9 @@ local nn = require 'nn'
 local F = require 'nn.functional'
 
 -- nn.Embedding(num_embeddings, embedding_dim, {padding_idx=, max_norm=, norm_type=2}):
--- a lookup table of learned rows, indexed by 1-based int64 indices; weight ~ N(0, 1),
--- the padding_idx row zero and never updated. Torch7's nn.LookupTable.
+-- a lookup table of learned rows, indexed by 1-based integer indices (int64, or another
+-- integer dtype); weight ~ N(0, 1), the padding_idx row zero and never updated. Torch7's
+-- form is nn.LookupTable (lib/nn/LookupTable.lua).
 local Embedding, Module = torch.class('nn.Embedding', 'nn.Module')
 function Embedding:__init(num_embeddings, embedding_dim, opts)
   Module.__init(self)
@@ -35,7 +36,10 @@ function Embedding:reset_parameters()
   end)
 end
 
+-- int64 indices from an integer tensor of another dtype (PyTorch's take int32 too)
+local INTEGER = {int8 = true, int16 = true, int32 = true, uint8 = true}
 function Embedding:updateOutput(idx)
+  if torch.is_tensor(idx) and INTEGER[idx.dtype] then idx = idx:long() end
   return F.embedding(idx, self.weight, {padding_idx = self.padding_idx, max_norm = self.max_norm,
                                         norm_type = self.norm_type})
 end
@@ -46,6 +50,5 @@ function Embedding:extra_repr()
   if self.max_norm then s = s .. ', max_norm=' .. string.format('%g', self.max_norm) end
   return s
 end
-nn.LookupTable = Embedding
 
 return Embedding

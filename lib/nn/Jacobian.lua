@@ -24,7 +24,9 @@ local function max_abs_diff(a, b) return (a - b):abs():max():item() end
 -- x filled with uniform values in [minval, maxval) (Torch7's -2, 2 by default)
 local function randomize(x, minval, maxval)
   minval, maxval = minval or -2, maxval or 2
-  torch.no_grad(function() x:copy_(torch.rand(x:numel(), {dtype = x.dtype}):view(x:size()) * (maxval - minval) + minval) end)
+  -- an integer x (indices) takes the values truncated, as Torch7's copy did
+  local dtype = x:is_floating_point() and x.dtype or 'float64'
+  torch.no_grad(function() x:copy_(torch.rand(x:numel(), {dtype = dtype}):view(x:size()) * (maxval - minval) + minval) end)
 end
 
 -- Jacobian.backward(module, input, param, dparam): the (numel of param or input) x
@@ -157,7 +159,8 @@ end
 -- clone sharing it) agree; returns {name = largest difference from the first}.
 function Jacobian.testAllUpdate(module, input, weight, gradWeight)
   check(module, input, 'testAllUpdate')
-  local gout = torch.rand(module:forward(input):size(), {dtype = input.dtype})
+  local out = module:forward(input)
+  local gout = torch.rand(out:size(), {dtype = out.dtype})
   local lr = torch.uniform and torch.uniform(0.1, 1) or 0.5
   local start = module[weight]:detach():clone()
   local function set_start(m) torch.no_grad(function() m[weight]:copy_(start) end) end
@@ -185,6 +188,81 @@ function Jacobian.testAllUpdate(module, input, weight, gradWeight)
   errors['shared accUpdateGradParameters'] = max_abs_diff(reference, via_acc_update(sharing))
   errors['shared weight'] = max_abs_diff(shared[weight]:detach(), sharing[weight]:detach())
   return errors
+end
+
+-- ---- diagonal Hessians (nn.hessian) ----
+-- Both estimates are of F = sum of the outputs' squares / 2, whose diagonal Hessian
+-- with respect to the output is all ones.
+
+-- Jacobian.backwardDiagHessian(module, input, diagHessianParamName): the module's
+-- diagonal Hessian named ('diagHessianInput', 'diagHessianWeight', 'diagHessianBias')
+-- by its own rules (nn.hessian.enable()), from ones at the output.
+function Jacobian.backwardDiagHessian(module, input, name)
+  local out = module:forward(input)
+  local ones = torch.ones_like(out:detach())
+  torch.no_grad(function()
+    for _, field in ipairs({'diagHessianWeight', 'diagHessianBias'}) do
+      if torch.is_tensor(module[field]) then module[field]:zero_() end
+    end
+  end)
+  module:updateDiagHessianInput(input, ones)
+  module:accDiagHessianParameters(input, ones)
+  local h = module[name]
+  if not torch.is_tensor(h) then
+    error(string.format('Jacobian.backwardDiagHessian: %s has no %s', torch.typename(module), name), 2)
+  end
+  return h:detach():reshape(-1):clone()
+end
+
+-- Jacobian.linearModuleDiagHessian(module, input, gradParamName): the same diagonal
+-- for a module linear in its input and parameters, from first derivatives: the sum
+-- over output elements k of (dy_k / dx)^2, x the input ('gradInput') or a parameter
+-- ('gradWeight', 'gradBias'), each column by updateGradInput and accGradParameters.
+function Jacobian.linearModuleDiagHessian(module, input, name)
+  local out = module:forward(input)
+  local n_out = out:numel()
+  local dout = torch.zeros_like(out:detach())
+  local sum
+  for i = 1, n_out do
+    torch.no_grad(function() flat(dout):zero_(); flat(dout)[i] = 1 end)
+    module:zeroGradParameters()
+    module:updateGradInput(input, dout)
+    module:accGradParameters(input, dout)
+    local g = module[name]
+    if not torch.is_tensor(g) then
+      error(string.format('Jacobian.linearModuleDiagHessian: %s has no %s', torch.typename(module), name), 2)
+    end
+    g = g:detach():reshape(-1)
+    sum = sum and sum + g * g or g * g
+  end
+  return sum
+end
+
+-- Jacobian.testDiagHessian(module, input, gradParamName, diagHessianParamName, minval,
+-- maxval): both estimates at a random input (uniform in [minval, maxval), -2 and 2 by
+-- default), after module:initDiagHessianParameters(); their largest difference.
+function Jacobian.testDiagHessian(module, input, grad_name, hessian_name, minval, maxval)
+  check(module, input, 'testDiagHessian')
+  randomize(input, minval, maxval)
+  module:initDiagHessianParameters()
+  local by_rules = Jacobian.backwardDiagHessian(module, input, hessian_name)
+  local by_grads = Jacobian.linearModuleDiagHessian(module, input, grad_name)
+  return max_abs_diff(by_rules, by_grads)
+end
+
+-- Jacobian.testDiagHessianInput(module, input, minval, maxval): testDiagHessian of the input's.
+function Jacobian.testDiagHessianInput(module, input, minval, maxval)
+  return Jacobian.testDiagHessian(module, input, 'gradInput', 'diagHessianInput', minval, maxval)
+end
+
+-- Jacobian.testDiagHessianWeight(module, input, minval, maxval): testDiagHessian of the weight's.
+function Jacobian.testDiagHessianWeight(module, input, minval, maxval)
+  return Jacobian.testDiagHessian(module, input, 'gradWeight', 'diagHessianWeight', minval, maxval)
+end
+
+-- Jacobian.testDiagHessianBias(module, input, minval, maxval): testDiagHessian of the bias's.
+function Jacobian.testDiagHessianBias(module, input, minval, maxval)
+  return Jacobian.testDiagHessian(module, input, 'gradBias', 'diagHessianBias', minval, maxval)
 end
 
 return Jacobian

@@ -32,6 +32,12 @@ function Linear:reset_parameters()
 end
 Linear.reset = Linear.reset_parameters
 
+-- linear:noBias(): Torch7's: the layer has no bias from now on (y = x W^T); returns it.
+function Linear:noBias()
+  self.bias = nil
+  return self
+end
+
 function Linear:updateOutput(x)
   if not torch.is_tensor(x) or x:dim() == 0 or x:size(-1) ~= self.in_features then
     error(string.format('nn.Linear: expected input with %d features in its last dim, got %s (size mismatch)',

@@ -27,7 +27,7 @@ function nn.SpatialUpSamplingNearest(scale) return nn.Upsample({scale_factor = s
 
 -- Torch7's nn.SpatialUpSamplingBilinear(scale) or ({oheight=, owidth=}): bilinear with the corners
 -- aligned, the output (H - 1) * scale + 1 by (W - 1) * scale + 1 for an integer scale, or the
--- size given.
+-- size given; input (N, C, H, W) or (C, H, W).
 local SpatialUpSamplingBilinear = torch.class('nn.SpatialUpSamplingBilinear', 'nn.Upsample')
 function SpatialUpSamplingBilinear:__init(params)
   if type(params) == 'table' then
@@ -43,11 +43,23 @@ function SpatialUpSamplingBilinear:__init(params)
     self.scale = params
   end
 end
+-- a (C, H, W) input is one image (Torch7's non-batch form)
 function SpatialUpSamplingBilinear:updateOutput(x)
-  if not self.scale then return Upsample.updateOutput(self, x) end
-  local h, w = x:size(x:dim() - 1), x:size(x:dim())
-  return F.interpolate(x, {size = {(h - 1) * self.scale + 1, (w - 1) * self.scale + 1}, mode = 'bilinear',
-                           align_corners = true})
+  if not torch.is_tensor(x) or (x:dim() ~= 3 and x:dim() ~= 4) then
+    error(string.format('nn.SpatialUpSamplingBilinear: expected a (N, C, H, W) or (C, H, W) input, got %s',
+                        torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 3)
+  end
+  local single = x:dim() == 3
+  if single then x = x:unsqueeze(1) end
+  local y
+  if not self.scale then
+    y = Upsample.updateOutput(self, x)
+  else
+    local h, w = x:size(3), x:size(4)
+    y = F.interpolate(x, {size = {(h - 1) * self.scale + 1, (w - 1) * self.scale + 1}, mode = 'bilinear',
+                          align_corners = true})
+  end
+  return single and y:squeeze(1) or y
 end
 
 return Upsample

@@ -36,6 +36,7 @@ local CLASSES = {
   'Add', 'CAdd', 'Mul', 'CMul', 'Narrow', 'Select', 'Replicate', 'Transpose', 'Squeeze', 'Unsqueeze', 'Padding',
   'Max', 'Min', 'Sum', 'Mean', 'Index', 'Euclidean', 'WeightedEuclidean', 'Cosine', 'Copy', 'Constant',
   'GradientReversal', 'ZeroGrad', 'OneHot', 'Collapse', 'Normalize', 'RReLU', 'CReLU', 'SpatialSoftMax',
+  'PixelShuffle', 'UpSampling', 'LookupTable',  -- Torch7 layers' fixes (t7layers)
   -- normalization
   'LayerNorm', 'GroupNorm', 'BatchNorm1d', 'BatchNorm2d', 'InstanceNorm2d',
   -- criteria
@@ -64,6 +65,7 @@ for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 nn.utils = require 'nn.utils'
 require 'nn.Jacobian'
 require 'nn.SparseJacobian'  -- t7simple
+nn.hessian = require 'nn.hessian'   -- Torch7's diagonal Hessians, off until nn.hessian.enable() (t7layers)
 
 torch.nn = nn
 return nn

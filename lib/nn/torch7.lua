@@ -173,6 +173,7 @@ local same_name = {
   ['nn.TemporalMaxPooling'] = {'kW', 'dW'},
   ['nn.SpatialCrossMapLRN'] = {'size', 'alpha', 'beta', 'k'}, ['nn.SpatialLogSoftMax'] = {},
   ['nn.FeatureLPPooling'] = {'width', 'stride', 'power', 'batch_mode'},
+  ['nn.PixelShuffle'] = {'upscaleFactor'}, ['nn.LeakyReLU'] = {'negval', 'inplace'},   -- t7layers
 }
 -- Torch7's containers of the same name: their settings' fields, in the constructor's order
 local same_name_containers = {
@@ -198,6 +199,36 @@ end
 
 from['nn.SoftMin'] = function() return nn.Softmin(-1) end
 from['nn.Transpose'] = function(f) return nn.Transpose(table.unpack(f.permutations or {})):setNumInputDims(f.numInputDims) end
+from['nn.LookupTable'] = function(f)                               -- t7layers
+  local w = check_tensor(f, 'nn.LookupTable', 'weight', 2)
+  local pad = math.tointeger(f.paddingValue or 0)
+  if pad == nil then error('a Torch7 nn.LookupTable whose paddingValue is ' .. tostring(f.paddingValue), 0) end
+  local m = nn.LookupTable(w:size(1), w:size(2), pad, f.maxNorm, f.normType)
+  m.weight = param(w)
+  if f.shouldScaleGradByFreq == true then m:scaleGradByFreq() end
+  return m
+end
+from['nn.View'] = function(f)                                      -- t7layers
+  local size = f.size
+  if torch.isStorage(size) or torch.is_tensor(size) then size = size:totable() end
+  if type(size) ~= 'table' then error('a Torch7 nn.View without its sizes', 0) end
+  local m = nn.View(size)
+  local n = f.numInputDims
+  if n ~= nil then m:setNumInputDims(math.tointeger(n) or n) end
+  return m
+end
+from['nn.SpatialUpSamplingBilinear'] = function(f)                -- t7layers
+  if f.scale_factor ~= nil then
+    return nn.SpatialUpSamplingBilinear(integer(f, 'nn.SpatialUpSamplingBilinear', 'scale_factor'))
+  end
+  return nn.SpatialUpSamplingBilinear({oheight = integer(f, 'nn.SpatialUpSamplingBilinear', 'oheight'),
+                                       owidth = integer(f, 'nn.SpatialUpSamplingBilinear', 'owidth')})
+end
+from['nn.UpSampling'] = function(f)                                -- t7layers
+  if f.scale_factor ~= nil then return nn.UpSampling(integer(f, 'nn.UpSampling', 'scale_factor'), f.mode) end
+  return nn.UpSampling({oheight = integer(f, 'nn.UpSampling', 'oheight'), owidth = integer(f, 'nn.UpSampling', 'owidth'),
+                        odepth = f.odepth}, f.mode)
+end
 from['nn.SpatialUpSamplingNearest'] = function(f)
   return nn.SpatialUpSamplingNearest(integer(f, 'nn.SpatialUpSamplingNearest', 'scale_factor'))
 end
@@ -223,6 +254,9 @@ local with_params = {
   ['nn.WeightedEuclidean'] = {{'weight', 'diagCov'},
                               function(f) return nn.WeightedEuclidean(f.weight:size(1), f.weight:size(2)) end},
   ['nn.Cosine'] = {{'weight'}, function(f) return nn.Cosine(f.weight:size(2), f.weight:size(1)) end},
+  ['nn.PReLU'] = {{'weight'}, function(f)                        -- t7layers
+    return nn.PReLU(math.type(f.nOutputPlane) == 'integer' and f.nOutputPlane > 0 and f.nOutputPlane or nil)
+  end},
 }
 for class, spec in pairs(with_params) do
   from[class] = function(f)
@@ -257,15 +291,6 @@ from['nn.Bottle'] = function(f) return nn.Bottle(decorated(f, 'nn.Bottle'), f.nI
 from['nn.Profile'] = function(f) return nn.Profile(decorated(f, 'nn.Profile'), f.print_interval, f.name) end
 from['nn.DontCast'] = function(f)
   return nn.DontCast(decorated(f, 'nn.DontCast'), f.castin, f.castout, f.moduleType)
-end
-from['nn.LookupTable'] = function(f)
-  local w = check_tensor(f, 'nn.LookupTable', 'weight', 2)
-  if (f.paddingValue or 0) ~= 0 or f.maxNorm ~= nil then
-    error('a Torch7 nn.LookupTable with a paddingValue or a maxNorm: moontorch reads only plain ones', 0)
-  end
-  local m = nn.Embedding(w:size(1), w:size(2), {dtype = w.dtype})
-  m.weight = param(w)
-  return m
 end
 from['nn.LinearWeightNorm'] = function(f)
   local v = check_tensor(f, 'nn.LinearWeightNorm', 'v', 2)
@@ -548,6 +573,37 @@ for class, spec in pairs(with_params) do
     f.scalar = m.scalar
     return class, f
   end
+end
+to['nn.LookupTable'] = function(m)                               -- t7layers
+  local f = base(m, m.weight)
+  f.weight, f.gradWeight = m.weight, torch.zeros_like(m.weight)
+  f.paddingValue, f.maxNorm, f.normType = m.paddingValue, m.maxNorm, m.normType
+  f.shouldScaleGradByFreq = m.shouldScaleGradByFreq == true
+  f._count, f._input = torch.empty(0, {dtype = 'int32'}), torch.empty(0, {dtype = 'int64'})
+  return 'nn.LookupTable', f
+end
+to['nn.View'] = function(m)                                      -- t7layers
+  local f = base(m)
+  f.size, f.numElements, f.numInputDims = torch.LongStorage(m.size), m.numElements, m.numInputDims
+  return 'nn.View', f
+end
+to['nn.SpatialUpSamplingBilinear'] = function(m)                 -- t7layers
+  local f = base(m)
+  if m.scale then f.scale_factor = m.scale else f.oheight, f.owidth = m.size[1], m.size[2] end
+  f.inputSize, f.outputSize = torch.LongStorage(4), torch.LongStorage(4)
+  return 'nn.SpatialUpSamplingBilinear', f
+end
+to['nn.UpSampling'] = function(m)                                -- t7layers
+  local f = base(m)
+  f.mode, f.scale_factor, f.oheight, f.owidth, f.odepth = m.mode, m.scale_factor, m.oheight, m.owidth, m.odepth
+  f.inputSize, f.outputSize = torch.LongStorage(5):fill(0), torch.LongStorage(5):fill(0)
+  return 'nn.UpSampling', f
+end
+local prelu_fields = to['nn.PReLU']
+to['nn.PReLU'] = function(m)                                     -- t7layers
+  local class, f = prelu_fields(m)
+  f.nOutputPlane = m.nOutputPlane or (m.weight:numel() > 1 and m.weight:numel() or 0)
+  return class, f
 end
 
 -- Torch7's spatial convolution classes kept in Torch7's own layout (weight and bias of

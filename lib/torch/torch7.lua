@@ -192,6 +192,13 @@ for _, name in ipairs(binary) do
      {GATE_NARGS, 3}, {binary = true})
 end
 
+-- comparisons: torch.gt(res, a, b), res:gt(a, b): a's test against b as 0s
+-- and 1s in res's own type (Torch7's res:gt(x, 0) on a DoubleTensor gives
+-- doubles, which nn's tests multiply with); with no result, a mask as before
+for _, name in ipairs({'eq', 'ne', 'lt', 'le', 'gt', 'ge'}) do
+  rf(name, 1, function(r, a, b) return T(r) and T(a) and (T(b) or N(b)) end, {GATE_NARGS, 3}, {binary = true})
+end
+
 -- everything taking a tensor and more arguments that are not tensors:
 -- torch.sum(res, x, 2), torch.cumsum(res, x, 2), torch.tril(res, x, k) ...
 local unary_more = {'sum', 'prod', 'mean', 'cumsum', 'cumprod', 'std', 'var', 'norm', 'tril', 'triu', 'diag',
@@ -876,6 +883,40 @@ for _, name in ipairs(reductions_to_number) do
         return rf_apply(2, form, nres, false, x, ...)  -- results first, Torch7's answer into them
       end
       return form(x, ...)
+    end)
+  end
+end
+
+-- torch.round(2.6), torch.abs(-1), torch.sqrt(4) ...: Torch7's math functions
+-- took a number too and answered a number (a float, as Torch7's real)
+local function round_half_away(v)
+  if v >= 0 then return math.floor(v + 0.5) + 0.0 end
+  return -math.floor(-v + 0.5) + 0.0
+end
+local number_forms = {
+  abs = math.abs, exp = math.exp, log = math.log, log1p = function(v) return math.log(1 + v) end,
+  sqrt = math.sqrt, rsqrt = function(v) return 1 / math.sqrt(v) end, sin = math.sin, cos = math.cos,
+  tan = math.tan, asin = math.asin, acos = math.acos, atan = math.atan,
+  sinh = function(v) return (math.exp(v) - math.exp(-v)) / 2 end,
+  cosh = function(v) return (math.exp(v) + math.exp(-v)) / 2 end,
+  tanh = function(v)
+    if v > 20 then return 1.0 elseif v < -20 then return -1.0 end
+    local e = math.exp(2 * v)
+    return (e - 1) / (e + 1)
+  end,
+  sigmoid = function(v) return 1 / (1 + math.exp(-v)) end,
+  floor = function(v) return math.floor(v) + 0.0 end, ceil = function(v) return math.ceil(v) + 0.0 end,
+  round = round_half_away,
+  trunc = function(v) return (v >= 0 and math.floor(v) or math.ceil(v)) + 0.0 end,
+  frac = function(v) return v - (v >= 0 and math.floor(v) or math.ceil(v)) end,
+}
+for name, g in pairs(number_forms) do
+  torch7_switches[#torch7_switches + 1] = function(tbl)
+    local f = tbl == torch and rawget(tbl, name)
+    if not f then return end
+    install(tbl, name, function(x, ...)
+      if N(x) and select('#', ...) == 0 and not from_library(1) then return g(x + 0.0) end
+      return pass1(name, f, x, ...)
     end)
   end
 end
