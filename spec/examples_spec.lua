@@ -30,6 +30,31 @@ describe('examples', function()
     assert.truthy(out:find('Torch7 style,  epoch 200', 1, true), out)
   end)
 
+  it('char_lstm.lua trains a character LSTM the Torch7 way, checkpoints, resumes and samples', function()
+    local text = os.tmpname()
+    local f = assert(io.open(text, 'w'))
+    for _ = 1, 60 do f:write('the cat sat on the mat. ') end      -- a text with little to learn
+    f:close()
+    local ck = os.tmpname()
+    local ok, out = run('--torch7 examples/char_lstm.lua -text ' .. text .. ' -iters 40 -seq 12 -batch 8 -hidden 24 '
+                        .. '-layers 1 -every 20 -lr 0.01 -sample 30 -checkpoint ' .. ck)
+    assert.is_true(ok, out)
+    local first, last, uniform = out:match('loss ([%d.]+) %-> ([%d.]+) %(uniform guessing: ([%d.]+)%)')
+    assert.is_truthy(first, out)
+    -- 11 distinct characters: guessing scores log(11); the model must do much better
+    assert.are.equal(string.format('%.4f', math.log(11)), uniform)
+    assert.is_true(tonumber(last) < tonumber(first) and tonumber(last) < 0.6 * tonumber(uniform), out)
+    local sample = out:match('sample %(temperature 0.8%):\n([^\n]*)')
+    assert.are.equal(3 + 30, #sample, out)               -- the prime 'The ' less its unknown 'T', and 30 drawn
+    ok, out = run('--torch7 examples/char_lstm.lua -text ' .. text .. ' -resume ' .. ck .. ' -iters 0 -sample 10 '
+                  .. '-prime "the "')
+    assert.is_true(ok, out)
+    sample = out:match('sample %(temperature 0.8%):\n([^\n]*)')
+    assert.are.equal(14, #sample, out)
+    os.remove(ck)
+    os.remove(text)
+  end)
+
   it('resnet_block.lua trains a step and checks the block gradients', function()
     local ok, out = run('examples/resnet_block.lua')
     assert.is_true(ok, out)

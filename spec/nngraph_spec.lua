@@ -174,6 +174,27 @@ describe('nngraph', function()
     assert.is_true(close(gi[2], torch.zeros(2, {dtype = 'float64'})))  -- the target is data
   end)
 
+  it('is written to Torch7\'s files and to moontorch\'s, and computes the same once read back', function()
+    local x = nn.Identity()()
+    local a, b = nn.SplitTable(2)(nn.Reshape(2, 3)(nn.Linear(4, 6)(x))):split(2)
+    local g = nn.gModule({x}, {nn.CAddTable()({a, b}), nn.Tanh()(a)})
+    local input = torch.randn(5, 4)
+    local want = g:forward(input)
+    local grad = {torch.randn(5, 3), torch.randn(5, 3)}
+    local want_gi = g:backward(input, grad):clone()
+    for _, mode in ipairs({'binary', 'moontorch'}) do
+      local path = os.tmpname()
+      if mode == 'binary' then torch.save(path, g, 'binary') else torch.save(path, g) end
+      local back = torch.load(path)
+      os.remove(path)
+      assert.are.equal('nn.gModule', torch.typename(back))
+      assert.are.equal(#g.forwardnodes, #back.forwardnodes)
+      local out = back:forward(input)
+      assert.is_true(close(out[1], want[1], 1e-12) and close(out[2], want[2], 1e-12), mode)
+      assert.is_true(close(back:backward(input, grad), want_gi, 1e-12), mode)
+    end
+  end)
+
   it('raises errors that name the problem and where the node was made', function()
     local function raises(pattern, fn)
       local ok, err = pcall(fn)
@@ -183,6 +204,8 @@ describe('nngraph', function()
     local a, b = nn.Identity()(), nn.Identity()()
     local h = nn.Linear(2, 2)(a)
     raises('inputs[1] is nil (typo / bad index?)', function() return nn.Linear(2, 2)(nil) end)
+    local misspelt
+    raises('cannot pass an empty table of inputs', function() return nn.Linear(2, 2)({misspelt}) end)
     raises('outputs[2] is nil (typo / bad index?)', function() return nn.gModule({a}, {h, nil, h}) end)
     raises('nn.gModule: no outputs', function() return nn.gModule({a}, {}) end)
     raises('outputs[1] is an nn.Module, specifically a nn.Linear, but the only valid thing to pass is an instance '

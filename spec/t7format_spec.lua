@@ -35,8 +35,23 @@ describe('Torch7 format', function()
   it('loads genuine objects of classes that are defined, and names the ones that are not', function()
     raises("holds an object of class 'Blah' (at byte 0), which is not defined", torch.load, REF .. 'custom_class.t7')
     raises("class 'tds.Hash'", torch.load, REF .. 'tds_hash.t7')
-    raises('holds a Torch7 nn.gModule (at byte 0), which moontorch has no counterpart of', torch.load,
-           REF .. 'gmodule_with_linear_identity.t7')
+    -- Torch7's nngraph wrote this gModule({a, b}, {CAddTable{b, Linear(1, 2)(a)}}): it loads (nngraph with it)
+    -- and computes b + W a + bias with the weights it holds, and its gradient W' g for a
+    local g = torch.load(REF .. 'gmodule_with_linear_identity.t7')
+    assert.are.equal('nn.gModule', torch.typename(g))
+    assert.are.equal(2, g.nInputs)
+    local lin
+    for _, node in ipairs(g.forwardnodes) do
+      if torch.typename(node.data.module) == 'nn.Linear' then lin = node.data.module end
+    end
+    local a, b = torch.tensor({0.5}, {dtype = 'float64'}), torch.tensor({1, 2}, {dtype = 'float64'})
+    local w, bias = lin.weight:detach(), lin.bias:detach()
+    local out = g:forward({a, b})
+    local want = {1 + 0.5 * w[1][1] + bias[1], 2 + 0.5 * w[2][1] + bias[2]}
+    assert.is_true(math.abs(out[1] - want[1]) < 1e-12 and math.abs(out[2] - want[2]) < 1e-12)
+    local gi = g:backward({a, b}, torch.ones(2, {dtype = 'float64'}))
+    assert.is_true(math.abs(gi[1][1] - (w[1][1] + w[2][1])) < 1e-12)
+    assert.are.same({1, 1}, gi[2]:totable())
     local A = torch.class('t7spec.A')
     local bytes = io.open(REF .. 'recursive_class.t7', 'rb'):read('a')
     local o = torch.deserialize((bytes:gsub(pack_string('A'), pack_string('t7spec.A'), 1)))

@@ -894,7 +894,9 @@ local function is_graph_call(self, ...)
   local n, first = select('#', ...), ...
   if type(first) == 'table' then
     local node = package.loaded.nngraph and package.loaded.nngraph.is_node
-    return node ~= nil and (node(first) or node(rawget(first, 1)))
+    if node == nil then return false end
+    -- an empty table too (a misspelt node: {x} with x nil), which nngraph refuses
+    return node(first) or node(rawget(first, 1)) or (next(first) == nil and getmetatable(first) == nil)
   end
   return first == nil and n <= 1 and getmetatable(self).forward == Module.forward
 end

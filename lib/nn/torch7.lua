@@ -348,13 +348,34 @@ end
 from['nn.BatchNormalization'] = batch_norm_from(nn.BatchNorm1d, 'nn.BatchNormalization')
 from['nn.SpatialBatchNormalization'] = batch_norm_from(nn.BatchNorm2d, 'nn.SpatialBatchNormalization')
 
+from['nn.Reshape'] = function(f)
+  local size = f.size
+  if torch.isStorage(size) or torch.typename(size) == 'torch.Size' then size = size:totable() end
+  if type(size) ~= 'table' or #size == 0 then error('a Torch7 nn.Reshape without its size', 0) end
+  for _, s in ipairs(size) do
+    if math.type(s) ~= 'integer' then error('a Torch7 nn.Reshape whose size holds ' .. tostring(s), 0) end
+  end
+  if f.batchMode ~= nil and type(f.batchMode) ~= 'boolean' then
+    error('a Torch7 nn.Reshape whose batchMode is ' .. torch.type(f.batchMode), 0)
+  end
+  if f.batchMode ~= nil then size[#size + 1] = f.batchMode end
+  return nn.Reshape(table.unpack(size))
+end
+
+-- the modules another package maps (M.register), loaded when a file names them
+local elsewhere = {['nn.gModule'] = 'nngraph', ['nn.ModuleFromCriterion'] = 'nngraph'}
+local function mapping(class)
+  if from[class] == nil and elsewhere[class] then require(elsewhere[class]) end
+  return from[class]
+end
+
 -- M.can_map(class): whether a Torch7 module of that class can be loaded
-function M.can_map(class) return from[class] ~= nil end
+function M.can_map(class) return mapping(class) ~= nil end
 
 -- M.from_torch7(class, fields): the moontorch module of a Torch7 one, or nil
 -- and the reason; Torch7's train flag false gives a module in eval mode.
 function M.from_torch7(class, fields)
-  local make = from[class]
+  local make = mapping(class)
   if not make then return nil, 'moontorch has no counterpart of this Torch7 module' end
   local rng = torch.get_rng_state()             -- constructors draw initial weights
   local ok, m = pcall(make, fields)
@@ -800,6 +821,17 @@ local function batch_norm_to(torch7_name, n_dim)
 end
 to['nn.BatchNorm1d'] = batch_norm_to('nn.BatchNormalization', 2)
 to['nn.BatchNorm2d'] = batch_norm_to('nn.SpatialBatchNormalization', 4)
+
+to['nn.Reshape'] = function(m)
+  local f = base(m)
+  local n = 1
+  for _, s in ipairs(m.size) do n = n * s end
+  f.size, f.nelement, f.batchMode = torch.LongStorage(m.size), n, m.batchMode
+  local b = {1}
+  for i, s in ipairs(m.size) do b[i + 1] = s end
+  f.batchsize = torch.LongStorage(b)
+  return 'nn.Reshape', f
+end
 
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
 -- it, or nil when the module has no Torch7 form here

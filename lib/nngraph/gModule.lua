@@ -345,33 +345,72 @@ function gModule:replace(fn)
   return self
 end
 
--- casts every tensor of a value (nested tables too) with x:to(target)
-local function cast(v, target)
-  if torch.isTensor(v) then return v:to(target) end
+-- casts every floating tensor of a value (nested tables too) with convert(x)
+local function cast(v, convert)
+  if torch.isTensor(v) then return v:is_floating_point() and convert(v) or v end   -- indices stay
   if type(v) == 'table' and not nn.is_module(v) and getmetatable(v) == nil then
-    for k, x in pairs(v) do v[k] = cast(x, target) end
+    for k, x in pairs(v) do v[k] = cast(x, convert) end
   end
   return v
 end
 
--- g:to(...) (and float, double, type, cuda): the modules, and the values the
--- last call left in the graph (output, gradInput, each node's input and gradOutput).
-function gModule:to(target)
-  Module.to(self, target)
-  local function move(v) return cast(v, target) end
+-- the values the last call left in the graph (output, gradInput, each node's
+-- input and gradOutput), converted
+local function cast_values(self, convert)
   local fields = rawget(self, '_fields')
-  fields.output = move(fields.output)
-  fields.gradInput = move(fields.gradInput)
+  fields.output = cast(fields.output, convert)
+  fields.gradInput = cast(fields.gradInput, convert)
   for _, list in ipairs({self.forwardnodes, self.backwardnodes}) do
     for _, node in ipairs(list) do
       local d = node.data
-      d.input = move(d.input)
-      d.gradOutput = move(d.gradOutput)
-      d.gradOutputTotal = move(d.gradOutputTotal)
+      d.input = cast(d.input, convert)
+      d.gradOutput = cast(d.gradOutput, convert)
+      d.gradOutputTotal = cast(d.gradOutputTotal, convert)
     end
   end
+end
+
+-- g:to(...) (and float, double, cuda): the modules and the graph's values.
+function gModule:to(target)
+  Module.to(self, target)
+  cast_values(self, function(x) return x:to(target) end)
   return self
 end
+
+-- g:type(name [, cache]) (Torch7's float(), double()): the modules and the graph's values.
+function gModule:type(name, cache)
+  local r = Module.type(self, name, cache)
+  if name ~= nil then cast_values(self, function(x) return x:type(name) end) end
+  return r
+end
+
+-- ---- Torch7's files ----
+-- a gModule is written with Torch7's fields (its graphs and nodes as they are,
+-- each node's module mapped as any other), and read back from them
+local saved_fields = {'fg', 'bg', 'innode', 'outnode', 'forwardnodes', 'backwardnodes', 'nInputs', 'verbose'}
+require('nn.torch7').register('nn.gModule',
+  function(f)
+    for _, k in ipairs({'fg', 'bg', 'innode', 'outnode', 'forwardnodes', 'backwardnodes'}) do
+      if type(f[k]) ~= 'table' then error('a Torch7 nn.gModule without its ' .. k, 0) end
+    end
+    local g = setmetatable({}, gModule)
+    Module.__init(g)
+    for _, k in ipairs(saved_fields) do g[k] = f[k] end
+    g.nInputs = g.nInputs or #f.innode.children
+    local items = {}
+    for _, node in ipairs(f.forwardnodes) do
+      if node.data.module then items[#items + 1] = node.data.module end
+    end
+    rawset(g, '_items', items)
+    g:_set_children(items)
+    return g
+  end,
+  function(m)
+    local f = {output = rawget(m, '_fields').output, gradInput = rawget(m, '_fields').gradInput,
+               train = m.training, modules = rawget(m, '_items')}
+    for _, k in ipairs(saved_fields) do f[k] = m[k] end
+    return 'nn.gModule', f
+  end)
 
 function gModule:extra_repr()
   return string.format('%d inputs -> %d outputs', self.nInputs, #self.outnode.children)

@@ -34,7 +34,7 @@ local generator_mt = debug.getregistry()['torch.Generator']
 -- Packages torch.load may require to find a class a file names (an 'nn.Linear'
 -- needs nn); any other class must be defined before loading. Code runs on
 -- require, so this list stays short: add your own package when you trust its files.
-torch.load_packages = {nn = true, optim = true, data = true}
+torch.load_packages = {nn = true, optim = true, data = true, nngraph = true, graph = true}
 
 -- Metatables that are not torch.class classes but may be saved (a library's
 -- helper tables), by the name the file records: torch.register_metatable.
