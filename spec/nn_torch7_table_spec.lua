@@ -234,6 +234,9 @@ describe('Torch7 table modules in bad arguments', function()
     assert.has_error(function() nn.MixtureTable():forward({randn(3), {randn(2), randn(2)}}) end,
                      'nn.MixtureTable: expected a table of 3 tensors, got {2, 2}')
     assert.has_error(function() nn.Parallel(1, 1):add(nn.Identity()):forward(randn(2, 3)) end,
-                     'nn.Parallel: an input of size 2x3 has not 1 slices along dim 1 (one per module)')
+                     'nn.Parallel: an input of size 2x3 has more slices along dim 1 than the 1 modules (one per slice)')
+    -- as Torch7's: modules past the last slice are unused
+    local p = nn.Parallel(1, 1):add(nn.MulConstant(2)):add(nn.MulConstant(3)):add(nn.MulConstant(5))
+    assert.are.same({2, 4, 9, 12}, p:forward(torch.tensor({{1, 2}, {3, 4}}, {dtype = 'float64'})):totable())
   end)
 end)

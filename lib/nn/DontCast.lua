@@ -93,6 +93,12 @@ function DontCast:to(target)
   return self
 end
 
+-- deco:type(name [, cache]): as deco:to(name); with no name, the class name
+function DontCast:type(name)
+  if name == nil then return torch.typename(self) end
+  return self:to(name)
+end
+
 function DontCast:extra_repr()
   return string.format('castin=%s, castout=%s', tostring(self.castin), tostring(self.castout))
 end

@@ -536,6 +536,25 @@ for _, name in ipairs({'view', 'viewAs', 'expand', 'expandAs', 'repeatTensor', '
     methods[name] = g
   end
 end
+-- torch.repeatTensor(res, src, sizes...): the result first
+do
+  local f = rawget(torch, 'repeatTensor')
+  if f then
+    local g = torch._gate(f, function(x, ...)
+      if T(x) and T((...)) then return true, x:set_(in_gate(f, ...)) end
+      return false
+    end, GATE_LEAD, 2, 'repeatTensor')
+    torch._help_alias(g, f)
+    torch.repeatTensor = g
+  end
+end
+
+-- x:cat({x1, x2, ...} [, dim]) and x:cat(x1, x2 [, dim]): Torch7's method form of
+-- torch.cat with x the result; x:cat(y [, dim]) concatenates x and y
+function methods.cat(x, ...)
+  if not T(x) then error('cat: expects a tensor self, got ' .. torch.type(x), 2) end
+  return (at_caller(torch.cat, x, ...))
+end
 
 -- torch.setheaptracking(bool): Torch7 let Lua's collector count the memory
 -- of tensors; moontorch's collector always does (src/vm/lt_tensor.c pays
@@ -1007,6 +1026,44 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
     if T(x) and not from_library(1) then return bernoulli_fill(x, ...) end
     return f(x, ...)
   end)
+end
+
+-- x:scatter(dim, index, src|value) writes into x (PyTorch's returns a new tensor)
+torch7_switches[#torch7_switches + 1] = function(tbl)
+  if tbl ~= methods then return end
+  local f, fill = rawget(tbl, 'scatter'), rawget(tbl, 'scatter_')
+  if not (f and fill) then return end
+  install(tbl, 'scatter', function(x, ...)
+    if T(x) and not from_library(1) then return (at_caller(fill, x, ...)) end
+    return f(x, ...)
+  end)
+end
+
+-- torch.rand(n, 7, 3.5), zeros, ones, randn: Torch7 cut a fractional size to
+-- an integer (toward zero), as its C did when it read a size
+for _, name in ipairs({'rand', 'randn', 'zeros', 'ones'}) do
+  torch7_switches[#torch7_switches + 1] = function(tbl)
+    if tbl ~= torch then return end
+    local f = rawget(tbl, name)
+    install(tbl, name, function(...)
+      local n = select('#', ...)
+      for i = 1, n do
+        local v = select(i, ...)
+        if math.type(v) == 'float' and v ~= math.floor(v) and v == v and v > -2^53 and v < 2^53
+           and not from_library(1) then
+          local args = table.pack(...)
+          for k = 1, n do
+            local a = args[k]
+            if math.type(a) == 'float' and a == a and a > -2^53 and a < 2^53 then
+              args[k] = math.tointeger(a >= 0 and math.floor(a) or math.ceil(a))
+            end
+          end
+          return at_caller(f, table.unpack(args, 1, n))
+        end
+      end
+      return f(...)
+    end)
+  end
 end
 
 -- x:new() with no arguments is a tensor on x's memory (Torch7's constructor
