@@ -9,6 +9,7 @@ _G.nn = nn
 
 nn.functional = require 'nn.functional'
 require 'nn.functional.conv'
+require 'nn.functional.vol'
 nn.F = nn.functional
 nn.init = require 'nn.initialization'
 
@@ -55,6 +56,8 @@ local CLASSES = {
   -- convolution and pooling
   'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'MaxPool1d', 'AvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
   'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
+  'Conv3d', 'ConvTranspose3d', 'MaxPool3d', 'AvgPool3d', 'MaxUnpool3d', 'BatchNorm3d', 'Dropout3d', 'ReplicationPad3d', 'TemporalConvolution',
+  'TemporalSubSampling', 'TemporalDynamicKMaxPooling', 'WeightNorm',  -- Torch7 volumetric and temporal (t7vol)
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
