@@ -316,6 +316,105 @@ function F.max_unpool3d(x, indices, kernel, opts)
   return out
 end
 
+-- the window starts (N, C, out), 0-based, of Graham's fractional pooling along one dim of
+-- length n: u (N, C) uniform samples; start i is floor((i + u) a) - floor(u a) with
+-- a = (n - pool) / (out - 1), the last one n - pool (as PyTorch, in u's dtype)
+local function fractional_starts(u, n, out, pool)
+  local N, C = u:size(1), u:size(2)
+  local last = torch.full({N, C, 1}, n - pool, {dtype = 'int64', device = u.device})
+  if out == 1 then return last end
+  local a = (n - pool) / (out - 1)
+  local i = torch.arange(0, out - 1, {dtype = u.dtype, device = u.device}):view(1, 1, out - 1)
+  local uu = u:view(N, C, 1)
+  local first = ((i + uu) * a):trunc() - (uu * a):trunc()
+  return torch.cat({first:long(), last}, 3)
+end
+
+-- the maxima of x along dim d over the windows [start, start + pool) (starts (N, C, out)),
+-- and the 1-based positions of the maxima in their windows
+local function window_max(x, d, starts, pool)
+  local N, C, out = starts:size(1), starts:size(2), starts:size(3)
+  local taps = torch.arange(0, pool, {device = x.device}):view(1, 1, 1, pool)
+  local pos = (starts:view(N, C, out, 1) + taps):view(N, C, out * pool)
+  local shape, ishape = x:size():totable(), {N, C, 1, 1, 1}
+  ishape[d] = out * pool
+  shape[d] = out * pool
+  local idx = pos:view(ishape):expand(shape)
+  local g = x:gather(d, idx + 1)
+  local wshape = x:size():totable()
+  wshape[d] = out
+  table.insert(wshape, d + 1, pool)
+  return g:view(wshape):max(d + 1)
+end
+
+-- F.fractional_max_pool3d(x, kernel, {output_size=, output_ratio=, return_indices=false,
+-- _random_samples=}): Graham's fractional max pooling of x (N, C, T, H, W) or (C, T, H, W):
+-- per dim, output_size windows of kernel's length (a number or {t, h, w}) at pseudo-random
+-- starts (from _random_samples (N, C, 3), uniform in [0, 1), one for T, H and W of each plane;
+-- drawn when not given), as PyTorch's. output_ratio (in (0, 1), a number or three) gives
+-- output_size floor(in * ratio). With return_indices also the 1-based positions of the maxima
+-- in each T * H * W volume.
+function F.fractional_max_pool3d(x, kernel, opts)
+  local fname = 'F.fractional_max_pool3d'
+  opts = opts or {}
+  local input, unbatched = batched5(x, fname)
+  if not input:is_floating_point() then fail(fname, 'expected a floating input, got %s', input.dtype) end
+  local k = {triple(kernel, fname, 'kernel', true)}
+  local N, C = input:size(1), input:size(2)
+  local ins = {input:size(3), input:size(4), input:size(5)}
+  local out
+  if opts.output_size ~= nil then
+    out = {triple(opts.output_size, fname, 'output_size', true)}
+  elseif opts.output_ratio ~= nil then
+    local r = opts.output_ratio
+    if type(r) == 'number' then r = {r, r, r} end
+    if type(r) ~= 'table' or #r ~= 3 then fail(fname, 'output_ratio must be a number or a table of three') end
+    out = {}
+    for i = 1, 3 do
+      if type(r[i]) ~= 'number' or r[i] <= 0 or r[i] >= 1 then
+        fail(fname, 'output_ratio must be in (0, 1), got %s', tostring(r[i]))
+      end
+      out[i] = math.floor(ins[i] * r[i])
+      if out[i] < 1 then fail(fname, 'output_ratio %g of size %d leaves nothing', r[i], ins[i]) end
+    end
+  else
+    fail(fname, 'give output_size or output_ratio')
+  end
+  for i = 1, 3 do
+    if out[i] + k[i] - 1 > ins[i] then
+      fail(fname, 'kernel %d and output size %d do not fit the input size %d (need output + kernel - 1 <= input), '
+           .. 'input size %s', k[i], out[i], ins[i], tostring(input:size()))
+    end
+  end
+  local samples = opts._random_samples
+  if samples == nil then
+    samples = torch.rand({N, C, 3}, {dtype = input.dtype, device = input.device})
+  elseif not torch.is_tensor(samples) or samples:dim() ~= 3 or samples:size(1) ~= N or samples:size(2) ~= C
+         or samples:size(3) ~= 3 then
+    fail(fname, '_random_samples must be a (%d, %d, 3) tensor, got %s', N, C,
+         torch.is_tensor(samples) and 'size ' .. tostring(samples:size()) or torch.type(samples))
+  end
+  samples = samples:detach()
+  local starts = {}
+  for i = 1, 3 do starts[i] = fractional_starts(samples:select(3, i), ins[i], out[i], k[i]) end
+  -- separable: the W windows, then H, then T, each max remembering where it came from
+  local vW, aW = window_max(input, 5, starts[3], k[3])
+  local vH, aH = window_max(vW, 4, starts[2], k[2])
+  local v, aT = window_max(vH, 3, starts[1], k[1])
+  if unbatched then v = v:squeeze(1) end
+  if not opts.return_indices then return v end
+  local T, H, W = ins[1], ins[2], ins[3]
+  local oT, oH, oW = out[1], out[2], out[3]
+  local wpos = starts[3]:view(N, C, 1, 1, oW) + (aW - 1)                  -- (N, C, T, H, oW)
+  local hpos = starts[2]:view(N, C, 1, oH, 1) + (aH - 1)                  -- (N, C, T, oH, oW)
+  wpos = wpos:gather(4, hpos + 1)
+  local tpos = starts[1]:view(N, C, oT, 1, 1) + (aT - 1)                  -- (N, C, oT, oH, oW)
+  hpos, wpos = hpos:gather(3, tpos + 1), wpos:gather(3, tpos + 1)
+  local idx = (tpos * H + hpos) * W + wpos + 1
+  if unbatched then idx = idx:squeeze(1) end
+  return v, idx
+end
+
 -- ---- dropout ----
 
 -- F.dropout3d(x, p=0.5, training=true): zeroes whole channels of x (N, C, T, H, W) or
