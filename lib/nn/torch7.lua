@@ -417,8 +417,9 @@ to['nn.BatchNorm3d'] = function(m)
   return 'nn.VolumetricBatchNormalization', f
 end
 to['nn.Dropout3d'] = function(m)
+  if not m.torch7_scaling then return nil end      -- Torch7's does not scale while training
   local f = base(m)
-  f.p, f.noise = m.p, empty_like()
+  f.p, f.noise, f.stochastic_inference = m.p, empty_like(), m.stochastic_inference
   return 'nn.VolumetricDropout', f
 end
 to['nn.ReplicationPad3d'] = function(m)
@@ -494,7 +495,9 @@ from['nn.VolumetricBatchNormalization'] = function(f)
   if affine then m.weight, m.bias = param(check_tensor(f, name, 'weight', 1)), param(check_tensor(f, name, 'bias', 1)) end
   return m
 end
-from['nn.VolumetricDropout'] = function(f) return nn.VolumetricDropout(type(f.p) == 'number' and f.p or 0.5) end
+from['nn.VolumetricDropout'] = function(f)
+  return nn.VolumetricDropout(type(f.p) == 'number' and f.p or 0.5, f.stochastic_inference == true)
+end
 from['nn.VolumetricReplicationPadding'] = function(f)
   local name = 'nn.VolumetricReplicationPadding'
   return nn.VolumetricReplicationPadding(read_int(f, name, 'pleft'), read_int(f, name, 'pright'), read_int(f, name, 'ptop'),
