@@ -15,7 +15,7 @@ local init = Conv3d.__init
 function Conv3d:__init(in_channels, out_channels, kernel, opts)
   if math.type(kernel) == 'integer' then kernel = {kernel, kernel, kernel} end
   if type(kernel) ~= 'table' or #kernel ~= 3 then
-    error(string.format('nn.Conv3d: kernel_size must be an integer or {kT, kH, kW}, got %s', tostring(kernel)), 3)
+    error(string.format('nn.Conv3d: kernel_size must be an integer or {kT, kH, kW}, got %s', t7.show(kernel)), 3)
   end
   if opts and opts.padding_mode and opts.padding_mode ~= 'zeros' and opts.padding_mode ~= 'replicate' then
     error(string.format("nn.Conv3d: padding_mode must be 'zeros' or 'replicate', got '%s'", tostring(opts.padding_mode)), 3)

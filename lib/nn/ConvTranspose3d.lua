@@ -18,7 +18,7 @@ function ConvTranspose3d:__init(in_channels, out_channels, kernel, opts)
   if math.type(kernel) == 'integer' then kernel = {kernel, kernel, kernel} end
   if type(kernel) ~= 'table' or #kernel ~= 3 then
     error(string.format('nn.ConvTranspose3d: kernel_size must be an integer or {kT, kH, kW}, got %s',
-                        tostring(kernel)), 3)
+                        t7.show(kernel)), 3)
   end
   return init(self, in_channels, out_channels, kernel, opts)
 end
@@ -32,7 +32,7 @@ function ConvTranspose3d:updateOutput(x)
   if type(x) ~= 'table' then return conv_output(self, x) end
   local input, target = x[1], x[2]
   if not torch.is_tensor(input) or not torch.is_tensor(target) or target:dim() < 3 then
-    error('nn.ConvTranspose3d: a table input must be {input, target} with a target of at least 3 dims', 3)
+    t7.fail('nn.ConvTranspose3d: a table input must be {input, target} with a target of at least 3 dims')
   end
   local adj, nd = {}, input:dim()
   for i = 1, 3 do
@@ -40,8 +40,8 @@ function ConvTranspose3d:updateOutput(x)
     local size = target:size(target:dim() - 3 + i)
     adj[i] = size - ((input:size(nd - 3 + i) - 1) * s - 2 * p + d * (k - 1) + 1)
     if adj[i] < 0 or (adj[i] >= s and adj[i] >= d) then
-      error(string.format('nn.ConvTranspose3d: target size %s cannot be reached from input size %s',
-                          tostring(target:size()), tostring(input:size())), 3)
+      t7.fail('nn.ConvTranspose3d: target size %s cannot be reached from input size %s', tostring(target:size()),
+              tostring(input:size()))
     end
   end
   return F.conv_transpose3d(input, self.weight, self.bias, {stride = self.stride, padding = self.padding,

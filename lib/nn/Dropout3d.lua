@@ -2,6 +2,7 @@ local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
 local dropout_class = require 'nn._DropoutNd'
+local t7 = require 'nn._Torch7Params'
 
 -- nn.Dropout3d(p=0.5): zeroes whole channels of (N, C, T, H, W) or (C, T, H, W) input with
 -- probability p while training, scaling the rest by 1/(1-p) (F.dropout3d).
@@ -13,8 +14,8 @@ function Dropout3d:updateOutput(x)
   -- Torch7's: kept channels unscaled while training, everything times 1 - p in evaluation
   if not self.training and not self.stochastic_inference then return x * (1 - self.p) end
   if not torch.is_tensor(x) or (x:dim() ~= 4 and x:dim() ~= 5) then
-    error(string.format('nn.VolumetricDropout: expected a 4-D (C, T, H, W) or 5-D (N, C, T, H, W) input, got %s',
-                        torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 3)
+    t7.fail('nn.VolumetricDropout: expected a 4-D (C, T, H, W) or 5-D (N, C, T, H, W) input, got %s',
+            torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x))
   end
   local shape = x:size():totable()
   for i = #shape - 2, #shape do shape[i] = 1 end

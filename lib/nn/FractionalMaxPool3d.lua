@@ -2,6 +2,7 @@ local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
 local helpers = require 'nn._helpers'
+local t7 = require 'nn._Torch7Params'
 
 -- nn.FractionalMaxPool3d(kernel_size, {output_size=, output_ratio=, return_indices=false,
 -- _random_samples=}): Graham's fractional max pooling of (N, C, T, H, W) or (C, T, H, W)
@@ -31,8 +32,8 @@ end
 
 function FractionalMaxPool3d:updateOutput(x)
   if not torch.is_tensor(x) or (x:dim() ~= 4 and x:dim() ~= 5) then
-    error(string.format('%s: expected a 4-D or 5-D input, got %s', torch.typename(self),
-                        torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 3)
+    t7.fail('%s: expected a 4-D or 5-D input, got %s', torch.typename(self),
+            torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x))
   end
   local input = x
   if self.time_last then input = x:dim() == 5 and x:permute(1, 2, 5, 3, 4) or x:permute(1, 4, 2, 3) end

@@ -2,6 +2,7 @@ local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
 local helpers = require 'nn._helpers'
+local t7 = require 'nn._Torch7Params'
 
 -- nn.MaxUnpool3d(kernel_size, {stride=kernel_size, padding=0}) (or the stride as second
 -- argument): called as m(x, indices, output_size), the values x of a max_pool3d put back at
@@ -19,11 +20,11 @@ function MaxUnpool3d:updateOutput(x, indices, output_size)
   local pool = self.pooling
   if pool ~= nil then                                   -- Torch7's: the pooling module's last call
     if pool.indices == nil or pool.itime == nil then
-      error('nn.VolumetricMaxUnpooling: run its pooling module forward first', 3)
+      t7.fail('nn.VolumetricMaxUnpooling: run its pooling module forward first')
     end
     indices, output_size = pool.indices, {pool.itime, pool.iheight, pool.iwidth}
   end
-  if indices == nil then error('nn.MaxUnpool3d: called without indices (m(x, indices, output_size))', 3) end
+  if indices == nil then t7.fail('nn.MaxUnpool3d: called without indices (m(x, indices, output_size))') end
   return F.max_unpool3d(x, indices, self.kernel_size, {stride = self.stride, padding = self.padding,
                                                        output_size = output_size})
 end

@@ -1,6 +1,7 @@
 local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
+local t7 = require 'nn._Torch7Params'
 
 -- nn.ReplicationPad3d(p or {left, right, top, bottom, front, back}): pads the last three dims
 -- of (N, C, T, H, W) or (C, T, H, W) input by repeating their edge values (W by left and
@@ -14,7 +15,7 @@ function ReplicationPad3d:__init(p)
   for i = 1, 6 do ok = ok and math.type(self.pads[i]) == 'integer' end
   if not ok then
     error('nn.ReplicationPad3d: padding must be an integer or {left, right, top, bottom, front, back}, got '
-          .. tostring(p), 3)
+          .. t7.show(p), 3)
   end
 end
 

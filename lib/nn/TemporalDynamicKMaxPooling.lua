@@ -1,5 +1,6 @@
 local torch = require 'torch'
 local nn = require 'nn'
+local t7 = require 'nn._Torch7Params'
 
 -- Torch7's dynamic k-max pooling (Kalchbrenner et al.): the k largest values of each feature
 -- over the frames, in their original order.
@@ -23,14 +24,14 @@ end
 function TemporalDynamicKMaxPooling:updateOutput(x)
   local fname = 'nn.TemporalDynamicKMaxPooling'
   if not torch.is_tensor(x) or (x:dim() ~= 2 and x:dim() ~= 3) then
-    error(string.format('%s: expected a 2-D (nFrames x features) or 3-D (batch) input, got %s', fname,
-                        torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 3)
+    t7.fail('%s: expected a 2-D (nFrames x features) or 3-D (batch) input, got %s', fname,
+            torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x))
   end
   local dim = x:dim() - 1
   local n = x:size(dim)
   local k = math.max(self.minK, math.ceil(self.factor * n))
   if n < k then
-    error(string.format('%s: input of size %s has %d frames, fewer than k = %d', fname, tostring(x:size()), n, k), 3)
+    t7.fail('%s: input of size %s has %d frames, fewer than k = %d', fname, tostring(x:size()), n, k)
   end
   local _, order = x:detach():topk(k, dim)
   local idx = order:sort(dim)

@@ -7,6 +7,31 @@ local nn = require 'nn'
 
 local t7 = {}
 
+-- t7.fail(fmt, ...): raises the message at the first caller outside moontorch's libraries
+-- (a module's error points at the user's forward, not at the module machinery)
+function t7.fail(fmt, ...)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level + 1, 'S')
+    if not info or not (info.source:find('/lib/nn/', 1, true) or info.source:find('/lib/torch/', 1, true)
+                        or info.source == '=[C]') then
+      break
+    end
+    level = level + 1
+  end
+  error(string.format(fmt, ...), level)
+end
+
+-- a value for an error message: a table of numbers as {a, b, ...}
+function t7.show(v)
+  if type(v) == 'table' then
+    local parts = {}
+    for i = 1, math.min(#v, 8) do parts[i] = tostring(v[i]) end
+    return '{' .. table.concat(parts, ', ') .. '}'
+  end
+  return tostring(v)
+end
+
 local GRADS = {gradWeight = 'weight', gradBias = 'bias'}
 
 -- t7.parameter_fields(cls): instances of cls take Torch7's assignments: m.bias =
@@ -78,13 +103,13 @@ end
 -- fname names the caller in errors
 function t7.temporal_windows(x, frameSize, kW, dW, fname)
   if not torch.is_tensor(x) or (x:dim() ~= 2 and x:dim() ~= 3) or x:size(-1) ~= frameSize then
-    error(string.format('%s: expected a 2-D (nFrames x %d) or 3-D (batch x nFrames x %d) input, got %s', fname,
-                        frameSize, frameSize, torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x)), 4)
+    t7.fail('%s: expected a 2-D (nFrames x %d) or 3-D (batch x nFrames x %d) input, got %s', fname, frameSize,
+            frameSize, torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x))
   end
   local tdim = x:dim() - 1
   if x:size(tdim) < kW then
-    error(string.format('%s: input of size %s has %d frames, fewer than the kernel width %d', fname,
-                        tostring(x:size()), x:size(tdim), kW), 4)
+    t7.fail('%s: input of size %s has %d frames, fewer than the kernel width %d', fname, tostring(x:size()),
+            x:size(tdim), kW)
   end
   return x:unfold(tdim, kW, dW)          -- (..., nOut, frameSize, kW)
 end

@@ -18,16 +18,21 @@ local function fail(fname, fmt, ...)
   error(string.format(fname .. ': ' .. fmt, ...), level)
 end
 
+local LIMIT = (1 << 31) - 1     -- sizes past this are refused before any arithmetic on them
+
 -- three integers (t, h, w) from a number or a table of three
 local function triple(v, fname, what, positive)
   local a, b, c
   if math.type(v) == 'integer' then a, b, c = v, v, v
   elseif type(v) == 'table' and #v == 3 then a, b, c = v[1], v[2], v[3]
-  else fail(fname, '%s must be an integer or a table of three, got %s', what, tostring(v)) end
+  else
+    fail(fname, '%s must be an integer or a table of three, got %s', what,
+         type(v) == 'table' and '{' .. table.concat(v, ', ', 1, math.min(#v, 8)) .. '}' or tostring(v))
+  end
   for _, n in ipairs({a, b, c}) do
-    if math.type(n) ~= 'integer' or (positive and n < 1) or n < 0 then
-      fail(fname, '%s must hold %s integers, got %s', what, positive and 'positive' or 'non-negative',
-           type(v) == 'table' and '{' .. table.concat(v, ', ') .. '}' or tostring(v))
+    if math.type(n) ~= 'integer' or (positive and n < 1) or n < 0 or n > LIMIT then
+      fail(fname, '%s must hold %s integers below 2^31, got %s', what, positive and 'positive' or 'non-negative',
+           type(v) == 'table' and '{' .. table.concat(v, ', ', 1, math.min(#v, 3)) .. '}' or tostring(v))
     end
   end
   return a, b, c
@@ -39,6 +44,18 @@ local function batched5(x, fname)
   if x:dim() == 4 then return x:unsqueeze(1), true end
   if x:dim() ~= 5 then fail(fname, 'expected a 4-D (C, T, H, W) or 5-D (N, C, T, H, W) input, got size %s', tostring(x:size())) end
   return x, false
+end
+
+-- x (already a tensor) is floating, and each of the others (nil: none) has its dtype and device
+local function check_operands(fname, x, ...)
+  if not x:is_floating_point() then fail(fname, 'expected a floating point input, got %s', x.dtype) end
+  for i = 1, select('#', ...) do
+    local t = select(i, ...)
+    if t ~= nil and (t.dtype ~= x.dtype or t.device ~= x.device) then
+      fail(fname, 'input is %s on %s but a parameter of size %s is %s on %s', x.dtype, x.device, tostring(t:size()),
+           t.dtype, t.device)
+    end
+  end
 end
 
 -- PyTorch's pooling output length: ceil_mode rounds up, but the last window must start
@@ -120,6 +137,7 @@ function F.conv3d(x, weight, bias, opts)
     fail(fname, 'bias must be a 1-D tensor of %d elements, got %s', O,
          torch.is_tensor(bias) and 'size ' .. tostring(bias:size()) or torch.type(bias))
   end
+  check_operands(fname, input, weight, bias)
   local sT, sH, sW = triple(opts.stride or 1, fname, 'stride', true)
   local dT, dH, dW = triple(opts.dilation or 1, fname, 'dilation', true)
   local p = conv3d_padding(opts.padding, {kT, kH, kW}, {dT, dH, dW}, {sT, sH, sW}, fname)
@@ -173,6 +191,7 @@ function F.conv_transpose3d(x, weight, bias, opts)
     fail(fname, 'bias must be a 1-D tensor of %d elements, got %s', O,
          torch.is_tensor(bias) and 'size ' .. tostring(bias:size()) or torch.type(bias))
   end
+  check_operands(fname, input, weight, bias)
   local sT, sH, sW = triple(opts.stride or 1, fname, 'stride', true)
   local dT, dH, dW = triple(opts.dilation or 1, fname, 'dilation', true)
   local pT, pH, pW = triple(opts.padding or 0, fname, 'padding')
@@ -211,6 +230,7 @@ function F.max_pool3d(x, kernel, opts)
   local fname = 'F.max_pool3d'
   opts = opts or {}
   local input, unbatched = batched5(x, fname)
+  check_operands(fname, input)
   local kT, kH, kW = triple(kernel, fname, 'kernel', true)
   local sT, sH, sW = triple(opts.stride or kernel, fname, 'stride', true)
   local pT, pH, pW = triple(opts.padding or 0, fname, 'padding')
@@ -251,6 +271,7 @@ function F.avg_pool3d(x, kernel, opts)
   local fname = 'F.avg_pool3d'
   opts = opts or {}
   local input, unbatched = batched5(x, fname)
+  check_operands(fname, input)
   local kT, kH, kW = triple(kernel, fname, 'kernel', true)
   local sT, sH, sW = triple(opts.stride or kernel, fname, 'stride', true)
   local pT, pH, pW = triple(opts.padding or 0, fname, 'padding')
@@ -300,8 +321,12 @@ function F.max_unpool3d(x, indices, kernel, opts)
     if type(s) ~= 'table' and type(s) == 'userdata' and s.totable then s = s:totable() end
     if type(s) ~= 'table' or #s < 3 then fail(fname, 'output_size must list the last three sizes {T, H, W}') end
     oT, oH, oW = s[#s - 2], s[#s - 1], s[#s]
+    for _, n in ipairs({oT, oH, oW}) do
+      if math.type(n) ~= 'integer' or n > LIMIT then fail(fname, 'output_size must hold integers, got %s', tostring(n)) end
+    end
   end
   if oT < 1 or oH < 1 or oW < 1 then fail(fname, 'empty output size %dx%dx%d', oT, oH, oW) end
+  if 1.0 * oT * oH * oW > 2 ^ 53 then fail(fname, 'output size %dx%dx%d is too large', oT, oH, oW) end
   local idx = indices:reshape(N, C, T * H * W)
   if idx:numel() > 0 then
     local lo, hi = idx:min():item(), idx:max():item()
@@ -358,7 +383,7 @@ function F.fractional_max_pool3d(x, kernel, opts)
   local fname = 'F.fractional_max_pool3d'
   opts = opts or {}
   local input, unbatched = batched5(x, fname)
-  if not input:is_floating_point() then fail(fname, 'expected a floating input, got %s', input.dtype) end
+  check_operands(fname, input)
   local k = {triple(kernel, fname, 'kernel', true)}
   local N, C = input:size(1), input:size(2)
   local ins = {input:size(3), input:size(4), input:size(5)}
@@ -394,6 +419,7 @@ function F.fractional_max_pool3d(x, kernel, opts)
     fail(fname, '_random_samples must be a (%d, %d, 3) tensor, got %s', N, C,
          torch.is_tensor(samples) and 'size ' .. tostring(samples:size()) or torch.type(samples))
   end
+  check_operands(fname, input, samples)
   samples = samples:detach()
   local starts = {}
   for i = 1, 3 do starts[i] = fractional_starts(samples:select(3, i), ins[i], out[i], k[i]) end
@@ -474,7 +500,9 @@ function F.pad(x, pads, opts, value)
   local mode = type(opts) == 'table' and opts.mode or opts
   if mode == 'replicate' and type(pads) == 'table' and #pads == 6 and torch.is_tensor(x) then
     for i = 1, 6 do
-      if math.type(pads[i]) ~= 'integer' then fail('F.pad', 'pad %d must be an integer, got %s', i, tostring(pads[i])) end
+      if math.type(pads[i]) ~= 'integer' or math.abs(pads[i]) > LIMIT then
+        fail('F.pad', 'pad %d must be an integer below 2^31, got %s', i, tostring(pads[i]))
+      end
     end
     return replicate_pad3d(x, pads)
   end
