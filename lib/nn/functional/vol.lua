@@ -68,7 +68,6 @@ local function pool_out(n, k, s, p, d, ceil_mode)
   if ceil_mode and (out - 1) * s >= n + p then out = out - 1 end
   return out
 end
-F._pool_out_size = pool_out
 
 -- the T windows of x (N, C, T, ...) along dim 3: padded by fill (before p, after whatever the
 -- oT windows need), each window's kT taps d apart as a new last dim: (N, C, oT, ..., kT)
