@@ -357,7 +357,7 @@ end
 
 -- the Torch7 fields of a volumetric convolution of m (the t, w, h order of Torch7's names)
 local function vol_geometry(f, m, with_pad)
-  f.kT, f.kH, f.kW = m.kernel_size[1], m.kernel_size[2], m.kernel_size[3]
+  f.kT, f.kH, f.kW = nth(m.kernel_size, 1), nth(m.kernel_size, 2), nth(m.kernel_size, 3)
   local stride = m.stride or m.kernel_size
   f.dT, f.dH, f.dW = nth(stride, 1), nth(stride, 2), nth(stride, 3)
   if with_pad then f.padT, f.padH, f.padW = nth(m.padding, 1), nth(m.padding, 2), nth(m.padding, 3) end
@@ -502,6 +502,24 @@ from['nn.VolumetricReplicationPadding'] = function(f)
   local name = 'nn.VolumetricReplicationPadding'
   return nn.VolumetricReplicationPadding(read_int(f, name, 'pleft'), read_int(f, name, 'pright'), read_int(f, name, 'ptop'),
     read_int(f, name, 'pbottom'), read_int(f, name, 'pfront'), read_int(f, name, 'pback'))
+end
+
+to['nn.FractionalMaxPool3d'] = function(m)
+  if not m.time_last then return nil end            -- Torch7's module pools time-last input
+  local f = base(m)
+  f.poolSizeT, f.poolSizeW, f.poolSizeH = m.poolSizeT, m.poolSizeW, m.poolSizeH
+  f.outT, f.outW, f.outH, f.ratioT, f.ratioW, f.ratioH = m.outT, m.outW, m.outH, m.ratioT, m.ratioW, m.ratioH
+  f.newRandomPool = m.newRandomPool
+  return 'nn.VolumetricFractionalMaxPooling', f
+end
+from['nn.VolumetricFractionalMaxPooling'] = function(f)
+  local name = 'nn.VolumetricFractionalMaxPooling'
+  local a1, a2, a3 = f.outT, f.outW, f.outH
+  if a1 == nil then a1, a2, a3 = f.ratioT, f.ratioW, f.ratioH end
+  local m = nn.VolumetricFractionalMaxPooling(read_int(f, name, 'poolSizeT'), read_int(f, name, 'poolSizeW'),
+                                              read_int(f, name, 'poolSizeH'), a1, a2, a3)
+  if f.newRandomPool == true then m:fixPoolingRegions() end
+  return m
 end
 
 -- Torch7's temporal layers, moontorch's of the same name
