@@ -56,8 +56,7 @@ local CLASSES = {
   -- convolution and pooling
   'Conv2d', 'Conv1d', 'ConvTranspose2d', 'MaxPool2d', 'AvgPool2d', 'MaxPool1d', 'AvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveMaxPool2d',
   'ZeroPad2d', 'ReflectionPad2d', 'ReplicationPad2d', 'CircularPad2d', 'Upsample', 'Unfold', 'Fold',
-  'Conv3d', 'ConvTranspose3d', 'MaxPool3d', 'AvgPool3d', 'MaxUnpool3d', 'BatchNorm3d', 'Dropout3d', 'ReplicationPad3d', 'TemporalConvolution',
-  'TemporalSubSampling', 'TemporalDynamicKMaxPooling', 'WeightNorm', 'FractionalMaxPool3d',  -- Torch7 volumetric and temporal (t7vol)
+  'Conv3d', 'ConvTranspose3d', 'MaxPool3d', 'AvgPool3d', 'MaxUnpool3d', 'FractionalMaxPool3d', 'BatchNorm3d', 'Dropout3d', 'ReplicationPad3d', 'TemporalConvolution', 'TemporalSubSampling', 'TemporalDynamicKMaxPooling', 'WeightNorm',  -- Torch7 volumetric and temporal (t7vol)
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 
