@@ -492,9 +492,13 @@ local function replicate_pad3d(x, p)
 end
 
 local base_pad = F.pad
--- F.pad(x, pads, {mode=, value=}) as nn.functional's, and with mode 'replicate' and six pads
--- {left, right, top, bottom, front, back}, the last three dims of a 4-D or 5-D input padded
--- by repeating their edges (negative pads crop).
+-- F.pad(x, {left, right, top, bottom, ...}, {mode='constant', value=0}), or PyTorch's
+-- F.pad(x, pads, mode, value): padding of the last dims, PyTorch's order (last dim first); a
+-- negative pad crops. mode='reflect', 'replicate' or 'circular' (the input wrapping around,
+-- each pad at most that dim once cropped) pads the last one or two dims ({left, right} of
+-- (N, C, L) or (C, L); four pads of (N, C, H, W) or (C, H, W)); 'replicate' also the last
+-- three, with six pads {left, right, top, bottom, front, back} of (N, C, T, H, W) or
+-- (C, T, H, W).
 function F.pad(x, pads, opts, value)
   local mode = type(opts) == 'table' and opts.mode or opts
   if mode == 'replicate' and type(pads) == 'table' and #pads == 6 and torch.is_tensor(x) then
