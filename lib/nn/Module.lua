@@ -991,7 +991,7 @@ local function grad_of(x)
 end
 
 local function clear_grads(x)
-  if torch.is_tensor(x) then if x.requires_grad and x.is_leaf then x.grad = nil end
+  if torch.is_tensor(x) then if x.requires_grad and (x.is_leaf or x.retains_grad) then x.grad = nil end
   elseif type(x) == 'table' then for _, v in pairs(x) do clear_grads(v) end end
 end
 

@@ -9,6 +9,7 @@ _G.nn = nn
 
 nn.functional = require 'nn.functional'
 require 'nn.functional.conv'
+require 'nn.functional.vol'
 nn.F = nn.functional
 nn.init = require 'nn.initialization'
 
@@ -59,6 +60,7 @@ local CLASSES = {
   'SpatialMaxUnpooling', 'SpatialFractionalMaxPooling', 'SpatialLPPooling', 'SpatialCrossMapLRN', 'SpatialLogSoftMax', 'FeatureLPPooling', -- Torch7 spatial pooling (t7spool)
   'SpatialConvolutionMM', 'SpatialSubSampling', 'SpatialDepthWiseConvolution', 'SpatialConvolutionLocal', 'SpatialConvolutionMap', 'SpatialFullConvolutionMap', 'SpatialSubtractiveNormalization', 'SpatialDivisiveNormalization', 'SpatialContrastiveNormalization', -- Torch7 spatial convolutions (t7sconv)
   'ZipTable', 'ZipTableOneToMany', 'CAddTensorTable', 'MaskedSelect', 'L1Cost', 'L1Penalty', 'WhiteNoise', 'Convert', 'Bottle', 'Profile', 'DontCast', 'LinearWeightNorm', 'PartialLinear', 'SparseLinear', 'IndexLinear', 'Kmeans',  -- Torch7 simple modules (t7simple)
+  'Conv3d', 'ConvTranspose3d', 'MaxPool3d', 'AvgPool3d', 'MaxUnpool3d', 'FractionalMaxPool3d', 'BatchNorm3d', 'Dropout3d', 'ReplicationPad3d', 'TemporalConvolution', 'TemporalSubSampling', 'TemporalDynamicKMaxPooling', 'WeightNorm',  -- Torch7 volumetric and temporal (t7vol)
 }
 for _, name in ipairs(CLASSES) do require('nn.' .. name) end
 

@@ -833,6 +833,256 @@ to['nn.Reshape'] = function(m)
   return 'nn.Reshape', f
 end
 
+-- ---- Torch7's volumetric and temporal modules (t7vol) ----
+
+-- a number or the i-th of a table
+local function nth(v, i)
+  if type(v) == 'table' then return v[i] end
+  return v
+end
+
+-- the Torch7 fields of a volumetric convolution of m (the t, w, h order of Torch7's names)
+local function vol_geometry(f, m, with_pad)
+  f.kT, f.kH, f.kW = nth(m.kernel_size, 1), nth(m.kernel_size, 2), nth(m.kernel_size, 3)
+  local stride = m.stride or m.kernel_size
+  f.dT, f.dH, f.dW = nth(stride, 1), nth(stride, 2), nth(stride, 3)
+  if with_pad then f.padT, f.padH, f.padW = nth(m.padding, 1), nth(m.padding, 2), nth(m.padding, 3) end
+  if m.dilation ~= nil and m.dilation ~= 1 then
+    f.dilationT, f.dilationH, f.dilationW = nth(m.dilation, 1), nth(m.dilation, 2), nth(m.dilation, 3)
+  end
+  return f
+end
+
+local function vol_params(f, m)
+  f.nInputPlane, f.nOutputPlane = m.in_channels, m.out_channels
+  f.weight, f.bias = m.weight, m.bias
+  f.gradWeight = torch.zeros_like(m.weight)
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  return f
+end
+
+to['nn.Conv3d'] = function(m)
+  if m.groups ~= 1 or m.padding_mode ~= 'zeros' or type(m.padding) == 'string' then return nil end
+  local f = vol_params(vol_geometry(base(m, m.weight), m, true), m)
+  return f.dilationT and 'nn.VolumetricDilatedConvolution' or 'nn.VolumetricConvolution', f
+end
+to['nn.ConvTranspose3d'] = function(m)
+  if m.groups ~= 1 or (m.dilation ~= nil and m.dilation ~= 1) then return nil end
+  local f = vol_params(vol_geometry(base(m, m.weight), m, true), m)
+  f.adjT, f.adjH, f.adjW = nth(m.output_padding, 1), nth(m.output_padding, 2), nth(m.output_padding, 3)
+  return 'nn.VolumetricFullConvolution', f
+end
+to['nn.MaxPool3d'] = function(m)
+  local f = vol_geometry(base(m), m, true)
+  f.ceil_mode, f.indices = m.ceil_mode, torch.empty(0, {dtype = 'int64'})
+  -- the last call's positions (moontorch's, 1-based in each volume) for VolumetricMaxUnpooling
+  f.itime, f.iheight, f.iwidth, f.positions = m.itime, m.iheight, m.iwidth, m.indices
+  return f.dilationT and 'nn.VolumetricDilatedMaxPooling' or 'nn.VolumetricMaxPooling', f
+end
+to['nn.AvgPool3d'] = function(m)
+  if m.divisor_override ~= nil then return nil end
+  local f = vol_geometry(base(m), m, true)
+  f.ceil_mode, f.count_include_pad = m.ceil_mode, m.count_include_pad
+  return 'nn.VolumetricAveragePooling', f
+end
+to['nn.MaxUnpool3d'] = function(m)
+  if m.pooling == nil then return nil end
+  local f = base(m)
+  f.pooling = m.pooling
+  return 'nn.VolumetricMaxUnpooling', f
+end
+to['nn.BatchNorm3d'] = function(m)
+  if not m.track_running_stats or m.momentum == false then return nil end
+  local f = base(m, m.running_mean)
+  f.eps, f.momentum, f.affine = m.eps, m.momentum, m.affine
+  f.running_mean, f.running_var = m.running_mean, m.running_var
+  if m.affine then
+    f.weight, f.bias = m.weight, m.bias
+    f.gradWeight, f.gradBias = torch.zeros_like(m.weight), torch.zeros_like(m.bias)
+  end
+  return 'nn.VolumetricBatchNormalization', f
+end
+to['nn.Dropout3d'] = function(m)
+  if not m.torch7_scaling then return nil end      -- Torch7's does not scale while training
+  local f = base(m)
+  f.p, f.noise, f.stochastic_inference = m.p, empty_like(), m.stochastic_inference
+  return 'nn.VolumetricDropout', f
+end
+to['nn.ReplicationPad3d'] = function(m)
+  local f = base(m)
+  f.pleft, f.pright, f.ptop, f.pbottom, f.pfront, f.pback = table.unpack(m.pads)
+  return 'nn.VolumetricReplicationPadding', f
+end
+
+local function read_int(f, name, key, default) return integer(f, name, key, default) end
+
+from['nn.VolumetricConvolution'] = function(f)
+  local name = 'nn.VolumetricConvolution'
+  local w = check_tensor(f, name, 'weight')
+  local m = nn.VolumetricDilatedConvolution(read_int(f, name, 'nInputPlane'), read_int(f, name, 'nOutputPlane'),
+    read_int(f, name, 'kT'), read_int(f, name, 'kW'), read_int(f, name, 'kH'), read_int(f, name, 'dT', 1),
+    read_int(f, name, 'dW', 1), read_int(f, name, 'dH', 1), read_int(f, name, 'padT', 0), read_int(f, name, 'padW', 0),
+    read_int(f, name, 'padH', 0), read_int(f, name, 'dilationT', 1), read_int(f, name, 'dilationW', 1),
+    read_int(f, name, 'dilationH', 1))
+  if w:numel() ~= m.weight:numel() then
+    error(string.format('a Torch7 %s whose weight has %d values, not %d', name, w:numel(), m.weight:numel()), 0)
+  end
+  m.weight = param(w:reshape(m.weight:size()))
+  m.bias = param(f.bias)
+  return m
+end
+from['nn.VolumetricDilatedConvolution'] = from['nn.VolumetricConvolution']
+from['nn.VolumetricFullConvolution'] = function(f)
+  local name = 'nn.VolumetricFullConvolution'
+  local w = check_tensor(f, name, 'weight', 5)
+  local m = nn.VolumetricFullConvolution(read_int(f, name, 'nInputPlane'), read_int(f, name, 'nOutputPlane'),
+    read_int(f, name, 'kT'), read_int(f, name, 'kW'), read_int(f, name, 'kH'), read_int(f, name, 'dT', 1),
+    read_int(f, name, 'dW', 1), read_int(f, name, 'dH', 1), read_int(f, name, 'padT', 0), read_int(f, name, 'padW', 0),
+    read_int(f, name, 'padH', 0), read_int(f, name, 'adjT', 0), read_int(f, name, 'adjW', 0), read_int(f, name, 'adjH', 0))
+  m.weight, m.bias = param(w), param(f.bias)
+  return m
+end
+from['nn.VolumetricMaxPooling'] = function(f)
+  local name = 'nn.VolumetricMaxPooling'
+  local kT, kW, kH = read_int(f, name, 'kT'), read_int(f, name, 'kW'), read_int(f, name, 'kH')
+  local m = nn.VolumetricDilatedMaxPooling(kT, kW, kH, read_int(f, name, 'dT', kT), read_int(f, name, 'dW', kW),
+    read_int(f, name, 'dH', kH), read_int(f, name, 'padT', 0), read_int(f, name, 'padW', 0), read_int(f, name, 'padH', 0),
+    read_int(f, name, 'dilationT', 1), read_int(f, name, 'dilationW', 1), read_int(f, name, 'dilationH', 1))
+  if f.ceil_mode == true then m:ceil() end
+  if torch.is_tensor(f.positions) and f.positions.dtype == 'int64' and math.type(f.itime) == 'integer' then
+    m.indices, m.itime, m.iheight, m.iwidth = f.positions, f.itime, read_int(f, name, 'iheight'), read_int(f, name, 'iwidth')
+  end
+  return m
+end
+from['nn.VolumetricDilatedMaxPooling'] = from['nn.VolumetricMaxPooling']
+from['nn.VolumetricAveragePooling'] = function(f)
+  local name = 'nn.VolumetricAveragePooling'
+  local kT, kW, kH = read_int(f, name, 'kT'), read_int(f, name, 'kW'), read_int(f, name, 'kH')
+  local m = nn.VolumetricAveragePooling(kT, kW, kH, read_int(f, name, 'dT', kT), read_int(f, name, 'dW', kW),
+    read_int(f, name, 'dH', kH), read_int(f, name, 'padT', 0), read_int(f, name, 'padW', 0), read_int(f, name, 'padH', 0))
+  if f.ceil_mode == true then m:ceil() end
+  if f.count_include_pad == false then m.count_include_pad = false end
+  return m
+end
+from['nn.VolumetricMaxUnpooling'] = function(f)
+  if not nn.is_module(f.pooling) then error('a Torch7 nn.VolumetricMaxUnpooling without its pooling module', 0) end
+  return nn.VolumetricMaxUnpooling(f.pooling)
+end
+from['nn.VolumetricBatchNormalization'] = function(f)
+  local name = 'nn.VolumetricBatchNormalization'
+  local mean = check_tensor(f, name, 'running_mean', 1)
+  local affine = f.affine ~= false and f.weight ~= nil
+  local m = nn.VolumetricBatchNormalization(mean:size(1), type(f.eps) == 'number' and f.eps or 1e-5,
+                                            type(f.momentum) == 'number' and f.momentum or 0.1, affine)
+  torch.no_grad(function()
+    m.running_mean:copy_(mean)
+    m.running_var:copy_(check_tensor(f, name, 'running_var', 1))
+  end)
+  if affine then m.weight, m.bias = param(check_tensor(f, name, 'weight', 1)), param(check_tensor(f, name, 'bias', 1)) end
+  return m
+end
+from['nn.VolumetricDropout'] = function(f)
+  return nn.VolumetricDropout(type(f.p) == 'number' and f.p or 0.5, f.stochastic_inference == true)
+end
+from['nn.VolumetricReplicationPadding'] = function(f)
+  local name = 'nn.VolumetricReplicationPadding'
+  return nn.VolumetricReplicationPadding(read_int(f, name, 'pleft'), read_int(f, name, 'pright'), read_int(f, name, 'ptop'),
+    read_int(f, name, 'pbottom'), read_int(f, name, 'pfront'), read_int(f, name, 'pback'))
+end
+
+to['nn.FractionalMaxPool3d'] = function(m)
+  if not m.time_last then return nil end            -- Torch7's module pools time-last input
+  local f = base(m)
+  f.poolSizeT, f.poolSizeW, f.poolSizeH = m.poolSizeT, m.poolSizeW, m.poolSizeH
+  f.outT, f.outW, f.outH, f.ratioT, f.ratioW, f.ratioH = m.outT, m.outW, m.outH, m.ratioT, m.ratioW, m.ratioH
+  f.newRandomPool = m.newRandomPool
+  return 'nn.VolumetricFractionalMaxPooling', f
+end
+from['nn.VolumetricFractionalMaxPooling'] = function(f)
+  local name = 'nn.VolumetricFractionalMaxPooling'
+  local a1, a2, a3 = f.outT, f.outW, f.outH
+  if a1 == nil then a1, a2, a3 = f.ratioT, f.ratioW, f.ratioH end
+  local m = nn.VolumetricFractionalMaxPooling(read_int(f, name, 'poolSizeT'), read_int(f, name, 'poolSizeW'),
+                                              read_int(f, name, 'poolSizeH'), a1, a2, a3)
+  if f.newRandomPool == true then m:fixPoolingRegions() end
+  return m
+end
+
+-- Torch7's temporal layers, moontorch's of the same name
+local function with_grads(f, m)
+  f.weight, f.bias = m.weight, m.bias
+  f.gradWeight = torch.zeros_like(m.weight)
+  if m.bias then f.gradBias = torch.zeros_like(m.bias) end
+  return f
+end
+to['nn.TemporalConvolution'] = function(m)
+  local f = with_grads(base(m, m.weight), m)
+  f.inputFrameSize, f.outputFrameSize, f.kW, f.dW = m.inputFrameSize, m.outputFrameSize, m.kW, m.dW
+  return 'nn.TemporalConvolution', f
+end
+to['nn.TemporalSubSampling'] = function(m)
+  local f = with_grads(base(m, m.weight), m)
+  f.inputFrameSize, f.kW, f.dW = m.inputFrameSize, m.kW, m.dW
+  return 'nn.TemporalSubSampling', f
+end
+to['nn.TemporalDynamicKMaxPooling'] = function(m)
+  local f = base(m)
+  f.minK, f.factor = m.minK, m.factor
+  return 'nn.TemporalDynamicKMaxPooling', f
+end
+from['nn.TemporalConvolution'] = function(f)
+  local name = 'nn.TemporalConvolution'
+  local m = nn.TemporalConvolution(read_int(f, name, 'inputFrameSize'), read_int(f, name, 'outputFrameSize'),
+                                   read_int(f, name, 'kW'), read_int(f, name, 'dW', 1))
+  local w = check_tensor(f, name, 'weight')
+  if w:numel() ~= m.weight:numel() then
+    error(string.format('a Torch7 %s whose weight has %d values, not %d', name, w:numel(), m.weight:numel()), 0)
+  end
+  m.weight, m.bias = param(w:view(m.weight:size())), param(f.bias)
+  return m
+end
+from['nn.TemporalSubSampling'] = function(f)
+  local name = 'nn.TemporalSubSampling'
+  local m = nn.TemporalSubSampling(read_int(f, name, 'inputFrameSize'), read_int(f, name, 'kW'), read_int(f, name, 'dW', 1))
+  m.weight, m.bias = param(check_tensor(f, name, 'weight', 1)), param(check_tensor(f, name, 'bias', 1))
+  return m
+end
+from['nn.TemporalDynamicKMaxPooling'] = function(f)
+  return nn.TemporalDynamicKMaxPooling(read_int(f, 'nn.TemporalDynamicKMaxPooling', 'minK'),
+                                       type(f.factor) == 'number' and f.factor or 0)
+end
+
+-- Torch7's WeightNorm: the wrapped module in modules[1], v, g and the module's bias
+to['nn.WeightNorm'] = function(m)
+  local f = base(m, m.v)
+  f.modules, f.outputDim, f.v, f.g = {m.module}, m.outputDim, m.v, m.g
+  f.gradV, f.gradG = torch.zeros_like(m.v), torch.zeros_like(m.g)
+  f.bias = m.bias
+  if m.bias ~= nil then f.gradBias = torch.zeros_like(m.bias) end
+  f.weightSize = torch.LongStorage(m.weightSize)
+  return 'nn.WeightNorm', f
+end
+from['nn.WeightNorm'] = function(f)
+  local name = 'nn.WeightNorm'
+  local child = type(f.modules) == 'table' and f.modules[1]
+  if not nn.is_module(child) then error('a Torch7 nn.WeightNorm without its module', 0) end
+  local v, g = check_tensor(f, name, 'v', 2), check_tensor(f, name, 'g', 1)
+  if not torch.is_tensor(child.weight) then
+    -- Torch7 writes the wrapped module without its weight (computed from v and g)
+    local size = torch.isStorage(f.weightSize) and f.weightSize:totable() or f.weightSize
+    if type(size) ~= 'table' then error('a Torch7 nn.WeightNorm whose module has no weight and no weightSize', 0) end
+    child.weight = nn.Parameter(torch.empty(size, {dtype = v.dtype}))
+  end
+  local m = nn.WeightNorm(child, read_int(f, name, 'outputDim', 1), true)
+  if v:size(1) ~= m.v:size(1) or v:numel() ~= m.v:numel() or g:numel() ~= m.g:numel() then
+    error(string.format('a Torch7 nn.WeightNorm whose v (%s) or g (%s) does not fit its module', tostring(v:size()),
+                        tostring(g:size())), 0)
+  end
+  m.v, m.g = param(v), param(g)
+  m:updateWeight()
+  return m
+end
+
 -- M.to_torch7(module): the Torch7 class name and the fields Torch7 reads for
 -- it, or nil when the module has no Torch7 form here
 function M.to_torch7(m)

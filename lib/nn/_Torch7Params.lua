@@ -1,0 +1,117 @@
+-- What the volumetric and temporal modules with parameters share for Torch7's code
+-- (lib/nn/Conv3d.lua, ConvTranspose3d.lua, TemporalConvolution.lua, ...): plain tensors
+-- assigned to weight / bias become parameters again, gradWeight / gradBias assignments
+-- become the parameters' gradients, and Torch7's noBias() and reset(stdv).
+local torch = require 'torch'
+local nn = require 'nn'
+
+local t7 = {}
+
+-- t7.fail(fmt, ...): raises the message at the first caller outside moontorch's libraries
+-- (a module's error points at the user's forward, not at the module machinery)
+function t7.fail(fmt, ...)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level + 1, 'S')
+    if not info or not (info.source:find('/lib/nn/', 1, true) or info.source:find('/lib/torch/', 1, true)
+                        or info.source == '=[C]') then
+      break
+    end
+    level = level + 1
+  end
+  error(string.format(fmt, ...), level)
+end
+
+-- a value for an error message: a table of numbers as {a, b, ...}
+function t7.show(v)
+  if type(v) == 'table' then
+    local parts = {}
+    for i = 1, math.min(#v, 8) do parts[i] = tostring(v[i]) end
+    return '{' .. table.concat(parts, ', ') .. '}'
+  end
+  return tostring(v)
+end
+
+local GRADS = {gradWeight = 'weight', gradBias = 'bias'}
+
+-- t7.parameter_fields(cls): instances of cls take Torch7's assignments: m.bias =
+-- torch.Tensor(n) registers it as the parameter bias (a parameter stays a parameter), and
+-- m.gradBias = t makes t the gradient of bias (Torch7's gradBias is that gradient); other
+-- assignments go through nn.Module's rules.
+function t7.parameter_fields(cls, Module)
+  local set = Module.__newindex
+  cls.__newindex = function(self, k, v)
+    local fields = rawget(self, '_fields')
+    if fields and (k == 'weight' or k == 'bias') and torch.is_tensor(v) and not nn.is_parameter(v) then
+      v = nn.Parameter(v)
+    elseif fields and GRADS[k] and torch.is_tensor(v) then
+      local p = fields[GRADS[k]]
+      if torch.is_tensor(p) and rawget(self, '_kinds')[GRADS[k]] == 'parameter' then
+        if v:numel() ~= p:numel() then
+          error(string.format("%s: %s of size %s does not fit %s of size %s", torch.typename(self), k,
+                              tostring(v:size()), GRADS[k], tostring(p:size())), 2)
+        end
+        p.grad = v:view(p:size())
+        return
+      end
+    end
+    return set(self, k, v)
+  end
+end
+
+-- m:noBias(): Torch7's: drops the bias (the module computes without one); returns m.
+function t7.noBias(self)
+  self.bias = nil
+  return self
+end
+
+-- t7.reset(fan_in_of): Torch7's m:reset(stdv): weight and bias uniform in +-stdv * sqrt(3),
+-- or without stdv in +-1 / sqrt(fan_in) (fan_in_of(m) the Torch7 layer's fan-in); returns m.
+function t7.reset(fan_in_of)
+  return function(self, stdv)
+    local bound
+    if stdv ~= nil then
+      if type(stdv) ~= 'number' then
+        error(torch.typename(self) .. ':reset: stdv must be a number, got ' .. torch.type(stdv), 2)
+      end
+      bound = stdv * math.sqrt(3)
+    else
+      bound = 1 / math.sqrt(fan_in_of(self))
+    end
+    torch.no_grad(function()
+      self.weight:uniform_(-bound, bound)
+      if self.bias ~= nil then self.bias:uniform_(-bound, bound) end
+    end)
+    return self
+  end
+end
+
+-- t7.integers(fname, ...): checks each argument is an integer (nil allowed where the name
+-- list marks it optional by a trailing '?'); raises naming fname and the argument.
+function t7.integers(fname, names, ...)
+  local args = table.pack(...)
+  for i, name in ipairs(names) do
+    local v, optional = args[i], name:sub(-1) == '?'
+    if not (v == nil and optional) and math.type(v) ~= 'integer' then
+      error(string.format('%s: %s must be an integer, got %s', fname, optional and name:sub(1, -2) or name,
+                          tostring(v)), 3)
+    end
+  end
+end
+
+-- the windows of x (..., nFrames, frameSize) as rows (..., nOut, kW * frameSize), frame-major;
+-- fname names the caller in errors
+function t7.temporal_windows(x, frameSize, kW, dW, fname)
+  if not torch.is_tensor(x) or (x:dim() ~= 2 and x:dim() ~= 3) or x:size(-1) ~= frameSize then
+    t7.fail('%s: expected a 2-D (nFrames x %d) or 3-D (batch x nFrames x %d) input, got %s', fname, frameSize,
+            frameSize, torch.is_tensor(x) and 'size ' .. tostring(x:size()) or torch.type(x))
+  end
+  local tdim = x:dim() - 1
+  if x:size(tdim) < kW then
+    t7.fail('%s: input of size %s has %d frames, fewer than the kernel width %d', fname, tostring(x:size()),
+            x:size(tdim), kW)
+  end
+  return x:unfold(tdim, kW, dW)          -- (..., nOut, frameSize, kW)
+end
+
+return t7
