@@ -273,7 +273,7 @@ describe('th REPL', function()
       {'x = torch.ones(2); nn = require "nn"\n', 1.0},
       {'x:nar\t1, 1, 1)\n', 0.15},                  -- one candidate: narrow, with its '('
       {'torch.manual_se\t(3)\n', 0.15},
-      {'nn.Li\t\n', 0.15},
+      {'nn.LogSi\t\n', 0.15},
       {'m = nn.Linear(2, 3)\n', 0.15},
       {'m:zero_gr\t)\n', 0.15},                     -- inherited from nn.Module
       {'x.is_le\t\n', 0.15},                         -- a tensor field
@@ -292,7 +292,7 @@ describe('th REPL', function()
     assert.are.equal(0, code, out)
     assert.truthy(out:find('x:narrow(1, 1, 1)', 1, true), 'completion of x:nar:\n' .. out)
     assert.truthy(out:find('torch.manual_seed(3)', 1, true), 'completion of torch.manual_se:\n' .. out)
-    assert.truthy(out:find('th> nn.Linear\nnn.Linear\n', 1, true), 'completion of nn.Li:\n' .. out)
+    assert.truthy(out:find('th> nn.LogSigmoid\nnn.LogSigmoid\n', 1, true), 'completion of nn.LogSi:\n' .. out)
     assert.truthy(out:find('m:zero_grad()', 1, true), 'completion of m:zero_gr:\n' .. out)
     assert.truthy(out:find('th> x.is_leaf\ntrue\n', 1, true), 'completion of x.is_le:\n' .. out)
     assert.truthy(out:find('th> hits\n0\n', 1, true), 'completion ran an __index function:\n' .. out)
