@@ -129,6 +129,16 @@ describe('nngraph', function()
     end
     os.remove(base .. '.dot')
     os.remove(base)
+    if ok then                                      -- g:save picks the format from the name
+      local svg, dot = base .. '.svg', base .. '.dot'
+      assert.are.equal(svg, g:save(svg))
+      assert.truthy(io.open(svg):read('a'):find('<svg', 1, true))
+      g.bg:save(dot, 'backward')
+      assert.truthy(io.open(dot):read('a'):find('label="backward"', 1, true))
+      os.remove(svg)
+      os.remove(dot)
+    end
+    assert.has_error(function() g:save(42) end, 'nn.gModule:save: expected a file name, got number')
   end)
 
   it('keeps Torch7\'s graphs: fg, bg, innode, outnode and each node\'s input and gradOutput', function()

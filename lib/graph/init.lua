@@ -206,22 +206,24 @@ function graph.todot(g, title)
 end
 
 -- graph._write_dot(text, fname, who, level): writes fname.dot and, with
--- Graphviz's dot program, fname.svg; returns text
+-- Graphviz's dot program, fname.svg, each atomically; returns text
 function graph._write_dot(text, fname, who, level)
   if type(fname) ~= 'string' then error(who .. ': fname must be a string, got ' .. type(fname), level + 1) end
-  local ok, err = pcall(torch._write_atomic, fname .. '.dot', who, function(write) write(text) end)
-  if not ok then error(err, level + 1) end
-  local q = "'" .. fname:gsub("'", "'\\''") .. "'"
-  if not os.execute('dot -Tsvg -o ' .. q .. '.svg ' .. q .. '.dot 2>/dev/null') then
-    error(who .. ': Graphviz\'s dot could not write ' .. fname .. '.svg (is graphviz installed?); '
-          .. fname .. '.dot is written', level + 1)
-  end
+  torch._render_dot(text, fname .. '.dot', who, level + 1)
+  torch._render_dot(text, fname .. '.svg', who, level + 1)
   return text
+end
+
+-- g:save(path [, title]): the graph rendered by Graphviz, the format from the
+-- extension (svg, png, pdf; .dot writes the text); returns path
+function Graph:save(path, title)
+  return torch._render_dot(graph.todot(self, title), path, 'graph.Graph:save', 2)
 end
 
 -- graph.dot(g, title, fname): with fname, writes fname.dot and (with
 -- Graphviz's dot program) fname.svg, raising when dot is missing or fails; the
--- dot text is returned either way (there is no window to show it in).
+-- dot text is returned either way (there is no window to show it in); g:save
+-- writes one file in the format its name asks for.
 function graph.dot(g, title, fname)
   local text = graph.todot(g, title)
   if fname == nil then return text end

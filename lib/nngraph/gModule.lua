@@ -421,4 +421,11 @@ function gModule:dot(title)
   return require('graph').todot(self.fg, title or 'gModule')
 end
 
+-- g:save(path [, title]): the forward graph rendered by Graphviz, the format from
+-- the extension ('g.svg', 'g.png', 'g.pdf'; 'g.dot' writes the text); returns path.
+-- (torch.save(path, g) saves the module itself.)
+function gModule:save(path, title)
+  return torch._render_dot(self:dot(title), path, 'nn.gModule:save', 2)
+end
+
 return gModule

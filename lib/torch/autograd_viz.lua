@@ -111,18 +111,21 @@ end
 
 local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
--- g:save(path): renders with Graphviz's dot, the format from the extension
--- (svg, png, pdf; .dot writes the text). The file appears whole or not at all,
+-- torch._render_dot(text, path, who, level): writes Graphviz's dot text to
+-- path rendered by the dot program in the format of the extension (svg, png,
+-- pdf; .dot or .gv: the text itself). The file appears whole or not at all,
 -- written as torch.save writes (torch._write_atomic: symlinks followed).
-function Graph:save(path)
-  if type(path) ~= 'string' then error('graph:save: expected a file name', 2) end
+-- Errors name who, raised at level (from the caller of the function calling
+-- this). Returns path.
+function torch._render_dot(text, path, who, level)
+  level = (level or 1) + 1
+  if type(path) ~= 'string' then error(who .. ': expected a file name, got ' .. type(path), level) end
   local ext = path:match('%.(%w+)$') or 'svg'
-  local text = self:dot()
   local render = ext ~= 'dot' and ext ~= 'gv'
   if render and not os.execute('command -v dot > /dev/null 2>&1') then
-    error("graph:save: the Graphviz 'dot' program is not installed (apt-get install graphviz)", 2)
+    error(who .. ": the Graphviz 'dot' program is not installed (apt-get install graphviz)", level)
   end
-  local ok, err = pcall(torch._write_atomic, path, 'graph:save', function(write, file)
+  local ok, err = pcall(torch._write_atomic, path, who, function(write, file)
     if not render then return write(text) end
     local source = os.tmpname()                 -- not beside file, which may be /dev/null
     local f = assert(io.open(source, 'w'))
@@ -132,8 +135,14 @@ function Graph:save(path)
     os.remove(source)
     if not rendered then error('dot failed to render ' .. ext, 0) end
   end)
-  if not ok then error(err, 2) end
+  if not ok then error(err, level) end
   return path
+end
+
+-- g:save(path): renders with Graphviz's dot, the format from the extension
+-- (svg, png, pdf; .dot writes the text), atomically (torch._render_dot).
+function Graph:save(path)
+  return torch._render_dot(self:dot(), path, 'graph:save', 2)
 end
 
 function Graph:__tostring()
