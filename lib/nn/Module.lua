@@ -136,12 +136,13 @@ local function refuse(v, k, what, expected)
                       expected), 3)
 end
 
--- The Torch7 dialect's assignments from the user's code, where Torch7 took them
--- (returns the assignment to make, or nil when made): m.train = b is the
--- training flag; a plain tensor into a parameter's slot (m.weight =
+-- Torch7's assignments, where Torch7 took them (returns the assignment to make,
+-- or nil when made). In the Torch7 dialect, from the user's code: m.train = b is
+-- the training flag; a plain tensor into a parameter's slot (m.weight =
 -- torch.Tensor(...)) becomes that parameter, the same tensor object (so what
--- shares its memory still does); m.gradWeight = t sets the gradient of the
--- parameter weight when t fits it.
+-- shares its memory still does). In both dialects: m.gradWeight = t sets the
+-- gradient of the parameter weight when t has its dtype and element count (a
+-- field of that name would hide the gradient that m.gradWeight reads).
 local function torch7_assignment(self, fields, kinds, k, v, kind)
   if k == 'train' then return 'training', v, kinds.training end
   if kind == 'parameter' then
@@ -150,9 +151,9 @@ local function torch7_assignment(self, fields, kinds, k, v, kind)
   end
   local name = k:sub(5, 5):lower() .. k:sub(6)
   local p = fields[name]
-  if kinds[name] == 'parameter' and p ~= nil and kinds[k] == nil and v:size() == p:size()
+  if kinds[name] == 'parameter' and p ~= nil and kinds[k] == nil and v:numel() == p:numel()
      and v.dtype == p.dtype then
-    p.grad = v
+    p.grad = v:dim() == p:dim() and v:size() == p:size() and v or v:view(p:size())   -- Torch7's 2-D views too
     fields[k] = nil
     return nil
   end
@@ -172,9 +173,9 @@ function Module.__newindex(self, k, v)
   end
   local kinds = rawget(self, '_kinds')
   local kind = kinds[k]
-  if type(k) == 'string' and (k == 'train' or (torch.is_tensor(v) and k:find('^grad%u'))
-                              or (kind == 'parameter' and torch.is_tensor(v) and not is_parameter(v)))
-     and torch7_user(1) then
+  if type(k) == 'string' and ((torch.is_tensor(v) and k:find('^grad%u') and kind == nil)
+                              or ((k == 'train' or (kind == 'parameter' and torch.is_tensor(v) and not is_parameter(v)))
+                                  and torch7_user(1))) then
     k, v, kind = torch7_assignment(self, fields, kinds, k, v, kind)
     if k == nil then return end
   end

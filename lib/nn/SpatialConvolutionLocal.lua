@@ -11,7 +11,6 @@ local spatial7 = require 'nn._Spatial7'
 -- position y, x), bias nOutputPlane x oH x oW. Takes (nInputPlane x iH x iW) or
 -- (batch x nInputPlane x iH x iW) inputs.
 local SpatialConvolutionLocal, Module = torch.class('nn.SpatialConvolutionLocal', 'nn.Module')
-spatial7.torch7_assign(SpatialConvolutionLocal)
 spatial7.torch7_methods(SpatialConvolutionLocal, function(self) return self.nInputPlane * self.kH * self.kW end)
 
 function SpatialConvolutionLocal:__init(nin, nout, iw, ih, kw, kh, dw, dh, padw, padh)

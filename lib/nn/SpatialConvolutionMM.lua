@@ -10,7 +10,6 @@ local spatial7 = require 'nn._Spatial7'
 -- floor((H + 2 * padH - kH) / dH) + 1 high, floor((W + 2 * padW - kW) / dW) + 1 wide.
 -- gradWeight and gradBias are the parameters' gradients; :noBias() drops the bias.
 local SpatialConvolutionMM, Module = torch.class('nn.SpatialConvolutionMM', 'nn.Module')
-spatial7.torch7_assign(SpatialConvolutionMM)
 spatial7.torch7_methods(SpatialConvolutionMM, function(self) return self.nInputPlane * self.kH * self.kW end)
 
 function SpatialConvolutionMM:__init(nin, nout, kw, kh, dw, dh, padw, padh)

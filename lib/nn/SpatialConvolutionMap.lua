@@ -58,7 +58,6 @@ end
 -- weight n x kH x kW, bias nOutputPlane (the largest output plane named); the output is
 -- floor((H - kH) / dH) + 1 by floor((W - kW) / dW) + 1.
 local SpatialConvolutionMap = torch.class('nn.SpatialConvolutionMap', 'nn.Module')
-spatial7.torch7_assign(SpatialConvolutionMap)
 
 function SpatialConvolutionMap:__init(conn, kw, kh, dw, dh)
   spatial7.map_init(self, 'nn.SpatialConvolutionMap', conn, kw, kh, dw, dh)

@@ -10,7 +10,6 @@ local spatial7 = require 'nn._Spatial7'
 -- weight nOutputPlane x (nInputPlane * kH * kW) (viewed as nOutputPlane x nInputPlane x kH x kW:
 -- weight[j][i] is filter j of plane i), bias nOutputPlane x nInputPlane. :noBias() drops the bias.
 local SpatialDepthWiseConvolution, Module = torch.class('nn.SpatialDepthWiseConvolution', 'nn.Module')
-spatial7.torch7_assign(SpatialDepthWiseConvolution)
 spatial7.torch7_methods(SpatialDepthWiseConvolution, function(self) return self.nInputPlane * self.kH * self.kW end)
 
 function SpatialDepthWiseConvolution:__init(nin, nout, kw, kh, dw, dh, padw, padh)

@@ -9,7 +9,6 @@ local spatial7 = require 'nn._Spatial7'
 -- (W - 1) * dW + kW; output plane o is bias[o] plus the sum of its connections.
 -- weight n x kH x kW, bias nOutputPlane.
 local SpatialFullConvolutionMap = torch.class('nn.SpatialFullConvolutionMap', 'nn.Module')
-spatial7.torch7_assign(SpatialFullConvolutionMap)
 
 function SpatialFullConvolutionMap:__init(conn, kw, kh, dw, dh)
   spatial7.map_init(self, 'nn.SpatialFullConvolutionMap', conn, kw, kh, dw, dh)

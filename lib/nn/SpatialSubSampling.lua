@@ -9,7 +9,6 @@ local spatial7 = require 'nn._Spatial7'
 -- nInputPlane values, the output floor((H - kH) / dH) + 1 by floor((W - kW) / dW) + 1.
 -- Takes (nInputPlane x H x W) or (batch x nInputPlane x H x W) inputs.
 local SpatialSubSampling, Module = torch.class('nn.SpatialSubSampling', 'nn.Module')
-spatial7.torch7_assign(SpatialSubSampling)
 spatial7.torch7_methods(SpatialSubSampling, function(self) return self.kW * self.kH end)
 
 function SpatialSubSampling:__init(nin, kw, kh, dw, dh)

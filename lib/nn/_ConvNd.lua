@@ -13,7 +13,6 @@ local spatial7 = require 'nn._Spatial7'
 -- 'reflect', 'replicate' or 'circular': the input padded by F.pad in that mode first).
 local function conv_class(name, dims, fn, transposed)
   local cls, Module = torch.class('nn.' .. name, 'nn.Module')
-  spatial7.torch7_assign(cls)
   -- Torch7's noBias() and reset(stdv), its default bound 1 / sqrt(in / groups * kh * kw)
   spatial7.torch7_methods(cls, function(self)
     local n = self.in_channels // self.groups

@@ -1,6 +1,7 @@
 -- What Torch7's Spatial* convolution classes share on top of nn.Module (used by
--- nn._ConvNd and the Torch7 spatial classes): Torch7's way of replacing a parameter
--- by assignment, noBias, reset(stdv), input checks, and the connection-table maps.
+-- nn._ConvNd and the Torch7 spatial classes): noBias, reset(stdv), input checks,
+-- and the connection-table maps. (Torch7's assignments, m.weight = t and
+-- m.gradWeight = t, are nn.Module's, in the Torch7 dialect.)
 local torch = require 'torch'
 local nn = require 'nn'
 local F = require 'nn.functional'
@@ -12,45 +13,6 @@ local M = {}
 local function value(v)
   if torch.is_tensor(v) then return v:item() end
   return v
-end
-
--- the parameter name of a Torch7 gradient field ('gradWeight' -> 'weight'), or nil
-local function grad_target(k)
-  if type(k) ~= 'string' or not k:find('^grad%u') then return nil end
-  return k:sub(5, 5):lower() .. k:sub(6)
-end
-
--- M.torch7_assign(cls): instances of cls take Torch7's assignments. In the Torch7
--- dialect, a floating tensor assigned to a name registered as a parameter (m.weight = t)
--- becomes that parameter, t itself (as Torch7's field holds t; PyTorch's dialect refuses
--- it, as PyTorch's __setattr__); in both, a tensor assigned to the gradient
--- field of a registered parameter (m.gradBias = t) becomes its .grad (where the
--- shapes agree; else the gradient is dropped, to be made again by the next backward),
--- rather than a field that would hide it. Everything else is nn.Module's assignment.
-function M.torch7_assign(cls)
-  cls.__newindex = function(self, k, v)
-    local kinds = rawget(self, '_kinds')
-    if kinds and type(k) == 'string' then
-      if torch.is_tensor(v) and kinds[k] == 'parameter' and not nn.is_parameter(v) and v:is_floating_point()
-         and torch.dialect() == 'torch7' then
-        v = nn.Parameter(v)
-      else
-        local name = grad_target(k)
-        if name and kinds[name] == 'parameter' then
-          local p = self._fields[name]
-          if p ~= nil then
-            if torch.is_tensor(v) and v:is_floating_point() and v:numel() == p:numel() then
-              p.grad = v:dim() == p:dim() and v or v:view(p:size())
-            else
-              p.grad = nil
-            end
-          end
-          return
-        end
-      end
-    end
-    return nn.Module.__newindex(self, k, v)
-  end
 end
 
 -- M.torch7_methods(cls, fan_in): gives cls Torch7's noBias() and reset(stdv);
