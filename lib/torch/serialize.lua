@@ -384,6 +384,8 @@ local temp_count = 0
 -- Raises (at level) unless path is a file name C can open as given: a NUL
 -- byte would cut it short and open another file.
 function torch._check_file_name(path, op, level)
+  op = type(op) == 'string' and op or 'torch._check_file_name'
+  level = math.type(level) == 'integer' and level >= 0 and level or 1
   if type(path) ~= 'string' then error(op .. ': expected a file name, got ' .. type(path), level + 1) end
   if path:find('\0', 1, true) then
     error(string.format('%s: the file name %q holds a NUL byte', op, path), level > 0 and level + 1 or 0)
