@@ -713,28 +713,101 @@ template <typename T, bool PROD> __global__ void scan_rows(const T *x, T *y, lon
   }
 }
 
+/* softmax's max and sum in one walk (online): the running max m and the sum s
+   of exp(v - m), rescaled when the max grows. A NaN never wins the max and
+   makes the sum NaN, as the CPU's two walks do; -inf against a -inf max adds
+   nothing (exp(-inf - -inf) would be NaN). */
+template <typename ct> __device__ inline void ms_add(ct &m, ct &s, ct v) {
+  if (v > m) {
+    s = s * d_exp(m - v) + (ct)1;
+    m = v;
+  } else if (!(v == m && m == (ct)-INFINITY)) {
+    s += d_exp(v - m);
+  }
+}
+/* two (max, sum) pairs as one; a -inf max's sum (0, or NaN) scaled by 0 */
+template <typename ct> __device__ inline void ms_comb(ct &m, ct &s, ct m2, ct s2) {
+  ct mx = m2 > m ? m2 : m;
+  ct a = s * (m == (ct)-INFINITY ? (ct)0 : d_exp(m - mx));
+  ct b = s2 * (m2 == (ct)-INFINITY ? (ct)0 : d_exp(m2 - mx));
+  m = mx;
+  s = a + b;
+}
+/* the pairs of a group (warp, or block with a pair per warp in msm/ssm) combined,
+   the result in every thread of the group */
+template <typename ct> __device__ inline void ms_group(ct &m, ct &s, ct *msm, ct *ssm) {
+  for (int off = 16; off > 0; off >>= 1)
+    ms_comb(m, s, __shfl_down_sync(0xffffffffu, m, off), __shfl_down_sync(0xffffffffu, s, off));
+  if (blockDim.x > 32) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) { msm[warp] = m; ssm[warp] = s; }
+    __syncthreads();
+    if (warp == 0) {
+      bool in = lane < (int)(blockDim.x >> 5);
+      m = in ? msm[lane] : (ct)-INFINITY;
+      s = in ? ssm[lane] : (ct)0;
+      for (int off = 16; off > 0; off >>= 1)
+        ms_comb(m, s, __shfl_down_sync(0xffffffffu, m, off), __shfl_down_sync(0xffffffffu, s, off));
+      if (lane == 0) { msm[0] = m; ssm[0] = s; }
+    }
+    __syncthreads();
+    m = msm[0];
+    s = ssm[0];
+    __syncthreads();
+    return;
+  }
+  m = __shfl_sync(0xffffffffu, m, 0);
+  s = __shfl_sync(0xffffffffu, s, 0);
+}
+
 /* softmax in the compute type, max-shifted, as mt_softmax: a group (warp or
-   block) per row when B == 1 */
+   block) per row when B == 1; one walk for the max and the sum, one that
+   writes; float rows on 16-byte boundaries are read and written four at a time */
 template <typename T> __global__ void softmax_rows(const T *x, T *y, long long A, long long N, int take_log) {
   typedef typename DT<T>::ct ct;
-  __shared__ ct sm[32];
+  __shared__ ct msm[32], ssm[32];
   const long long step = (long long)gridDim.x * blockDim.y;
   for (long long a = (long long)blockIdx.x * blockDim.y + threadIdx.y; a < A; a += step) {
     const T *xr = x + a * N;
     T *yr = y + a * N;
     ct mx = -INFINITY, s = 0;
-    for (long long j = threadIdx.x; j < N; j += blockDim.x) {
-      ct v = DT<T>::load(xr + j);
-      mx = v > mx ? v : mx;
+    bool vec = false;
+    if constexpr (sizeof(T) == 4 && DT<T>::isf)
+      vec = (N & 3) == 0 && ((unsigned long long)xr & 15) == 0 && ((unsigned long long)yr & 15) == 0;
+    if constexpr (sizeof(T) == 4 && DT<T>::isf) {
+      if (vec) {
+        const float4 *x4 = (const float4 *)xr;
+        for (long long j = threadIdx.x; j < N / 4; j += blockDim.x) {
+          float4 v = x4[j];
+          ms_add(mx, s, (ct)v.x); ms_add(mx, s, (ct)v.y); ms_add(mx, s, (ct)v.z); ms_add(mx, s, (ct)v.w);
+        }
+      }
     }
-    mx = group_all_reduce(mx, MaxOp(), (ct)-INFINITY, sm);
-    for (long long j = threadIdx.x; j < N; j += blockDim.x) s += d_exp(DT<T>::load(xr + j) - mx);
-    s = group_all_reduce(s, AddOp(), (ct)0, sm);
+    if (!vec)
+      for (long long j = threadIdx.x; j < N; j += blockDim.x) ms_add(mx, s, (ct)DT<T>::load(xr + j));
+    ms_group(mx, s, msm, ssm);
+    ct ls = take_log ? d_log(s) : (ct)0, inv = (ct)1 / s;
+    if constexpr (sizeof(T) == 4 && DT<T>::isf) {
+      if (vec) {
+        const float4 *x4 = (const float4 *)xr;
+        float4 *y4 = (float4 *)yr;
+        for (long long j = threadIdx.x; j < N / 4; j += blockDim.x) {
+          float4 v = x4[j], o;
+          if (take_log) {
+            o.x = (float)(v.x - mx - ls); o.y = (float)(v.y - mx - ls);
+            o.z = (float)(v.z - mx - ls); o.w = (float)(v.w - mx - ls);
+          } else {
+            o.x = (float)(d_exp((ct)v.x - mx) * inv); o.y = (float)(d_exp((ct)v.y - mx) * inv);
+            o.z = (float)(d_exp((ct)v.z - mx) * inv); o.w = (float)(d_exp((ct)v.w - mx) * inv);
+          }
+          y4[j] = o;
+        }
+        continue;
+      }
+    }
     if (take_log) {
-      ct ls = d_log(s);
       for (long long j = threadIdx.x; j < N; j += blockDim.x) store_f(yr + j, (double)(DT<T>::load(xr + j) - mx - ls));
     } else {
-      ct inv = (ct)1 / s;
       for (long long j = threadIdx.x; j < N; j += blockDim.x)
         store_f(yr + j, (double)(d_exp(DT<T>::load(xr + j) - mx) * inv));
     }
