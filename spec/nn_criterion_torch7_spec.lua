@@ -494,3 +494,25 @@ describe("Torch7's criteria: errors", function()
     fails(function() nn.MSECriterion():forward(L({1, 2}), D({1, 2})) end, 'nn.MSECriterion', 'floating point', 'int64')
   end)
 end)
+
+describe("Torch7's criteria, forward then backward", function()
+  local function near(got, want)
+    local g = got:totable()
+    assert.are.equal(#want, #g)
+    for i = 1, #want do assert.is_true(math.abs(g[i] - want[i]) < 1e-12, i .. ': ' .. g[i] .. ' vs ' .. want[i]) end
+  end
+  it('differentiate the loss forward computed, and compute it again when the input changed since', function()
+    local c = nn.MSECriterion()
+    local x = torch.tensor({1, 2, 3}, {dtype = 'float64'})
+    local t = torch.tensor({0, 0, 1}, {dtype = 'float64'})
+    assert.is_true(math.abs(c:forward(x, t) - (1 + 4 + 4) / 3) < 1e-12)
+    near(c:backward(x, t), {2 / 3, 4 / 3, 4 / 3})                 -- 2 (x - t) / n
+    c:forward(x, t)
+    x:mul_(2)                                                      -- changed in place since
+    near(c:backward(x, t), {4 / 3, 8 / 3, 10 / 3})
+    c:forward(x, t)
+    local other = torch.tensor({0, 0, 0}, {dtype = 'float64'})
+    near(c:backward(x, other), {4 / 3, 8 / 3, 12 / 3})             -- another target
+    near(c:backward(x, other), {4 / 3, 8 / 3, 12 / 3})             -- backward twice
+  end)
+end)

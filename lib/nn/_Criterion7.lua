@@ -257,9 +257,44 @@ end
 
 local methods = {}
 
+-- the tensors of a value (a tensor or a table of them) and their version counters
+local function versions(v, out)
+  if torch.is_tensor(v) then out[#out + 1] = v._version
+  elseif type(v) == 'table' and getmetatable(v) == nil then
+    for _, x in ipairs(v) do versions(x, out) end
+  end
+  return out
+end
+local function same_list(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+-- Torch7's loop calls forward, then backward on the same input and target: forward
+-- keeps its loss's graph (on leaves of the input) so that backward differentiates it
+-- instead of computing the loss again, when neither input nor target has changed
+-- since (same objects, same version counters). Weak keys: a criterion's entry goes
+-- with it.
+local last_forward = setmetatable({}, {__mode = 'k'})
+
 -- crit:updateOutput(input, target) / crit:forward(input, target): the loss as a number,
 -- kept in crit.output
 function methods:updateOutput(input, target)
+  last_forward[self] = nil
+  if torch.is_grad_enabled() then
+    local entry = torch.enable_grad(function()
+      local x = leaves(input)
+      return {x = x, loss = self:loss(x, target)}
+    end)
+    if torch.is_tensor(entry.loss) and entry.loss.requires_grad then
+      entry.input, entry.target = input, target
+      entry.versions = versions(target, versions(input, {}))
+      last_forward[self] = entry
+    end
+    self.output = Criterion7.number(entry.loss)
+    return self.output
+  end
   local loss = torch.no_grad(function() return self:loss(input, target) end)
   self.output = Criterion7.number(loss)
   return self.output
@@ -268,6 +303,15 @@ end
 -- crit:updateGradInput(input, target) / crit:backward(input, target): d loss / d input,
 -- kept in crit.gradInput
 function methods:updateGradInput(input, target)
+  local e = last_forward[self]
+  last_forward[self] = nil
+  if e and rawequal(e.input, input) and rawequal(e.target, target)
+     and same_list(e.versions, versions(target, versions(input, {}))) then
+    local xs = flat(e.x, {})
+    local grads = torch.autograd.grad({e.loss}, xs, {allow_unused = true})
+    self.gradInput = rebuild(e.x, grads, {0})
+    return self.gradInput
+  end
   self.gradInput = Criterion7.gradient(function(x) return self:loss(x, target) end, input)
   return self.gradInput
 end
