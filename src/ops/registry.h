@@ -694,6 +694,10 @@
   OP(max_pool2d_indices, NN(mt_max_pool2d_indices(r, a->x, a->pool, a->pool + 2, a->pool + 4,          \
                                                   a->pool + 6, a->flag, a->base),                      \
                             "_max_pool2d_indices", None), E, NODERIV, AC_NONE, ANY, "")                 \
+  /* the same over volumes x (n, c, t, h, w), a->pool each t, h and w; positions in t * h * w */    \
+  OP(max_pool3d_indices, NN(mt_max_pool3d_indices(r, a->x, a->pool, a->pool + 3, a->pool + 6,          \
+                                                  a->pool + 9, a->flag, a->base),                      \
+                            "_max_pool3d_indices", None), E, NODERIV, AC_NONE, ANY, "")                 \
   OP(adaptive_max_pool2d_indices, NN(mt_adaptive_max_pool2d_indices(r, a->x, a->pool, a->base),        \
                                      "_adaptive_max_pool2d_indices", None), E, NODERIV, AC_NONE, ANY, "") \
   /* the separable resampling maps of the last two dims (a->rs) */                                    \
