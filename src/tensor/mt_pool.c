@@ -7,6 +7,7 @@
 #include "mt_alloc.h"
 #include "mt_iter.h"
 #include "mt_parallel.h"
+#include "mt_resample.h"
 #include <stdio.h>
 
 int64_t mt_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode) {
@@ -79,9 +80,8 @@ static void fixed_window(windows *wd, int64_t o, int64_t in, int64_t k, int64_t 
       for (int64_t c = 1; c < kw && lo < hi; c++) {                                                   \
         const int64_t shift = c * d - pw;                                                             \
         if (sw == 1) {                                                                                \
-          const T *restrict src = row + shift;                                                        \
           for (int64_t j = lo; j < hi; j++) {                                                         \
-            const T v = src[j], best = bv[j];                                                         \
+            const T v = row[j + shift], best = bv[j];                                                 \
             const int take = (v > best) | ((v != v) & (best == best));                                \
             bv[j] = take ? v : best;                                                                  \
             bp[j] = take ? j + shift : bp[j];                                                         \
@@ -464,4 +464,214 @@ int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int
       wd[i + 1].count[o] = hi - lo;
     }
   return pool_indices(idx, x, wd, 2, base, op);
+}
+
+/* ---- average pooling over volumes (avg_pool3d) and its adjoint ----
+   Separable, as max_pool3d's passes: the W windows of each row, then the H
+   windows, then the T windows, each window's sum times its dim's weight (1
+   over its dim's share of the divisor: the taps inside the input, or with
+   COUNT_PAD those up to the right padding's end; 1 with SUM). The adjoint
+   runs the passes' transposes in the reverse order, each tap adding the
+   weighted gradient of its window. */
+#define AVG_PASSES(T)                                                                                 \
+  /* rows (a, n) -> (a, out), or back with adjoint; the interior windows (every tap inside the row)   \
+     tap by tap across the row, the edges window by window */                                         \
+  static void avg_rows_##T(const T *restrict x, T *restrict y, int64_t a, int64_t n,                   \
+                           const windows *wd, const double *wgt, int adjoint) {                       \
+    const int64_t out = wd->out, kw = wd->k, sw = wd->s, pw = wd->p;                                  \
+    int64_t lo = 0, hi;                                                                               \
+    while (lo < out && !(wd->count[lo] == kw && wd->first[lo] == lo * sw - pw)) lo++;                 \
+    hi = lo;                                                                                          \
+    while (hi < out && wd->count[hi] == kw && wd->first[hi] == hi * sw - pw) hi++;                    \
+    for (int64_t r = 0; r < a; r++) {                                                                 \
+      if (!adjoint) {                                                                                 \
+        const T *restrict row = x + r * n;                                                            \
+        T *restrict dst = y + r * out;                                                                \
+        for (int64_t j = 0; j < out; j++) {                                                           \
+          if (j == lo) j = hi;                                                                        \
+          if (j >= out) break;                                                                        \
+          T sum = 0;                                                                                  \
+          for (int64_t c = 0; c < wd->count[j]; c++) sum += row[wd->first[j] + c];                    \
+          dst[j] = sum;                                                                               \
+        }                                                                                             \
+        for (int64_t j = lo; j < hi; j++) dst[j] = row[j * sw - pw];                                  \
+        for (int64_t c = 1; c < kw && lo < hi; c++) {                                                 \
+          const int64_t shift = c - pw;                                                               \
+          if (sw == 1)                                                                                \
+            for (int64_t j = lo; j < hi; j++) dst[j] += row[j + shift];                               \
+          else                                                                                        \
+            for (int64_t j = lo; j < hi; j++) dst[j] += row[j * sw + shift];                          \
+        }                                                                                             \
+        for (int64_t j = 0; j < out; j++) dst[j] = (T)(dst[j] * wgt[j]);                              \
+      } else {                                                                                        \
+        const T *restrict src = x + r * out;                                                          \
+        T *restrict row = y + r * n;                                                                  \
+        for (int64_t i = 0; i < n; i++) row[i] = 0;                                                   \
+        for (int64_t j = 0; j < out; j++) {                                                           \
+          if (j == lo) j = hi;                                                                        \
+          if (j >= out) break;                                                                        \
+          const T g = (T)(src[j] * wgt[j]);                                                           \
+          for (int64_t c = 0; c < wd->count[j]; c++) row[wd->first[j] + c] += g;                      \
+        }                                                                                             \
+        for (int64_t c = 0; c < kw && lo < hi; c++) {                                                 \
+          const int64_t shift = c - pw;                                                               \
+          if (sw == 1)                                                                                \
+            for (int64_t j = lo; j < hi; j++) row[j + shift] += (T)(src[j] * wgt[j]);                 \
+          else                                                                                        \
+            for (int64_t j = lo; j < hi; j++) row[j * sw + shift] += (T)(src[j] * wgt[j]);            \
+        }                                                                                             \
+      }                                                                                               \
+    }                                                                                                 \
+  }                                                                                                   \
+  /* (a, n, b) -> (a, out, b) along n; the adjoint (a, out, b) -> (a, n, b) */                        \
+  static void avg_mid_##T(const T *restrict x, T *restrict y, int64_t a, int64_t n, int64_t b,        \
+                          const windows *wd, const double *wgt, int adjoint) {                        \
+    const int64_t out = wd->out;                                                                      \
+    for (int64_t r = 0; r < a; r++) {                                                                 \
+      if (adjoint)                                                                                    \
+        for (int64_t k = 0; k < n * b; k++) y[r * n * b + k] = 0;                                     \
+      for (int64_t o = 0; o < out; o++) {                                                             \
+        const T w = (T)wgt[o];                                                                        \
+        if (!adjoint) {                                                                               \
+          T *restrict dst = y + (r * out + o) * b;                                                    \
+          const T *restrict src = x + (r * n + wd->first[o]) * b;                                     \
+          for (int64_t k = 0; k < b; k++) dst[k] = src[k];                                            \
+          for (int64_t c = 1; c < wd->count[o]; c++)                                                  \
+            for (int64_t k = 0; k < b; k++) dst[k] += src[c * b + k];                                 \
+          for (int64_t k = 0; k < b; k++) dst[k] *= w;                                                \
+        } else {                                                                                      \
+          const T *restrict src = x + (r * out + o) * b;                                              \
+          T *restrict dst = y + (r * n + wd->first[o]) * b;                                           \
+          for (int64_t c = 0; c < wd->count[o]; c++)                                                  \
+            for (int64_t k = 0; k < b; k++) dst[c * b + k] += w * src[k];                             \
+        }                                                                                             \
+      }                                                                                               \
+    }                                                                                                 \
+  }                                                                                                   \
+  /* one volume: in (t, h, w) -> out (ot, oh, ow), or back with adjoint, through s1 and s2 */         \
+  static void avg_volume_##T(const T *x, T *y, T *s1, T *s2, const int64_t *in, const windows *wd,    \
+                             const double *const *wgt, int adjoint) {                                 \
+    const int64_t t = in[0], h = in[1], w = in[2], ot = wd[0].out, oh = wd[1].out, ow = wd[2].out;   \
+    if (!adjoint) {                                                                                   \
+      avg_rows_##T(x, s1, t * h, w, &wd[2], wgt[2], 0);                   /* (t, h, ow) */            \
+      avg_mid_##T(s1, s2, t, h, ow, &wd[1], wgt[1], 0);                   /* (t, oh, ow) */           \
+      avg_mid_##T(s2, y, 1, t, oh * ow, &wd[0], wgt[0], 0);               /* (ot, oh, ow) */          \
+    } else {                                                                                          \
+      avg_mid_##T(x, s2, 1, t, oh * ow, &wd[0], wgt[0], 1);               /* (t, oh, ow) */           \
+      avg_mid_##T(s2, s1, t, h, ow, &wd[1], wgt[1], 1);                   /* (t, h, ow) */            \
+      avg_rows_##T(s1, y, t * h, w, &wd[2], wgt[2], 1);                   /* (t, h, w) */             \
+    }                                                                                                 \
+    (void)ot;                                                                                         \
+  }
+AVG_PASSES(float)
+AVG_PASSES(double)
+
+typedef struct {
+  const char *xd;
+  char *yd;
+  const windows *wd;
+  const double *const *wgt;
+  const int64_t *in;
+  int64_t xlen, ylen, n1, n2, es;
+  int dtype, adjoint, failed;
+} avg_job;
+
+static void avg_volumes(void *job, int64_t begin, int64_t end) {
+  avg_job *j = job;
+  const size_t bytes = (size_t)(j->n1 + j->n2) * (size_t)j->es;
+  char *s = mt_alloc(bytes ? bytes : 1);
+  if (!s) {
+    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  for (int64_t q = begin; q < end; q++) {
+    const char *x = j->xd + q * j->xlen * j->es;
+    char *y = j->yd + q * j->ylen * j->es;
+    if (j->dtype == MT_FLOAT32)
+      avg_volume_float((const float *)x, (float *)y, (float *)s, (float *)s + j->n1, j->in, j->wd, j->wgt, j->adjoint);
+    else
+      avg_volume_double((const double *)x, (double *)y, (double *)s, (double *)s + j->n1, j->in, j->wd, j->wgt,
+                        j->adjoint);
+  }
+  mt_free(s, bytes ? bytes : 1);
+}
+
+int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume) {
+  const char *op = "avg_pool3d";
+  char bx[128], bk[96], bp[96];
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
+    return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", op);
+  if (check_input(x, 3, op)) return -1;
+  const int64_t *k = pool, *s = pool + 3, *p = pool + 6;
+  const int ceil_mode = (flags & MT_RS_CEIL_MODE) != 0, count_pad = (flags & MT_RS_COUNT_PAD) != 0;
+  for (int i = 0; i < 3; i++) {
+    if (k[i] < 1 || s[i] < 1)
+      return mt_fail("%s: kernel and stride must be positive, got %lld, %lld", op, (long long)k[i], (long long)s[i]);
+    if (p[i] < 0 || p[i] > k[i] / 2)
+      return mt_fail("%s: padding %lld must be between 0 and half the kernel size %lld", op, (long long)p[i],
+                     (long long)k[i]);
+  }
+  /* in: the input volume (x's, or the adjoint's target); out: the pooled one */
+  int64_t in[3], out[3];
+  for (int i = 0; i < 3; i++) {
+    in[i] = in_volume ? in_volume[i] : x->shape[2 + i];
+    out[i] = in[i] < 1 ? 0 : mt_pool_out_size(in[i], k[i], s[i], p[i], 1, ceil_mode);
+    if (out[i] < 1)
+      return mt_fail("%s: kernel %s does not fit the input %s padded by %s", op, dims_str(bk, sizeof bk, 3, k),
+                     in_volume ? dims_str(bx, sizeof bx, 3, in) : mt_shape_str(x, bx, sizeof bx),
+                     dims_str(bp, sizeof bp, 3, p));
+  }
+  if (in_volume && (x->shape[2] != out[0] || x->shape[3] != out[1] || x->shape[4] != out[2]))
+    return mt_fail("%s backward: gradient of size %s for an output volume of %lldx%lldx%lld", op,
+                   mt_shape_str(x, bx, sizeof bx), (long long)out[0], (long long)out[1], (long long)out[2]);
+  int overflow = 0;
+  const int64_t vin = mt_size_mul(mt_size_mul(in[0], in[1], &overflow), in[2], &overflow);
+  const int64_t vout = mt_size_mul(mt_size_mul(out[0], out[1], &overflow), out[2], &overflow);
+  const int64_t n1 = mt_size_mul(mt_size_mul(in[0], in[1], &overflow), out[2], &overflow);
+  const int64_t n2 = mt_size_mul(mt_size_mul(in[0], out[1], &overflow), out[2], &overflow);
+  const int64_t es = (int64_t)mt_dtypes[x->dtype].size;
+  mt_size_mul(mt_size_add(n1, n2, &overflow), es, &overflow);
+  const int64_t planes = mt_size_mul(x->shape[0], x->shape[1], &overflow);
+  const int64_t shape[5] = {x->shape[0], x->shape[1], in_volume ? in[0] : out[0], in_volume ? in[1] : out[1],
+                            in_volume ? in[2] : out[2]};
+  mt_size_mul(planes, in_volume ? vin : vout, &overflow);
+  if (overflow) return mt_fail("%s: the input %s is too large", op, mt_shape_str(x, bx, sizeof bx));
+  windows wd[3];
+  if (windows_alloc(wd, out, op)) return -1;
+  /* each dim's weights: 1 / its share of the divisor (1 with SUM) */
+  double *wgt_block = mt_alloc(sizeof(double) * (size_t)(out[0] + out[1] + out[2]));
+  if (!wgt_block) {
+    windows_free(wd);
+    return mt_fail("%s: out of memory", op);
+  }
+  const double *wgt[3] = {wgt_block, wgt_block + out[0], wgt_block + out[0] + out[1]};
+  for (int i = 0; i < 3; i++) {
+    wd[i].k = k[i];
+    wd[i].s = s[i];
+    wd[i].p = p[i];
+  }
+  for (int i = 0; i < 3; i++)
+    for (int64_t o = 0; o < out[i]; o++) {
+      fixed_window(&wd[i], o, in[i], k[i], s[i], p[i], 1);
+      const int64_t start = o * s[i] - p[i];
+      const int64_t end = start + k[i] < in[i] + p[i] ? start + k[i] : in[i] + p[i];
+      const int64_t share = count_pad ? end - start : wd[i].count[o];
+      ((double *)wgt[i])[o] = (flags & MT_RS_SUM) || share < 1 ? 1.0 : 1.0 / (double)share;
+    }
+  mt_tensor xc = {0};
+  int rc = mt_contiguous_as(&xc, x, x->dtype);
+  if (rc == 0) rc = mt_tensor_init_like(r, x->dtype, 5, shape, x);
+  if (rc == 0 && planes > 0) {
+    avg_job job = {mt_data(&xc), mt_data(r), wd, wgt, in, in_volume ? vout : vin, in_volume ? vin : vout,
+                   n1, n2, es, x->dtype, in_volume != NULL, 0};
+    mt_parallel_for(planes, mt_parallel_items(MT_ITER_GRAIN / 2, vin + vout, 1), avg_volumes, &job);
+    if (job.failed) {
+      mt_tensor_release(r);
+      rc = mt_fail("%s: out of memory", op);
+    }
+  }
+  mt_free(wgt_block, sizeof(double) * (size_t)(out[0] + out[1] + out[2]));
+  windows_free(wd);
+  mt_tensor_release(&xc);
+  return rc;
 }

@@ -1,9 +1,9 @@
 -- nn.functional's volumetric (3-D) functions: F.conv3d, F.conv_transpose3d, F.max_pool3d,
 -- F.avg_pool3d, F.max_unpool3d, F.dropout3d, F.fractional_max_pool3d, and F.pad's
--- 'replicate' mode over the last three dims. max_pool3d has a C kernel of its own on the CPU
--- (the positions of the maxima, the values a gather there, as max_pool2d's); the others, and
--- max_pool3d on a GPU, are built on the C kernels of the 2-D ones, whose derivatives autograd
--- records: the time dim (the first of the three) is
+-- 'replicate' mode over the last three dims. max_pool3d and avg_pool3d have C kernels of their
+-- own on the CPU (max_pool3d's the positions of the maxima, the values a gather there, as
+-- max_pool2d's; avg_pool3d's with its adjoint as its derivative); the others, and both on a
+-- GPU, are built on the C kernels of the 2-D ones, whose derivatives autograd records: the time dim (the first of the three) is
 -- opened into columns by the im2col kernel (torch._unfold, a vol2col in one dim) so that
 -- one 2-D convolution (GEMM) over (N * oT, C * kT, H, W) computes the whole 3-D one, and
 -- folded back by col2im (torch._fold) for the transposed convolution; pooling is
@@ -300,7 +300,14 @@ function F.avg_pool3d(x, kernel, opts)
     fail(fname, 'input of size %s is too small for the kernel %dx%dx%d (padding %d, %d, %d)', tostring(input:size()),
          kT, kH, kW, pT, pH, pW)
   end
-  -- the divisor is a product of one factor per dim: (H, W) first, then T, each by the C kernel
+  if input.device == 'cpu' then
+    local y = torch._avg_pool3d(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, ceil_mode, count_pad, d ~= nil)
+    if d then y = y / d end
+    if unbatched then y = y:squeeze(1) end
+    return y
+  end
+  -- on a GPU, composed: the divisor is a product of one factor per dim: (H, W) first, then T,
+  -- each by the 2-D C kernel
   local y = torch._avg_pool2d(input:reshape(N, C * T, H, W), kH, kW, sH, sW, pH, pW, ceil_mode, count_pad, d ~= nil)
   local oH, oW = y:size(3), y:size(4)
   y = torch._avg_pool2d(y:view(N * C, 1, T, oH * oW), kT, 1, sT, 1, pT, 0, ceil_mode, count_pad, d ~= nil)
