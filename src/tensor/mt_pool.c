@@ -658,8 +658,13 @@ int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int fla
       const int64_t share = count_pad ? end - start : wd[i].count[o];
       ((double *)wgt[i])[o] = (flags & MT_RS_SUM) || share < 1 ? 1.0 : 1.0 / (double)share;
     }
+  int rc = 0;
+  for (int i = 0; i < 3 && rc == 0; i++)       /* never with p <= k / 2; the passes read a tap of each */
+    for (int64_t o = 0; o < out[i] && rc == 0; o++)
+      if (wd[i].count[o] < 1)
+        rc = mt_fail("%s: a window of the input %s lies in the padding alone", op, mt_shape_str(x, bx, sizeof bx));
   mt_tensor xc = {0};
-  int rc = mt_contiguous_as(&xc, x, x->dtype);
+  if (rc == 0) rc = mt_contiguous_as(&xc, x, x->dtype);
   if (rc == 0) rc = mt_tensor_init_like(r, x->dtype, 5, shape, x);
   if (rc == 0 && planes > 0) {
     avg_job job = {mt_data(&xc), mt_data(r), wd, wgt, in, in_volume ? vout : vin, in_volume ? vin : vout,
