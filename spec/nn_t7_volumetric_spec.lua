@@ -1,6 +1,8 @@
 -- Torch7's volumetric (3-D) and temporal (1-D) layers and the nn.functional forms under them:
 -- F.conv3d, conv_transpose3d, max_pool3d, avg_pool3d, max_unpool3d, fractional_max_pool3d and
--- 3-D replicate padding against PyTorch's values (spec/support/volumetric_reference.lua),
+-- 3-D replicate padding against PyTorch's values (spec/support/volumetric_reference.lua) and
+-- max_pool3d's and avg_pool3d's C kernels against window-by-window maxima and means (ties,
+-- NaN, strided inputs, errors),
 -- their gradients against finite differences, and the Torch7 constructors (argument orders,
 -- fields, :ceil(), noBias, dual input, unpooling, time-last fractional pooling, dropout
 -- scaling), TemporalConvolution / SubSampling / DynamicKMaxPooling and WeightNorm.
@@ -124,6 +126,248 @@ describe('F.max_pool3d, F.avg_pool3d, F.max_unpool3d', function()
     raises('F.max_pool3d: padding', F.max_pool3d, xp, 2, {padding = 2})
     raises('F.avg_pool3d: input of size', F.avg_pool3d, xp, {6, 2, 2})
     raises('F.max_pool3d: kernel must hold positive integers', F.max_pool3d, xp, {0, 2, 2})
+  end)
+end)
+
+-- max pooling by the definition, window by window: for x (N, C, T, H, W) the taps o * s - p + a * d
+-- of each dim inside the input, the value and 1-based position (in the T * H * W volume) of the
+-- first maximum in (t, h, w) order, a NaN beating any number (the first NaN stays); the output
+-- length floor or ceil((n + 2 p - d (k - 1) - 1) / s) + 1, the last window starting inside the
+-- input or its left padding (PyTorch's documented sizes)
+local function max_pool3d_by_definition(x, k, s, p, d, ceil_mode)
+  local N, C, T, H, W = table.unpack(x:size():totable())
+  local xs, ins, outs = x:contiguous():_flat_values(), {T, H, W}, {}
+  for i = 1, 3 do
+    local num = ins[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1
+    local o = (ceil_mode and -(-num // s[i]) or num // s[i]) + 1
+    if ceil_mode and (o - 1) * s[i] >= ins[i] + p[i] then o = o - 1 end
+    outs[i] = o
+  end
+  local vals, idx = {}, {}
+  for plane = 0, N * C - 1 do
+    for ot = 0, outs[1] - 1 do
+      for oh = 0, outs[2] - 1 do
+        for ow = 0, outs[3] - 1 do
+          local best, at
+          for a = 0, k[1] - 1 do
+            local t = ot * s[1] - p[1] + a * d[1]
+            for b = 0, k[2] - 1 do
+              local h = oh * s[2] - p[2] + b * d[2]
+              for c = 0, k[3] - 1 do
+                local w = ow * s[3] - p[3] + c * d[3]
+                if t >= 0 and t < T and h >= 0 and h < H and w >= 0 and w < W then
+                  local pos = (t * H + h) * W + w
+                  local v = xs[plane * T * H * W + pos + 1]
+                  if best == nil or v > best or (v ~= v and best == best) then best, at = v, pos end
+                end
+              end
+            end
+          end
+          vals[#vals + 1], idx[#idx + 1] = best, at + 1
+        end
+      end
+    end
+  end
+  local shape = {N, C, outs[1], outs[2], outs[3]}
+  return torch.tensor(vals, {dtype = 'float64'}):view(shape), torch.tensor(idx, {dtype = 'int64'}):view(shape)
+end
+
+describe("max_pool3d's C kernel (torch._max_pool3d_indices under F.max_pool3d)", function()
+  -- few distinct values, so that windows hold ties
+  local function tied(shape, a, b) return (seq(shape, a, b) * 2.5):floor() end
+  -- {kernel, stride, padding, dilation, ceil_mode}
+  local CASES = {
+    {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false},     -- the 2x2 (h, w) windows' own pass
+    {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, true},      -- ... with a last, partial window
+    {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false},
+    {{3, 2, 3}, {2, 2, 1}, {1, 1, 1}, {1, 1, 2}, true},
+    {{2, 3, 2}, {1, 2, 3}, {0, 1, 1}, {2, 1, 1}, false},
+    {{1, 3, 1}, {3, 1, 2}, {0, 0, 0}, {1, 2, 1}, true},
+  }
+
+  it('finds the maxima and their positions of the definition, ties to the first in (t, h, w) order', function()
+    for _, dtype in ipairs({'float32', 'float64'}) do
+      local inputs = {
+        tied({2, 3, 5, 7, 9}, 0.61, 0.3):to(dtype),
+        tied({2, 3, 9, 7, 5}, 0.47, 0.1):to(dtype):transpose(3, 5),                 -- not contiguous
+        tied({3, 2, 5, 6, 8}, 0.83, 0.2):to(dtype):permute(2, 1, 3, 4, 5),          -- batch and channels swapped
+        tied({2, 3, 5, 6, 12}, 0.29, 0.5):to(dtype):narrow(5, 3, 8),                -- a window of rows
+      }
+      for ci, c in ipairs(CASES) do
+        for xi, x in ipairs(inputs) do
+          local what = string.format('%s case %d input %d', dtype, ci, xi)
+          local wv, wi = max_pool3d_by_definition(x, c[1], c[2], c[3], c[4], c[5])
+          local v, i = F.max_pool3d(x, c[1], {stride = c[2], padding = c[3], dilation = c[4], ceil_mode = c[5],
+                                               return_indices = true})
+          assert.are.equal(dtype, v.dtype, what)
+          assert.are.same(wi:size():totable(), i:size():totable(), what)
+          assert(i:eq(wi):all():item(), what .. ': positions differ')
+          G.close(v:double(), wv, 0)
+        end
+      end
+    end
+  end)
+
+  it('lets a NaN win its windows, the first NaN of a window where there are two', function()
+    local x = seq({1, 1, 4, 6, 5}, 0.7, 0.1)
+    x[{1, 1, 2, 3, 2}] = 0 / 0
+    x[{1, 1, 2, 3, 4}] = 0 / 0
+    x[{1, 1, 4, 1, 1}] = 0 / 0
+    for _, c in ipairs(CASES) do
+      local _, wi = max_pool3d_by_definition(x, c[1], c[2], c[3], c[4], c[5])
+      local v, i = F.max_pool3d(x, c[1], {stride = c[2], padding = c[3], dilation = c[4], ceil_mode = c[5],
+                                           return_indices = true})
+      assert(i:eq(wi):all():item(), 'positions differ')
+      local flat = x:reshape(1, 1, 120)
+      local nan = flat:gather(3, i:reshape(1, 1, -1)):ne(flat:gather(3, i:reshape(1, 1, -1)))
+      assert.are.same(v:ne(v):reshape(1, 1, -1):totable(), nan:totable())
+      assert(v:ne(v):any():item())
+    end
+  end)
+
+  it('pools unbatched (C, T, H, W) input as a batch of one', function()
+    local x = seq({3, 4, 5, 6}, 0.37, 0.2)
+    local v, i = F.max_pool3d(x, {2, 3, 2}, {stride = 1, padding = {1, 1, 0}, return_indices = true})
+    local bv, bi = F.max_pool3d(x:unsqueeze(1), {2, 3, 2}, {stride = 1, padding = {1, 1, 0}, return_indices = true})
+    assert.are.same({3, 5, 5, 5}, v:size():totable())
+    G.close(v, bv[1], 0)
+    assert(i:eq(bi[1]):all():item())
+  end)
+
+  it('has the gradients of finite differences, on contiguous and strided inputs', function()
+    local xs = {seq({1, 2, 4, 5, 6}, 1.37, 0.4), seq({2, 1, 6, 5, 4}, 1.13, 0.2):transpose(3, 5)}
+    for _, x in ipairs(xs) do
+      for _, c in ipairs(CASES) do
+        G.gradcheck(projected(function(v) return F.max_pool3d(v, c[1], {stride = c[2], padding = c[3],
+                                                                     dilation = c[4], ceil_mode = c[5]}) end), x, 1e-6)
+      end
+    end
+  end)
+
+  it('refuses bad shapes, types and geometry, naming max_pool3d and the sizes', function()
+    local x = seq({1, 2, 4, 5, 6}, 0.3, 0.1)
+    local function idx(t, ...) return torch._max_pool3d_indices(t, ...) end
+    raises('max_pool3d: expected a 5-D input (n, c, t, h, w), got 2x4x5x6', idx, x[1], 2, 2, 2, 2, 2, 2, 0, 0, 0, 1, 1, 1)
+    raises('max_pool3d: expected float32 or float64, got int64', idx, x:long(), 2, 2, 2, 2, 2, 2, 0, 0, 0, 1, 1, 1)
+    raises('max_pool3d: kernel, stride and dilation must be positive, got 2, 0, 1', idx, x, 2, 2, 2, 2, 0, 2, 0, 0, 0,
+           1, 1, 1)
+    raises('max_pool3d: padding 2 must be between 0 and half the kernel size 3', idx, x, 3, 3, 3, 1, 1, 1, 1, 2, 1,
+           1, 1, 1)
+    raises('max_pool3d: kernel 2x6x2 (dilation 1x1x1) does not fit the input 1x2x4x5x6 padded by 0x0x0', idx, x,
+           2, 6, 2, 1, 1, 1, 0, 0, 0, 1, 1, 1)
+    raises('max_pool3d: kernel', idx, x, math.maxinteger, 2, 2, 1, 1, 1, 0, 0, 0, 1 << 62, 1, 1)
+    raises('max_pool3d: kernel', idx, x, 2, 2, 2, 1, 1, 1, 0, 0, 0, math.maxinteger, 1, 1)
+    raises('F.max_pool3d: input of size', F.max_pool3d, x, {2, 6, 2})
+    raises('F.max_pool3d: input of size', F.max_pool3d, x, {2, 2, 4}, {dilation = {1, 1, 2}})
+    raises('F.max_pool3d: expected a 4-D (C, T, H, W) or 5-D', F.max_pool3d, x[1][1], 2)
+  end)
+end)
+
+-- average pooling by the definition: each window's sum over its taps inside the input, divided
+-- by divisor_override, or by the window's size clipped to the padded input (count_include_pad),
+-- or by its taps inside the input (PyTorch's avg_pool3d)
+local function avg_pool3d_by_definition(x, k, s, p, ceil_mode, count_pad, divisor)
+  local N, C, T, H, W = table.unpack(x:size():totable())
+  local xs, ins, outs = x:contiguous():_flat_values(), {T, H, W}, {}
+  for i = 1, 3 do
+    local num = ins[i] + 2 * p[i] - k[i]
+    local o = (ceil_mode and -(-num // s[i]) or num // s[i]) + 1
+    if ceil_mode and (o - 1) * s[i] >= ins[i] + p[i] then o = o - 1 end
+    outs[i] = o
+  end
+  local vals = {}
+  for plane = 0, N * C - 1 do
+    for ot = 0, outs[1] - 1 do
+      for oh = 0, outs[2] - 1 do
+        for ow = 0, outs[3] - 1 do
+          local o, sum, taps, size = {ot, oh, ow}, 0, 0, 1
+          for i = 1, 3 do
+            local start = o[i] * s[i] - p[i]
+            size = size * (math.min(start + k[i], ins[i] + p[i]) - start)
+          end
+          for a = 0, k[1] - 1 do
+            local t = ot * s[1] - p[1] + a
+            for b = 0, k[2] - 1 do
+              local h = oh * s[2] - p[2] + b
+              for c = 0, k[3] - 1 do
+                local w = ow * s[3] - p[3] + c
+                if t >= 0 and t < T and h >= 0 and h < H and w >= 0 and w < W then
+                  sum, taps = sum + xs[plane * T * H * W + (t * H + h) * W + w + 1], taps + 1
+                end
+              end
+            end
+          end
+          vals[#vals + 1] = sum / (divisor or (count_pad and size or taps))
+        end
+      end
+    end
+  end
+  return torch.tensor(vals, {dtype = 'float64'}):view(N, C, outs[1], outs[2], outs[3])
+end
+
+describe("avg_pool3d's C kernel (torch._avg_pool3d under F.avg_pool3d)", function()
+  -- {kernel, stride, padding, ceil_mode, count_include_pad, divisor_override}
+  local CASES = {
+    {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, false, true},
+    {{2, 2, 2}, {2, 2, 2}, {1, 1, 0}, true, false},
+    {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false, true},
+    {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, false, false},
+    {{3, 2, 3}, {2, 2, 1}, {1, 1, 1}, true, true},
+    {{2, 3, 2}, {1, 2, 3}, {0, 1, 1}, true, false, 5},
+    {{1, 3, 4}, {3, 1, 2}, {0, 1, 2}, false, true, -2},
+  }
+  local function run(x, c)
+    return F.avg_pool3d(x, c[1], {stride = c[2], padding = c[3], ceil_mode = c[4], count_include_pad = c[5],
+                                  divisor_override = c[6]})
+  end
+
+  it('averages as the definition, on contiguous and strided float32 and float64 inputs', function()
+    for _, dtype in ipairs({'float32', 'float64'}) do
+      local inputs = {
+        seq({2, 3, 5, 7, 9}, 0.61, 0.3):to(dtype),
+        seq({2, 3, 9, 7, 5}, 0.47, 0.1):to(dtype):transpose(3, 5),
+        seq({3, 2, 5, 6, 8}, 0.83, 0.2):to(dtype):permute(2, 1, 3, 4, 5),
+        seq({2, 3, 5, 6, 12}, 0.29, 0.5):to(dtype):narrow(5, 3, 8),
+      }
+      for ci, c in ipairs(CASES) do
+        for _, x in ipairs(inputs) do
+          local y = run(x, c)
+          assert.are.equal(dtype, y.dtype)
+          G.close(y:double(), avg_pool3d_by_definition(x:double(), c[1], c[2], c[3], c[4], c[5], c[6]),
+                  dtype == 'float32' and 1e-5 or 1e-12)
+        end
+      end
+    end
+  end)
+
+  it('has the gradients of finite differences, on contiguous and strided inputs, and second ones', function()
+    local xs = {seq({1, 2, 4, 5, 6}, 1.37, 0.4), seq({2, 1, 6, 5, 4}, 1.13, 0.2):transpose(3, 5)}
+    for _, x in ipairs(xs) do
+      for _, c in ipairs(CASES) do G.gradcheck(projected(function(v) return run(v, c) end), x, 1e-6) end
+    end
+    -- the gradient is the adjoint A^T g, recorded with create_graph: <A^T g, u>'s gradient in g is A u
+    local x = seq({1, 2, 4, 5, 6}, 0.9, 0.1):requires_grad_()
+    local u = seq({1, 2, 4, 5, 6}, 0.5, 0.2)
+    for _, c in ipairs(CASES) do
+      local g = seq(run(x, c):size():totable(), 0.3, 0.7):requires_grad_()
+      local gx = torch.autograd.grad(run(x, c), x, {grad_outputs = g, create_graph = true})[1]
+      G.close(torch.autograd.grad((gx * u):sum(), g)[1], run(u, c), 1e-12)
+    end
+  end)
+
+  it('refuses bad shapes, types and geometry, naming avg_pool3d and the sizes', function()
+    local x = seq({1, 2, 4, 5, 6}, 0.3, 0.1)
+    local function avg(t, ...) return torch._avg_pool3d(t, ...) end
+    raises('avg_pool3d: expected a 5-D input (n, c, t, h, w), got 2x4x5x6', avg, x[1], 2, 2, 2, 2, 2, 2, 0, 0, 0)
+    raises('avg_pool3d: expected float32 or float64, got int64', avg, x:long(), 2, 2, 2, 2, 2, 2, 0, 0, 0)
+    raises('avg_pool3d: kernel and stride must be positive, got 2, 0', avg, x, 2, 2, 2, 2, 0, 2, 0, 0, 0)
+    raises('avg_pool3d: padding 2 must be between 0 and half the kernel size 3', avg, x, 3, 3, 3, 1, 1, 1, 1, 2, 1)
+    raises('avg_pool3d: kernel 2x6x2 does not fit the input 1x2x4x5x6 padded by 0x0x0', avg, x, 2, 6, 2, 1, 1, 1,
+           0, 0, 0)
+    raises('avg_pool3d: kernel', avg, x, math.maxinteger, 2, 2, 1, 1, 1, 0, 0, 0)
+    raises('avg_pool3d: padding', avg, x, 2, 2, 2, 1, 1, 1, math.mininteger, 0, 0)
+    raises('F.avg_pool3d: input of size', F.avg_pool3d, x, {2, 6, 2})
+    raises('F.avg_pool3d: divisor_override must be a non-zero number', F.avg_pool3d, x, 2, {divisor_override = 0})
   end)
 end)
 

@@ -457,6 +457,20 @@ local NN_CALLS = {
   end,
   max_pool2d_indices = function(f) return {alone(images({1, 2, 5, 5}, 10)[2], f, 2, 2, 2, 2, 1, 1, 1, 1, true)} end,
   adaptive_max_pool2d_indices = function(f) return {alone(images({1, 2, 5, 5}, 11)[1], f, 3, 2)} end,
+  avg_pool3d = function(f)
+    return {alone(sample('any', {1, 2, 4, 5, 5}, 92), f, 2, 3, 2, 2, 2, 1, 1, 1, 1, true, false, false),
+            alone(sample('any', {2, 1, 3, 4, 5}, 93):transpose(3, 5), f, 3, 2, 2, 1, 2, 2, 1, 0, 1, false, true, true)}
+  end,
+  avg_pool3d_adjoint = function()
+    return {{{sample('any', {1, 2, 3, 3, 4}, 94), sample('any', {1, 2, 2, 2, 4}, 95)}, function(a, gy)
+      local x = torch.zeros(1, 2, 3, 3, 4, {dtype = 'float64', device = a.device}):requires_grad_()
+      return vjp(function(t) return torch._avg_pool3d(t * a, 2, 2, 1, 2, 2, 1, 1, 1, 0, true, false, false) end, x, gy)
+    end}}
+  end,
+  max_pool3d_indices = function(f)
+    return {alone(sample('any', {1, 2, 4, 5, 5}, 90), f, 2, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, true),
+            alone(sample('any', {2, 2, 3, 4, 5}, 91):transpose(3, 5), f, 3, 2, 2, 1, 2, 2, 1, 0, 1, 1, 1, 1, false)}
+  end,
   avg_pool2d = function(f)
     return on_images({1, 2, 5, 6}, 12, function(x)
       return {alone(x, f, 3, 2, 2, 2, 1, 1, true, false, false), alone(x, f, 2, 2, 1, 2, 0, 1, false, true, true)}

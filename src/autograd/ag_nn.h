@@ -9,6 +9,7 @@
      resample (ag_spatial.c)  the resampling maps and resample_adjoint, each
                               the other's derivative;
      im2col (ag_spatial.c)    im2col and col2im, the same;
+     avg_pool3d (ag_spatial.c) avg_pool3d and avg_pool3d_adjoint, the same;
      norm (ag_norm.c)         the normalisations: the fused backward kernel,
                               or the closed form with recording ops. */
 #ifndef MT_AG_NN_H
@@ -16,8 +17,8 @@
 
 #include "ag.h"
 
-/* The extra words of every nn node (the largest geometry: im2col's). */
-enum { AG_NN_WORDS = 8 };
+/* The extra words of every nn node (the largest geometry: avg_pool3d's). */
+enum { AG_NN_WORDS = 13 };
 
 /* r = op(a) was computed; records it when an input requires grad in grad
    mode and r is a float tensor */
@@ -30,6 +31,8 @@ int ag_resample_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi);
 void ag_resample_pack(mt_node *n, const mt_nn_args *a);
 int ag_im2col_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi);
 void ag_im2col_pack(mt_node *n, const mt_nn_args *a);
+int ag_avg_pool3d_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi);
+void ag_avg_pool3d_pack(mt_node *n, const mt_nn_args *a);
 int ag_norm_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi);
 void ag_norm_pack(mt_node *n, const mt_nn_args *a);
 

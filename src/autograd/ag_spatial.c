@@ -1,5 +1,5 @@
-/* ag_spatial.c: the derivatives of the resampling maps and of im2col /
-   col2im (unfold / fold): a map's derivative is its adjoint and the
+/* ag_spatial.c: the derivatives of the resampling maps, of im2col /
+   col2im (unfold / fold) and of avg_pool3d / its adjoint: a map's derivative is its adjoint and the
    adjoint's the map, called through the dispatcher, so that create_graph
    records the pair again and higher orders follow.
 
@@ -70,5 +70,31 @@ int ag_im2col_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   }
   ag_failed = 0;
   ag_finish(n, 0, &r, &gi[0]);
+  return ag_done();
+}
+
+/* ---- avg_pool3d and its adjoint ---- */
+enum { V_POOL, V_IN = 9, V_FLAGS = 12 };   /* kernel, stride, padding; the input volume; the flags */
+
+void ag_avg_pool3d_pack(mt_node *n, const mt_nn_args *a) {
+  int64_t *p = n->extra;
+  memcpy(p, a->pool, sizeof(int64_t) * 9);
+  /* the input volume: the forward's input's, or the one the adjoint was given */
+  const int64_t *in = n->op == MT_OP_avg_pool3d ? a->x->shape + 2 : a->pool + 9;
+  memcpy(p + V_IN, in, sizeof(int64_t) * 3);
+  p[V_FLAGS] = a->flag;
+}
+
+int ag_avg_pool3d_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
+  const int64_t *p = n->extra;
+  const int adjoint = n->op == MT_OP_avg_pool3d;   /* the map's gradient is its adjoint, and back */
+  const mt_nn_args args = {.x = grad, .pool = p, .flag = (int)p[V_FLAGS]};
+  mt_tensor d = {0};
+  if (mt_call_nn(&d, adjoint ? MT_OP_avg_pool3d_adjoint : MT_OP_avg_pool3d, &args)) {
+    ag_drop(&d);
+    return -1;
+  }
+  ag_failed = 0;
+  ag_finish(n, 0, &d, &gi[0]);
   return ag_done();
 }

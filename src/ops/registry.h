@@ -694,6 +694,18 @@
   OP(max_pool2d_indices, NN(mt_max_pool2d_indices(r, a->x, a->pool, a->pool + 2, a->pool + 4,          \
                                                   a->pool + 6, a->flag, a->base),                      \
                             "_max_pool2d_indices", None), E, NODERIV, AC_NONE, ANY, "")                 \
+  /* the same over volumes x (n, c, t, h, w), a->pool each t, h and w; positions in t * h * w */    \
+  OP(max_pool3d_indices, NN(mt_max_pool3d_indices(r, a->x, a->pool, a->pool + 3, a->pool + 6,          \
+                                                  a->pool + 9, a->flag, a->base),                      \
+                            "_max_pool3d_indices", None), E, NODERIV, AC_NONE, ANY, "")                 \
+  /* window means over volumes x (n, c, t, h, w): a->pool kernel, stride, padding (each t, h, w);   \
+     a->flag MT_RS_CEIL_MODE, MT_RS_COUNT_PAD, MT_RS_SUM (src/tensor/mt_resample.h) */                \
+  OP(avg_pool3d, NN(mt_avg_pool3d(r, a->x, a->pool, a->flag, NULL), "_avg_pool3d", AvgPool3DBackward), \
+    E, DERIV(NOTHING, BACKWARD(avg_pool3d)), AC_NONE, ANY, "")                                         \
+  /* its adjoint onto the input volume a->pool + 9 (t, h, w): each the other's derivative */          \
+  OP(avg_pool3d_adjoint, NN(mt_avg_pool3d(r, a->x, a->pool, a->flag, a->pool + 9), "",                 \
+                            AvgPool3DAdjointBackward), E,                                              \
+    DERIV(NOTHING, BACKWARD(avg_pool3d)), AC_NONE, ANY, "")                                            \
   OP(adaptive_max_pool2d_indices, NN(mt_adaptive_max_pool2d_indices(r, a->x, a->pool, a->base),        \
                                      "_adaptive_max_pool2d_indices", None), E, NODERIV, AC_NONE, ANY, "") \
   /* the separable resampling maps of the last two dims (a->rs) */                                    \

@@ -169,7 +169,8 @@ typedef struct {
   const mt_conv_geom *conv;       /* the convolutions, im2col and col2im */
   const mt_resample *rs;          /* the resampling maps */
   const mt_norm_geom *norm;       /* the normalisations */
-  const int64_t *pool;            /* max pooling: kernel, stride, padding, dilation (each h, w); the
+  const int64_t *pool;            /* max pooling: kernel, stride, padding, dilation (each h, w, or
+                                     t, h, w for max_pool3d); the
                                      adaptive one: the output (h, w); resample_adjoint: the input plane */
   mt_tensor *aux;                 /* a second result, empty on entry: a normalisation's statistics
                                      (required), conv2d_weight's bias gradient (NULL: none) */
@@ -353,6 +354,8 @@ typedef struct {
   int (*max_pool2d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
                             const int64_t *p, const int64_t *d, int ceil_mode, int64_t base);
   int (*adaptive_max_pool2d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base);
+  int (*max_pool3d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
+                            const int64_t *p, const int64_t *d, int ceil_mode, int64_t base);
   int (*norm_stats)(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, double eps, mt_tensor *running_mean,
                     mt_tensor *running_var, double momentum);
   int (*norm_running_stats)(mt_tensor *stats, const mt_tensor *running_mean, const mt_tensor *running_var,

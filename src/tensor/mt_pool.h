@@ -1,5 +1,6 @@
-/* mt_pool.h: max pooling over NCHW batches -- fixed windows (max_pool2d)
-   and adaptive ones -- as the position of each window's maximum; the values
+/* mt_pool.h: max pooling over NCHW batches -- fixed windows (max_pool2d,
+   and max_pool3d over NCTHW ones) and adaptive ones -- and average pooling
+   over NCTHW ones (avg_pool3d; the 2-D one is a resampling map) -- as the position of each window's maximum; the values
    (and their derivatives) are then a gather of x at those positions. Also
    the window arithmetic that average pooling (mt_resample.h) shares. */
 #ifndef MT_POOL_H
@@ -26,6 +27,21 @@ static inline void mt_adaptive_window(int64_t o, int64_t in, int64_t out, int64_
    NaN wins. ceil_mode rounds the output size up, as PyTorch's. */
 int mt_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
                           const int64_t *d, int ceil_mode, int64_t base);
+
+/* idx (n, c, ot, oh, ow), int64: max_pool2d's positions over volumes, x
+   (n, c, t, h, w), k, s, p and d each {t, h, w}: the position of each
+   window's first maximum in (t, h, w) order in the t * h * w volume, counted
+   from base. */
+int mt_max_pool3d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
+                          const int64_t *d, int ceil_mode, int64_t base);
+
+/* r (n, c, ot, oh, ow): the window means of x (n, c, t, h, w), pool kernel,
+   stride, padding (each t, h, w; dilation 1) and flags MT_RS_CEIL_MODE,
+   MT_RS_COUNT_PAD (the divisor counts the padding, never what ceil_mode
+   adds past it) and MT_RS_SUM (the window sums), as PyTorch's avg_pool3d.
+   With in_volume (t, h, w), the adjoint (its backward): x (n, c, ot, oh,
+   ow) -> r (n, c, t, h, w). float32 and float64, CPU tensors. */
+int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume);
 
 /* idx (n, c, out[0], out[1]), int64: the same for adaptive max pooling of
    x (n, c, h, w) to an output plane out (mt_adaptive_window's windows). */

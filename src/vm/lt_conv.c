@@ -64,6 +64,30 @@ static int l_max_pool2d_indices(lua_State *L) {
   return push_nn(L, MT_OP_max_pool2d_indices, &(mt_nn_args){.x = x, .pool = v, .flag = lua_toboolean(L, 10), .base = 1});
 }
 
+/* torch._max_pool3d_indices(x, kt, kh, kw, st, sh, sw, pt, ph, pw, dt, dh, dw, ceil_mode):
+   int64 (n, c, ot, oh, ow), the 1-based position of each window's maximum in its t * h * w
+   volume of x (n, c, t, h, w), the first in (t, h, w) order (no history: the values are x
+   gathered there) */
+static int l_max_pool3d_indices(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "max_pool3d");
+  int64_t v[12];                                /* kernel, stride, padding, dilation */
+  read_ints(L, 2, 12, v);
+  return push_nn(L, MT_OP_max_pool3d_indices, &(mt_nn_args){.x = x, .pool = v, .flag = lua_toboolean(L, 14), .base = 1});
+}
+
+/* torch._avg_pool3d(x, kt, kh, kw, st, sh, sw, pt, ph, pw, ceil_mode, count_include_pad, sum):
+   the window means of x (n, c, t, h, w) (the divisor counts the padding when
+   count_include_pad), or with sum the window sums: (n, c, ot, oh, ow) */
+static int l_avg_pool3d(lua_State *L) {
+  mt_tensor *x = lt_check(L, 1, "avg_pool3d");
+  int64_t v[12] = {0};                          /* kernel, stride, padding; the adjoint's volume unused */
+  read_ints(L, 2, 9, v);
+  const int flags = (lua_toboolean(L, 11) ? MT_RS_CEIL_MODE : 0) | (lua_toboolean(L, 12) ? MT_RS_COUNT_PAD : 0) |
+                    (lua_toboolean(L, 13) ? MT_RS_SUM : 0);
+  return push_nn(L, MT_OP_avg_pool3d, &(mt_nn_args){.x = x, .pool = v, .flag = flags});
+}
+#define l_avg_pool3d_adjoint NULL
+
 /* torch._adaptive_max_pool2d_indices(x, oh, ow): as torch._max_pool2d_indices, for adaptive
    windows (from floor(i * h / oh) to ceil((i + 1) * h / oh), and the same along w) */
 static int l_adaptive_max_pool2d_indices(lua_State *L) {

@@ -1,7 +1,9 @@
 -- nn.functional's volumetric (3-D) functions: F.conv3d, F.conv_transpose3d, F.max_pool3d,
 -- F.avg_pool3d, F.max_unpool3d, F.dropout3d, F.fractional_max_pool3d, and F.pad's
--- 'replicate' mode over the last three dims. Each is built on the C kernels of the 2-D
--- ones, whose derivatives autograd records: the time dim (the first of the three) is
+-- 'replicate' mode over the last three dims. max_pool3d and avg_pool3d have C kernels of their
+-- own on the CPU (max_pool3d's the positions of the maxima, the values a gather there, as
+-- max_pool2d's; avg_pool3d's with its adjoint as its derivative); the others, and both on a
+-- GPU, are built on the C kernels of the 2-D ones, whose derivatives autograd records: the time dim (the first of the three) is
 -- opened into columns by the im2col kernel (torch._unfold, a vol2col in one dim) so that
 -- one 2-D convolution (GEMM) over (N * oT, C * kT, H, W) computes the whole 3-D one, and
 -- folded back by col2im (torch._fold) for the transposed convolution; pooling is
@@ -240,10 +242,20 @@ function F.max_pool3d(x, kernel, opts)
   local ceil_mode = opts.ceil_mode == true
   local N, C, T, H, W = table.unpack(input:size():totable())
   local oT = pool_out(T, kT, sT, pT, dT, ceil_mode)
-  if oT < 1 then
+  if oT < 1 or pool_out(H, kH, sH, pH, dH, ceil_mode) < 1 or pool_out(W, kW, sW, pW, dW, ceil_mode) < 1 then
     fail(fname, 'input of size %s is too small for the kernel %dx%dx%d (dilation %d, %d, %d, padding %d, %d, %d)',
          tostring(input:size()), kT, kH, kW, dT, dH, dW, pT, pH, pW)
   end
+  if input.device == 'cpu' then
+    -- the C kernel's positions of the maxima in each T * H * W volume; the values a gather there
+    local idx = torch._max_pool3d_indices(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, dT, dH, dW, ceil_mode)
+    local oH, oW = idx:size(4), idx:size(5)
+    local v = input:reshape(N, C, T * H * W):gather(3, idx:view(N, C, oT * oH * oW)):view(N, C, oT, oH, oW)
+    if unbatched then v, idx = v:squeeze(1), idx:squeeze(1) end
+    if not opts.return_indices then return v end
+    return v, idx
+  end
+  -- on a GPU, composed of the 2-D kernel:
   -- the (H, W) windows: the C kernel's positions in each plane
   local planes = input:reshape(N, C * T, H, W)
   local idx2 = torch._max_pool2d_indices(planes, kH, kW, sH, sW, pH, pW, dH, dW, ceil_mode)
@@ -288,7 +300,14 @@ function F.avg_pool3d(x, kernel, opts)
     fail(fname, 'input of size %s is too small for the kernel %dx%dx%d (padding %d, %d, %d)', tostring(input:size()),
          kT, kH, kW, pT, pH, pW)
   end
-  -- the divisor is a product of one factor per dim: (H, W) first, then T, each by the C kernel
+  if input.device == 'cpu' then
+    local y = torch._avg_pool3d(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, ceil_mode, count_pad, d ~= nil)
+    if d then y = y / d end
+    if unbatched then y = y:squeeze(1) end
+    return y
+  end
+  -- on a GPU, composed: the divisor is a product of one factor per dim: (H, W) first, then T,
+  -- each by the 2-D C kernel
   local y = torch._avg_pool2d(input:reshape(N, C * T, H, W), kH, kW, sH, sW, pH, pW, ceil_mode, count_pad, d ~= nil)
   local oH, oW = y:size(3), y:size(4)
   y = torch._avg_pool2d(y:view(N * C, 1, T, oH * oW), kT, 1, sT, 1, pT, 0, ceil_mode, count_pad, d ~= nil)
