@@ -408,7 +408,12 @@ describe("Torch7's volumetric layers", function()
     -- noBias, then a plain tensor as bias and its gradient, as Torch7's code writes them
     m:noBias()
     assert.is_nil(m.bias)
-    m.bias = torch.zeros(3, {dtype = 'float64'})
+    local before = torch.dialect()
+    torch.dialect('torch7')                         -- Torch7's code assigns a plain tensor
+    local ok, err = pcall(function() m.bias = torch.zeros(3, {dtype = 'float64'}) end)
+    torch.dialect(before)
+    assert(ok, err)
+    assert.is_true(nn.is_parameter(m.bias))
     m.gradBias = torch.zeros(3, {dtype = 'float64'})
     m:zeroGradParameters()
     m:forward(x)

@@ -40,7 +40,6 @@ function Conv3d:_mode_pads()
   return {w, w, h, h, t, t}
 end
 
-t7.parameter_fields(Conv3d, Module)
 
 -- conv:noBias(): Torch7's: the convolution without its bias; returns conv.
 Conv3d.noBias = t7.noBias

@@ -60,7 +60,6 @@ function ConvTranspose3d:backward(input, gradOutput, scale)
   return gi
 end
 
-t7.parameter_fields(ConvTranspose3d, Module)
 
 -- transposed:noBias(): Torch7's: the convolution without its bias; returns it.
 ConvTranspose3d.noBias = t7.noBias

@@ -26,7 +26,6 @@ function TemporalConvolution:__init(inputFrameSize, outputFrameSize, kW, dW)
   self:reset()
 end
 
-t7.parameter_fields(TemporalConvolution, Module)
 
 -- conv:reset(stdv): weight and bias uniform in +-stdv * sqrt(3), or in
 -- +-1 / sqrt(kW * inputFrameSize) without stdv; returns conv.

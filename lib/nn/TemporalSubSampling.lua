@@ -23,7 +23,6 @@ function TemporalSubSampling:__init(inputFrameSize, kW, dW)
   self:reset()
 end
 
-t7.parameter_fields(TemporalSubSampling, Module)
 
 -- sub:reset(stdv): weight and bias uniform in +-stdv * sqrt(3), or in +-1 / sqrt(kW) without
 -- stdv; returns sub.

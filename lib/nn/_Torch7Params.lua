@@ -1,7 +1,7 @@
 -- What the volumetric and temporal modules with parameters share for Torch7's code
--- (lib/nn/Conv3d.lua, ConvTranspose3d.lua, TemporalConvolution.lua, ...): plain tensors
--- assigned to weight / bias become parameters again, gradWeight / gradBias assignments
--- become the parameters' gradients, and Torch7's noBias() and reset(stdv).
+-- (lib/nn/Conv3d.lua, ConvTranspose3d.lua, TemporalConvolution.lua, ...): Torch7's
+-- noBias() and reset(stdv), errors at the user's line, argument checks. (Torch7's
+-- assignments, m.bias = t and m.gradBias = t, are nn.Module's.)
 local torch = require 'torch'
 local nn = require 'nn'
 
@@ -30,33 +30,6 @@ function t7.show(v)
     return '{' .. table.concat(parts, ', ') .. '}'
   end
   return tostring(v)
-end
-
-local GRADS = {gradWeight = 'weight', gradBias = 'bias'}
-
--- t7.parameter_fields(cls): instances of cls take Torch7's assignments: m.bias =
--- torch.Tensor(n) registers it as the parameter bias (a parameter stays a parameter), and
--- m.gradBias = t makes t the gradient of bias (Torch7's gradBias is that gradient); other
--- assignments go through nn.Module's rules.
-function t7.parameter_fields(cls, Module)
-  local set = Module.__newindex
-  cls.__newindex = function(self, k, v)
-    local fields = rawget(self, '_fields')
-    if fields and (k == 'weight' or k == 'bias') and torch.is_tensor(v) and not nn.is_parameter(v) then
-      v = nn.Parameter(v)
-    elseif fields and GRADS[k] and torch.is_tensor(v) then
-      local p = fields[GRADS[k]]
-      if torch.is_tensor(p) and rawget(self, '_kinds')[GRADS[k]] == 'parameter' then
-        if v:numel() ~= p:numel() then
-          error(string.format("%s: %s of size %s does not fit %s of size %s", torch.typename(self), k,
-                              tostring(v:size()), GRADS[k], tostring(p:size())), 2)
-        end
-        p.grad = v:view(p:size())
-        return
-      end
-    end
-    return set(self, k, v)
-  end
 end
 
 -- m:noBias(): Torch7's: drops the bias (the module computes without one); returns m.
