@@ -16,16 +16,9 @@ spatial7.torch7_methods(SpatialConvolutionLocal, function(self) return self.nInp
 function SpatialConvolutionLocal:__init(nin, nout, iw, ih, kw, kh, dw, dh, padw, padh)
   Module.__init(self)
   local name = 'nn.SpatialConvolutionLocal'
-  self.nInputPlane = spatial7.int_arg(nin, 'nInputPlane', name)
-  self.nOutputPlane = spatial7.int_arg(nout, 'nOutputPlane', name)
+  spatial7.conv_fields(self, name, nin, nout, kw, kh, dw, dh, padw, padh)
   self.iW = spatial7.int_arg(iw, 'iW', name)
   self.iH = spatial7.int_arg(ih, 'iH', name)
-  self.kW = spatial7.int_arg(kw, 'kW', name)
-  self.kH = spatial7.int_arg(kh or kw, 'kH', name)
-  self.dW = spatial7.int_arg(dw or 1, 'dW', name)
-  self.dH = spatial7.int_arg(dh or 1, 'dH', name)
-  self.padW = spatial7.int_arg(padw or 0, 'padW', name, 0)
-  self.padH = spatial7.int_arg(padh or self.padW, 'padH', name, 0)
   self.oW = (self.iW + 2 * self.padW - self.kW) // self.dW + 1
   self.oH = (self.iH + 2 * self.padH - self.kH) // self.dH + 1
   if self.iW + 2 * self.padW < self.kW or self.iH + 2 * self.padH < self.kH then

@@ -65,6 +65,20 @@ function M.int_arg(v, what, name, min, level)
   return v
 end
 
+-- M.conv_fields(self, name, nin, nout, kw, kh, dw, dh, padw, padh): the Torch7
+-- convolutions' constructor arguments checked and kept as their fields (nInputPlane,
+-- nOutputPlane, kW, kH=kW, dW=1, dH=1, padW=0, padH=padW); errors at the constructor's caller
+function M.conv_fields(self, name, nin, nout, kw, kh, dw, dh, padw, padh)
+  self.nInputPlane = M.int_arg(nin, 'nInputPlane', name, 1, 5)
+  self.nOutputPlane = M.int_arg(nout, 'nOutputPlane', name, 1, 5)
+  self.kW = M.int_arg(kw, 'kW', name, 1, 5)
+  self.kH = M.int_arg(kh or kw, 'kH', name, 1, 5)
+  self.dW = M.int_arg(dw or 1, 'dW', name, 1, 5)
+  self.dH = M.int_arg(dh or 1, 'dH', name, 1, 5)
+  self.padW = M.int_arg(padw or 0, 'padW', name, 0, 5)
+  self.padH = M.int_arg(padh or self.padW, 'padH', name, 0, 5)
+end
+
 -- ---- the connection-table convolutions (nn.SpatialConvolutionMap, nn.SpatialFullConvolutionMap) ----
 
 -- the connection table's columns checked: (from, to) as int64 1-based indices, and the
