@@ -419,3 +419,80 @@ describe("the containers' errors", function()
     assert.truthy(err:find('nn.Linear: expected input with 1 features', 1, true))
   end)
 end)
+
+describe("Torch7's gradInput = nil (nobody reads this gradient)", function()
+  -- Linear(2, 1) with weight {1, 2} and bias 0.5 at x = {{1, 1}, {2, 0}}, gradOutput ones:
+  -- gradWeight = gradOutput^T x = {3, 1}, gradBias = 2, gradInput = gradOutput W = rows {1, 2}
+  local function model_of()
+    local lin = nn.Linear(2, 1)
+    torch.no_grad(function() lin.weight:copy(torch.tensor({{1, 2}})); lin.bias:fill(0.5) end)
+    return nn.Sequential():add(lin):add(nn.Identity()), lin
+  end
+  local x, go
+  local function in_torch7_with_data(fn)
+    in_torch7(function()
+      x, go = torch.Tensor({{1, 1}, {2, 0}}), torch.ones(2, 1)   -- the dialect's default type
+      fn()
+    end)
+  end
+
+  it("on a Sequential's first module skips gradInput and keeps the parameters' gradients", function()
+    in_torch7_with_data(function()
+      local model, lin = model_of()
+      model:zeroGradParameters()
+      model:forward(x)
+      local gi = model:backward(x, go)
+      assert.are.equal(0, max_diff(gi, torch.tensor({{1, 2}, {1, 2}})))
+      lin.gradInput = nil
+      model:zeroGradParameters()
+      model:forward(x)
+      assert.is_nil(model:backward(x, go))
+      assert.is_nil(model.gradInput)
+      assert.is_nil(lin.gradInput)
+      assert.is_false(x.requires_grad)
+      assert.is_nil(x.grad)
+      assert.are.equal(0, max_diff(lin.gradWeight, torch.tensor({{3, 1}})))
+      assert.are.equal(2, lin.gradBias[1])
+      model:updateParameters(0.5)                      -- w - 0.5 gradWeight
+      assert.are.equal(0, max_diff(lin.weight, torch.tensor({{-0.5, 1.5}})))
+      lin.gradInput = torch.Tensor()                    -- wanted again
+      model:forward(x)
+      assert.are.equal(0, max_diff(model:backward(x, go), torch.tensor({{-0.5, 1.5}, {-0.5, 1.5}})))
+    end)
+  end)
+
+  it('on a module itself, and nested Sequentials through their first modules', function()
+    in_torch7_with_data(function()
+      local model, lin = model_of()
+      local outer = nn.Sequential():add(model):add(nn.Identity())
+      lin.gradInput = nil
+      outer:forward(x)
+      assert.is_nil(outer:backward(x, go))
+      assert.are.equal(0, max_diff(lin.gradWeight, torch.tensor({{3, 1}})))
+      local solo = model_of().modules[1]
+      solo.gradInput = nil
+      solo:forward(x)
+      assert.is_nil(solo:backward(x, go))
+    end)
+  end)
+
+  it("reads nil in a class written as Torch7's, whose updateGradInput checks it", function()
+    in_torch7_with_data(function()
+      local Half, parent = torch.class('nn.SpecHalfGrad', 'nn.Module')
+      function Half:__init() parent.__init(self) end
+      function Half:updateOutput(input) self.output = input * 0.5; return self.output end
+      function Half:updateGradInput(input, gradOutput)
+        if self.gradInput then self.gradInput = gradOutput * 0.5; return self.gradInput end
+      end
+      local m = nn.SpecHalfGrad()
+      assert.is_true(torch.is_tensor(m.gradInput))     -- Torch7's empty buffer at first
+      m.gradInput = nil
+      assert.is_nil(m.gradInput)
+      m:forward(x)
+      assert.is_nil(m:backward(x, go:expand(2, 2)))
+      m.gradInput = torch.Tensor()
+      m:forward(x)
+      assert.are.equal(0, max_diff(m:backward(x, torch.ones(2, 2)), torch.full({2, 2}, 0.5)))
+    end)
+  end)
+end)

@@ -1,15 +1,16 @@
 local C7 = require 'nn._Criterion7'
 
 -- the log-probabilities as (N, C) and the checked labels (N) of a 1-D input (one sample:
--- a number, or a one-element tensor) or a 2-D input (a batch: one label per row)
+-- a number, or a one-element tensor) or a 2-D input (a batch: one label per row); then
+-- ignore when some label may equal it, else nil
 local function batch_of(self, input, target, ignore)
   C7.input(self, input)
   if input:dim() ~= 1 and input:dim() ~= 2 then
     C7.fail(self, 'input must be 1-D (one sample) or 2-D (a batch), got size %s', C7.size_of(input))
   end
   local logp = input:dim() == 1 and input:view(1, -1) or input
-  local t = C7.classes(self, target, logp:size(1), logp:size(2), ignore)
-  return logp, t
+  local t, ignoring = C7.classes(self, target, logp:size(1), logp:size(2), ignore)
+  return logp, t, ignoring and ignore or nil
 end
 
 -- nn.ClassNLLCriterion(weights, sizeAverage=true, ignoreIndex=-100): Torch7's negative
@@ -22,11 +23,11 @@ local ClassNLLCriterion = C7.define('ClassNLLCriterion', function(self, weights,
   self.sizeAverage = C7.size_average(sizeAverage)
   self.ignoreIndex = ignoreIndex or -100
 end, function(self, input, target)
-  local logp, t = batch_of(self, input, target, self.ignoreIndex)
+  local logp, t, ignore = batch_of(self, input, target, self.ignoreIndex)
   if self.weights ~= nil and self.weights:numel() ~= logp:size(2) then
     C7.fail(self, 'weights must have one element per class (%d), got size %s', logp:size(2), C7.size_of(self.weights))
   end
-  return C7.nll(logp, t, self.weights, self.ignoreIndex, self.sizeAverage)
+  return C7.nll(logp, t, self.weights, ignore, self.sizeAverage)
 end)
 ClassNLLCriterion.batch_of = batch_of
 

@@ -21,13 +21,13 @@ end, function(self, input, target)
   if scores:dim() ~= 1 and scores:dim() ~= 2 then
     C7.fail(self, 'input must be 1-D (one sample) or 2-D (a batch), got size %s', C7.size_of(input))
   end
-  local logp, t = nn.ClassNLLCriterion.batch_of(self, scores:log_softmax(scores:dim()), target,
+  local logp, t, ignore = nn.ClassNLLCriterion.batch_of(self, scores:log_softmax(scores:dim()), target,
                                                            self.nll.ignoreIndex)
   local weights = self.nll.weights
   if weights ~= nil and weights:numel() ~= logp:size(2) then
     C7.fail(self, 'weights must have one element per class (%d), got size %s', logp:size(2), C7.size_of(weights))
   end
-  return C7.nll(logp, t, weights, self.nll.ignoreIndex, self.nll.sizeAverage)
+  return C7.nll(logp, t, weights, ignore, self.nll.sizeAverage)
 end)
 
 return CrossEntropyCriterion

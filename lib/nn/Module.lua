@@ -26,6 +26,9 @@ local flat_grads = setmetatable({}, {__mode = 'k'})
 -- takes neither
 local t7_inputs = setmetatable({}, {__mode = 'k'})
 local function t7_input(m, k) local e = t7_inputs[m] return e and e[k] end
+-- modules whose gradInput the user set to nil: Torch7's way to say that nobody reads it
+-- (a network's first layer), so that its computation is skipped
+local no_grad_input = setmetatable({}, {__mode = 'k'})
 local function set_t7_input(m, input, given)
   if input == nil and given == nil then t7_inputs[m] = nil else t7_inputs[m] = {input = input, given = given} end
 end
@@ -117,7 +120,8 @@ local function read(self, k)
   local cls = getmetatable(self)
   v = cls[k]
   if v ~= nil then return v end
-  if (k == 'output' or k == 'gradInput') and cls.updateGradInput ~= Module.updateGradInput then
+  if (k == 'output' or (k == 'gradInput' and not no_grad_input[self]))
+     and cls.updateGradInput ~= Module.updateGradInput then
     v = torch.Tensor()                          -- Torch7's buffers, for the classes that fill them
     fields[k] = v
     return v
@@ -173,6 +177,7 @@ function Module.__newindex(self, k, v)
   end
   local kinds = rawget(self, '_kinds')
   local kind = kinds[k]
+  if k == 'gradInput' and kind == nil then no_grad_input[self] = v == nil or nil end
   if type(k) == 'string' and ((torch.is_tensor(v) and k:find('^grad%u') and kind == nil)
                               or ((k == 'train' or (kind == 'parameter' and torch.is_tensor(v) and not is_parameter(v)))
                                   and torch7_user(1))) then
@@ -961,13 +966,27 @@ local function as_leaf(v)
   return v
 end
 
+-- whether m's gradInput is not wanted: the user set it to nil (Torch7's
+-- `model.modules[1].gradInput = nil`), on m or, for a chain whose gradInput is its first
+-- child's (nn.Sequential), on that first child
+local function skips_grad_input(m)
+  while is_module(m) do
+    if no_grad_input[m] then return true end
+    if not m._gradInput_from_first then return false end
+    m = m.modules[1]
+  end
+  return false
+end
+
 -- module:forward(input, ...): Torch7's entry: as model(input, ...), the input first made a
 -- leaf that requires grad (when it does not) so that backward can give gradInput; the
--- module, and every module it calls, keeps its result in self.output.
+-- module, and every module it calls, keeps its result in self.output. When gradInput
+-- is not wanted (m.gradInput = nil, on m or on a Sequential's first module), the input
+-- stays as it is and backward computes no gradient for it (gradInput stays nil).
 function Module:forward(input, ...)
   if is_torch7_class(getmetatable(self)) then return self:updateOutput(input, ...) end   -- Torch7's own
   local x = input
-  if torch.is_grad_enabled() then x = as_leaf(input) end
+  if torch.is_grad_enabled() and not skips_grad_input(self) then x = as_leaf(input) end
   set_t7_input(self, x, input)
   local thread = running()
   torch7_depth[thread] = (torch7_depth[thread] or 0) + 1
@@ -1106,20 +1125,67 @@ local function plain_pairs(self)
   return out
 end
 
+-- the parameters of self and its descendants (each once), then their plain (Torch7)
+-- weight/gradWeight and bias/gradBias pairs as {tensor, gradient}: what the per-step
+-- loops below walk, without the dotted names named_parameters builds
+local PLAIN = {{'weight', 'gradWeight'}, {'bias', 'gradBias'}}
+local function step_tensors(self)
+  local params, plain, seen = {}, {}, {}
+  local function visit(m)
+    local fields = rawget(m, '_fields')
+    if seen[m] or fields == nil then return end
+    seen[m] = true
+    local kinds = rawget(m, '_kinds')
+    for _, n in ipairs(rawget(m, '_param_names')) do
+      local p = fields[n]
+      if p ~= nil and not seen[p] then seen[p] = true; params[#params + 1] = p end
+    end
+    for _, pg in ipairs(PLAIN) do
+      local t, g = fields[pg[1]], fields[pg[2]]
+      if kinds[pg[1]] == nil and torch.is_tensor(t) and torch.is_tensor(g) then plain[#plain + 1] = {t, g} end
+    end
+    for _, n in ipairs(rawget(m, '_module_names')) do
+      local c = fields[n]
+      if c ~= nil then visit(c) end
+    end
+  end
+  visit(self)
+  return params, plain
+end
+
+local function zero_step_grads(params, plain)
+  for _, t in ipairs(params) do
+    local flat = flat_grads[t]
+    if flat ~= nil then
+      flat:zero_()
+      t.grad = flat
+    else
+      local g = t.grad
+      if g ~= nil then g:zero_() end
+    end
+  end
+  for _, pg in ipairs(plain) do pg[2]:zero_() end
+end
+
 -- module:zeroGradParameters(): zeroes the parameters' gradients in place.
 function Module:zeroGradParameters()
-  self:zero_grad({set_to_none = false})
-  for _, pg in ipairs(plain_pairs(self)) do pg[2]:zero_() end
+  local params, plain = step_tensors(self)
+  torch.no_grad(zero_step_grads, params, plain)
+end
+
+local function update_step(params, plain, lr)
+  local opts = {alpha = -lr}
+  for _, t in ipairs(params) do
+    local g = t.grad
+    if g ~= nil then t:add_(g, opts) end
+  end
+  for _, pg in ipairs(plain) do pg[1]:add_(pg[2], opts) end
 end
 
 -- module:updateParameters(lr): p = p - lr * p.grad for every parameter.
 function Module:updateParameters(lr)
-  torch.no_grad(function()
-    for _, p in ipairs(self:named_parameters()) do
-      if p[2].grad ~= nil then p[2]:add_(p[2].grad, {alpha = -lr}) end
-    end
-    for _, pg in ipairs(plain_pairs(self)) do pg[1]:add_(pg[2], {alpha = -lr}) end
-  end)
+  local params, plain = step_tensors(self)
+  torch.no_grad(update_step, params, plain, lr)
 end
 
 -- module:accUpdateGradParameters(input, gradOutput, lr): Torch7's update without

@@ -7,6 +7,7 @@ function Sequential:__init(...)
   list_init(self)
   for i = 1, select('#', ...) do self:add((select(i, ...))) end
 end
+Sequential._gradInput_from_first = true     -- (Torch7's) its gradInput is its first child's
 function Sequential:updateOutput(x, ...)
   local mods = rawget(self, '_items')
   if #mods == 0 then return x end

@@ -133,10 +133,15 @@ function Criterion7.check_labels(self, t, classes, used)
 end
 
 -- Criterion7.classes(self, target, n, classes, ignore): n labels 1..classes as an int64
--- vector; labels equal to ignore pass unchecked.
+-- vector; labels equal to ignore pass unchecked. The second result says whether some
+-- label may equal ignore (false: none does, the common case, told by the labels'
+-- range alone).
 function Criterion7.classes(self, target, n, classes, ignore)
   local t = Criterion7.labels(self, target, n)
-  return Criterion7.check_labels(self, t, classes, ignore and t:ne(ignore) or nil)
+  if t:numel() == 0 then return t, false end
+  local lo, hi = t:min():item(), t:max():item()
+  if lo >= 1 and hi <= classes and (ignore == nil or ignore < lo or ignore > hi) then return t, false end
+  return Criterion7.check_labels(self, t, classes, ignore and t:ne(ignore) or nil), ignore ~= nil
 end
 
 -- Criterion7.nll(logp, t, weights, ignore, size_average): Torch7's class negative
@@ -154,6 +159,7 @@ function Criterion7.nll(logp, t, weights, ignore, size_average)
     w = kept:to(logp.dtype)
   end
   local picked = logp:gather(2, safe:view(-1, 1)):view(-1)
+  if w == nil and size_average and t:numel() > 0 then return -picked:mean() end
   local loss = w and -(picked * w):sum() or -picked:sum()
   if size_average then
     local total = w and w:sum():item() or t:numel()
