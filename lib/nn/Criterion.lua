@@ -14,8 +14,9 @@ end
 
 -- crit(input, target): the loss, recorded for autograd; kept nowhere (as a module
 -- called PyTorch's way: the loss would hold the whole graph alive).
+local function loss_of(self, input, target, ...) return self:updateOutput(input, target, ...) end
 function Criterion.__call(self, input, target, ...)
-  return self:updateOutput(input, target, ...)
+  return Module._guarded_call(self, loss_of, input, target, ...)    -- errors at the caller's line
 end
 
 local function as_leaf(v)

@@ -658,9 +658,11 @@ local function state_entries(self, prefix, out)
 end
 
 -- module:state_dict(): name -> tensor for every parameter and persistent buffer (dotted
--- names; the tensors share storage with the module's, without history).
+-- names; the tensors share storage with the module's, without history), a torch.OrderedDict:
+-- pairs() walks it in the module's order (a module's parameters, its buffers, then its
+-- children's), as PyTorch's.
 function Module:state_dict()
-  local sd = {}
+  local sd = torch.OrderedDict()
   for _, e in ipairs(state_entries(self, '')) do sd[e[1]] = e[2]:detach() end
   return sd
 end
@@ -907,10 +909,101 @@ local function is_graph_call(self, ...)
   return first == nil and n <= 1 and getmetatable(self).forward == Module.forward
 end
 
+-- ---- errors at the user's line ----
+-- The modules under way, outermost first (calls[1..ncalls]): each call pushes its module
+-- and pops it on return; an error skips the pops, so when it reaches the outermost call
+-- the list still names the path to the module that failed. The outermost call (depth 0,
+-- in the PyTorch dialect) runs the rest under pcall and raises the error again at the
+-- user's line, saying which child failed.
+local calls, ncalls = {}, 0
+
+local function leave(n, ...)
+  calls[n + 1] = nil                  -- (no module is kept alive by the list)
+  ncalls = n
+  return ...
+end
+
+-- a module in one line: nn.Linear(in_features=10, out_features=5, bias=true); a
+-- container by its class name
+local function one_line(m)
+  local ok, text = pcall(tostring, m)
+  local first = ok and text:match('^[^\n]*') or ''
+  if first == '' or first:sub(-1) == '(' then return torch.typename(m) or 'module' end
+  if first:sub(1, 3) ~= 'nn.' and (torch.typename(m) or ''):sub(1, 3) == 'nn.' then first = 'nn.' .. first end
+  return first
+end
+
+-- the name a parent registered its child under ('1' in a Sequential)
+local function child_name(parent, child)
+  local fields = rawget(parent, '_fields')
+  for _, n in ipairs(rawget(parent, '_module_names') or {}) do
+    if fields[n] == child then return n end
+  end
+  return '?'
+end
+
+-- "nn.Sequential child 1 (nn.Linear(...)): " for the path calls[1..n] (nothing when
+-- the outermost module failed itself)
+local function path_text(n)
+  if n < 2 then return '' end
+  local parts = {torch.typename(calls[1]) or 'module'}
+  for i = 2, n do
+    parts[#parts + 1] = string.format('%schild %s (%s)', i > 2 and '> ' or '', child_name(calls[i - 1], calls[i]),
+                                      one_line(calls[i]))
+  end
+  return table.concat(parts, ' ') .. ': '
+end
+
+local function raise_at_caller(err, failed)
+  local context = type(err) == 'string' and path_text(failed) or ''
+  for i = 1, #calls do calls[i] = nil end
+  ncalls = 0
+  if type(err) ~= 'string' then error(err, 0) end
+  local where, text = err:match('^([^\n]-:%d+): (.*)$')
+  local level = torch._caller_level()
+  if where ~= nil and not torch._in_library('@' .. where) and where:sub(1, 1) ~= '[' then
+    -- raised in the user's own code (a module of theirs): its position stays
+    error(where .. ': ' .. context .. text, 0)
+  end
+  error(context .. (text or err), level)
+end
+
+local function outermost_done(ok, ...)
+  if ok then
+    calls[1] = nil
+    ncalls = 0
+    return ...
+  end
+  return raise_at_caller(..., ncalls)
+end
+
+-- fn(self, ...) as a call of the module self: errors from inside at the caller's line
+-- (see above); the criteria's __call uses it too
+local function guarded(self, fn, ...)
+  if ncalls > 0 or torch.dialect() == 'torch7' then
+    local n = ncalls
+    ncalls = n + 1
+    calls[n + 1] = self
+    return leave(n, fn(self, ...))
+  end
+  ncalls = 1
+  calls[1] = self
+  return outermost_done(pcall(fn, self, ...))
+end
+Module._guarded_call = guarded
+
+local call_module
+
 -- model(...): forward-pre-hooks, the computation (forward if the class defines it,
 -- else updateOutput), forward hooks; returns the output(s), and keeps the first in
 -- self.output only inside a Torch7 call (module:forward); on nngraph nodes, a node.
+-- An error from inside the call is raised at the caller's line, naming the child that
+-- failed (nn.Sequential child 1 (nn.Linear(...)): ...).
 function Module.__call(self, ...)
+  return guarded(self, call_module, ...)
+end
+
+call_module = function(self, ...)
   if is_graph_call(self, ...) then return require('nngraph').node(self, ...) end
   local pre, post, back = rawget(self, '_forward_pre_hooks'), rawget(self, '_forward_hooks'),
                           rawget(self, '_backward_hooks')

@@ -8,24 +8,9 @@ local Criterion7 = {}
 
 -- ---- errors, at the caller's line ----
 
--- the library's own files: those beside this one's folder (lib/nn, lib/torch, ...)
-local LIB_ROOT = debug.getinfo(1, 'S').source:match('^(.*[/\\])nn[/\\][^/\\]+$')
-
--- the first frame outside the library and outside C (no_grad, pcall) is the caller's
-local function caller_level()
-  local level = 3
-  while true do
-    local info = debug.getinfo(level, 'S')
-    if info == nil then return 1 end
-    local ours = LIB_ROOT ~= nil and info.source:sub(1, #LIB_ROOT) == LIB_ROOT
-    if info.what ~= 'C' and not ours then return level - 1 end
-    level = level + 1
-  end
-end
-
 -- Criterion7.fail(self, fmt, ...): an error naming the criterion (nn.MSECriterion: ...)
 function Criterion7.fail(self, fmt, ...)
-  error(torch.typename(self) .. ': ' .. string.format(fmt, ...), caller_level())
+  error(torch.typename(self) .. ': ' .. string.format(fmt, ...), torch._caller_level())
 end
 local fail = Criterion7.fail
 
@@ -327,7 +312,8 @@ function methods:backward(input, target) return self:updateGradInput(input, targ
 
 -- crit(input, target): the loss as a 0-dim tensor on the autograd graph (loss:backward()
 -- works), as PyTorch's criteria give it
-function methods.__call(self, input, target) return self:loss(input, target) end
+local function loss_of(self, input, target) return self:loss(input, target) end
+function methods.__call(self, input, target) return nn.Module._guarded_call(self, loss_of, input, target) end
 
 -- Criterion7.define(name, init, loss, parent): defines nn.<name>, a subclass of parent
 -- (nn.Criterion by default) with Torch7's forward/backward; init(self, ...) reads the

@@ -10,16 +10,7 @@ local t7 = {}
 -- t7.fail(fmt, ...): raises the message at the first caller outside moontorch's libraries
 -- (a module's error points at the user's forward, not at the module machinery)
 function t7.fail(fmt, ...)
-  local level = 2
-  while true do
-    local info = debug.getinfo(level + 1, 'S')
-    if not info or not (info.source:find('/lib/nn/', 1, true) or info.source:find('/lib/torch/', 1, true)
-                        or info.source == '=[C]') then
-      break
-    end
-    level = level + 1
-  end
-  error(string.format(fmt, ...), level)
+  error(string.format(fmt, ...), torch._caller_level())
 end
 
 -- a value for an error message: a table of numbers as {a, b, ...}

@@ -112,7 +112,7 @@ local function comment_text(line)
 end
 
 local function source_path(f)
-  local info = debug.getinfo(f, 'S')
+  local info = debug.getinfo(torch._method_origin and torch._method_origin(f) or f, 'S')
   if info.what ~= 'Lua' or info.source:sub(1, 1) ~= '@' or info.linedefined <= 0 then return nil end
   return info.source:sub(2), info.linedefined
 end

@@ -57,6 +57,36 @@ end
 -- ---- classes (Torch7's torch.class) ----
 local classes = {}
 
+-- A public method (a name not starting with '_') that one of moontorch's libraries
+-- defines on a class checks its self, so that obj.method(...) for obj:method(...) says
+-- so at the caller's line instead of failing inside; the check is one type test.
+local checked_origin = setmetatable({}, {__mode = 'k'})   -- checking method -> the method
+local function self_checked(class, name, f)
+  local checked = function(self, ...)
+    if type(self) ~= 'table' or getmetatable(self) == nil then
+      error(string.format("%s:%s: called with '.' (the object is missing); use a colon: object:%s(...)",
+                          rawget(class, '__typename'), name, name), 2)
+    end
+    return f(self, ...)
+  end
+  checked_origin[checked] = f
+  return checked
+end
+
+-- torch._method_origin(f): the method a self-checking method calls (f itself otherwise):
+-- where its source is, for help
+function torch._method_origin(f) return checked_origin[f] or f end
+
+local function method_defined(class, k, v)
+  if type(v) == 'function' and type(k) == 'string' and k:sub(1, 1) ~= '_' and not class.__static_methods then
+    local info = debug.getinfo(v, 'S')
+    if info.what == 'Lua' and torch._in_library and torch._in_library(info.source) then
+      v = self_checked(class, k, v)
+    end
+  end
+  rawset(class, k, v)
+end
+
 -- torch.class('nn.Linear', 'nn.Module') -> class table, parent class table.
 -- Instances are tables whose metatable is the class; Class(...) builds one
 -- and calls __init.
@@ -73,6 +103,7 @@ function torch.class(name, parent_name, target)
   classes[name] = class
   setmetatable(class, {
     __index = parent,
+    __newindex = method_defined,
     __call = function(cls, ...)
       local obj = setmetatable({}, cls)
       if cls.__init then cls.__init(obj, ...) end
@@ -421,6 +452,7 @@ end
 
 local Function = {__name = 'Function'}
 Function.__index = Function
+Function.__static_methods = true       -- apply, forward(ctx, ...), backward(ctx, ...): called with '.'
 torch.autograd.Function = Function
 
 -- Function:extend(name): a new custom function class (PyTorch's subclass)
@@ -554,6 +586,7 @@ require 'torch.gradcheck'
 require 'torch.autograd_viz'
 require 'torch.help'
 require 'torch.serialize'
+require 'torch.ordered_dict'
 require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'

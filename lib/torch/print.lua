@@ -174,7 +174,8 @@ end
 local function visible_length(s) return #s:gsub('\27%[%d*m', '') end
 
 -- A plain table by its entries, one level deep: the array part in order,
--- then the other keys sorted. One line when it fits, else the array part
+-- then the other keys sorted (in their own order for a table that orders its
+-- pairs, a torch.OrderedDict). One line when it fits, else the array part
 -- packed into lines and one line per key.
 local function table_string(v)
   local items, len = {}, #v
@@ -183,7 +184,10 @@ local function table_string(v)
   for k in pairs(v) do
     if not (math.type(k) == 'integer' and k >= 1 and k <= len) then keys[#keys + 1] = k end
   end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local mt = getmetatable(v)
+  if not (type(mt) == 'table' and mt.__pairs) then
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  end
   local fields = {}
   for i = 1, math.min(#keys, TABLE_ENTRIES - #items) do
     local k = keys[i]

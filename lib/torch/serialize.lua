@@ -126,7 +126,8 @@ local function writer()
         fail('cannot save a table with a metatable that is not a registered class', depth)
       end
       local keys = {}
-      for k in next, v do keys[#keys + 1] = k end
+      if mt ~= nil and mt.__ordered_keys then keys = mt.__ordered_keys(v)      -- (torch.OrderedDict)
+      else for k in next, v do keys[#keys + 1] = k end end
       put('M' .. string.pack('<s2i4', class, #keys))
       owners[depth] = v
       for _, k in ipairs(keys) do
@@ -318,16 +319,21 @@ function torch.deserialize(s, source, map_location)
       local class, count
       class, count, pos = string.unpack('<s2i4', s, pos)
       if count < 0 or count > (#s - pos + 1) // 2 then corrupt('a table of %d entries', count) end
-      local t = {}
+      local t, keys = {}, {}
       refs[#refs + 1] = t
-      for _ = 1, count do
+      for i = 1, count do
         local k = value(depth + 1)
         local v = value(depth + 1)
         if k == nil then corrupt('a nil key') end
         if k ~= k then corrupt('a NaN key') end
         rawset(t, k, v)
+        keys[i] = k
       end
-      if class ~= '' then setmetatable(t, class_named(class, source)) end
+      if class ~= '' then
+        local mt = class_named(class, source)
+        if mt.__restore_order then mt.__restore_order(t, keys)     -- (torch.OrderedDict: the file's order)
+        else setmetatable(t, mt) end
+      end
       return t
     end
     corrupt('unknown tag %q at offset %d', tag, pos - 2)

@@ -86,6 +86,30 @@ local function error_text(msg, name)
 end
 torch._error_text = error_text
 
+-- the folder holding moontorch's Lua libraries (lib/: torch, nn, optim, data, ...), as
+-- sources name it ('@.../lib/')
+local LIB_ROOT = debug.getinfo(1, 'S').source:match('^(.*[/\\])torch[/\\][^/\\]+$')
+
+-- torch._in_library(source): whether a chunk's source (debug.getinfo's) is one of
+-- moontorch's Lua libraries
+local function in_library(source)
+  return LIB_ROOT ~= nil and type(source) == 'string' and source:sub(1, #LIB_ROOT) == LIB_ROOT
+end
+torch._in_library = in_library
+
+-- torch._caller_level(): for error(msg, level) in the function calling this, the level
+-- of the first caller outside moontorch's libraries and outside C: a library's error
+-- then names the user's line (1, the raising function itself, when there is none).
+function torch._caller_level()
+  local level = 3                     -- 1: here, 2: the raising function, 3: its caller
+  while true do
+    local info = debug.getinfo(level, 'S')
+    if info == nil then return 1 end
+    if info.what ~= 'C' and not in_library(info.source) then return level - 1 end
+    level = level + 1
+  end
+end
+
 -- f(...) with its error raised at the caller of the function calling this
 -- (level 3 from here), its own position taken off: a Lua wrapper around a
 -- binding then blames the user's line, as the binding alone would.

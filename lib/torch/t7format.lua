@@ -204,7 +204,7 @@ function writer(f, op)
       if #sizes > 0 then f:writeLong(sizes) end
       return
     end
-    if mt ~= nil then
+    if mt ~= nil and not mt.__ordered_keys then     -- (a torch.OrderedDict: a plain table in Torch7's files)
       f:writeInt(TYPE_TORCH)
       if reference(v) then return end
       local class, fields = object_fields(op, v, mt, trail, depth)
@@ -216,7 +216,8 @@ function writer(f, op)
     f:writeInt(TYPE_TABLE)
     if reference(v) then return end
     local keys = {}
-    for k in next, v do keys[#keys + 1] = k end
+    if mt ~= nil then keys = mt.__ordered_keys(v)
+    else for k in next, v do keys[#keys + 1] = k end end
     f:writeInt(#keys)
     for _, k in ipairs(keys) do
       trail[depth] = '[key]'

@@ -73,13 +73,131 @@ static void message(const char *prefix, const char *msg) {
   fflush(stderr);
 }
 
+/* ---- tracebacks with true names ----
+   Lua's own traceback names a function by the first field of a loaded package
+   that holds it, so a function shared by many classes (nn.Module's __call, copied
+   into every module class) is reported under whichever class the search meets
+   first. Here a frame is named: a method or metamethod by its name and its
+   object's class (method 'nn.Linear:forward'); a function held under exactly one
+   name in the loaded packages by that name (function 'torch.randn'); otherwise by
+   how it was called (field 'no_grad', local 'f'), or by where it is defined. */
+
+/* How many fields of loaded packages hold the function on top of L (the first
+   name pushed, "_G." taken off, when there is one); leaves L as it was plus
+   the name when count > 0. */
+static int global_names(lua_State *L) {
+  int top = lua_gettop(L), count = 0;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushnil(L);
+  while (lua_next(L, top + 1) != 0) {                   /* package name, package */
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+      lua_pushnil(L);
+      while (lua_next(L, -2) != 0) {                     /* field name, value */
+        if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, top)) {
+          if (count++ == 0) {
+            const char *pkg = lua_tostring(L, -4), *field = lua_tostring(L, -2);
+            if (strcmp(pkg, LUA_GNAME) == 0) lua_pushstring(L, field);
+            else lua_pushfstring(L, "%s.%s", pkg, field);
+            lua_replace(L, top);                         /* the name where the function was */
+          }
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  return count;
+}
+
+/* the class name of the first local (self) of frame ar, pushed; 0 when it has none */
+static int self_class(lua_State *L, lua_Debug *ar) {
+  if (lua_getlocal(L, ar, 1) == NULL) return 0;
+  if (lua_getmetatable(L, -1)) {
+    if (lua_getfield(L, -1, "__typename") == LUA_TSTRING) {
+      lua_replace(L, -3);
+      lua_pop(L, 1);
+      return 1;
+    }
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
+static void push_frame_name(lua_State *L, lua_State *L1, lua_Debug *ar) {
+  int is_method = strcmp(ar->namewhat, "method") == 0, is_meta = strcmp(ar->namewhat, "metamethod") == 0;
+  if ((is_method || is_meta) && *ar->what == 'L' && self_class(L1, ar)) {
+    if (L1 != L) lua_xmove(L1, L, 1);
+    const char *cls = lua_tostring(L, -1);
+    if (is_method) lua_pushfstring(L, "method '%s:%s'", cls, ar->name);
+    else lua_pushfstring(L, "metamethod '%s' of %s", ar->name, cls);
+    lua_remove(L, -2);
+    return;
+  }
+  if (*ar->what == 'm') { lua_pushliteral(L, "main chunk"); return; }
+  lua_getinfo(L1, "f", ar);                              /* the function itself */
+  if (L1 != L) lua_xmove(L1, L, 1);
+  if (global_names(L) == 1 && lua_type(L, -1) == LUA_TSTRING) {
+    lua_pushfstring(L, "function '%s'", lua_tostring(L, -1));
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  if (*ar->namewhat != '\0') lua_pushfstring(L, "%s '%s'", ar->namewhat, ar->name);
+  else if (*ar->what == 'C') lua_pushliteral(L, "?");
+  else lua_pushfstring(L, "function <%s:%d>", ar->short_src, ar->linedefined);
+}
+
+/* luaL_traceback's text, with the frames named as above */
+#define TRACE_FIRST 10                                   /* frames shown before a cut... */
+#define TRACE_LAST 11                                    /* ...and after it */
+static void th_traceback(lua_State *L, lua_State *L1, const char *msg, int level) {
+  luaL_Buffer b;
+  lua_Debug ar;
+  int last = level;
+  while (lua_getstack(L1, last, &ar)) last++;            /* one past the deepest frame */
+  luaL_buffinit(L, &b);
+  if (msg) { luaL_addstring(&b, msg); luaL_addchar(&b, '\n'); }
+  luaL_addstring(&b, "stack traceback:");
+  int limit = last - level > TRACE_FIRST + TRACE_LAST ? TRACE_FIRST : -1;
+  while (lua_getstack(L1, level++, &ar)) {
+    if (limit-- == 0) {
+      int skip = last - level - TRACE_LAST + 1;
+      lua_pushfstring(L, "\n\t...\t(skipping %d levels)", skip);
+      luaL_addvalue(&b);
+      level += skip;
+      continue;
+    }
+    lua_getinfo(L1, "Slnt", &ar);
+    if (ar.currentline <= 0) lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
+    else lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
+    luaL_addvalue(&b);
+    push_frame_name(L, L1, &ar);
+    luaL_addvalue(&b);
+    if (ar.istailcall) luaL_addstring(&b, "\n\t(...tail calls...)");
+  }
+  luaL_pushresult(&b);
+}
+
+/* debug.traceback([thread,] [message [, level]]) with th's frame names */
+static int th_debug_traceback(lua_State *L) {
+  lua_State *L1 = L;
+  int arg = 0;
+  if (lua_type(L, 1) == LUA_TTHREAD) { L1 = lua_tothread(L, 1); arg = 1; }
+  const char *msg = lua_tostring(L, arg + 1);
+  if (msg == NULL && !lua_isnoneornil(L, arg + 1)) lua_pushvalue(L, arg + 1);   /* not a message: as is */
+  else th_traceback(L, L1, msg, (int)luaL_optinteger(L, arg + 2, L == L1 ? 1 : 0));
+  return 1;
+}
+
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
-  luaL_traceback(L, L, msg, 1);
+  th_traceback(L, L, msg, 1);
   return 1;
 }
 
@@ -700,6 +818,10 @@ static int pmain(lua_State *L) {
   if ((flags & HAS_V) && !(flags & HAS_I)) { printf("%s\n", TH_VERSION); fflush(stdout); }
   if (flags & HAS_UPPER_E) { lua_pushboolean(L, 1); lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV"); }
   luaL_openlibs(L);
+  lua_getglobal(L, "debug");                       /* debug.traceback names frames as th's own */
+  lua_pushcfunction(L, th_debug_traceback);
+  lua_setfield(L, -2, "traceback");
+  lua_pop(L, 1);
   setup_paths(L);
   create_arg_table(L, argv, argc, script);
   lua_gc(L, LUA_GCGEN, 0, 0);
