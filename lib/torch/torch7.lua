@@ -947,7 +947,8 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
   install(tbl, 'select', function(x, d, i, ...)
     if T(x) and x:dim() == 1 and not from_library(1) and select('#', ...) == 0 then
       if math.type(i) ~= 'integer' or i < 1 or i > x:size(1) then
-        error(string.format('select: index %s out of range [1, %d]', tostring(i), x:size(1)), 2)
+        error(string.format('select: index %s out of range [1, %d]%s', tostring(i), x:size(1),
+                            i == 0 and ' (indices are 1-based)' or ''), 2)
       end
       return x[i]
     end
