@@ -256,7 +256,8 @@ local function tensor_string(x, threshold, torch7)
     for d = 1, n do
       keep[d] = kept(size[d], summarize, edge)
       if #keep[d] < size[d] then
-        local index = torch.tensor(keep[d], {dtype = 'int64', device = x.device})
+        local index = torch.tensor(keep[d], {dtype = 'int64'})
+        if x.is_cuda then index = index:to(x.device) end   -- the corner taken on the GPU
         corner = corner:detach():index_select(d, index)
       end
     end
