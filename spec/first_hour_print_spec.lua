@@ -257,10 +257,13 @@ describe('indexing with 0 says indices are 1-based', function()
     raises('(offsets are 1-based)', function() return nn.Narrow(1, 0, 1):forward(m) end)
   end)
 
-  it('for Torch7\'s select of a vector, in the Torch7 dialect', function()
-    local ok, out = th('local x = torch.Tensor({1, 2, 3}); print(select(2, pcall(x.select, x, 1, 0)))', '--torch7')
+  it('for Torch7\'s select of a vector and sub, in the Torch7 dialect', function()
+    local ok, out = th('local x = torch.Tensor({1, 2, 3}); print(select(2, pcall(x.select, x, 1, 0))); ' ..
+                       'print(select(2, pcall(x.sub, x, 0, 2))); print(select(2, pcall(x.sub, x, 2, 4)))', '--torch7')
     assert.is_true(ok, out)
-    assert.truthy(out:find('select: index 0 out of range [1, 3] (indices are 1-based)', 1, true), out)
+    assert.truthy(out:find('select: index 0 out of range [1, 3] (indices are 1-based)\n', 1, true), out)
+    assert.truthy(out:find('sub: range 0..2 out of 1..3 in dim 1 (indices are 1-based)\n', 1, true), out)
+    assert.truthy(out:find('sub: range 2..4 out of 1..3 in dim 1\n', 1, true), out)
   end)
 
   it('only where the 0 is at fault', function()
