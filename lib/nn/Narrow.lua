@@ -23,8 +23,8 @@ function Narrow:updateOutput(x)
   if length < 0 then length = x:size(dim) - index + length + 2 end
   if index < 0 then index, length = 1, x:size(dim) - length end
   if index < 1 or length < 0 or index + length - 1 > x:size(dim) then
-    error(string.format('nn.Narrow: offset %d, length %d do not fit dim %d of input of size %s', index, length, dim,
-                        tostring(x:size())), 3)
+    error(string.format('nn.Narrow: offset %d, length %d do not fit dim %d of input of size %s%s', index, length, dim,
+                        tostring(x:size()), self.index == 0 and ' (offsets are 1-based)' or ''), 3)
   end
   return x:narrow(dim, index, length)
 end

@@ -20,8 +20,8 @@ function Select:updateOutput(x)
   end
   local index = self.index < 0 and x:size(dim) + self.index + 1 or self.index
   if index < 1 or index > x:size(dim) then
-    error(string.format('nn.Select: index %d is out of range for dim %d of input of size %s', self.index, dim,
-                        tostring(x:size())), 3)
+    error(string.format('nn.Select: index %d is out of range for dim %d of input of size %s%s', self.index, dim,
+                        tostring(x:size()), self.index == 0 and ' (indices are 1-based)' or ''), 3)
   end
   return x:select(dim, index)
 end

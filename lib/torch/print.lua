@@ -1,13 +1,98 @@
 -- torch.print: tensors printed as Torch7 printed them -- one format for all
 -- the values, a common scale factor above them when they are all large or
--- all small, columns split to fit 80 characters, and a footer with the type.
+-- all small, columns split to fit the line width, and a footer with the type
+-- and size (and, outside the Torch7 dialect, requires_grad or grad_fn).
+-- Tensors of more than `threshold` elements print summarized, as PyTorch's
+-- do: the first and last `edgeitems` entries of each long dim, '...' for the
+-- rest. torch.set_printoptions sets the options; scripts and the REPL print
+-- through the same code.
 local torch = require 'torch.core'
 
--- Torch7 wrapped matrices at this many characters.
-local LINE_WIDTH = 80
 -- The REPL shows at most this many entries of a plain table (one level deep),
--- on one line when they fit in LINE_WIDTH, else one per line.
-local TABLE_ENTRIES = 20
+-- on one line when they fit in TABLE_WIDTH, else one per line.
+local TABLE_WIDTH, TABLE_ENTRIES = 80, 20
+
+-- PyTorch's three profiles; 'default' is Torch7's format (4 decimals, 80
+-- characters) with PyTorch's summary of large tensors.
+local PROFILES = {
+  default = {precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80},
+  full = {precision = 4, threshold = math.huge, edgeitems = 3, linewidth = 80},
+  short = {precision = 2, threshold = 1000, edgeitems = 2, linewidth = 80},
+}
+local OPTION_NAMES = {'precision', 'threshold', 'edgeitems', 'linewidth', 'sci_mode', 'profile'}
+local options = {precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80, sci_mode = nil}
+-- whether the user chose a threshold: the Torch7 dialect prints tensors in
+-- full, as Torch7 did, until then
+local threshold_chosen = false
+
+local function option_error(msg)
+  error('torch.set_printoptions: ' .. msg .. "; e.g. torch.set_printoptions{precision=4, threshold=1000, " ..
+        "edgeitems=3, linewidth=80, sci_mode=nil} or torch.set_printoptions{profile='full'}", 3)
+end
+
+local function whole(v, least)
+  return type(v) == 'number' and (math.type(v) == 'integer' or v == math.floor(v)) and v >= least
+end
+
+-- torch.set_printoptions{precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=nil, profile=nil}:
+--   how tensors print, in scripts and the REPL alike; only the options given change.
+--   precision: decimals of floating-point values. threshold: tensors of more
+--   elements print summarized (math.huge: never). edgeitems: the entries kept
+--   at each end of a summarized dim. linewidth: the characters of a line
+--   before the columns wrap. sci_mode: true always scientific, false never,
+--   nil Torch7's choice (scientific when the magnitudes span more than 4
+--   decimal orders, else fixed with a common scale factor when needed).
+--   profile: 'default', 'full' (threshold math.huge: every element) or
+--   'short' (precision 2, edgeitems 2) sets the first four and sci_mode nil,
+--   which the other options given then override. The Torch7 dialect prints
+--   in full, as Torch7 did, until a threshold or profile is set.
+function torch.set_printoptions(opts)
+  if type(opts) ~= 'table' or torch.is_tensor(opts) then
+    option_error('expects a table of options, got ' .. torch.type(opts))
+  end
+  for k in pairs(opts) do
+    local known = false
+    for _, name in ipairs(OPTION_NAMES) do known = known or k == name end
+    if not known then
+      option_error(string.format('unknown option %s (the options are %s)', tostring(k), table.concat(OPTION_NAMES, ', ')))
+    end
+  end
+  local p = opts.profile
+  if p ~= nil and not PROFILES[p] then
+    option_error(string.format("profile must be 'default', 'full' or 'short', got %s", tostring(p)))
+  end
+  local checks = {precision = 0, threshold = 0, edgeitems = 1, linewidth = 1}
+  for name, least in pairs(checks) do
+    local v = opts[name]
+    if v ~= nil and not (whole(v, least) or (name == 'threshold' and v == math.huge)) then
+      option_error(string.format('%s must be an integer >= %d%s, got %s', name, least,
+                                 name == 'threshold' and ' or math.huge' or '', tostring(v)))
+    end
+  end
+  if opts.precision and opts.precision > 30 then
+    option_error('precision must be at most 30, got ' .. tostring(opts.precision))
+  end
+  if opts.sci_mode ~= nil and type(opts.sci_mode) ~= 'boolean' then
+    option_error('sci_mode must be true, false or nil, got ' .. tostring(opts.sci_mode))
+  end
+  if p then
+    for k, v in pairs(PROFILES[p]) do options[k] = v end
+    options.sci_mode = nil
+  end
+  for name in pairs(checks) do
+    local v = opts[name]
+    if v ~= nil then options[name] = v == math.huge and v or math.tointeger(v) end
+  end
+  if opts.sci_mode ~= nil then options.sci_mode = opts.sci_mode end
+  if p or opts.threshold ~= nil then threshold_chosen = true end
+end
+
+-- torch.get_printoptions(): the print options as a table {precision=, threshold=,
+--   edgeitems=, linewidth=, sci_mode=} (sci_mode absent when nil, Torch7's choice).
+function torch.get_printoptions()
+  return {precision = options.precision, threshold = options.threshold, edgeitems = options.edgeitems,
+          linewidth = options.linewidth, sci_mode = options.sci_mode}
+end
 
 local is_float_dtype = {float32 = true, float64 = true, float16 = true, bfloat16 = true}
 
@@ -15,10 +100,12 @@ local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge en
 
 local function digits(a) return math.floor(math.log(a, 10)) + 1 end
 
--- Torch7's Storage__printformat: the format of one value, its width and the
--- scale the values are divided by (1 when none). Integer dtypes always print
--- exactly; float tensors holding only integers print without decimals.
-local function number_format(values, is_float)
+-- Torch7's Storage__printformat with `p` decimals: the format of one value,
+-- its width and the scale the values are divided by (1 when none). Integer
+-- dtypes always print exactly; float tensors holding only integers print
+-- without decimals. sci: true always scientific (floats), false never, nil
+-- Torch7's choice.
+local function number_format(values, is_float, p, sci)
   if type(values[1]) == 'boolean' then return '%5s', 5, 1 end
   local int_mode, any, special = true, false, 0   -- special: width of nan/inf/-inf
   local max_abs, min_abs = 0, math.huge
@@ -36,18 +123,24 @@ local function number_format(values, is_float)
   if not any then return '%d', special, 1 end
   local exp_max = max_abs ~= 0 and digits(max_abs) or 1
   local exp_min = min_abs ~= 0 and digits(min_abs) or 1
+  local function sci_format()
+    local width = p + ((math.abs(exp_max) > 99 or math.abs(exp_min) > 99) and 8 or 7)
+    return '%' .. width .. '.' .. p .. 'e', width, 1
+  end
+  if is_float and sci == true then return sci_format() end
   if int_mode then
-    if is_float and exp_max > 9 then return '%11.4e', 11, 1 end
     local width = math.max(exp_max + 1, special)
+    if is_float and exp_max > 9 then
+      if sci == false then return '%' .. width .. '.0f', width, 1 end
+      return sci_format()
+    end
     return '%' .. width .. 'd', width, 1
   end
-  if exp_max - exp_min > 4 then
-    local width = (math.abs(exp_max) > 99 or math.abs(exp_min) > 99) and 12 or 11
-    return '%' .. width .. '.4e', width, 1
-  end
-  if exp_max > 5 or exp_max < 0 then return '%7.4f', 7, 10.0 ^ (exp_max - 1) end
-  local width = exp_max == 0 and 7 or exp_max + 6
-  return '%' .. width .. '.4f', width, 1
+  local fixed = math.max(exp_max, 1) + p + 2
+  if sci == false then return '%' .. math.max(fixed, special) .. '.' .. p .. 'f', math.max(fixed, special), 1 end
+  if exp_max - exp_min > 4 then return sci_format() end
+  if exp_max > 5 or exp_max < 0 then return '%' .. (p + 3) .. '.' .. p .. 'f', p + 3, 10.0 ^ (exp_max - 1) end
+  return '%' .. fixed .. '.' .. p .. 'f', fixed, 1
 end
 
 local function format_value(v, fmt, width, scale)
@@ -62,77 +155,162 @@ end
 
 local function scale_line(scale) return string.format('%g *', scale) end
 
--- Lines of the rows x cols matrix whose first value is values[first], as
--- Torch7's Tensor__printMatrix: indented, wrapped into column blocks.
-local function matrix_lines(out, values, first, rows, cols, style, indent)
-  local fmt, width, scale = style.fmt, style.width, style.scale
-  local per_line = math.max(1, (LINE_WIDTH - #indent) // (width + 1))
-  local row_indent = scale ~= 1 and indent .. ' ' or indent
-  for c0 = 1, cols, per_line do
-    local c1 = math.min(c0 + per_line - 1, cols)
-    if per_line < cols then
-      if c0 ~= 1 then out[#out + 1] = '' end
-      out[#out + 1] = indent .. 'Columns ' .. c0 .. ' to ' .. c1
-    end
-    if scale ~= 1 then out[#out + 1] = indent .. scale_line(scale) end
-    for r = 0, rows - 1 do
-      local parts, base = {}, first + r * cols - 1
-      for c = c0, c1 do parts[#parts + 1] = format_value(values[base + c], fmt, width, scale) end
-      out[#out + 1] = row_indent .. table.concat(parts, ' ')
-    end
-  end
-end
-
 local function size_string(size)
   local dims = {}
   for i = 1, #size do dims[i] = tostring(size[i]) end
   return table.concat(dims, 'x')
 end
 
--- A 0-dim tensor prints as its value, with the format its values would get.
-local function scalar_string(v, is_float)
+-- The positions kept along a dim of size n (1-based): all of them, or the
+-- first and last `edge` when the tensor is summarized and the dim longer.
+local function kept(n, summarize, edge)
+  local k = {}
+  if not summarize or n <= 2 * edge then
+    for i = 1, n do k[i] = i end
+  else
+    for i = 1, edge do k[#k + 1] = i end
+    for i = n - edge + 1, n do k[#k + 1] = i end
+  end
+  return k
+end
+
+-- Lines of one matrix of the kept rows x kept columns whose values start
+-- after values[base], as Torch7's Tensor__printMatrix: indented, wrapped
+-- into column blocks of the line width, '...' where rows or columns are
+-- left out.
+local function matrix_lines(out, values, base, rows, cols, style, indent)
+  local fmt, width, scale, edge = style.fmt, style.width, style.scale, style.edge
+  local dots = string.rep(' ', math.max(0, width - 3)) .. '...'
+  -- the cells of a row: a column's position in the kept ones, or false for '...'
+  local cells = {}
+  for j = 1, #cols do
+    cells[#cells + 1] = j
+    if #cols < style.ncols and j == edge then cells[#cells + 1] = false end
+  end
+  local per_line = math.max(1, (style.linewidth - #indent) // (width + 1))
+  local row_indent = scale ~= 1 and indent .. ' ' or indent
+  for c0 = 1, #cells, per_line do
+    local c1 = math.min(c0 + per_line - 1, #cells)
+    if per_line < #cells then
+      if c0 ~= 1 then out[#out + 1] = '' end
+      local first, last
+      for c = c0, c1 do
+        if cells[c] then first = first or cols[cells[c]]; last = cols[cells[c]] end
+      end
+      out[#out + 1] = indent .. (first and 'Columns ' .. first .. ' to ' .. last or 'Columns ...')
+    end
+    if scale ~= 1 then out[#out + 1] = indent .. scale_line(scale) end
+    for r = 1, #rows do
+      local parts, row = {}, base + (r - 1) * #cols
+      for c = c0, c1 do
+        parts[#parts + 1] = cells[c] and format_value(values[row + cells[c]], fmt, width, scale) or dots
+      end
+      out[#out + 1] = row_indent .. table.concat(parts, ' ')
+      if #rows < style.nrows and r == edge then out[#out + 1] = row_indent .. dots end
+    end
+  end
+end
+
+-- A 0-dim tensor's value, with the format its values would get.
+local function scalar_string(v, is_float, p, sci)
   if type(v) == 'boolean' then return tostring(v) end
-  local fmt, width, scale = number_format({v}, is_float)
-  if scale ~= 1 then fmt = '%.4e' end
+  local fmt, width, scale = number_format({v}, is_float, p, sci)
+  if scale ~= 1 then fmt = '%.' .. p .. 'e' end
   return (format_value(v, fmt, width, 1):gsub('^ +', ''))
 end
 
-function torch._tensor_tostring(x)
-  local typename, size = x:type(), x:size()
-  local n = #size
-  local values = (x.is_cuda and x:detach():cpu() or x):_flat_values()   -- a GPU's values, copied
-  local is_float = is_float_dtype[x.dtype]
-  if n == 0 then return scalar_string(values[1], is_float) end
-  if #values == 0 then
-    if n == 1 then return '[' .. typename .. ' with no dimension]' end
-    return '[' .. typename .. ' of size ' .. size_string(size) .. ']'
+-- The footer: [torch.FloatTensor of size 2x3], [torch.FloatTensor of size
+-- [] (0-dim)], with ', grad_fn=<MeanBackward>' or ', requires_grad=true'.
+-- The Torch7 dialect keeps Torch7's footers for what Torch7 had (no autograd
+-- part; an empty tensor, whose dim() is 0 there, is [torch.DoubleTensor with
+-- no dimension]); a 0-dim tensor, which Torch7 had not, prints in full.
+local function footer(x, size, torch7)
+  local typename = x:type()
+  if torch7 then
+    if x:numel() == 0 then return '[' .. typename .. ' with no dimension]' end
+    if #size > 0 then return '[' .. typename .. ' of size ' .. size_string(size) .. ']' end
   end
-  local fmt, width, scale = number_format(values, is_float)
-  local style = {fmt = fmt, width = width, scale = scale}
+  local grad = ''
+  local fn = x.grad_fn
+  if fn then
+    grad = ', grad_fn=<' .. fn:name() .. '>'
+  elseif x.requires_grad then
+    grad = ', requires_grad=true'
+  end
+  return '[' .. typename .. ' of size ' .. (#size == 0 and '[] (0-dim)' or size_string(size)) .. grad .. ']'
+end
+
+-- x as text, summarized when it has more than `threshold` elements.
+local function tensor_string(x, threshold, torch7)
+  local size = x:size()
+  local n = #size
+  local numel = x:numel()
+  local p, edge = options.precision, options.edgeitems
+  local is_float = is_float_dtype[x.dtype]
   local out = {}
-  if n == 1 then
-    if scale ~= 1 then out[1] = scale_line(scale) end
-    for i = 1, #values do out[#out + 1] = format_value(values[i], fmt, width, scale) end
-  elseif n == 2 then
-    matrix_lines(out, values, 1, size[1], size[2], style, '')
-  else
-    -- (i,j,.,.) = slices over the leading dims, in row-major order
-    local rows, cols = size[n - 1], size[n]
-    local index = {}
-    for d = 1, n - 2 do index[d] = 1 end
-    for first = 1, #values, rows * cols do
-      if first > 1 then out[#out + 1] = '' end
-      out[#out + 1] = '(' .. table.concat(index, ',') .. ',.,.) = '
-      matrix_lines(out, values, first, rows, cols, style, ' ')
-      for d = n - 2, 1, -1 do
-        index[d] = index[d] + 1
-        if index[d] <= size[d] then break end
-        index[d] = 1
+  if n == 0 then
+    out[1] = scalar_string(x:item(), is_float, p, options.sci_mode)
+  elseif numel > 0 then
+    local summarize = numel > threshold
+    local corner, keep = x, {}
+    for d = 1, n do
+      keep[d] = kept(size[d], summarize, edge)
+      if #keep[d] < size[d] then
+        local index = torch.tensor(keep[d], {dtype = 'int64'})
+        if x.is_cuda then index = index:to(x.device) end   -- the corner taken on the GPU
+        corner = corner:detach():index_select(d, index)
+      end
+    end
+    if corner.is_cuda then corner = corner:detach():cpu() end   -- the values shown, copied
+    local values = corner:_flat_values()
+    local fmt, width, scale = number_format(values, is_float, p, options.sci_mode)
+    local style = {fmt = fmt, width = width, scale = scale, edge = edge, linewidth = options.linewidth}
+    if n == 1 then
+      if scale ~= 1 then out[1] = scale_line(scale) end
+      local dots = string.rep(' ', math.max(0, width - 3)) .. '...'
+      for i = 1, #values do
+        out[#out + 1] = format_value(values[i], fmt, width, scale)
+        if #keep[1] < size[1] and i == edge then out[#out + 1] = dots end
+      end
+    else
+      -- (i,j,.,.) = slices over the leading dims, in row-major order, by
+      -- their positions in x; '...' where a leading dim skips
+      local rows, cols = keep[n - 1], keep[n]
+      style.nrows, style.ncols = size[n - 1], size[n]
+      local lead = {}
+      for d = 1, n - 2 do lead[d] = 1 end
+      for base = 0, #values - 1, #rows * #cols do
+        local indent = ''
+        if n > 2 then
+          if base > 0 then out[#out + 1] = '' end
+          local label = {}
+          for d = 1, n - 2 do label[d] = keep[d][lead[d]] end
+          out[#out + 1] = '(' .. table.concat(label, ',') .. ',.,.) = '
+          indent = ' '
+        end
+        matrix_lines(out, values, base, rows, cols, style, indent)
+        for d = n - 2, 1, -1 do
+          lead[d] = lead[d] + 1
+          if lead[d] <= #keep[d] then
+            if #keep[d] < size[d] and lead[d] == edge + 1 then out[#out + 1] = ''; out[#out + 1] = '...' end
+            break
+          end
+          lead[d] = 1
+        end
       end
     end
   end
-  out[#out + 1] = '[' .. typename .. ' of size ' .. size_string(size) .. ']'
+  out[#out + 1] = footer(x, size, torch7)
   return table.concat(out, '\n')
+end
+
+local function in_torch7_dialect() return torch.dialect ~= nil and torch.dialect() == 'torch7' end
+
+-- tostring(x), print(x): summarized past the threshold; in the Torch7
+-- dialect Torch7's footers, and every element until the user sets a threshold.
+function torch._tensor_tostring(x)
+  local torch7 = in_torch7_dialect()
+  return tensor_string(x, (torch7 and not threshold_chosen) and math.huge or options.threshold, torch7)
 end
 
 torch._tensor_mt.__tostring = torch._tensor_tostring
@@ -198,10 +376,10 @@ local function table_string(v)
   local all = {table.unpack(items)}
   table.move(fields, 1, #fields, #all + 1, all)
   local line = '{' .. table.concat(all, ', ') .. '}'
-  if visible_length(line) <= LINE_WIDTH then return line end
+  if visible_length(line) <= TABLE_WIDTH then return line end
   local lines, cur = {}, nil
   for _, item in ipairs(items) do
-    if cur and visible_length(cur) + 2 + visible_length(item) > LINE_WIDTH - 2 then
+    if cur and visible_length(cur) + 2 + visible_length(item) > TABLE_WIDTH - 2 then
       lines[#lines + 1] = cur
       cur = nil
     end
@@ -212,95 +390,16 @@ local function table_string(v)
   return '{\n  ' .. table.concat(lines, ',\n  ') .. '\n}'
 end
 
--- ---- the REPL: large tensors summarized, colour on terminals ----
+-- ---- the REPL: tensors through the same options, colour on terminals ----
 
--- Tensors with more elements than this print in the REPL as PyTorch's do:
--- the first and last EDGE entries of each dim, '...' for the rest.
-local SUMMARY_THRESHOLD, EDGE = 1000, 3
-
--- The positions kept along a dim of size n (1-based), and whether a gap follows each.
-local function kept(n)
-  if n <= 2 * EDGE then
-    local k = {}
-    for i = 1, n do k[i] = i end
-    return k
-  end
-  local k = {}
-  for i = 1, EDGE do k[#k + 1] = i end
-  for i = n - EDGE + 1, n do k[#k + 1] = i end
-  return k
-end
-
--- torch._tensor_summary(x): the corners of a large tensor, Torch7-style
--- columns with '...' where rows, columns or slices are left out.
-function torch._tensor_summary(x)
-  local size = x:size()
-  local n = #size
-  local corner = x.is_cuda and x:detach():cpu() or x:detach()
-  local keep = {}
-  for d = 1, n do
-    keep[d] = kept(size[d])
-    if #keep[d] < size[d] then
-      corner = corner:index_select(d, torch.tensor(keep[d], {dtype = 'int64'}))
-    end
-  end
-  local values = corner:contiguous():_flat_values()
-  local fmt, width, scale = number_format(values, is_float_dtype[x.dtype])
-  local out = {}
-  if scale ~= 1 then out[#out + 1] = scale_line(scale) end
-  local dots = string.rep(' ', math.max(0, width - 3)) .. '...'
-  local csize = corner:size()
-  local function row_line(base, cols, gap_after, indent)   -- values[base + 1 .. base + cols]
-    local parts = {}
-    for c = 1, cols do
-      parts[#parts + 1] = format_value(values[base + c], fmt, width, scale)
-      if gap_after and c == EDGE then parts[#parts + 1] = dots end
-    end
-    return indent .. table.concat(parts, ' ')
-  end
-  if n == 1 then
-    for i = 1, #values do
-      out[#out + 1] = format_value(values[i], fmt, width, scale)
-      if #keep[1] < size[1] and i == EDGE then out[#out + 1] = dots end
-    end
-  else
-    local rows, cols = csize[n - 1], csize[n]
-    local col_gap, row_gap = #keep[n] < size[n], #keep[n - 1] < size[n - 1]
-    local lead = {}
-    for d = 1, n - 2 do lead[d] = 1 end
-    local per_slice = rows * cols
-    for first = 0, #values - 1, per_slice do
-      local indent = ''
-      if n > 2 then
-        if first > 0 then out[#out + 1] = '' end
-        local label = {}
-        for d = 1, n - 2 do label[d] = keep[d][lead[d]] end
-        out[#out + 1] = '(' .. table.concat(label, ',') .. ',.,.) = '
-        indent = ' '
-      end
-      for r = 0, rows - 1 do
-        out[#out + 1] = row_line(first + r * cols, cols, col_gap, indent)
-        if row_gap and r == EDGE - 1 then out[#out + 1] = indent .. dots end
-      end
-      -- next slice; a '...' slice line where a leading dim skips
-      for d = n - 2, 1, -1 do
-        lead[d] = lead[d] + 1
-        if lead[d] <= #keep[d] then
-          if #keep[d] < size[d] and lead[d] == EDGE + 1 then out[#out + 1] = ''; out[#out + 1] = '...' end
-          break
-        end
-        lead[d] = 1
-      end
-    end
-  end
-  out[#out + 1] = '[' .. x:type() .. ' of size ' .. size_string(size) .. ']'
-  return table.concat(out, '\n')
-end
-
+-- The REPL summarizes past the threshold in both dialects (a Torch7 script's
+-- output is not at stake there).
 local function repl_tensor(v)
-  local text = v:numel() > SUMMARY_THRESHOLD and torch._tensor_summary(v) or tostring(v)
+  local text = tensor_string(v, options.threshold, in_torch7_dialect())
   if not torch._repl_colour then return text end
-  return (text:gsub('(%[torch%.%w+ [^%]]*%])$', function(footer) return paint('type', footer) end))
+  local body, foot = text:match('^(.*\n)([^\n]*)$')     -- the footer is the last line
+  if not body then body, foot = '', text end
+  return body .. paint('type', foot)
 end
 
 local function repl_value(v)

@@ -947,7 +947,8 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
   install(tbl, 'select', function(x, d, i, ...)
     if T(x) and x:dim() == 1 and not from_library(1) and select('#', ...) == 0 then
       if math.type(i) ~= 'integer' or i < 1 or i > x:size(1) then
-        error(string.format('select: index %s out of range [1, %d]', tostring(i), x:size(1)), 2)
+        error(string.format('select: index %s out of range [1, %d]%s', tostring(i), x:size(1),
+                            i == 0 and ' (indices are 1-based)' or ''), 2)
       end
       return x[i]
     end
@@ -1104,7 +1105,9 @@ torch7_switches[#torch7_switches + 1] = function(tbl)
       if s < 0 then s = size + s + 1 end
       if e < 0 then e = size + e + 1 end
       if s < 1 or e > size or s > e then
-        error(string.format('sub: range %d..%d out of 1..%d in dim %d', bounds[2 * d - 1], bounds[2 * d], size, d), 2)
+        local zero = bounds[2 * d - 1] == 0 or bounds[2 * d] == 0
+        error(string.format('sub: range %d..%d out of 1..%d in dim %d%s', bounds[2 * d - 1], bounds[2 * d], size, d,
+                            zero and ' (indices are 1-based)' or ''), 2)
       end
       r = r:narrow(d, s, e - s + 1)
     end

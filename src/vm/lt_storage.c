@@ -81,7 +81,8 @@ static int64_t check_index(lua_State *L, const lt_storage *w, int k, const char 
   lua_Integer i = lua_tointegerx(L, k, &ok);
   if (!ok) luaL_error(L, "%s: the index must be an integer, got %s", op, luaL_typename(L, k));
   if (i < 1 || i > w->size)
-    luaL_error(L, "%s: index %I out of range [1, %I]", op, i, (lua_Integer)w->size);
+    luaL_error(L, "%s: index %I out of range [1, %I]%s", op, i, (lua_Integer)w->size,
+               i == 0 ? " (indices are 1-based)" : "");
   return i - 1;
 }
 

@@ -175,7 +175,8 @@ int lt_check_dim(lua_State *L, int i, int ndim, const char *op) {
   lua_Integer d = luaL_checkinteger(L, i);
   int n = ndim > 0 ? ndim : 1;
   if (d == 0 || d < -n || d > n)
-    luaL_error(L, "%s: dimension %I out of range (expected 1..%d, or -%d..-1 from the end)", op, d, n, n);
+    luaL_error(L, "%s: dimension %I out of range (expected 1..%d, or -%d..-1 from the end%s)", op, d, n, n,
+               d == 0 ? "; dims are 1-based" : "");
   return d > 0 ? (int)d - 1 : (int)d + n;
 }
 
@@ -909,6 +910,9 @@ static void drop_view(mt_tensor *v) {
    caller, which must release its views first. */
 static int raise_pushed(lua_State *L) { return luaL_error(L, "%s", lua_tostring(L, -1)); }
 
+/* The hint after an index error where the index at fault is 0 (a 0-based habit). */
+static const char *one_based(lua_Integer i) { return i == 0 ? " (indices are 1-based)" : ""; }
+
 /* A number key or slice entry at i as an integer; 1 when it is one, else
    0 with the error message pushed. */
 static int index_integer(lua_State *L, int i, const char *op, lua_Integer *v) {
@@ -942,10 +946,12 @@ static int read_range(lua_State *L, int i, int dim, int64_t n, int64_t *start, i
     lua_pop(L, 1);
   }
   lua_Integer a = given[0] ? v[0] : 1, b = given[1] ? v[1] : (given[0] ? a : -1);
+  int zero = a == 0 || (given[1] && b == 0 && a != 1);   /* {1, 0} is the empty range */
   if (a < 0) a += n + 1;
   if (b < 0) b += n + 1;
   if (a < 1 || b > n || b < a - 1) {
-    lua_pushfstring(L, "index: range {%I, %I} out of bounds for dim %d of size %I", a, b, dim + 1, (lua_Integer)n);
+    lua_pushfstring(L, "index: range {%I, %I} out of bounds for dim %d of size %I%s", a, b, dim + 1,
+                    (lua_Integer)n, one_based(zero ? 0 : 1));
     return 0;
   }
   *start = a - 1;
@@ -974,7 +980,11 @@ static void apply_slice(lua_State *L, int key, const mt_tensor *t, mt_tensor *r)
     if (type == LUA_TNUMBER) {
       lua_Integer i;
       if (!index_integer(L, -1, "index", &i)) { drop_view(&cur); raise_pushed(L); }
-      if (i == 0) { drop_view(&cur); luaL_error(L, "index: indices are 1-based, got 0"); }
+      if (i == 0) {
+        lua_Integer size = cur.shape[dim];
+        drop_view(&cur);
+        luaL_error(L, "index: index 0 out of range for dim %d of size %I (indices are 1-based)", dim + 1, size);
+      }
       a.i[0] = dim;
       a.i[1] = i > 0 ? i - 1 : i;
       rc = mt_call_view(&next, &cur, MT_OP_select, &a, 0);
@@ -1030,7 +1040,8 @@ static int t_index(lua_State *L) {
     if (!index_integer(L, 2, "index", &i)) raise_pushed(L);
     if (t->ndim == 0) luaL_error(L, "index: cannot index a 0-dim tensor (use item())");
     int64_t n = t->shape[0];
-    if (i == 0 || i < -n || i > n) luaL_error(L, "index: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
+    if (i == 0 || i < -n || i > n)
+      luaL_error(L, "index: index %I out of range for dim 1 of size %I%s", i, (lua_Integer)n, one_based(i));
     int64_t z = i > 0 ? i - 1 : i + n;
     if (t->ndim == 1) {
       const char *p = (const char *)t->storage->data + (t->offset + z * t->stride[0]) * mt_dtypes[t->dtype].size;
@@ -1091,7 +1102,7 @@ static void key_region(lua_State *L, mt_tensor *t, mt_tensor *view) {
     if (t->ndim == 0) luaL_error(L, "index assignment: cannot index a 0-dim tensor");
     int64_t n = t->shape[0];
     if (i == 0 || i < -n || i > n)
-      luaL_error(L, "index assignment: index %I out of range for dim 1 of size %I", i, (lua_Integer)n);
+      luaL_error(L, "index assignment: index %I out of range for dim 1 of size %I%s", i, (lua_Integer)n, one_based(i));
     LT_TRY(L, mt_select(view, t, 0, i > 0 ? i - 1 : i + n));
   } else {
     apply_slice(L, 2, t, view);

@@ -660,8 +660,8 @@ static int load_statement(lua_State *L) {
   return status;
 }
 
-/* Prints the results through torch's REPL printer (tensors in full),
-   else through print. */
+/* Prints the results through torch's REPL printer (tensors as print shows
+   them, summarized past torch.set_printoptions' threshold), else through print. */
 static void print_results(lua_State *L) {
   int n = lua_gettop(L);
   if (n == 0) return;
