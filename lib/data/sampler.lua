@@ -27,9 +27,32 @@ function data.sampler_iter(s)
 end
 
 -- data.Sampler(): the base class of samplers; a subclass defines size() and
--- iter() (an iterator over 1-based indices).
+-- iter() (an iterator over 1-based indices). `for idx in sampler:iter() do`,
+-- `for idx in sampler do`, ipairs(sampler) and pairs(sampler) (k, idx) each
+-- make one pass (a random sampler draws its order as a pass starts).
+--   local Evens = data.Sampler:extend('Evens')   -- or torch.class('Evens', 'data.Sampler')
 local Sampler = torch.class('data.Sampler')
 Sampler.__len = function(self) return self:size() end
+Sampler.__tostring = function(self)
+  local ok, n = pcall(data.len, self)
+  return string.format('%s (%s indices)', torch.typename(self), ok and tostring(n) or '?')
+end
+data._iterable(Sampler, {
+  start = function(self) return self:iter() end,
+  pairs = function(self)
+    local it, k = self:iter(), 0
+    return function()
+      local idx = it()
+      if idx == nil then return nil end
+      k = k + 1
+      return k, idx
+    end
+  end,
+  var = 'sampler', item = 'index', items = 'indices', iter_form = 'for idx in sampler:iter() do',
+  call_form = 'for idx in sampler do',
+})
+-- data.Sampler:extend(name): a new sampler class (its size() and iter() give the indices).
+function Sampler:extend(name) return data._extend(self, name) end
 -- sampler:indices(): the whole stream as a Lua array
 function Sampler:indices()
   local out = {}
