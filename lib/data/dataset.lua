@@ -50,7 +50,8 @@ data._iterable(Dataset, {
       if i <= n then return i, self:get(i) end
     end, self, 0
   end,
-  var = 'ds', item = 'item', items = 'items', iter_form = 'for i, item in ipairs(ds) do', call_form = 'for item in ds do',
+  noun = 'dataset', var = 'ds', item = 'item', items = 'items', iter_form = 'for i, item in ipairs(ds) do',
+  call_form = 'for item in ds do',
 })
 
 -- data.Dataset:extend(name): a new dataset class, as subclassing
@@ -84,7 +85,8 @@ data._iterable(IterableDataset, {
       return i, x
     end
   end,
-  var = 'ds', item = 'item', items = 'items', iter_form = 'for x in ds:iter() do', call_form = 'for x in ds do',
+  noun = 'dataset', var = 'ds', item = 'item', items = 'items', iter_form = 'for x in ds:iter() do',
+  call_form = 'for x in ds do',
 })
 -- data.IterableDataset:extend(name): a new iterable dataset class (its iter() gives the samples).
 function IterableDataset:extend(name) return data._extend(self, name) end

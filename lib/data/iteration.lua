@@ -61,7 +61,7 @@ local function stream_read(self, k, spec)
     else why = string.format('the pass in progress stands at %s %d', spec.item, pass.i) end
     error(string.format('%s: %s[%d]: %s are read in order only (ipairs), and %s. A loop inside another ' ..
                         'over the same %s? Give each loop its own pass: `%s`', name_of(self), spec.var, k,
-                        spec.items, why, spec.var, spec.iter_form), user_level())
+                        spec.items, why, spec.noun, spec.iter_form), user_level())
   end
   local item = pass.next()
   if item == nil then
@@ -94,7 +94,7 @@ local function walk(self, spec, first, prev, ...)
     end
     if live > 1 then
       error(string.format('%s: two `%s` loops over one %s stand at equal %s, so which goes on is not ' ..
-                          'known. Give each loop its own pass: `%s`', name_of(self), spec.call_form, spec.var,
+                          'known. Give each loop its own pass: `%s`', name_of(self), spec.call_form, spec.noun,
                           spec.items, spec.iter_form), user_level())
     end
     if not w then
@@ -124,7 +124,7 @@ end
 -- __subclass) the three forms. spec: start(self) (a function giving the next
 -- item, nil at the end, for a new pass), pairs(self) (the iterator for
 -- pairs), read(self, k) for a class read at random (map-style datasets; else
--- stream_read), and for the errors: var ('loader'), item and items ('batch',
+-- stream_read), and for the errors: noun ('loader', 'dataset'), var ('loader', 'ds'), item and items ('batch',
 -- 'batches'), iter_form and call_form (how the user writes them).
 function data._iterable(cls, spec)
   local function index(self, k)
@@ -152,11 +152,11 @@ end
 -- (as optim.Optimizer:extend and torch.autograd.Function:extend): the
 -- metamethods copied down, base's __subclass applied, Class(...) builds an
 -- instance and calls __init when there is one.
-function data._extend(base, name, level)
+function data._extend(base, name)
   local base_name = rawget(base, '__typename') or 'data class'
   if name ~= nil and type(name) ~= 'string' then
     error(string.format('%s:extend: expects a class name (a string) or nothing, got %s', base_name, type(name)),
-          level or 3)
+          user_level())
   end
   name = name or (base_name .. ' subclass')
   local cls = {__typename = name}

@@ -48,7 +48,7 @@ data._iterable(Sampler, {
       return k, idx
     end
   end,
-  var = 'sampler', item = 'index', items = 'indices', iter_form = 'for idx in sampler:iter() do',
+  noun = 'sampler', var = 'sampler', item = 'index', items = 'indices', iter_form = 'for idx in sampler:iter() do',
   call_form = 'for idx in sampler do',
 })
 -- data.Sampler:extend(name): a new sampler class (its size() and iter() give the indices).
