@@ -163,6 +163,19 @@ describe('iterating a DataLoader', function()
                            'iterate with `for batch in loader do`'), err)
   end)
 
+  it('for i, batch in loader and for x, y in loader (two names for one value) say what to write', function()
+    local loader = data.DataLoader(data.TensorDataset(torch.ones(4, 2), torch.zeros(4)), {batch_size = 2})
+    local expect = 'first_hour_data_spec.lua:%d+: data.DataLoader: `for batch in loader do` gives one value, ' ..
+                   'the batch: write `for i, batch in ipairs%(loader%) do` for its number too, and ' ..
+                   '`local x, y = batch%[1%], batch%[2%]` for its parts'
+    local ok, err = pcall(function() for _, batch in loader do local _ = batch[1] end end)
+    assert.is_false(ok)
+    assert.truthy(err:find(expect), err)
+    ok, err = pcall(function() for _, y in loader do return y:size() end end)
+    assert.is_false(ok)
+    assert.truthy(err:find(expect), err)
+  end)
+
   it('printing a loader, dataset or sampler shows what it is and draws nothing', function()
     local ds = counting(7)
     local loader = data.DataLoader(ds, {batch_size = 3, shuffle = true})

@@ -453,7 +453,8 @@ data._iterable(DataLoader, {
     end
   end,
   pairs = function(self) return self:iter() end,
-  noun = 'loader', var = 'loader', item = 'batch', items = 'batches', iter_form = 'for i, batch in loader:iter() do',
+  noun = 'loader', var = 'loader', item = 'batch', items = 'batches', ipairs_form = 'for i, batch in ipairs(loader) do',
+  iter_form = 'for i, batch in loader:iter() do',
   call_form = 'for batch in loader do',
 })
 

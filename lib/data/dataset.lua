@@ -51,6 +51,7 @@ data._iterable(Dataset, {
     end, self, 0
   end,
   noun = 'dataset', var = 'ds', item = 'item', items = 'items', iter_form = 'for i, item in ipairs(ds) do',
+  ipairs_form = 'for i, item in ipairs(ds) do',
   call_form = 'for item in ds do',
 })
 
@@ -86,6 +87,7 @@ data._iterable(IterableDataset, {
     end
   end,
   noun = 'dataset', var = 'ds', item = 'item', items = 'items', iter_form = 'for x in ds:iter() do',
+  ipairs_form = 'for i, x in ipairs(ds) do',
   call_form = 'for x in ds do',
 })
 -- data.IterableDataset:extend(name): a new iterable dataset class (its iter() gives the samples).

@@ -117,7 +117,24 @@ local function walk(self, spec, first, prev, ...)
     end
     set[w] = true
   end
-  return item
+  return item, spec.hint
+end
+
+-- the second value `for x in obj` gives: none is meant, so a loop written
+-- `for i, x in obj` (ipairs's shape) or `for x, y in loader` (Python's
+-- unpacking) gets this, which raises on any use, saying what to write
+local function hint_value(spec, name)
+  local parts = spec.item == 'index' and '' or
+                string.format(', and `local x, y = %s[1], %s[2]` for its parts', spec.item, spec.item)
+  local msg = string.format('%s: `%s` gives one value, the %s: write `%s` for its number too%s', name,
+                            spec.call_form, spec.item, spec.ipairs_form, parts)
+  local function fail() error(msg, 2) end
+  local mt = {__tostring = function() return msg end, __name = 'data.hint'}
+  for _, e in ipairs({'__index', '__newindex', '__call', '__len', '__concat', '__unm', '__add', '__sub', '__mul',
+                      '__div', '__mod', '__pow', '__idiv', '__lt', '__le'}) do
+    mt[e] = fail
+  end
+  return setmetatable({}, mt)
 end
 
 -- data._iterable(cls, spec): gives the class (and its subclasses, through
@@ -125,7 +142,7 @@ end
 -- item, nil at the end, for a new pass), pairs(self) (the iterator for
 -- pairs), read(self, k) for a class read at random (map-style datasets; else
 -- stream_read), and for the errors: noun ('loader', 'dataset'), var ('loader', 'ds'), item and items ('batch',
--- 'batches'), iter_form and call_form (how the user writes them).
+-- 'batches'), iter_form, ipairs_form and call_form (how the user writes them).
 function data._iterable(cls, spec)
   local function index(self, k)
     local i = type(k) == 'number' and math.tointeger(k)
@@ -140,6 +157,7 @@ function data._iterable(cls, spec)
     c.__call = function(self, first, prev, ...) return walk(self, spec, first, prev, ...) end
     c.__pairs = spec.pairs
   end
+  spec.hint = hint_value(spec, rawget(cls, '__typename'))
   install(cls)
   local previous = rawget(cls, '__subclass')
   cls.__subclass = function(c)

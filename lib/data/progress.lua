@@ -145,7 +145,8 @@ end
 -- dataset or Lua array (i, item), a sampler (idx), a number of steps (i), an
 -- iterator function -- drawing the bar as each step completes, timed from the
 -- loop's start; text (a function) is called then, e.g. to show the running
--- loss. With n, the first n steps of x. clock= replaces torch.clock (tests).
+-- loss. With n, the first n steps of x. clock= replaces torch.clock (tests);
+-- tty=false or true: plain lines or the redrawn bar whatever stdout is.
 function torch.progress(i, n, opts)
   if type(i) == 'number' and type(n) == 'number' then
     opts = opts or {}

@@ -48,7 +48,9 @@ data._iterable(Sampler, {
       return k, idx
     end
   end,
-  noun = 'sampler', var = 'sampler', item = 'index', items = 'indices', iter_form = 'for idx in sampler:iter() do',
+  noun = 'sampler', var = 'sampler', item = 'index', items = 'indices',
+  ipairs_form = 'for k, idx in ipairs(sampler) do',
+  iter_form = 'for idx in sampler:iter() do',
   call_form = 'for idx in sampler do',
 })
 -- data.Sampler:extend(name): a new sampler class (its size() and iter() give the indices).
