@@ -439,7 +439,7 @@ describe("th's prompt", function()
     assert.are.equal('true\n', out)
   end)
 
-  it('the banner on a terminal says help()', function()
+  it('the banner on a terminal says help(), and Tab completes the lazy globals', function()
     if os.execute('command -v script > /dev/null 2>&1') ~= true then
       pending('script(1) from util-linux is not installed: the banner not checked')
       return
@@ -447,11 +447,14 @@ describe("th's prompt", function()
     local home = os.tmpname()
     os.remove(home)
     os.execute('mkdir -p ' .. home)
-    local p = io.popen('(sleep 0.5; printf "\\004") | HOME=' .. home .. ' script -qfec ' ..
+    local p = io.popen('(sleep 0.5; printf "nn.LogSi\\t\\n"; sleep 0.3; printf "\\004") | HOME=' .. home ..
+                       ' NO_COLOR=1 script -qfec ' ..
                        shell_quote('exec ' .. shell_quote(th_bin())) .. ' /dev/null 2>&1')
     local out = p:read('a')
     p:close()
     os.execute('rm -rf ' .. home)
     assert.truthy(out:find('help() for help', 1, true), out)
+    out = out:gsub('\27%[[%d;?]*[%a@]', ''):gsub('\r', '')
+    assert.truthy(out:find('th> nn.LogSigmoid\nnn.LogSigmoid\n', 1, true), out)
   end)
 end)
