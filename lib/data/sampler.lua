@@ -153,6 +153,10 @@ function BatchSampler:__init(sampler, batch_size, drop_last)
   end
   self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last or false
 end
+BatchSampler.__tostring = function(self)
+  return string.format('%s (%d batches of %d%s)', torch.typename(self), data.len(self), self.batch_size,
+                       self.drop_last and ', drop_last' or '')
+end
 function BatchSampler:size()
   local n = data.len(self.sampler)
   if self.drop_last then return n // self.batch_size end
