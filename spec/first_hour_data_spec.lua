@@ -378,7 +378,10 @@ describe('torch.progress', function()
     local at = {}
     for _, l in ipairs(lines) do at[#at + 1] = tonumber(l:match('^ (%d+) ')) end
     assert.are.same({1, 2, 5, 10, 12}, at)
-    assert.has_error(function() torch.progress(true) end)
+    local ok, err = pcall(function() local _ = torch.progress(true) end)
+    assert.is_false(ok)
+    assert.truthy(err:find('first_hour_data_spec.lua:%d+: torch.progress: expected %(i, n%), a loader, dataset, ' ..
+                           'sampler, Lua array, number of steps or iterator function, got boolean'), err)
   end)
 
   it('the (i, n) form: progress(0, n) starts the clock at the loop start', function()

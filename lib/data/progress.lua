@@ -161,7 +161,8 @@ function torch.progress(i, n, opts)
     return draw(bar, i, opts.text)
   end
   if type(n) == 'table' then n, opts = nil, n end
-  return wrap(i, n, opts or {})
+  local it = wrap(i, n, opts or {})           -- (no tail call: wrap's errors name the caller's line)
+  return it
 end
 data.progress = torch.progress
 return data
