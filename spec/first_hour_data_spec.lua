@@ -85,6 +85,10 @@ describe('iterating a DataLoader', function()
     for i, b in ipairs(loader) do again[i] = b end
     assert.are.same({1, 3, 5}, firsts(again))
     assert.are.equal(4 + 6, ds.calls)                           -- the abandoned pass read no further
+    for b in loader do if b.x[1] == 3 then break end end
+    again = {}
+    for b in loader do again[#again + 1] = b end
+    assert.are.same({1, 3, 5}, firsts(again))
   end)
 
   it('nested ipairs over one loader raises at the caller, naming the form that works', function()
