@@ -71,8 +71,9 @@ function train.run(opt, make_model)
     local t0 = torch.clock()
     local total_loss, correct, count = 0, 0, 0
     local n = opt.limit > 0 and math.min(opt.limit, #train_loader) or #train_loader
-    for i, batch in train_loader:iter() do
-      if i > n then break end
+    -- the bar times the loop from its start and shows the running loss
+    local function running_loss() return string.format('loss %.4f', total_loss / count) end
+    for _, batch in torch.progress(train_loader, n, {text = running_loss}) do
       local x, y = batch[1]:to(opt.device), batch[2]:to(opt.device)
       optimizer:zero_grad()
       local logits = model(x)
@@ -82,7 +83,6 @@ function train.run(opt, make_model)
       total_loss = total_loss + loss:item() * y:size(1)
       correct = correct + logits:argmax(2):eq(y):sum():item()
       count = count + y:size(1)
-      if i % 50 == 0 or i == n then torch.progress(i, n, {text = string.format('loss %.4f', total_loss / count)}) end
     end
     local test_loss, acc = evaluate(test_loader)
     test_acc = acc

@@ -562,6 +562,6 @@ describe('transforms, progress and CmdLine', function()
       p:close()
       assert.truthy(out:find('block ran', 1, true), out)
     end
-    assert.are.equal(1, blocks)
+    assert.are.equal(3, blocks)
   end)
 end)

@@ -2,6 +2,8 @@
 -- drop_last=false, collate_fn=, num_workers=0, prefetch_factor=2,
 -- persistent_workers=false, worker_init_fn=, timeout=0, generator=, pin_memory=}).
 --   for i, batch in loader:iter() do ... end      -- #loader batches
+--   for i, batch in ipairs(loader) do ... end     -- the same
+--   for batch in loader do ... end
 -- Workers are forked processes: the main process sends each the indices of
 -- a batch, the worker builds it (dataset items, collate) and hands it back
 -- through shared memory (the tensors' bytes in a memfd mapped by the main
@@ -437,6 +439,33 @@ function DataLoader:iter()
     count = count + 1
     return count, batch
   end
+end
+
+-- ipairs(loader), `for batch in loader do` and pairs(loader) make one pass over
+-- the loader as loader:iter() does (lib/data/iteration.lua): loader[k] is the
+-- next batch of the pass that ipairs reads, and loader[1] starts a new one.
+data._iterable(DataLoader, {
+  start = function(self)
+    local it = self:iter()
+    return function()
+      local _, batch = it()
+      return batch
+    end
+  end,
+  pairs = function(self) return self:iter() end,
+  noun = 'loader', var = 'loader', item = 'batch', items = 'batches', ipairs_form = 'for i, batch in ipairs(loader) do',
+  iter_form = 'for i, batch in loader:iter() do',
+  call_form = 'for batch in loader do',
+})
+
+-- print(loader): its dataset, batch size and number of batches (printing draws no batch)
+DataLoader.__tostring = function(self)
+  local ok, n = pcall(data.len, self)
+  return string.format('data.DataLoader(%s, batch_size=%s%s%s): %s batches', tostring(self.dataset),
+                       tostring(self.batch_size), rawget(self, 'sampler') and torch.typename(self.sampler) ==
+                       'data.RandomSampler' and ', shuffle=true' or '',
+                       self.num_workers > 0 and ', num_workers=' .. self.num_workers or '',
+                       ok and tostring(n) or 'an unknown number of')
 end
 
 -- loader:shutdown(): stops persistent workers (they also stop when the loader is collected).

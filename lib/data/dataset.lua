@@ -15,25 +15,54 @@ end
 
 -- data.Dataset: the base of map-style datasets. Subclasses define
 -- __len(self) (or size()) and get(self, i) for i in 1..#self; ds[i] is ds:get(i)
--- for i in 1..#ds and nil outside, as in a Lua array, so ipairs(ds) walks the items.
+-- for i in 1..#ds and nil outside, as in a Lua array, so ipairs(ds) walks the
+-- items; so do `for item in ds do` and pairs(ds) (i, item).
+--   local MyData = data.Dataset:extend('MyData')   -- or torch.class('MyData', 'data.Dataset')
 local Dataset = torch.class('data.Dataset')
 Dataset.__len = function(self) return self:size() end
+-- print(ds): its class and length (printing never reads the items)
+Dataset.__tostring = function(self)
+  local ok, n = pcall(data.len, self)
+  return string.format('%s (%s items)', torch.typename(self), ok and tostring(n) or '?')
+end
 function Dataset:size() error(torch.typename(self) .. ': define __len or size()', 2) end
 function Dataset:get() error(torch.typename(self) .. ': define get(i)', 2) end
 
--- instance reads: an integer key is an item, anything else the class's methods and
--- fields (torch.class would make __index the class table, which never calls get)
-local function read(self, k)
-  local i = type(k) == 'number' and math.tointeger(k)
-  if i then
-    if i >= 1 and i <= data.len(self) then return self:get(i) end
-    return nil
-  end
-  return getmetatable(self)[k]
+-- an integer key is an item, nil outside 1..#ds (torch.class would make
+-- __index the class table, which never calls get); other keys are the class's
+local function read(self, i)
+  if i >= 1 and i <= data.len(self) then return self:get(i) end
+  return nil
 end
-Dataset.__index = read
--- every subclass reads the same way (torch.class gives each its own __index)
-function Dataset.__subclass(cls) cls.__index = read end
+data._iterable(Dataset, {
+  read = read,
+  start = function(self)
+    local i, n = 0, data.len(self)
+    return function()
+      i = i + 1
+      if i <= n then return self:get(i) end
+    end
+  end,
+  pairs = function(self)
+    local n = data.len(self)
+    return function(_, i)
+      i = i + 1
+      if i <= n then return i, self:get(i) end
+    end, self, 0
+  end,
+  noun = 'dataset', var = 'ds', item = 'item', items = 'items', iter_form = 'for i, item in ipairs(ds) do',
+  ipairs_form = 'for i, item in ipairs(ds) do',
+  call_form = 'for item in ds do',
+})
+
+-- data.Dataset:extend(name): a new dataset class, as subclassing
+-- torch.utils.data.Dataset in PyTorch (optim.Optimizer:extend's form;
+-- torch.class('MyData', 'data.Dataset') works as well):
+--   local Squares = data.Dataset:extend('Squares')
+--   function Squares:__init(n) self.n = n end
+--   function Squares:size() return self.n end
+--   function Squares:get(i) return i * i end
+function Dataset:extend(name) return data._extend(self, name) end
 
 -- item i of any map-style dataset: ds:get(i), else ds[i]
 function data.item(ds, i)
@@ -41,9 +70,28 @@ function data.item(ds, i)
   return ds[i]
 end
 
--- data.IterableDataset: subclasses define iter() returning a Lua iterator of samples.
+-- data.IterableDataset: subclasses define iter() returning a Lua iterator of samples;
+-- `for x in ds do`, ipairs(ds) and pairs(ds) (i, x) stream them as well.
 local IterableDataset = torch.class('data.IterableDataset')
 function IterableDataset:iter() error(torch.typename(self) .. ': define iter()', 2) end
+IterableDataset.__tostring = function(self) return torch.typename(self) .. ' (iterable)' end
+data._iterable(IterableDataset, {
+  start = function(self) return self:iter() end,
+  pairs = function(self)
+    local it, i = self:iter(), 0
+    return function()
+      local x = it()
+      if x == nil then return nil end
+      i = i + 1
+      return i, x
+    end
+  end,
+  noun = 'dataset', var = 'ds', item = 'item', items = 'items', iter_form = 'for x in ds:iter() do',
+  ipairs_form = 'for i, x in ipairs(ds) do',
+  call_form = 'for x in ds do',
+})
+-- data.IterableDataset:extend(name): a new iterable dataset class (its iter() gives the samples).
+function IterableDataset:extend(name) return data._extend(self, name) end
 
 local function check_index(name, i, n)
   if math.type(i) ~= 'integer' or i < 1 or i > n then

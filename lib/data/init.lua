@@ -7,6 +7,7 @@ package.loaded.data = data
 _G.data = data
 torch.data = data
 
+require 'data.iteration'
 require 'data.dataset'
 require 'data.sampler'
 require 'data.collate'

@@ -27,9 +27,34 @@ function data.sampler_iter(s)
 end
 
 -- data.Sampler(): the base class of samplers; a subclass defines size() and
--- iter() (an iterator over 1-based indices).
+-- iter() (an iterator over 1-based indices). `for idx in sampler:iter() do`,
+-- `for idx in sampler do`, ipairs(sampler) and pairs(sampler) (k, idx) each
+-- make one pass (a random sampler draws its order as a pass starts).
+--   local Evens = data.Sampler:extend('Evens')   -- or torch.class('Evens', 'data.Sampler')
 local Sampler = torch.class('data.Sampler')
 Sampler.__len = function(self) return self:size() end
+Sampler.__tostring = function(self)
+  local ok, n = pcall(data.len, self)
+  return string.format('%s (%s indices)', torch.typename(self), ok and tostring(n) or '?')
+end
+data._iterable(Sampler, {
+  start = function(self) return self:iter() end,
+  pairs = function(self)
+    local it, k = self:iter(), 0
+    return function()
+      local idx = it()
+      if idx == nil then return nil end
+      k = k + 1
+      return k, idx
+    end
+  end,
+  noun = 'sampler', var = 'sampler', item = 'index', items = 'indices',
+  ipairs_form = 'for k, idx in ipairs(sampler) do',
+  iter_form = 'for idx in sampler:iter() do',
+  call_form = 'for idx in sampler do',
+})
+-- data.Sampler:extend(name): a new sampler class (its size() and iter() give the indices).
+function Sampler:extend(name) return data._extend(self, name) end
 -- sampler:indices(): the whole stream as a Lua array
 function Sampler:indices()
   local out = {}
@@ -127,6 +152,10 @@ function BatchSampler:__init(sampler, batch_size, drop_last)
     error('BatchSampler: expected a sampler (with iter()) or a Lua array, got ' .. torch.type(sampler), 3)
   end
   self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last or false
+end
+BatchSampler.__tostring = function(self)
+  return string.format('%s (%d batches of %d%s)', torch.typename(self), data.len(self), self.batch_size,
+                       self.drop_last and ', drop_last' or '')
 end
 function BatchSampler:size()
   local n = data.len(self.sampler)

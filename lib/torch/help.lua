@@ -347,7 +347,9 @@ end
 function help(f, name)
   if f == nil then
     if name then print('help: ' .. name .. ' is nil') return end
-    print('help(f) or ?f prints the documentation of a function: help(torch.mm), ?nn.Linear, ?x:narrow')
+    print('help(f) or ?f prints the documentation of a function or class: help(torch.mm), ?nn.Linear, ?x:narrow')
+    print("At th's prompt nn, optim and data load on first use; a script requires them: local nn = require 'nn'.")
+    print('Every function and class: docs/reference.md; a topic: docs/<topic>.md (nn, optim, data, utilities, ...).')
     return
   end
   local text = torch.help_text(f)

@@ -591,6 +591,16 @@ static int load_help(lua_State *L, const char *what) {
   return status;
 }
 
+/* Whether line is word alone (spaces and a ';' around it allowed). */
+static int is_word(const char *line, const char *word) {
+  while (isspace((unsigned char)*line)) line++;
+  size_t n = strlen(word);
+  if (strncmp(line, word, n) != 0) return 0;
+  line += n;
+  while (isspace((unsigned char)*line) || *line == ';') line++;
+  return *line == 0;
+}
+
 enum { READ_EOF = -1, READ_CANCELLED = -2 };
 
 /* Reads a whole statement (continuing incomplete ones) and compiles it;
@@ -624,6 +634,14 @@ static int load_statement(lua_State *L) {
   }
   if (src[0] == '?') {
     int st = load_help(L, src + 1);
+    remember(line);
+    free(line);
+    return st;
+  }
+  if (is_word(src, "help")) {                  /* the bare word prints the help, as help() */
+    lua_pushliteral(L, "return torch._repl_word(help)");
+    int st = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
+    lua_remove(L, -2);
     remember(line);
     free(line);
     return st;
@@ -691,7 +709,15 @@ static void repl(lua_State *L) {
     if (read_history(hist) != 0) write_history(hist);   /* creates it */
     else history_truncate_file(hist, TH_HISTORY_LINES);
   }
-  if (isatty(STDIN_FILENO)) printf("%s  (Ctrl-C interrupts, Ctrl-D exits)\n", TH_VERSION);
+  if (isatty(STDIN_FILENO)) printf("%s  help() for help, Ctrl-C interrupts, Ctrl-D exits\n", TH_VERSION);
+  /* the session's lazy globals (nn, optim, data) and the bare word help: lib/torch/repl.lua */
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "torch.repl");
+  int st = docall(L, 1, 1);
+  if (st != LUA_OK) report(L, st);
+  else if (lua_istable(L, -1) && lua_getfield(L, -1, "_repl_start") == LUA_TFUNCTION && (st = docall(L, 0, 0)) != LUA_OK)
+    report(L, st);
+  lua_settop(L, 0);
   /* colour when the output is a terminal, unless NO_COLOR (no-color.org) or TERM=dumb */
   const char *term = getenv("TERM"), *no_colour = getenv("NO_COLOR");
   int colour = isatty(STDOUT_FILENO) && !(no_colour && no_colour[0]) && !(term && !strcmp(term, "dumb"));
