@@ -147,3 +147,23 @@ go()
     assert.truthy(out:find(':3: nn.Sequential child 1 (nn.Linear(', 1, true), out)
   end)
 end)
+
+describe('nn.Module:extend', function()
+  it('makes a module class as Optimizer:extend and Dataset:extend do, and subclasses of it', function()
+    local Net = nn.Module:extend('SpecExtendNet')
+    function Net:__init() nn.Module.__init(self); self.fc = nn.Linear(4, 2) end
+    function Net:forward(x) return self.fc(x) end
+    local net = Net()
+    assert.are.same({3, 2}, net(torch.randn(3, 4)):size():totable())
+    assert.are.equal(2, #net:parameters())
+    assert.are.equal('SpecExtendNet', torch.typename(net))
+    local Sub = Net:extend('SpecExtendSub')
+    function Sub:forward(x) return Net.forward(self, x) * 2 end
+    local sub = Sub()
+    assert.are.equal(0, (sub(torch.ones(1, 4)) - sub.fc(torch.ones(1, 4)) * 2):abs():max():item())
+    assert.has_error(function() nn.Module:extend(3) end, 'nn.Module:extend(name): expects a class name, got number')
+    local ok, err = pcall(function() local c = net:extend('X'); return c end)
+    assert.is_false(ok)
+    assert.truthy(err:find("call it on a class", 1, true), err)
+  end)
+end)

@@ -89,6 +89,23 @@ function Module:__init()
   rawset(self, '_backward_hooks', {})
 end
 
+-- Module:extend(name): a new module class, a subclass of this one, as subclassing
+-- nn.Module in PyTorch (the same as torch.class(name, 'nn.Module'), without setting a
+-- global; the name is the class's, as files and messages show it):
+--   local Net = nn.Module:extend('Net')
+--   function Net:__init() nn.Module.__init(self); self.fc = nn.Linear(4, 2) end
+--   function Net:forward(x) return self.fc(x) end
+function Module:extend(name)
+  local parent = rawget(self, '__typename')
+  if parent == nil then error("nn.Module.extend: call it on a class: nn.Module:extend('Name')", 2) end
+  if type(name) ~= 'string' or name == '' then
+    error(string.format('%s:extend(name): expects a class name, got %s', parent, type(name)), 2)
+  end
+  local ok, cls = pcall(torch.class, name, parent, {})
+  if not ok then error(torch._error_text(cls), 2) end
+  return cls
+end
+
 -- Torch7's m.gradWeight / m.gradBias ('grad' .. Name for a parameter 'name'): the
 -- parameter's .grad, made zeros when it has none, since Torch7's always exist.
 local function grad_alias(self, fields, k)
@@ -954,8 +971,18 @@ local function path_text(n)
   return table.concat(parts, ' ') .. ': '
 end
 
+-- msg without the positions in the libraries' files that start its lines
+local function without_library_positions(msg)
+  return (('\n' .. msg):gsub('\n([^\n]-):%d+: ', function(path)
+    if torch._in_library('@' .. path) then return '\n' end
+  end):sub(2))
+end
+
+-- In the Torch7 dialect the containers put Torch7's "In 2 module of nn.Sequential:"
+-- lines in front of a child's error themselves: no path is added then.
 local function raise_at_caller(err, failed)
-  local context = type(err) == 'string' and path_text(failed) or ''
+  local torch7 = torch.dialect() == 'torch7'
+  local context = (type(err) == 'string' and not torch7) and path_text(failed) or ''
   for i = 1, #calls do calls[i] = nil end
   ncalls = 0
   if type(err) ~= 'string' then error(err, 0) end
@@ -965,7 +992,7 @@ local function raise_at_caller(err, failed)
     -- raised in the user's own code (a module of theirs): its position stays
     error(where .. ': ' .. context .. text, 0)
   end
-  error(context .. (text or err), level)
+  error(context .. without_library_positions(text or err), level)
 end
 
 local function outermost_done(ok, ...)
@@ -980,7 +1007,7 @@ end
 -- fn(self, ...) as a call of the module self: errors from inside at the caller's line
 -- (see above); the criteria's __call uses it too
 local function guarded(self, fn, ...)
-  if ncalls > 0 or torch.dialect() == 'torch7' then
+  if ncalls > 0 then
     local n = ncalls
     ncalls = n + 1
     calls[n + 1] = self
