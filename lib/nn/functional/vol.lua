@@ -150,6 +150,13 @@ function F.conv3d(x, weight, bias, opts)
          tostring(input:size()), p[1], p[2], p[3], p[4], p[5], p[6], dT * (kT - 1) + 1, dH * (kH - 1) + 1,
          dW * (kW - 1) + 1)
   end
+  if input.device == 'cpu' then
+    -- the C kernel (its derivatives conv_transpose3d and conv3d_weight)
+    local y = torch._conv3d(input, weight, bias, sT, sH, sW, p[1], p[2], p[3], p[4], p[5], p[6], dT, dH, dW, groups)
+    if unbatched then y = y:squeeze(1) end
+    return y
+  end
+  -- on a GPU, composed of the 2-D kernels:
   -- the time windows as channels: (N, C * kT, oT * H * W) -> (N * oT, C * kT, H, W)
   local flat = input:reshape(N, C, T, H * W)
   local padT = p[1]
@@ -208,6 +215,13 @@ function F.conv_transpose3d(x, weight, bias, opts)
     fail(fname, 'input of size %s gives an empty output (%dx%dx%d): padding {%d, %d, %d} too large',
          tostring(input:size()), oT, oH, oW, pT, pH, pW)
   end
+  if input.device == 'cpu' then
+    -- the C kernel: conv3d's input adjoint (its derivatives conv3d and conv3d_weight)
+    local y = torch._conv_transpose3d(input, weight, bias, sT, sH, sW, pT, pH, pW, aT, aH, aW, dT, dH, dW, groups)
+    if unbatched then y = y:squeeze(1) end
+    return y
+  end
+  -- on a GPU, composed of the 2-D kernels:
   -- each time step's 2-D transposed convolution, its output channels (Cout, kT)
   local planes = input:permute(1, 3, 2, 4, 5):reshape(N * T, C, H, W)
   local z = torch._conv_transpose2d(planes, weight:reshape(C, Og * kT, kH, kW), nil, sH, sW, pH, pW, aH, aW, dH, dW,
