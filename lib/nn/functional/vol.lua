@@ -1,9 +1,13 @@
 -- nn.functional's volumetric (3-D) functions: F.conv3d, F.conv_transpose3d, F.max_pool3d,
 -- F.avg_pool3d, F.max_unpool3d, F.dropout3d, F.fractional_max_pool3d, and F.pad's
--- 'replicate' mode over the last three dims. max_pool3d and avg_pool3d have C kernels of their
--- own on the CPU (max_pool3d's the positions of the maxima, the values a gather there, as
--- max_pool2d's; avg_pool3d's with its adjoint as its derivative); the others, and both on a
--- GPU, are built on the C kernels of the 2-D ones, whose derivatives autograd records: the time dim (the first of the three) is
+-- 'replicate' mode over the last three dims. On the CPU, conv3d, conv_transpose3d, max_pool3d
+-- and avg_pool3d have C kernels of their own: the convolutions torch._conv3d and
+-- torch._conv_transpose3d (src/tensor/mt_conv3d.c: each output frame's time window opened
+-- into channels and run through the tuned 2-D kernels; the two and conv3d's weight adjoint are
+-- each the others' derivatives, so double backward works), max_pool3d's the positions of the
+-- maxima (the values a gather there, as max_pool2d's), avg_pool3d's with its adjoint as its
+-- derivative. The others, and all of them on a GPU, are built on the C kernels of the 2-D
+-- ones, whose derivatives autograd records: the time dim (the first of the three) is
 -- opened into columns by the im2col kernel (torch._unfold, a vol2col in one dim) so that
 -- one 2-D convolution (GEMM) over (N * oT, C * kT, H, W) computes the whole 3-D one, and
 -- folded back by col2im (torch._fold) for the transposed convolution; pooling is
