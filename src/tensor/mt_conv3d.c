@@ -398,8 +398,8 @@ int mt_conv3d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
       j.dst = mt_data(gx);
       j.src = mt_data(&gu);
       fold_job fj = {&j, count};
-      const int64_t pairs = ((f0 + count - 1) / g->ot - f0 / g->ot + 1) * g->c;
-      spread(pairs, count * g->kt * g->h * g->w / (pairs / g->c), fold_pairs, &fj);
+      const int64_t images = (f0 + count - 1) / g->ot - f0 / g->ot + 1;   /* the chunk's, whole or part */
+      if (g->c > 0) spread(images * g->c, count * g->kt * g->h * g->w / images, fold_pairs, &fj);
     }
     mt_tensor_release(&gy2);
     mt_tensor_release(&gu);
