@@ -177,7 +177,9 @@ describe('conv3d in C', function()
     local x = ramp({2, 4, 4, 3, 5}, 0.41, 1):requires_grad_()
     local w = ramp({4, 2, 2, 2, 3}, 0.53, 0.5):requires_grad_()
     local b = ramp({4}, 0.7, 0.3):requires_grad_()
-    local conv = function(a, c, d) return F.conv3d(a, c, d, {stride = {2, 1, 1}, padding = {1, 0, 1}, dilation = {1, 2, 1}, groups = 2}) end
+    local conv = function(a, c, d)
+      return F.conv3d(a, c, d, {stride = {2, 1, 1}, padding = {1, 0, 1}, dilation = {1, 2, 1}, groups = 2})
+    end
     assert.is_true(torch.autograd.gradcheck(conv, {x, w, b}))
     assert.is_true(torch.autograd.gradgradcheck(conv, {x, w, b}))
     local u = ramp({1, 4, 2, 3, 2}, 0.29, 1):requires_grad_()
@@ -266,14 +268,17 @@ describe('conv3d in C', function()
              1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
       raises('conv3d: stride must be positive, got 0', torch._conv3d, x, w, nil, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
       raises('conv3d: negative padding -1', torch._conv3d, x, w, nil, 1, 1, 1, 0, 0, -1, 0, 0, 0, 1, 1, 1, 1)
-      raises('conv3d: given groups=2, weight of size', torch._conv3d, x, ramp({4, 2, 2, 2, 2}, 0.1, 1), nil, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2)
+      raises('conv3d: given groups=2, weight of size', torch._conv3d, x, ramp({4, 2, 2, 2, 2}, 0.1, 1), nil,
+             1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2)
       raises('conv3d: kernel size 2x2x2 (dilation 3x1x1) does not fit', torch._conv3d, x, w, nil,
              1, 1, 1, 0, 0, 0, 0, 0, 0, 3, 1, 1, 1)
       raises('conv3d: too large', torch._conv3d, x, w, nil, 1, 1, 1, 0, math.maxinteger, 0, 0, 0, 0, 1, 1, 1, 1)
-      raises('conv3d: expected a bias of size 3', torch._conv3d, x, w, ramp({4}, 0.1, 1), 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
+      raises('conv3d: expected a bias of size 3', torch._conv3d, x, w, ramp({4}, 0.1, 1),
+             1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
       raises('conv3d: expected float32 or float64 tensors, got int64', torch._conv3d, x:long(), w:long(), nil,
              1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
-      raises('conv3d: expected tensors of one dtype', torch._conv3d, x, w:float(), nil, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
+      raises('conv3d: expected tensors of one dtype', torch._conv3d, x, w:float(), nil,
+             1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
       raises('conv_transpose3d: given transposed=1, weight of size', torch._conv_transpose3d, x,
              ramp({3, 2, 2, 2, 2}, 0.1, 1), nil, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
       raises('conv_transpose3d: output padding (1) must be smaller than either stride (1) or dilation (1)',
