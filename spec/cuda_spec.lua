@@ -696,6 +696,8 @@ describe('CUDA tensors', function()
   local NO_KERNEL = {
     -- F.max_pool3d and F.avg_pool3d compose the 2-D kernels for GPU tensors (lib/nn/functional/vol.lua)
     max_pool3d_indices = true, avg_pool3d = true, avg_pool3d_adjoint = true,
+    -- and F.conv3d and F.conv_transpose3d the 2-D convolutions
+    conv3d = true, conv_transpose3d = true, conv3d_weight = true,
   }
   it('runs every op of the registry and its derivative on the GPU as on the CPU', function()
     local R = dofile('spec/support/registry_calls.lua')

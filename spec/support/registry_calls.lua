@@ -414,6 +414,13 @@ local function images(shape, shift)
   return {contiguous, sample('any', swapped, shift + 1):transpose(3, 4)}
 end
 
+-- the same for volumes (n, c, t, h, w): contiguous, and with h and w swapped in memory
+local function volumes(shape, shift)
+  local contiguous = sample('any', shape, shift)
+  local swapped = {shape[1], shape[2], shape[3], shape[5], shape[4]}
+  return {contiguous, sample('any', swapped, shift + 1):transpose(4, 5)}
+end
+
 local function vjp(forward, wrt, g)     -- forward's gradient in wrt for the incoming g, recorded
   return torch.autograd.grad(forward(wrt), wrt, {grad_outputs = g, create_graph = true})[1]
 end
@@ -454,6 +461,34 @@ local NN_CALLS = {
         return vjp(function(t) return torch._conv2d(a, t, nil, 1, 1, 0, 0, 0, 0, 1, 1, 1) end, w, gy)
       end}}
     end)
+  end,
+  conv3d = function(f)
+    local out = {}
+    for _, x in ipairs(volumes({2, 4, 3, 4, 4}, 96)) do
+      local w, b = sample('any', {4, 2, 2, 2, 2}, 98), sample('any', {4}, 99)
+      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, c, d, 1, 2, 1, 1, 0, 0, 1, 1, 1, 1, 1, 2, 2) end}
+      out[#out + 1] = {{x, sample('any', {3, 4, 1, 2, 2}, 100)},
+                       function(a, c) return f(a, c, nil, 2, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1) end}
+    end
+    return out
+  end,
+  conv_transpose3d = function(f)
+    local out = {}
+    for _, x in ipairs(volumes({2, 4, 2, 3, 3}, 101)) do
+      local w, b = sample('any', {4, 3, 2, 2, 2}, 103), sample('any', {6}, 104)
+      out[#out + 1] = {{x, w, b}, function(a, c, d) return f(a, c, d, 2, 1, 1, 0, 1, 0, 1, 0, 0, 1, 1, 2, 2) end}
+    end
+    return out
+  end,
+  conv3d_weight = function()
+    local out = {}
+    for _, x in ipairs(volumes({2, 4, 3, 4, 3}, 105)) do
+      out[#out + 1] = {{x, sample('any', {2, 4, 2, 3, 2}, 107)}, function(a, gy)
+        local w = torch.zeros(4, 2, 2, 2, 2, {dtype = 'float64', device = a.device}):requires_grad_()
+        return vjp(function(t) return torch._conv3d(a, t, nil, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2) end, w, gy)
+      end}
+    end
+    return out
   end,
   max_pool2d_indices = function(f) return {alone(images({1, 2, 5, 5}, 10)[2], f, 2, 2, 2, 2, 1, 1, 1, 1, true)} end,
   adaptive_max_pool2d_indices = function(f) return {alone(images({1, 2, 5, 5}, 11)[1], f, 3, 2)} end,

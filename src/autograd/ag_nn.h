@@ -4,7 +4,7 @@
    geometry in its extra words through its kind's pack; the kind's backward
    reads it back and computes the gradients with the list's ops through the
    dispatcher, so that a create_graph backward records them again:
-     conv (ag_conv.c)         conv2d, conv_transpose2d and conv2d_weight,
+     conv (ag_conv.c)         conv2d, conv_transpose2d and conv2d_weight (and the 3-D ones),
                               each one's derivatives the other two;
      resample (ag_spatial.c)  the resampling maps and resample_adjoint, each
                               the other's derivative;

@@ -689,6 +689,15 @@
      gradient too, in the same pass */                                                                 \
   OP(conv2d_weight, NN(mt_conv2d_weight_grad(r, a->aux, a->x, a->w, a->conv), "", ConvWeightBackward), \
     E, DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY, "")                                           \
+  /* the same over volumes (a->conv3): x (n, c, t, h, w), w (o, c / groups, kt, kh, kw), b (o); the  \
+     frames' 2-D kernels, no CUDA kernel (F.conv3d composes the 2-D ones for GPU tensors) */          \
+  OP(conv3d, NN(mt_conv3d(r, a->x, a->w, a->b, a->conv3), "_conv3d", Convolution3DBackward), E,       \
+    DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY ANY, "")                                          \
+  OP(conv_transpose3d, NN(mt_conv3d_input_grad(r, a->x, a->w, a->b, a->conv3), "_conv_transpose3d",    \
+                          ConvTranspose3DBackward), E,                                                 \
+    DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY ANY, "")                                          \
+  OP(conv3d_weight, NN(mt_conv3d_weight_grad(r, a->aux, a->x, a->w, a->conv3), "",                     \
+                       Conv3DWeightBackward), E, DERIV(INPUTS, BACKWARD(conv)), AC_LOWER, ANY ANY, "") \
   /* int64 positions of the windows' maxima (a->pool: kernel, stride, padding, dilation, each h and   \
      w; a->flag: ceil_mode); the values are x gathered there */                                       \
   OP(max_pool2d_indices, NN(mt_max_pool2d_indices(r, a->x, a->pool, a->pool + 2, a->pool + 4,          \

@@ -1,7 +1,8 @@
 /* mt_conv.h: 2-D convolution over NCHW batches (float32, float64): the
    forward op, its two adjoints (the gradient of the input, which is also the
    transposed convolution, and the gradient of the weight), and im2col /
-   col2im. 1-D convolutions are 2-D ones of height 1. */
+   col2im. 1-D convolutions are 2-D ones of height 1. The same three for
+   3-D convolution over NCTHW batches (mt_conv3d.c). */
 #ifndef MT_CONV_H
 #define MT_CONV_H
 
@@ -62,5 +63,45 @@ int mt_unfold_geom_make(mt_conv_geom *g, const char *op, const int64_t *image, c
 int mt_im2col(mt_tensor *cols, const mt_tensor *x, const mt_conv_geom *g);
 /* x (n, c, h, w): the columns summed back into place (col2im, im2col's adjoint). */
 int mt_col2im(mt_tensor *x, const mt_tensor *cols, const mt_conv_geom *g);
+
+/* One 3-D convolution, fixed by its shapes: input (n, c, t, h, w), weight
+   (o, c / groups, kt, kh, kw), output (n, o, ot, oh, ow); pt, ph, pw pad
+   the front, top and left, the padding after is whatever ot, oh, ow imply. */
+typedef struct {
+  int64_t n, c, t, h, w;
+  int64_t o, kt, kh, kw;
+  int64_t ot, oh, ow;
+  int64_t st, sh, sw;      /* stride */
+  int64_t pt, ph, pw;      /* padding before */
+  int64_t dt, dh, dw;      /* dilation */
+  int64_t groups;
+} mt_conv3d_geom;
+
+/* The geometry of conv3d(x (n, c, t, h, w), w (o, c / groups, kt, kh, kw))
+   with stride[3], pad_before[3], pad_after[3], dilation[3] (each t, h, w),
+   groups; checks as mt_conv_geom_make does. */
+int mt_conv3d_geom_make(mt_conv3d_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
+                        const int64_t *stride, const int64_t *pad_before, const int64_t *pad_after,
+                        const int64_t *dilation, int64_t groups);
+
+/* The geometry of conv_transpose3d(x (n, cin, t, h, w), w (cin, cout /
+   groups, kt, kh, kw)): the convolution whose input gradient it is. */
+int mt_conv_transpose3d_geom_make(mt_conv3d_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
+                                  const int64_t *stride, const int64_t *padding, const int64_t *output_padding,
+                                  const int64_t *dilation, int64_t groups);
+
+/* y (n, o, ot, oh, ow) = conv3d(x, w) + b; b (o) may be NULL. */
+int mt_conv3d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, const mt_conv3d_geom *g);
+
+/* gx (n, c, t, h, w): conv3d's adjoint in its input applied to gy
+   (n, o, ot, oh, ow), plus b (c) when not NULL: conv_transpose3d. */
+int mt_conv3d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                         const mt_conv3d_geom *g);
+
+/* gw (o, c / groups, kt, kh, kw): conv3d's adjoint in its weight, for input
+   x and output gradient gy, summed over the batch; and when gb is not NULL
+   the bias gradient gb (o). On failure both are released. */
+int mt_conv3d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                          const mt_conv3d_geom *g);
 
 #endif

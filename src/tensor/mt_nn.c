@@ -25,8 +25,9 @@ static int nn_in_float32(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   c.aux = a->aux ? &aux : NULL;
   if (!rc) rc = mt_nn_op(&out, op, &c);
   if (!rc) rc = out.dtype == MT_FLOAT32 ? mt_to_dtype(r, &out, low) : (mt_tensor_move(r, &out), 0);
-  if (!rc && a->aux) rc = aux.dtype == MT_FLOAT32 && op == MT_OP_conv2d_weight ? mt_to_dtype(a->aux, &aux, low)
-                                                                               : (mt_tensor_move(a->aux, &aux), 0);
+  const int weight_grad = op == MT_OP_conv2d_weight || op == MT_OP_conv3d_weight;
+  if (!rc && a->aux) rc = aux.dtype == MT_FLOAT32 && weight_grad ? mt_to_dtype(a->aux, &aux, low)
+                                                                 : (mt_tensor_move(a->aux, &aux), 0);
   for (int i = 0; i < 3; i++) mt_tensor_release(&f[i]);
   mt_tensor_release(&out);
   mt_tensor_release(&aux);

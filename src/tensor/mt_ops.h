@@ -167,6 +167,7 @@ int mt_join_op(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int di
 typedef struct {
   const mt_tensor *x, *w, *b;     /* the input, the weight and the bias (NULL: none) */
   const mt_conv_geom *conv;       /* the convolutions, im2col and col2im */
+  const mt_conv3d_geom *conv3;    /* the 3-D convolutions */
   const mt_resample *rs;          /* the resampling maps */
   const mt_norm_geom *norm;       /* the normalisations */
   const int64_t *pool;            /* max pooling: kernel, stride, padding, dilation (each h, w, or

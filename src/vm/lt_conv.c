@@ -54,6 +54,36 @@ static int l_conv_transpose2d(lua_State *L) {
   return push_nn(L, MT_OP_conv_transpose2d, &(mt_nn_args){.x = x, .w = w, .b = b, .conv = &g});
 }
 
+/* torch._conv3d(x, w, bias or nil, st, sh, sw, pad_front, pad_back, pad_top, pad_bottom, pad_left,
+   pad_right, dt, dh, dw, groups): x (n, c, t, h, w), w (o, c / groups, kt, kh, kw), bias (o) */
+static int l_conv3d(lua_State *L) {
+  const char *op = "conv3d";
+  mt_tensor *x = lt_check(L, 1, op), *w = lt_check(L, 2, op);
+  const mt_tensor *b = opt_tensor(L, 3, op);
+  int64_t v[13];
+  read_ints(L, 4, 13, v);
+  const int64_t stride[3] = {v[0], v[1], v[2]}, before[3] = {v[3], v[5], v[7]}, after[3] = {v[4], v[6], v[8]};
+  const int64_t dil[3] = {v[9], v[10], v[11]};
+  mt_conv3d_geom g;
+  LT_TRY(L, mt_conv3d_geom_make(&g, op, x, w, stride, before, after, dil, v[12]));
+  return push_nn(L, MT_OP_conv3d, &(mt_nn_args){.x = x, .w = w, .b = b, .conv3 = &g});
+}
+
+/* torch._conv_transpose3d(x, w, bias or nil, st, sh, sw, pt, ph, pw, out_pad_t, out_pad_h, out_pad_w,
+   dt, dh, dw, groups): x (n, c, t, h, w), w (c, o / groups, kt, kh, kw), bias (o) */
+static int l_conv_transpose3d(lua_State *L) {
+  const char *op = "conv_transpose3d";
+  mt_tensor *x = lt_check(L, 1, op), *w = lt_check(L, 2, op);
+  const mt_tensor *b = opt_tensor(L, 3, op);
+  int64_t v[13];
+  read_ints(L, 4, 13, v);
+  const int64_t stride[3] = {v[0], v[1], v[2]}, pad[3] = {v[3], v[4], v[5]}, out_pad[3] = {v[6], v[7], v[8]};
+  const int64_t dil[3] = {v[9], v[10], v[11]};
+  mt_conv3d_geom g;
+  LT_TRY(L, mt_conv_transpose3d_geom_make(&g, op, x, w, stride, pad, out_pad, dil, v[12]));
+  return push_nn(L, MT_OP_conv_transpose3d, &(mt_nn_args){.x = x, .w = w, .b = b, .conv3 = &g});
+}
+
 /* torch._max_pool2d_indices(x, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode): int64
    (n, c, oh, ow), the 1-based position of each window's maximum in its h * w
    plane (no history: the values are x gathered there, which differentiates) */
@@ -271,6 +301,7 @@ static int l_layer_norm(lua_State *L) {
 
 /* the ops that only derivatives call have no binding */
 #define l_conv2d_weight NULL
+#define l_conv3d_weight NULL
 #define l_resample_adjoint NULL
 
 /* every entry's binding, torch.<binding> = l_<name>: an entry without its

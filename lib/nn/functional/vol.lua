@@ -1,9 +1,13 @@
 -- nn.functional's volumetric (3-D) functions: F.conv3d, F.conv_transpose3d, F.max_pool3d,
 -- F.avg_pool3d, F.max_unpool3d, F.dropout3d, F.fractional_max_pool3d, and F.pad's
--- 'replicate' mode over the last three dims. max_pool3d and avg_pool3d have C kernels of their
--- own on the CPU (max_pool3d's the positions of the maxima, the values a gather there, as
--- max_pool2d's; avg_pool3d's with its adjoint as its derivative); the others, and both on a
--- GPU, are built on the C kernels of the 2-D ones, whose derivatives autograd records: the time dim (the first of the three) is
+-- 'replicate' mode over the last three dims. On the CPU, conv3d, conv_transpose3d, max_pool3d
+-- and avg_pool3d have C kernels of their own: the convolutions torch._conv3d and
+-- torch._conv_transpose3d (src/tensor/mt_conv3d.c: each output frame's time window opened
+-- into channels and run through the tuned 2-D kernels; the two and conv3d's weight adjoint are
+-- each the others' derivatives, so double backward works), max_pool3d's the positions of the
+-- maxima (the values a gather there, as max_pool2d's), avg_pool3d's with its adjoint as its
+-- derivative. The others, and all of them on a GPU, are built on the C kernels of the 2-D
+-- ones, whose derivatives autograd records: the time dim (the first of the three) is
 -- opened into columns by the im2col kernel (torch._unfold, a vol2col in one dim) so that
 -- one 2-D convolution (GEMM) over (N * oT, C * kT, H, W) computes the whole 3-D one, and
 -- folded back by col2im (torch._fold) for the transposed convolution; pooling is
@@ -150,6 +154,13 @@ function F.conv3d(x, weight, bias, opts)
          tostring(input:size()), p[1], p[2], p[3], p[4], p[5], p[6], dT * (kT - 1) + 1, dH * (kH - 1) + 1,
          dW * (kW - 1) + 1)
   end
+  if input.device == 'cpu' then
+    -- the C kernel (its derivatives conv_transpose3d and conv3d_weight)
+    local y = torch._conv3d(input, weight, bias, sT, sH, sW, p[1], p[2], p[3], p[4], p[5], p[6], dT, dH, dW, groups)
+    if unbatched then y = y:squeeze(1) end
+    return y
+  end
+  -- on a GPU, composed of the 2-D kernels:
   -- the time windows as channels: (N, C * kT, oT * H * W) -> (N * oT, C * kT, H, W)
   local flat = input:reshape(N, C, T, H * W)
   local padT = p[1]
@@ -208,6 +219,13 @@ function F.conv_transpose3d(x, weight, bias, opts)
     fail(fname, 'input of size %s gives an empty output (%dx%dx%d): padding {%d, %d, %d} too large',
          tostring(input:size()), oT, oH, oW, pT, pH, pW)
   end
+  if input.device == 'cpu' then
+    -- the C kernel: conv3d's input adjoint (its derivatives conv3d and conv3d_weight)
+    local y = torch._conv_transpose3d(input, weight, bias, sT, sH, sW, pT, pH, pW, aT, aH, aW, dT, dH, dW, groups)
+    if unbatched then y = y:squeeze(1) end
+    return y
+  end
+  -- on a GPU, composed of the 2-D kernels:
   -- each time step's 2-D transposed convolution, its output channels (Cout, kT)
   local planes = input:permute(1, 3, 2, 4, 5):reshape(N * T, C, H, W)
   local z = torch._conv_transpose2d(planes, weight:reshape(C, Og * kT, kH, kW), nil, sH, sW, pH, pW, aH, aW, dH, dW,
