@@ -174,12 +174,7 @@ require 'torch.storage'
 torch.autograd = torch.autograd or {}
 torch.autograd.grad = core._autograd_grad
 torch.autograd.backward = core._autograd_backward
-torch.autograd.no_grad = core.no_grad
-torch.autograd.enable_grad = core.enable_grad
-torch.autograd.set_grad_enabled = core.set_grad_enabled
-torch.autograd.set_detect_anomaly = core._set_detect_anomaly
-torch.autograd.is_anomaly_enabled = core._is_anomaly_enabled
-torch.autograd.detect_anomaly = core._detect_anomaly
+require 'torch.grad_mode'   -- no_grad, enable_grad, set_grad_enabled, inference_mode, detect_anomaly
 core._ag_library()   -- anomaly mode names the first caller outside this directory (lib/torch)
 
 -- Custom functions, as PyTorch's torch.autograd.Function:
@@ -437,27 +432,6 @@ function Function.__subclass(cls)
 end
 classes['torch.autograd.Function'] = Function
 setmetatable(Function, {__call = function(self, name) return self:extend(name) end})
-
--- torch.inference_mode(fn, ...): runs fn with grad mode off and
--- torch.is_inference_mode_enabled() true (the mode is restored on error);
--- torch.inference_mode(false, fn, ...) runs fn outside it.
-local inference = false
-local function run_inference(enabled, fn, ...)
-  if type(fn) ~= 'function' then error('inference_mode: expected a function', 3) end
-  local was = inference
-  inference = enabled
-  local res
-  if enabled then res = table.pack(pcall(core.no_grad, fn, ...)) else res = table.pack(pcall(fn, ...)) end
-  inference = was
-  if not res[1] then error(res[2], 0) end
-  return table.unpack(res, 2, res.n)
-end
-function torch.inference_mode(fn, ...)
-  if type(fn) == 'boolean' then return run_inference(fn, ...) end
-  return run_inference(true, fn, ...)
-end
-function torch.is_inference_mode_enabled() return inference end
-torch.autograd.inference_mode = torch.inference_mode
 
 -- torch.utils.checkpoint(fn, ...): fn(...) runs as usual, but the nodes it
 -- records keep none of the tensors their backward needs (no intermediate
