@@ -23,7 +23,7 @@ local function load()
   tried = true
   local path = package.searchpath('torch.cuda', package.cpath)
   if not path then
-    unavailable = 'moontorch was built without its CUDA backend (no nvcc was found at build time)'
+    unavailable = 'moontorch was built without its CUDA backend (make CUDA=0, or no nvcc at build time)'
   else
     local open, err = package.loadlib(path, 'luaopen_torch_cuda')
     if not open then
@@ -31,7 +31,8 @@ local function load()
     else
       local ok, mod, why = pcall(open)
       if ok and mod then backend = mod
-      else unavailable = tostring(ok and why or mod) end
+      elseif ok then unavailable = 'no GPU that CUDA can use on this machine (the CUDA runtime says: ' .. tostring(why) .. ')'
+      else unavailable = 'the CUDA backend failed to start: ' .. tostring(mod) end
     end
   end
   registry['torch.cuda.unavailable'] = unavailable   -- for the C side's messages
@@ -43,6 +44,14 @@ function cuda.is_available() return load() ~= nil end
 -- why torch.cuda.is_available() is false (nil when it is true)
 function cuda.unavailable_reason() load() return unavailable end
 function cuda.device_count() return load() and backend.device_count() or 0 end
+
+-- torch.cuda._check(op, name, level): raises op's "no CUDA device" error,
+-- at level (as error's), when name ('cuda', 'cuda:N') cannot be used; for the
+-- Lua paths that move to a device (module:to, torch.CudaTensor), so the
+-- message is the C side's and the position the caller's.
+function cuda._check(op, name, level)
+  if not load() then error(op .. ": no CUDA device for '" .. tostring(name) .. "': " .. unavailable, level + 1) end
+end
 
 local function need(name)
   if not load() then error('torch.cuda.' .. name .. ': no CUDA device: ' .. unavailable, 3) end
@@ -153,7 +162,10 @@ for _, stem in ipairs{'Float', 'Double', 'Half', 'BFloat16', 'Char', 'Byte', 'Sh
   local make = torch[stem .. 'Tensor']
   local name = stem == 'Float' and 'CudaTensor' or 'Cuda' .. stem .. 'Tensor'
   torch[name] = setmetatable({}, {
-    __call = function(_, ...) return make(...):cuda() end,
+    __call = function(_, ...)
+      cuda._check('torch.' .. name, 'cuda', 2)
+      return make(...):cuda()
+    end,
     __tostring = function() return 'torch.' .. name end,
   })
 end
