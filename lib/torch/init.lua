@@ -149,24 +149,7 @@ function torch.isTypeOf(obj, spec)
   return false
 end
 
--- ---- torch.Size: x:size(), x.shape ----
-local size_mt = debug.getregistry()['torch.Size']
-size_mt.__tostring = function(s)
-  local parts = {}
-  for i = 1, #s do parts[i] = tostring(s[i]) end
-  return #parts == 0 and '[]' or table.concat(parts, 'x')
-end
-size_mt.__eq = function(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
-end
-size_mt.__index = {
-  size = function(s) return #s end,
-  numel = function(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end,
-  totable = function(s) return {table.unpack(s)} end,
-}
-
+require 'torch.size'   -- torch.Size (x:size(), x.shape): prints and compares as PyTorch's
 require 'torch.print'
 require 'torch.storage'
 
@@ -550,6 +533,7 @@ local lazy_modules = {
                       methods = {'det', 'slogdet', 'logdet', 'inverse', 'potrf', 'potri', 'pstrf', 'qr', 'svd',
                                  'symeig', 'eig', 'geqrf', 'cholesky_solve', 'cholesky_inverse'}},
   ['torch.timer'] = {fields = {'tic', 'toc'}},
+  ['torch.testing'] = {fields = {'testing'}},
   ['torch.tester'] = {fields = {'Tester', 'TestSuite'}, classes = {'torch.Tester'}},
   ['torch.cmdline'] = {fields = {'CmdLine'}, classes = {'torch.CmdLine'}},
 }
