@@ -636,6 +636,16 @@ function Module:double()
   if torch7_user(1) then return self:type('torch.DoubleTensor') end
   return self:to('float64')
 end
+-- module:half() / module:bfloat16(): to('float16') / to('bfloat16') (floating
+-- parameters and buffers; in the Torch7 dialect, Torch7's type('torch.HalfTensor')).
+function Module:half()
+  if torch7_user(1) then return self:type('torch.HalfTensor') end
+  return self:to('float16')
+end
+function Module:bfloat16()
+  if torch7_user(1) then return self:type('torch.BFloat16Tensor') end
+  return self:to('bfloat16')
+end
 -- module:type(name [, cache]): Torch7's conversion ('torch.FloatTensor', ...): every
 -- floating tensor field of the module and its descendants, parameters included (they
 -- keep their identity), tensors sharing memory still sharing it; cache (a table) makes

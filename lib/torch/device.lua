@@ -127,6 +127,59 @@ stat('max_memory_allocated', 'peak')
 stat('memory_reserved', 'reserved')
 stat('max_memory_reserved', 'peak_reserved')
 
+-- The device a memory counter reads: true for the CPU ('cpu', the default, or
+-- a CPU tensor), else false and the GPU's ordinal (nil: the current one).
+local function memory_device(name, d)
+  if d == nil or d == 'cpu' or (torch.is_tensor(d) and not d.is_cuda) then return true end
+  local ok = torch.is_tensor(d) or math.type(d) == 'integer' or
+             (type(d) == 'string' and (d == 'cuda' or d:match('^cuda:%d+$') ~= nil))
+  if not ok then
+    error("torch." .. name .. ": expected 'cpu', 'cuda', 'cuda:N', a GPU ordinal or a tensor, got " .. tostring(d), 3)
+  end
+  return false, ordinal(name, d)
+end
+
+-- torch.memory_allocated(device='cpu'): bytes in the blocks live tensors hold
+-- (the CPU allocator rounds each to its bucket: a power of two of 64 bytes or
+-- more, whole pages above 64 MiB); with a GPU device, torch.cuda.memory_allocated's.
+function torch.memory_allocated(d)
+  local cpu, dev = memory_device('memory_allocated', d)
+  if cpu then return torch.memory_stats().allocated end
+  return cuda.memory_allocated(dev)
+end
+-- torch.max_memory_allocated(device='cpu'): the peak of torch.memory_allocated
+-- since the start or the last torch.reset_peak_memory_stats().
+function torch.max_memory_allocated(d)
+  local cpu, dev = memory_device('max_memory_allocated', d)
+  if cpu then return torch.memory_stats().peak end
+  return cuda.max_memory_allocated(dev)
+end
+
+-- torch.use_deterministic_algorithms(mode, {warn_only=false}): records whether
+-- only deterministic algorithms may run, as PyTorch's switch. Every CPU op is
+-- deterministic already (a parallel sum splits its work the same way for a
+-- given thread count), so on the CPU nothing changes. On the GPU the ops that
+-- accumulate with atomics -- index_add_, scatter_add_, index_put_ with
+-- accumulate, and the backward passes built on them (index_select, gather,
+-- embedding, advanced indexing) -- and cuDNN's convolution algorithms may
+-- still sum in varying order; the flag does not change them yet.
+local deterministic, deterministic_warn_only = false, false
+function torch.use_deterministic_algorithms(mode, opts)
+  if type(mode) ~= 'boolean' then
+    error('torch.use_deterministic_algorithms: expected true or false, got ' .. torch.type(mode), 2)
+  end
+  if opts ~= nil and (type(opts) ~= 'table' or next(opts, next(opts)) ~= nil or
+                      (next(opts) ~= nil and next(opts) ~= 'warn_only')) then
+    error('torch.use_deterministic_algorithms: the only option is {warn_only=}, got ' .. tostring(opts), 2)
+  end
+  deterministic = mode
+  deterministic_warn_only = mode and opts ~= nil and opts.warn_only == true
+end
+-- torch.are_deterministic_algorithms_enabled(): the flag of torch.use_deterministic_algorithms
+function torch.are_deterministic_algorithms_enabled() return deterministic end
+-- torch.is_deterministic_algorithms_warn_only_enabled(): its warn_only option
+function torch.is_deterministic_algorithms_warn_only_enabled() return deterministic_warn_only end
+
 -- torch.backends.cuda.matmul.allow_tf32 (false by default, as PyTorch)
 torch.backends = torch.backends or {}
 torch.backends.cuda = torch.backends.cuda or {}

@@ -461,6 +461,7 @@ function torch.utils.checkpoint(fn, ...)
   return core._ag_checkpoint(recompute, fn, table.unpack(args, 1, args.n))
 end
 torch.checkpoint = torch.utils.checkpoint
+require 'torch.benchmark'   -- torch.utils.benchmark.Timer
 
 -- x:totable() (Torch7) / x:tolist() (PyTorch): nested Lua tables of the
 -- values; a 0-dim tensor gives its value.
