@@ -101,14 +101,17 @@ Timer.__name = 'torch.utils.benchmark.Timer'
 local timer_keys = {stmt = true, setup = true, globals = true, label = true, sub_label = true, description = true,
                     num_threads = true}
 
--- code: a function, or Lua source compiled in env (its globals first, then _G's)
+-- code: a function, or Lua source (a statement, or an expression as in
+-- PyTorch's 'x + 1') compiled in env (its globals first, then _G's)
 local function compile(what, code, env)
   if type(code) == 'function' then return code end
   if type(code) ~= 'string' then
     error(string.format('torch.utils.benchmark.Timer: %s must be a function or a string of Lua code, got %s', what,
                         torch.type(code)), 3)
   end
-  local f, err = load(code, '=' .. what, 't', env)
+  local f = load('return ' .. code, '=' .. what, 't', env)   -- an expression ('x + 1'), as the REPL reads one
+  local err
+  if not f then f, err = load(code, '=' .. what, 't', env) end
   if not f then error('torch.utils.benchmark.Timer: ' .. what .. ' does not compile: ' .. err, 3) end
   return f
 end
