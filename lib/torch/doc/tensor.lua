@@ -98,6 +98,10 @@ x:size(), x:size(dim)
   or the size of one dim (1-based, -1 the last). x.shape is x:size(). In the Torch7
   dialect x:size() is a LongStorage, as Torch7's.
 
+torch.Size(sizes)
+  A torch.Size of a table of integers >= 0 (or a LongStorage), as x:size() gives:
+  torch.Size({2, 3}) prints torch.Size([2, 3]); s:numel(), s:totable(), #s.
+
 x:stride(), x:stride(dim)
   The strides (in elements) as a torch.Size, or the stride of one dim.
 
