@@ -430,6 +430,13 @@ describe('item 13: the names the guides use', function()
     assert.truthy(err:find('input of size 2x3', 1, true), err)
   end)
 
+  it('the REPL shows a size as PyTorch does', function()
+    local h = io.popen("printf 'x = torch.zeros(2, 3)\\nx.shape\\n' | ./build/th -i 2>&1")
+    local out = h:read('a')
+    h:close()
+    assert.truthy(out:find('torch.Size([2, 3])', 1, true), out)
+  end)
+
   it('the Torch7 dialect keeps x:size() a LongStorage', function()
     local ok, out = pcall(function()
       local h = io.popen("./build/th --torch7 -e \"print(torch.type(torch.zeros(2, 3):size())); " ..

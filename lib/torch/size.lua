@@ -12,8 +12,11 @@ local size_mt = debug.getregistry()['torch.Size']
 -- lib/, where moontorch's own Lua sources live
 local lib_root = debug.getinfo(1, 'S').source:match('^@(.*[/\\])torch[/\\]size%.lua$')
 
+local printer = lib_root and '@' .. lib_root .. 'torch/print.lua'
+
 -- Whether tostring was called from moontorch's libraries (level: the
--- __tostring metamethod's caller's caller, C frames skipped).
+-- __tostring metamethod's caller's caller, C frames skipped); the REPL's
+-- printer (lib/torch/print.lua) shows the user's values, so it is the user's.
 local function from_library()
   local level = 3
   local info = debug.getinfo(level, 'S')
@@ -21,7 +24,7 @@ local function from_library()
     level = level + 1
     info = debug.getinfo(level, 'S')
   end
-  return info ~= nil and lib_root ~= nil and info.source:sub(2, #lib_root + 1) == lib_root
+  return info ~= nil and lib_root ~= nil and info.source ~= printer and info.source:sub(2, #lib_root + 1) == lib_root
 end
 
 local function short(s)
