@@ -533,7 +533,9 @@ function Plateau:__init(optimizer, ...)
   local opts, bad = optim._args(plateau_sig, ...)
   local fail = function(fmt, _, ...) bad((fmt:gsub('^%%s: ', '')), ...) end   -- the checks below name the class
   self.factor = opts.factor
-  if type(self.factor) ~= 'number' or self.factor >= 1 then fail('%s: factor should be < 1.0, got %s', name, tostring(self.factor)) end
+  if type(self.factor) ~= 'number' or self.factor >= 1 then
+    fail('%s: factor should be < 1.0, got %s', name, tostring(self.factor))
+  end
   self.optimizer = optimizer
   local min_lr = opts.min_lr or 0
   if type(min_lr) == 'table' then

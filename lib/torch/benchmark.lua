@@ -163,7 +163,9 @@ local function new_timer(_, opts)
                 title = title, setup_str = setup_str}
   return self
 end
-benchmark.Timer = setmetatable(Timer, {__call = new_timer})
+benchmark.Timer = setmetatable(Timer, {__call = new_timer,
+                                       __tostring = function() return 'torch.utils.benchmark.Timer' end})
+torch._help_alias(Timer, new_timer)   -- help(Timer) shows new_timer's text
 
 -- seconds for number runs of stmt
 local function run(self, number)

@@ -30,9 +30,13 @@ local function load()
       unavailable = 'the CUDA backend could not be loaded: ' .. tostring(err)
     else
       local ok, mod, why = pcall(open)
-      if ok and mod then backend = mod
-      elseif ok then unavailable = 'no GPU that CUDA can use on this machine (the CUDA runtime says: ' .. tostring(why) .. ')'
-      else unavailable = 'the CUDA backend failed to start: ' .. tostring(mod) end
+      if ok and mod then
+        backend = mod
+      elseif ok then
+        unavailable = 'no GPU that CUDA can use on this machine (the CUDA runtime says: ' .. tostring(why) .. ')'
+      else
+        unavailable = 'the CUDA backend failed to start: ' .. tostring(mod)
+      end
     end
   end
   registry['torch.cuda.unavailable'] = unavailable   -- for the C side's messages

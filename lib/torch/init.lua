@@ -461,7 +461,6 @@ function torch.utils.checkpoint(fn, ...)
   return core._ag_checkpoint(recompute, fn, table.unpack(args, 1, args.n))
 end
 torch.checkpoint = torch.utils.checkpoint
-require 'torch.benchmark'   -- torch.utils.benchmark.Timer
 
 -- x:totable() (Torch7) / x:tolist() (PyTorch): nested Lua tables of the
 -- values; a 0-dim tensor gives its value.
@@ -516,6 +515,7 @@ require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
 require 'torch.ops7'
+require 'torch.benchmark'   -- torch.utils.benchmark.Timer
 
 -- ---- modules loaded on first use ----
 -- Most scripts never touch Torch7's files, LAPACK, the tester or the

@@ -106,7 +106,8 @@ function testing.assert_close(actual, expected, opts)
   end
   local rtol, atol = opts.rtol, opts.atol
   if (rtol == nil) ~= (atol == nil) then
-    error("assert_close: both 'rtol' and 'atol' must be given or omitted, but got no " .. (rtol == nil and 'rtol' or 'atol'), 2)
+    error("assert_close: both 'rtol' and 'atol' must be given or omitted, but got no " ..
+          (rtol == nil and 'rtol' or 'atol'), 2)
   end
   local equal_nan, user_msg = opts.equal_nan == true, opts.msg
   if type(actual) == 'number' and type(expected) == 'number' then
