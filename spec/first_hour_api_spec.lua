@@ -253,6 +253,17 @@ describe('item 12: GPU calls on a machine without a GPU', function()
     assert.are.equal('cpu', m.weight.device)                  -- nothing half-moved
   end)
 
+  it('the settings PyTorch scripts set at their top run', function()
+    torch.backends.cudnn.benchmark = true
+    torch.backends.cudnn.deterministic = true
+    assert.is_true(torch.backends.cudnn.deterministic)
+    assert.is_false(torch.backends.cudnn.is_available())
+    torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = false, false
+    at_caller(err_of(function() torch.backends.cudnn.benchmarks = true end), 'torch.backends.cudnn: no setting benchmarks')
+    local device = torch.cuda.is_available() and 'cuda' or 'cpu'
+    assert.are.equal('cpu', torch.zeros(2, {device = device}):to(device).device)
+  end)
+
   it('the reason says what is missing, not only the CUDA runtime\'s words', function()
     local why = torch.cuda.unavailable_reason()
     assert.truthy(why:find('no GPU that CUDA can use on this machine', 1, true) or

@@ -184,6 +184,28 @@ function torch.are_deterministic_algorithms_enabled() return deterministic end
 -- torch.is_deterministic_algorithms_warn_only_enabled(): its warn_only option
 function torch.is_deterministic_algorithms_warn_only_enabled() return deterministic_warn_only end
 
+-- torch.backends.cudnn: the settings PyTorch scripts set at their top
+-- (torch.backends.cudnn.benchmark = true, .deterministic = true), kept so that
+-- those lines run. The convolutions take cuDNN's heuristic choice of
+-- algorithm whatever they say (src/cuda/cu_conv.cu: no benchmarking run, and
+-- no filter on determinism yet); cudnn.is_available() is torch.cuda's.
+local cudnn_settings = {benchmark = false, deterministic = false}
+torch.backends = torch.backends or {}
+torch.backends.cudnn = setmetatable({}, {
+  __index = function(_, k) return cudnn_settings[k] end,
+  __newindex = function(_, k, v)
+    if cudnn_settings[k] == nil then
+      error('torch.backends.cudnn: no setting ' .. tostring(k) .. ' (benchmark, deterministic)', 2)
+    end
+    if type(v) ~= 'boolean' then
+      error('torch.backends.cudnn.' .. k .. ': expected true or false, got ' .. torch.type(v), 2)
+    end
+    cudnn_settings[k] = v
+  end,
+})
+-- torch.backends.cudnn.is_available(): whether cuDNN can run (a GPU answered)
+rawset(torch.backends.cudnn, 'is_available', function() return load() ~= nil end)
+
 -- torch.backends.cuda.matmul.allow_tf32 (false by default, as PyTorch)
 torch.backends = torch.backends or {}
 torch.backends.cuda = torch.backends.cuda or {}
