@@ -259,7 +259,7 @@ local worst = 0
 for _, k in ipairs(names) do
   local d = max_diff(manual[k], leaves[k].grad)
   worst = math.max(worst, d)
-  print(string.format('  d loss/d %-2s  %-6s  max abs difference %.3g', k, tostring(manual[k]:size()), d))
+  print(string.format('  d loss/d %-2s  %-6s  max abs difference %.3g', k, table.concat(manual[k]:size():totable(), 'x'), d))
 end
 print(string.format('manual backprop vs autograd: max abs difference %.3g', worst))
 

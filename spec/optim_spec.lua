@@ -1127,6 +1127,6 @@ describe('docs/optim.md', function()
       local ok, err = pcall(chunk)
       assert.is_true(ok, tostring(err))
     end
-    assert.are.equal(5, blocks)
+    assert.are.equal(7, blocks)
   end)
 end)

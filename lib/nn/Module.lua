@@ -518,6 +518,9 @@ end
 
 local dtype_of_typename = {['torch.FloatTensor'] = 'float32', ['torch.DoubleTensor'] = 'float64',
                            ['torch.HalfTensor'] = 'float16', ['torch.BFloat16Tensor'] = 'bfloat16'}
+-- cutorch's type names: module:type('torch.CudaTensor') is to{dtype=, device='cuda'}
+local cuda_typenames = {['torch.CudaTensor'] = 'float32', ['torch.CudaDoubleTensor'] = 'float64',
+                        ['torch.CudaHalfTensor'] = 'float16', ['torch.CudaBFloat16Tensor'] = 'bfloat16'}
 
 -- module:to(dtype), module:to('cuda'), module:to{dtype=, device=}, module:to(tensor) (its
 -- dtype and device): converts floating parameters and buffers in place, and moves every
@@ -540,7 +543,10 @@ function Module:to(target)
       error("to: expected a floating dtype or a device, got " .. tostring(target), 2)
     end
   end
-  if device ~= nil then device = torch.device(device) end
+  if device ~= nil then
+    device = torch.device(device)
+    if device ~= 'cpu' then torch.cuda._check('to', device, 2) end   -- m:cuda() without a GPU: the caller's line
+  end
   local function moved(t, floating)
     local want = {dtype = floating and dtype or nil, device = device}
     return t:to(want)
@@ -647,6 +653,16 @@ function Module:double()
   if torch7_user(1) then return self:type('torch.DoubleTensor') end
   return self:to('float64')
 end
+-- module:half() / module:bfloat16(): to('float16') / to('bfloat16') (floating
+-- parameters and buffers; in the Torch7 dialect, Torch7's type('torch.HalfTensor')).
+function Module:half()
+  if torch7_user(1) then return self:type('torch.HalfTensor') end
+  return self:to('float16')
+end
+function Module:bfloat16()
+  if torch7_user(1) then return self:type('torch.BFloat16Tensor') end
+  return self:to('bfloat16')
+end
 -- module:type(name [, cache]): Torch7's conversion ('torch.FloatTensor', ...): every
 -- floating tensor field of the module and its descendants, parameters included (they
 -- keep their identity), tensors sharing memory still sharing it; cache (a table) makes
@@ -654,6 +670,7 @@ end
 function Module:type(name, cache)
   if name == nil then return torch.typename(self) end
   local dtype = dtype_of_typename[name]
+  if dtype == nil and cuda_typenames[name] then return self:to{dtype = cuda_typenames[name], device = 'cuda'} end
   if dtype == nil then return self:to(name) end
   return torch7_type(self, dtype, cache or {})
 end

@@ -9,6 +9,7 @@ local kernel = torch._optim_adadelta
 -- optim.Adadelta(params, {lr=1, rho=0.9, eps=1e-6, weight_decay=0,
 -- maximize=false})
 return optim._define('Adadelta', {
+  positional = {'lr', 'rho', 'eps', 'weight_decay'},
   defaults = {lr = 1, rho = 0.9, eps = 1e-6, weight_decay = 0, maximize = false},
   checks = {'lr', 'eps', 'weight_decay'},
   check = function(name, g) optim._check_unit(name, 'rho', g.rho, true) end,

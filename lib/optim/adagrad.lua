@@ -10,6 +10,7 @@ local kernel = torch._optim_adagrad
 -- optim.Adagrad(params, {lr=1e-2, lr_decay=0, weight_decay=0,
 -- initial_accumulator_value=0, eps=1e-10, maximize=false})
 return optim._define('Adagrad', {
+  positional = {'lr', 'lr_decay', 'weight_decay', 'initial_accumulator_value', 'eps'},
   defaults = {lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
               maximize = false},
   checks = {'lr', 'lr_decay', 'weight_decay', 'initial_accumulator_value', 'eps'},

@@ -24,18 +24,20 @@ local function update(p, grad, state, g)
 end
 
 local checks = {'lr', 'eps', 'betas', 'weight_decay'}
+local positional = {'lr', 'betas', 'eps', 'weight_decay', 'amsgrad'}
 
 -- optim.Adam(params, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8,
 -- weight_decay=0, amsgrad=false, maximize=false,
 -- decoupled_weight_decay=false})
 local buffers = {'exp_avg', 'exp_avg_sq'}
 local Adam = optim._define('Adam', {defaults = adam_defaults(0, false), checks = checks, buffers = buffers,
-                                    update = update})
+                                    positional = positional, update = update})
 
 -- optim.AdamW(params, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8,
 -- weight_decay=1e-2, amsgrad=false, maximize=false}): Adam with decoupled
 -- weight decay.
 optim._define('AdamW', {defaults = adam_defaults(1e-2, nil), fixed = {decoupled_weight_decay = true},
-                        checks = checks, buffers = buffers, update = update}, 'optim.Adam')
+                        checks = checks, buffers = buffers, positional = positional, update = update},
+              'optim.Adam')
 
 return Adam

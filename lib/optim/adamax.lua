@@ -9,6 +9,7 @@ local kernel = torch._optim_adamax
 -- optim.Adamax(params, {lr=2e-3, betas={0.9, 0.999}, eps=1e-8,
 -- weight_decay=0, maximize=false})
 return optim._define('Adamax', {
+  positional = {'lr', 'betas', 'eps', 'weight_decay'},
   defaults = {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, maximize = false},
   checks = {'lr', 'eps', 'betas', 'weight_decay'},
   buffers = {'exp_avg', 'exp_inf'},

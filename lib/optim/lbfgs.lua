@@ -239,8 +239,10 @@ local defaults = {lr = 1, max_iter = 20, max_eval = false, tolerance_grad = 1e-7
 -- optim.LBFGS(params, {lr=1, max_iter=20, max_eval=max_iter*5//4,
 -- tolerance_grad=1e-7, tolerance_change=1e-9, history_size=100,
 -- line_search_fn=nil|'strong_wolfe', maximize=false}); one parameter group.
-function LBFGS:__init(params, opts)
-  local o = optim._options('optim.LBFGS', opts, defaults)
+local sig = optim._signature('optim.LBFGS', 'params', {'lr', 'max_iter', 'max_eval', 'tolerance_grad', 'tolerance_change',
+                                                       'history_size', 'line_search_fn'}, defaults)
+function LBFGS:__init(params, ...)
+  local o = optim._args(sig, ...)
   if not o.max_eval then o.max_eval = o.max_iter * 5 // 4 end
   optim.Optimizer.__init(self, params, o)
   if #self.param_groups ~= 1 then

@@ -28,10 +28,11 @@ local function per_group(name, key, optimizer, value)
   return out
 end
 
--- Options: a table, or a number standing for the usual one (gamma, eta_min).
-local function options(opts, key)
-  if type(opts) == 'number' then return {[key] = opts} end
-  return opts or {}
+-- The call forms of a scheduler class: positional names in PyTorch's order,
+-- defaults, required names (read by optim._args: positionally, with a table,
+-- or both).
+local function signature(name, positional, defaults, required)
+  return optim._signature('optim.lr_scheduler.' .. name, 'optimizer', positional, defaults, required)
 end
 
 local function check_optimizer(name, optimizer)
@@ -125,10 +126,14 @@ local function new_scheduler(name)
 end
 
 local LambdaLR = new_scheduler('LambdaLR')
--- LambdaLR(optimizer, lr_lambda, {last_epoch=-1}): base_lr *
--- lr_lambda(epoch); lr_lambda is a function or a table of one per group.
-function LambdaLR:__init(optimizer, lr_lambda, opts)
+local lambda_sig = signature('LambdaLR', {'lr_lambda', 'last_epoch'}, {last_epoch = -1}, {'lr_lambda'})
+-- LambdaLR(optimizer, lr_lambda, last_epoch=-1) or LambdaLR(optimizer,
+-- {lr_lambda=, last_epoch=-1}): base_lr * lr_lambda(epoch); lr_lambda is a
+-- function or a table of one per group.
+function LambdaLR:__init(optimizer, ...)
   check_optimizer('optim.lr_scheduler.LambdaLR', optimizer)
+  local o = optim._args(lambda_sig, ...)
+  local lr_lambda = o.lr_lambda
   local n = #optimizer.param_groups
   if type(lr_lambda) == 'table' and getmetatable(lr_lambda) == nil then
     if #lr_lambda ~= n then
@@ -139,7 +144,7 @@ function LambdaLR:__init(optimizer, lr_lambda, opts)
     self.lr_lambdas = {}
     for i = 1, n do self.lr_lambdas[i] = lr_lambda end
   end
-  LRScheduler.__init(self, optimizer, options(opts, 'last_epoch').last_epoch)
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function LambdaLR:get_lr()
   local lrs = {}
@@ -150,15 +155,19 @@ end
 function LambdaLR:state_dict() return saved_fields(self, {lr_lambdas = true}) end
 
 local StepLR = new_scheduler('StepLR')
--- StepLR(optimizer, step_size, {gamma=0.1, last_epoch=-1}) (or a number,
--- gamma): lr *= gamma every step_size epochs.
-function StepLR:__init(optimizer, step_size, opts)
-  opts = options(opts, 'gamma')
-  if math.type(step_size) ~= 'integer' or step_size < 1 then
-    fail('optim.lr_scheduler.StepLR: step_size must be a positive integer, got %s', tostring(step_size))
+local step_sig = signature('StepLR', {'step_size', 'gamma', 'last_epoch'}, {gamma = 0.1, last_epoch = -1}, {'step_size'})
+-- StepLR(optimizer, step_size, gamma=0.1, last_epoch=-1) or
+-- StepLR(optimizer, {step_size=, gamma=0.1, last_epoch=-1}) (or the
+-- options after step_size in a table): lr *= gamma every step_size epochs.
+function StepLR:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.StepLR', optimizer)
+  local o, bad = optim._args(step_sig, ...)
+  if math.type(o.step_size) ~= 'integer' or o.step_size < 1 then
+    bad('step_size must be a positive integer, got %s', tostring(o.step_size))
   end
-  self.step_size, self.gamma = step_size, opts.gamma or 0.1
-  LRScheduler.__init(self, optimizer, opts.last_epoch)
+  if type(o.gamma) ~= 'number' then bad('gamma must be a number, got %s', torch.type(o.gamma)) end
+  self.step_size, self.gamma = o.step_size, o.gamma
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function StepLR:get_lr()
   local lrs = group_lrs(self.optimizer)
@@ -173,17 +182,20 @@ function StepLR:closed_form_lr()
 end
 
 local MultiStepLR = new_scheduler('MultiStepLR')
--- MultiStepLR(optimizer, milestones, {gamma=0.1, last_epoch=-1}): lr
+local multistep_sig = signature('MultiStepLR', {'milestones', 'gamma', 'last_epoch'}, {gamma = 0.1, last_epoch = -1},
+                                {'milestones'})
+-- MultiStepLR(optimizer, milestones, gamma=0.1, last_epoch=-1) or
+-- MultiStepLR(optimizer, {milestones=, gamma=0.1, last_epoch=-1}): lr
 -- *= gamma at each milestone epoch (a repeated milestone counts twice).
-function MultiStepLR:__init(optimizer, milestones, opts)
-  opts = options(opts, 'gamma')
-  if type(milestones) ~= 'table' then
-    fail('optim.lr_scheduler.MultiStepLR: milestones must be a table of epochs, got %s', type(milestones))
-  end
+function MultiStepLR:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.MultiStepLR', optimizer)
+  local o, bad = optim._args(multistep_sig, ...)
+  if type(o.milestones) ~= 'table' then bad('milestones must be a table of epochs, got %s', torch.type(o.milestones)) end
+  if type(o.gamma) ~= 'number' then bad('gamma must be a number, got %s', torch.type(o.gamma)) end
   self.milestones = {}
-  for _, m in ipairs(milestones) do self.milestones[m] = (self.milestones[m] or 0) + 1 end
-  self.gamma = opts.gamma or 0.1
-  LRScheduler.__init(self, optimizer, opts.last_epoch)
+  for _, m in ipairs(o.milestones) do self.milestones[m] = (self.milestones[m] or 0) + 1 end
+  self.gamma = o.gamma
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function MultiStepLR:get_lr()
   local lrs = group_lrs(self.optimizer)
@@ -203,15 +215,19 @@ function MultiStepLR:closed_form_lr()
 end
 
 local ConstantLR = new_scheduler('ConstantLR')
--- ConstantLR(optimizer, {factor=1/3, total_iters=5, last_epoch=-1}):
--- lr * factor until total_iters epochs have passed.
-function ConstantLR:__init(optimizer, opts)
-  opts = opts or {}
-  self.factor, self.total_iters = opts.factor or 1 / 3, opts.total_iters or 5
-  if self.factor > 1 or self.factor < 0 then
-    fail('optim.lr_scheduler.ConstantLR: factor must be in [0, 1], got %s', tostring(self.factor))
+local constant_sig = signature('ConstantLR', {'factor', 'total_iters', 'last_epoch'},
+                              {factor = 1 / 3, total_iters = 5, last_epoch = -1})
+-- ConstantLR(optimizer, factor=1/3, total_iters=5, last_epoch=-1) or
+-- ConstantLR(optimizer, {factor=, total_iters=, last_epoch=}): lr * factor
+-- until total_iters epochs have passed.
+function ConstantLR:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.ConstantLR', optimizer)
+  local o, bad = optim._args(constant_sig, ...)
+  self.factor, self.total_iters = o.factor, o.total_iters
+  if type(self.factor) ~= 'number' or self.factor > 1 or self.factor < 0 then
+    bad('factor must be in [0, 1], got %s', tostring(self.factor))
   end
-  LRScheduler.__init(self, optimizer, opts.last_epoch)
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function ConstantLR:get_lr()
   local lrs = group_lrs(self.optimizer)
@@ -230,21 +246,23 @@ function ConstantLR:closed_form_lr()
 end
 
 local LinearLR = new_scheduler('LinearLR')
--- LinearLR(optimizer, {start_factor=1/3, end_factor=1, total_iters=5,
--- last_epoch=-1}): the factor goes linearly from start to end over
--- total_iters epochs.
-function LinearLR:__init(optimizer, opts)
-  opts = opts or {}
-  local name = 'optim.lr_scheduler.LinearLR'
-  self.start_factor, self.end_factor = opts.start_factor or 1 / 3, opts.end_factor or 1
-  self.total_iters = opts.total_iters or 5
-  if self.start_factor > 1 or self.start_factor <= 0 then
-    fail('%s: start_factor must be in (0, 1], got %s', name, tostring(self.start_factor))
+local linear_sig = signature('LinearLR', {'start_factor', 'end_factor', 'total_iters', 'last_epoch'},
+                            {start_factor = 1 / 3, end_factor = 1, total_iters = 5, last_epoch = -1})
+-- LinearLR(optimizer, start_factor=1/3, end_factor=1, total_iters=5,
+-- last_epoch=-1) or LinearLR(optimizer, {start_factor=, end_factor=,
+-- total_iters=, last_epoch=}): the factor goes linearly from start to end
+-- over total_iters epochs.
+function LinearLR:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.LinearLR', optimizer)
+  local o, bad = optim._args(linear_sig, ...)
+  self.start_factor, self.end_factor, self.total_iters = o.start_factor, o.end_factor, o.total_iters
+  if type(self.start_factor) ~= 'number' or self.start_factor > 1 or self.start_factor <= 0 then
+    bad('start_factor must be in (0, 1], got %s', tostring(self.start_factor))
   end
-  if self.end_factor > 1 or self.end_factor < 0 then
-    fail('%s: end_factor must be in [0, 1], got %s', name, tostring(self.end_factor))
+  if type(self.end_factor) ~= 'number' or self.end_factor > 1 or self.end_factor < 0 then
+    bad('end_factor must be in [0, 1], got %s', tostring(self.end_factor))
   end
-  LRScheduler.__init(self, optimizer, opts.last_epoch)
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function LinearLR:get_lr()
   local lrs = group_lrs(self.optimizer)
@@ -267,13 +285,15 @@ function LinearLR:closed_form_lr()
 end
 
 local ExponentialLR = new_scheduler('ExponentialLR')
--- ExponentialLR(optimizer, gamma, {last_epoch=-1}): lr *= gamma each epoch.
-function ExponentialLR:__init(optimizer, gamma, opts)
-  if type(gamma) ~= 'number' then
-    fail('optim.lr_scheduler.ExponentialLR: gamma must be a number, got %s', type(gamma))
-  end
-  self.gamma = gamma
-  LRScheduler.__init(self, optimizer, (opts or {}).last_epoch)
+local exponential_sig = signature('ExponentialLR', {'gamma', 'last_epoch'}, {last_epoch = -1}, {'gamma'})
+-- ExponentialLR(optimizer, gamma, last_epoch=-1) or
+-- ExponentialLR(optimizer, {gamma=, last_epoch=-1}): lr *= gamma each epoch.
+function ExponentialLR:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.ExponentialLR', optimizer)
+  local o, bad = optim._args(exponential_sig, ...)
+  if type(o.gamma) ~= 'number' then bad('gamma must be a number, got %s', torch.type(o.gamma)) end
+  self.gamma = o.gamma
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function ExponentialLR:get_lr()
   local lrs = group_lrs(self.optimizer)
@@ -288,16 +308,19 @@ function ExponentialLR:closed_form_lr()
 end
 
 local CosineAnnealingLR = new_scheduler('CosineAnnealingLR')
--- CosineAnnealingLR(optimizer, T_max, {eta_min=0, last_epoch=-1}):
--- half a cosine from base_lr down to eta_min over T_max epochs (and back up
--- after, as PyTorch).
-function CosineAnnealingLR:__init(optimizer, T_max, opts)
-  opts = options(opts, 'eta_min')
-  if type(T_max) ~= 'number' or T_max <= 0 then
-    fail('optim.lr_scheduler.CosineAnnealingLR: T_max must be a positive number, got %s', tostring(T_max))
-  end
-  self.T_max, self.eta_min = T_max, opts.eta_min or 0
-  LRScheduler.__init(self, optimizer, opts.last_epoch)
+local cosine_sig = signature('CosineAnnealingLR', {'T_max', 'eta_min', 'last_epoch'}, {eta_min = 0, last_epoch = -1},
+                            {'T_max'})
+-- CosineAnnealingLR(optimizer, T_max, eta_min=0, last_epoch=-1) or
+-- CosineAnnealingLR(optimizer, {T_max=, eta_min=0, last_epoch=-1}): half a
+-- cosine from base_lr down to eta_min over T_max epochs (and back up after,
+-- as PyTorch).
+function CosineAnnealingLR:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.CosineAnnealingLR', optimizer)
+  local o, bad = optim._args(cosine_sig, ...)
+  if type(o.T_max) ~= 'number' or o.T_max <= 0 then bad('T_max must be a positive number, got %s', tostring(o.T_max)) end
+  if type(o.eta_min) ~= 'number' then bad('eta_min must be a number, got %s', torch.type(o.eta_min)) end
+  self.T_max, self.eta_min = o.T_max, o.eta_min
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function CosineAnnealingLR:get_lr()
   local lrs = group_lrs(self.optimizer)
@@ -322,20 +345,21 @@ function CosineAnnealingLR:closed_form_lr()
 end
 
 local WarmRestarts = new_scheduler('CosineAnnealingWarmRestarts')
--- CosineAnnealingWarmRestarts(optimizer, T_0, {T_mult=1, eta_min=0,
--- last_epoch=-1}): cosine annealing restarted after T_0 epochs, each period
--- T_mult times the previous. step(epoch) takes fractional epochs.
-function WarmRestarts:__init(optimizer, T_0, opts)
-  opts = opts or {}
-  local name = 'optim.lr_scheduler.CosineAnnealingWarmRestarts'
-  if math.type(T_0) ~= 'integer' or T_0 <= 0 then fail('%s: expected a positive integer T_0, got %s', name, tostring(T_0)) end
-  local T_mult = opts.T_mult or 1
-  if math.type(T_mult) ~= 'integer' or T_mult < 1 then
-    fail('%s: expected an integer T_mult >= 1, got %s', name, tostring(T_mult))
-  end
-  self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, opts.eta_min or 0
-  self.T_cur = opts.last_epoch or -1
-  LRScheduler.__init(self, optimizer, opts.last_epoch)
+local restarts_sig = signature('CosineAnnealingWarmRestarts', {'T_0', 'T_mult', 'eta_min', 'last_epoch'},
+                              {T_mult = 1, eta_min = 0, last_epoch = -1}, {'T_0'})
+-- CosineAnnealingWarmRestarts(optimizer, T_0, T_mult=1, eta_min=0,
+-- last_epoch=-1) or CosineAnnealingWarmRestarts(optimizer, {T_0=, T_mult=1,
+-- eta_min=0, last_epoch=-1}): cosine annealing restarted after T_0 epochs,
+-- each period T_mult times the previous. step(epoch) takes fractional epochs.
+function WarmRestarts:__init(optimizer, ...)
+  check_optimizer('optim.lr_scheduler.CosineAnnealingWarmRestarts', optimizer)
+  local o, bad = optim._args(restarts_sig, ...)
+  local T_0, T_mult = o.T_0, o.T_mult
+  if math.type(T_0) ~= 'integer' or T_0 <= 0 then bad('expected a positive integer T_0, got %s', tostring(T_0)) end
+  if math.type(T_mult) ~= 'integer' or T_mult < 1 then bad('expected an integer T_mult >= 1, got %s', tostring(T_mult)) end
+  self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, o.eta_min
+  self.T_cur = o.last_epoch
+  LRScheduler.__init(self, optimizer, o.last_epoch)
 end
 function WarmRestarts:get_lr()
   local lrs = {}
@@ -376,17 +400,24 @@ function WarmRestarts:step(epoch)
 end
 
 local OneCycleLR = new_scheduler('OneCycleLR')
+local onecycle_sig = signature('OneCycleLR', {'max_lr', 'total_steps', 'epochs', 'steps_per_epoch', 'pct_start',
+                                              'anneal_strategy', 'cycle_momentum', 'base_momentum', 'max_momentum',
+                                              'div_factor', 'final_div_factor', 'three_phase', 'last_epoch'},
+                              {pct_start = 0.3, anneal_strategy = 'cos', cycle_momentum = true, base_momentum = 0.85,
+                               max_momentum = 0.95, div_factor = 25, final_div_factor = 1e4, three_phase = false,
+                               last_epoch = -1}, {'max_lr'})
 -- OneCycleLR(optimizer, {max_lr=, total_steps= | epochs=,
 -- steps_per_epoch=, pct_start=0.3, anneal_strategy='cos'|'linear',
 -- cycle_momentum=true, base_momentum=0.85, max_momentum=0.95,
--- div_factor=25, final_div_factor=1e4, three_phase=false, last_epoch=-1}):
+-- div_factor=25, final_div_factor=1e4, three_phase=false, last_epoch=-1}),
+-- or those positionally in that order (OneCycleLR(optimizer, 0.1, 1000)):
 -- the 1cycle policy, stepped once per batch; momentum (or beta1) cycles
 -- inversely to the lr.
-function OneCycleLR:__init(optimizer, opts)
+function OneCycleLR:__init(optimizer, ...)
   local name = 'optim.lr_scheduler.OneCycleLR'
   check_optimizer(name, optimizer)
-  opts = opts or {}
-  if opts.max_lr == nil then fail('%s: max_lr is required', name) end
+  local opts, bad = optim._args(onecycle_sig, ...)
+  local fail = function(fmt, _, ...) bad((fmt:gsub('^%%s: ', '')), ...) end   -- the checks below name the class
   local total = opts.total_steps
   if total ~= nil then
     if math.type(total) ~= 'integer' or total <= 0 then
@@ -488,16 +519,23 @@ function OneCycleLR:get_lr()
 end
 
 local Plateau = new_scheduler('ReduceLROnPlateau')
+local plateau_sig = signature('ReduceLROnPlateau', {'mode', 'factor', 'patience', 'threshold', 'threshold_mode',
+                                                    'cooldown', 'min_lr', 'eps'},
+                             {mode = 'min', factor = 0.1, patience = 10, threshold = 1e-4, threshold_mode = 'rel',
+                              cooldown = 0, min_lr = 0, eps = 1e-8})
 -- ReduceLROnPlateau(optimizer, {mode='min', factor=0.1, patience=10,
--- threshold=1e-4, threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-8}):
--- step(metric) multiplies the lr by factor once the metric has not improved
--- for more than patience epochs.
-function Plateau:__init(optimizer, opts)
+-- threshold=1e-4, threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-8}),
+-- or those positionally in that order: step(metric) multiplies the lr by
+-- factor once the metric has not improved for more than patience epochs.
+function Plateau:__init(optimizer, ...)
   local name = 'optim.lr_scheduler.ReduceLROnPlateau'
   check_optimizer(name, optimizer)
-  opts = opts or {}
-  self.factor = opts.factor or 0.1
-  if self.factor >= 1 then fail('%s: factor should be < 1.0, got %s', name, tostring(self.factor)) end
+  local opts, bad = optim._args(plateau_sig, ...)
+  local fail = function(fmt, _, ...) bad((fmt:gsub('^%%s: ', '')), ...) end   -- the checks below name the class
+  self.factor = opts.factor
+  if type(self.factor) ~= 'number' or self.factor >= 1 then
+    fail('%s: factor should be < 1.0, got %s', name, tostring(self.factor))
+  end
   self.optimizer = optimizer
   local min_lr = opts.min_lr or 0
   if type(min_lr) == 'table' then
@@ -563,12 +601,18 @@ function Plateau:reduce_lr()
 end
 
 local SequentialLR = new_scheduler('SequentialLR')
--- SequentialLR(optimizer, schedulers, milestones, {last_epoch=-1}):
+local sequential_sig = signature('SequentialLR', {'schedulers', 'milestones', 'last_epoch'}, {last_epoch = -1},
+                                {'schedulers', 'milestones'})
+-- SequentialLR(optimizer, schedulers, milestones, last_epoch=-1) or
+-- SequentialLR(optimizer, {schedulers=, milestones=, last_epoch=-1}):
 -- runs schedulers[1] until milestones[1], then schedulers[2] (restarted at
 -- its epoch 0), ... (a warmup then cosine: {LinearLR, CosineAnnealingLR}).
-function SequentialLR:__init(optimizer, schedulers, milestones, opts)
+function SequentialLR:__init(optimizer, ...)
   local name = 'optim.lr_scheduler.SequentialLR'
   check_optimizer(name, optimizer)
+  local o, bad = optim._args(sequential_sig, ...)
+  local fail = function(fmt, _, ...) bad((fmt:gsub('^%%s: ', '')), ...) end   -- the checks below name the class
+  local schedulers, milestones = o.schedulers, o.milestones
   if type(schedulers) ~= 'table' or #schedulers < 1 then fail('%s: expects at least one scheduler', name) end
   for i, s in ipairs(schedulers) do
     if torch.isTypeOf(s, 'optim.lr_scheduler.ReduceLROnPlateau') then
@@ -581,7 +625,7 @@ function SequentialLR:__init(optimizer, schedulers, milestones, opts)
          type(milestones) == 'table' and #milestones or 0)
   end
   self._schedulers, self._milestones = schedulers, {table.unpack(milestones)}
-  self.last_epoch = ((opts or {}).last_epoch or -1) + 1
+  self.last_epoch = o.last_epoch + 1
   self.optimizer = optimizer
   for _, group in ipairs(optimizer.param_groups) do group.lr = group.initial_lr end
   self:_undo(self)

@@ -11,6 +11,7 @@ local kernel = torch._optim_nadam
 -- weight_decay=0, momentum_decay=4e-3, decoupled_weight_decay=false,
 -- maximize=false})
 return optim._define('NAdam', {
+  positional = {'lr', 'betas', 'eps', 'weight_decay', 'momentum_decay', 'decoupled_weight_decay'},
   defaults = {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3,
               decoupled_weight_decay = false, maximize = false},
   checks = {'lr', 'eps', 'betas', 'weight_decay', 'momentum_decay'},

@@ -25,25 +25,112 @@ function optim._error(fmt, ...)
 end
 local fail = optim._error
 
--- optim._options(name, opts, defaults): the options of an optimizer, the
--- user's table (or a number, the lr) over its defaults; a name that the
--- defaults lack raises. Defaults of false stand for PyTorch's None.
-function optim._options(name, opts, defaults)
-  if type(opts) == 'number' then opts = {lr = opts} end
-  opts = opts or {}
-  if type(opts) ~= 'table' then fail('%s: options must be a table, got %s', name, type(opts)) end
-  local out = {}
-  for k, v in pairs(defaults) do out[k] = v end
-  for k, v in pairs(opts) do
-    if defaults[k] == nil then
-      local known = {}
-      for key in pairs(defaults) do known[#known + 1] = key end
-      table.sort(known)
-      fail("%s: unknown option '%s' (options: %s)", name, tostring(k), table.concat(known, ', '))
-    end
-    out[k] = v
+-- A value as the call forms of a usage line show it.
+local function shown(v)
+  if type(v) == 'number' then
+    if math.type(v) == 'integer' then return tostring(v) end
+    return string.format('%.6g', v)
+  elseif type(v) == 'string' then return "'" .. v .. "'"
+  elseif type(v) == 'table' and getmetatable(v) == nil then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = shown(x) end
+    return '{' .. table.concat(parts, ', ') .. '}'
+  elseif v == false then return 'false'
   end
-  return out
+  return tostring(v)
+end
+
+-- The accepted call forms of a constructor, for its errors.
+local function usage(sig)
+  local first, pos, table_keys = sig.first, {}, {}
+  local listed = {}
+  for i, key in ipairs(sig) do
+    listed[key] = true
+    pos[i] = key
+    local d = sig.defaults[key]
+    table_keys[#table_keys + 1] = key .. '=' .. (d == nil and '...' or shown(d))
+  end
+  local rest = {}
+  for key in pairs(sig.defaults) do
+    if not listed[key] then rest[#rest + 1] = key end
+  end
+  table.sort(rest)
+  for _, key in ipairs(rest) do table_keys[#table_keys + 1] = key .. '=' .. shown(sig.defaults[key]) end
+  local positional = sig.name .. '(' .. first .. (#pos > 0 and ', ' .. table.concat(pos, ', ') or '') ..
+                     (#rest > 0 and ', {' .. table.concat(rest, '=..., ') .. '=...}' or '') .. ')'
+  return positional .. ' or ' .. sig.name .. '(' .. first .. ', {' .. table.concat(table_keys, ', ') .. '})'
+end
+
+-- An options table: a plain table with no list part whose keys are all
+-- strings (an array such as milestones or betas is a positional value).
+local function is_options(v)
+  if type(v) ~= 'table' or getmetatable(v) ~= nil or rawlen(v) > 0 then return false end
+  for k in pairs(v) do
+    if type(k) ~= 'string' then return false end
+  end
+  return true
+end
+
+-- optim._args(sig, ...): the options of a constructor called in either
+-- form: positionally, in PyTorch's order, optionally followed by a table of
+-- the rest (StepLR(opt, 5, 0.5), StepLR(opt, 5, {gamma = 0.5})), or with one
+-- table of them all (StepLR(opt, {step_size = 5, gamma = 0.5})). sig lists
+-- the positional names in order, with sig.name (the class), sig.first (the
+-- first argument's name, which is not read here), sig.defaults (every
+-- option and its default; those not listed are keyword-only, table form;
+-- false stands for PyTorch's None) and sig.required (names that must be
+-- given). Returns a fresh table of the options (defaults filled in) and
+-- bad(fmt, ...), which raises fmt's message followed by the accepted call
+-- forms, at the caller's line. An unknown name, an option given twice, too
+-- many arguments or a missing required one raise the same way.
+function optim._args(sig, ...)
+  local call = sig.usage
+  if not call then
+    call = usage(sig)
+    sig.usage = call
+  end
+  local function bad(fmt, ...)
+    optim._error('%s: %s; call as %s', sig.name, string.format(fmt, ...), call)
+  end
+  local n = select('#', ...)
+  while n > 0 and select(n, ...) == nil do n = n - 1 end
+  local out, given = {}, {}
+  for i = 1, n do
+    local v = select(i, ...)
+    if i == n and is_options(v) then
+      for k, x in pairs(v) do
+        if not sig.known[k] then
+          bad("unknown option '%s'", k)
+        end
+        if given[k] then bad("option '%s' given twice (positional argument %d and in the table)", k, given[k]) end
+        out[k] = x
+      end
+    elseif i > #sig then
+      bad('too many arguments (%d after the %s; at most %d, then a table of options)', n, sig.first, #sig)
+    elseif v ~= nil then
+      out[sig[i]] = v
+      given[sig[i]] = i + 1
+    end
+  end
+  for k in pairs(sig.required) do
+    if out[k] == nil then bad('%s is required', k) end
+  end
+  for k, v in pairs(sig.defaults) do
+    if out[k] == nil then out[k] = type(v) == 'table' and {table.unpack(v)} or v end
+  end
+  return out, bad
+end
+
+-- optim._signature(name, first, positional, defaults, required): a sig for
+-- optim._args (positional: the names in PyTorch's order).
+function optim._signature(name, first, positional, defaults, required)
+  local sig = {name = name, first = first, defaults = defaults, required = {}}
+  for i, key in ipairs(positional) do sig[i] = key end
+  for _, key in ipairs(required or {}) do sig.required[key] = true end
+  sig.known = {}
+  for key in pairs(defaults) do sig.known[key] = true end
+  for _, key in ipairs(positional) do sig.known[key] = true end
+  return sig
 end
 
 -- Hyperparameter checks shared by the optimizers' check_group functions.
@@ -375,6 +462,8 @@ local check_labels = {lr = 'learning rate', eps = 'epsilon'}
 -- is a thin shell: options, checks and the loop over groups and parameters
 -- live here, the update rule in spec.update.
 --   spec.defaults: the options and their defaults;
+--   spec.positional: the options a call may give positionally, in
+--     PyTorch's order (optim.SGD(params, 0.1, 0.9)), the rest by the table;
 --   spec.checks: option names, in order, that must be numbers >= 0, or
 --     'betas' (a pair in [0, 1));
 --   spec.check(name, group): further checks, optional;
@@ -387,8 +476,9 @@ local check_labels = {lr = 'learning rate', eps = 'epsilon'}
 function optim._define(name, spec, parent)
   local cls = torch.class('optim.' .. name, parent or 'optim.Optimizer')
   local defaults, checks, extra, fixed = spec.defaults, spec.checks, spec.check, spec.fixed
-  function cls:__init(params, opts)
-    local o = optim._options(self.__typename, opts, defaults)
+  local sig = optim._signature('optim.' .. name, 'params', spec.positional or {'lr'}, defaults)
+  function cls:__init(params, ...)
+    local o = optim._args(sig, ...)
     if fixed then
       for k, v in pairs(fixed) do o[k] = v end
     end

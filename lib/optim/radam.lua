@@ -10,6 +10,7 @@ local kernel = torch._optim_radam
 -- optim.RAdam(params, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8,
 -- weight_decay=0, decoupled_weight_decay=false, maximize=false})
 return optim._define('RAdam', {
+  positional = {'lr', 'betas', 'eps', 'weight_decay', 'decoupled_weight_decay'},
   defaults = {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0, decoupled_weight_decay = false,
               maximize = false},
   checks = {'lr', 'eps', 'betas', 'weight_decay'},

@@ -10,6 +10,7 @@ local kernel = torch._optim_rmsprop
 -- optim.RMSprop(params, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
 -- momentum=0, centered=false, maximize=false})
 return optim._define('RMSprop', {
+  positional = {'lr', 'alpha', 'eps', 'weight_decay', 'momentum', 'centered'},
   defaults = {lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
               maximize = false},
   checks = {'lr', 'eps', 'momentum', 'weight_decay', 'alpha'},

@@ -9,6 +9,7 @@ local kernel = torch._optim_sgd
 -- optim.SGD(params, {lr=1e-3, momentum=0, dampening=0, weight_decay=0,
 -- nesterov=false, maximize=false})
 return optim._define('SGD', {
+  positional = {'lr', 'momentum', 'dampening', 'weight_decay', 'nesterov'},
   defaults = {lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false},
   checks = {'lr', 'momentum', 'weight_decay'},
   check = function(name, g)

@@ -23,15 +23,20 @@ local function load()
   tried = true
   local path = package.searchpath('torch.cuda', package.cpath)
   if not path then
-    unavailable = 'moontorch was built without its CUDA backend (no nvcc was found at build time)'
+    unavailable = 'moontorch was built without its CUDA backend (make CUDA=0, or no nvcc at build time)'
   else
     local open, err = package.loadlib(path, 'luaopen_torch_cuda')
     if not open then
       unavailable = 'the CUDA backend could not be loaded: ' .. tostring(err)
     else
       local ok, mod, why = pcall(open)
-      if ok and mod then backend = mod
-      else unavailable = tostring(ok and why or mod) end
+      if ok and mod then
+        backend = mod
+      elseif ok then
+        unavailable = 'no GPU that CUDA can use on this machine (the CUDA runtime says: ' .. tostring(why) .. ')'
+      else
+        unavailable = 'the CUDA backend failed to start: ' .. tostring(mod)
+      end
     end
   end
   registry['torch.cuda.unavailable'] = unavailable   -- for the C side's messages
@@ -43,6 +48,14 @@ function cuda.is_available() return load() ~= nil end
 -- why torch.cuda.is_available() is false (nil when it is true)
 function cuda.unavailable_reason() load() return unavailable end
 function cuda.device_count() return load() and backend.device_count() or 0 end
+
+-- torch.cuda._check(op, name, level): raises op's "no CUDA device" error,
+-- at level (as error's), when name ('cuda', 'cuda:N') cannot be used; for the
+-- Lua paths that move to a device (module:to, torch.CudaTensor), so the
+-- message is the C side's and the position the caller's.
+function cuda._check(op, name, level)
+  if not load() then error(op .. ": no CUDA device for '" .. tostring(name) .. "': " .. unavailable, level + 1) end
+end
 
 local function need(name)
   if not load() then error('torch.cuda.' .. name .. ': no CUDA device: ' .. unavailable, 3) end
@@ -118,6 +131,81 @@ stat('max_memory_allocated', 'peak')
 stat('memory_reserved', 'reserved')
 stat('max_memory_reserved', 'peak_reserved')
 
+-- The device a memory counter reads: true for the CPU ('cpu', the default, or
+-- a CPU tensor), else false and the GPU's ordinal (nil: the current one).
+local function memory_device(name, d)
+  if d == nil or d == 'cpu' or (torch.is_tensor(d) and not d.is_cuda) then return true end
+  local ok = torch.is_tensor(d) or math.type(d) == 'integer' or
+             (type(d) == 'string' and (d == 'cuda' or d:match('^cuda:%d+$') ~= nil))
+  if not ok then
+    error("torch." .. name .. ": expected 'cpu', 'cuda', 'cuda:N', a GPU ordinal or a tensor, got " .. tostring(d), 3)
+  end
+  return false, ordinal(name, d)
+end
+
+-- torch.memory_allocated(device='cpu'): bytes in the blocks live tensors hold
+-- (the CPU allocator rounds each to its bucket: a power of two of 64 bytes or
+-- more, whole pages above 64 MiB); with a GPU device, torch.cuda.memory_allocated's.
+function torch.memory_allocated(d)
+  local cpu, dev = memory_device('memory_allocated', d)
+  if cpu then return torch.memory_stats().allocated end
+  return cuda.memory_allocated(dev)
+end
+-- torch.max_memory_allocated(device='cpu'): the peak of torch.memory_allocated
+-- since the start or the last torch.reset_peak_memory_stats().
+function torch.max_memory_allocated(d)
+  local cpu, dev = memory_device('max_memory_allocated', d)
+  if cpu then return torch.memory_stats().peak end
+  return cuda.max_memory_allocated(dev)
+end
+
+-- torch.use_deterministic_algorithms(mode, {warn_only=false}): records whether
+-- only deterministic algorithms may run, as PyTorch's switch. Every CPU op is
+-- deterministic already (a parallel sum splits its work the same way for a
+-- given thread count), so on the CPU nothing changes. On the GPU the ops that
+-- accumulate with atomics -- index_add_, scatter_add_, index_put_ with
+-- accumulate, and the backward passes built on them (index_select, gather,
+-- embedding, advanced indexing) -- and cuDNN's convolution algorithms may
+-- still sum in varying order; the flag does not change them yet.
+local deterministic, deterministic_warn_only = false, false
+function torch.use_deterministic_algorithms(mode, opts)
+  if type(mode) ~= 'boolean' then
+    error('torch.use_deterministic_algorithms: expected true or false, got ' .. torch.type(mode), 2)
+  end
+  if opts ~= nil and (type(opts) ~= 'table' or next(opts, next(opts)) ~= nil or
+                      (next(opts) ~= nil and next(opts) ~= 'warn_only')) then
+    error('torch.use_deterministic_algorithms: the only option is {warn_only=}, got ' .. tostring(opts), 2)
+  end
+  deterministic = mode
+  deterministic_warn_only = mode and opts ~= nil and opts.warn_only == true
+end
+-- torch.are_deterministic_algorithms_enabled(): the flag of torch.use_deterministic_algorithms
+function torch.are_deterministic_algorithms_enabled() return deterministic end
+-- torch.is_deterministic_algorithms_warn_only_enabled(): its warn_only option
+function torch.is_deterministic_algorithms_warn_only_enabled() return deterministic_warn_only end
+
+-- torch.backends.cudnn: the settings PyTorch scripts set at their top
+-- (torch.backends.cudnn.benchmark = true, .deterministic = true), kept so that
+-- those lines run. The convolutions take cuDNN's heuristic choice of
+-- algorithm whatever they say (src/cuda/cu_conv.cu: no benchmarking run, and
+-- no filter on determinism yet); cudnn.is_available() is torch.cuda's.
+local cudnn_settings = {benchmark = false, deterministic = false}
+torch.backends = torch.backends or {}
+torch.backends.cudnn = setmetatable({}, {
+  __index = function(_, k) return cudnn_settings[k] end,
+  __newindex = function(_, k, v)
+    if cudnn_settings[k] == nil then
+      error('torch.backends.cudnn: no setting ' .. tostring(k) .. ' (benchmark, deterministic)', 2)
+    end
+    if type(v) ~= 'boolean' then
+      error('torch.backends.cudnn.' .. k .. ': expected true or false, got ' .. torch.type(v), 2)
+    end
+    cudnn_settings[k] = v
+  end,
+})
+-- torch.backends.cudnn.is_available(): whether cuDNN can run (a GPU answered)
+rawset(torch.backends.cudnn, 'is_available', function() return load() ~= nil end)
+
 -- torch.backends.cuda.matmul.allow_tf32 (false by default, as PyTorch)
 torch.backends = torch.backends or {}
 torch.backends.cuda = torch.backends.cuda or {}
@@ -153,7 +241,10 @@ for _, stem in ipairs{'Float', 'Double', 'Half', 'BFloat16', 'Char', 'Byte', 'Sh
   local make = torch[stem .. 'Tensor']
   local name = stem == 'Float' and 'CudaTensor' or 'Cuda' .. stem .. 'Tensor'
   torch[name] = setmetatable({}, {
-    __call = function(_, ...) return make(...):cuda() end,
+    __call = function(_, ...)
+      cuda._check('torch.' .. name, 'cuda', 2)
+      return make(...):cuda()
+    end,
     __tostring = function() return 'torch.' .. name end,
   })
 end

@@ -180,24 +180,7 @@ function torch.isTypeOf(obj, spec)
   return false
 end
 
--- ---- torch.Size: x:size(), x.shape ----
-local size_mt = debug.getregistry()['torch.Size']
-size_mt.__tostring = function(s)
-  local parts = {}
-  for i = 1, #s do parts[i] = tostring(s[i]) end
-  return #parts == 0 and '[]' or table.concat(parts, 'x')
-end
-size_mt.__eq = function(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
-end
-size_mt.__index = {
-  size = function(s) return #s end,
-  numel = function(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end,
-  totable = function(s) return {table.unpack(s)} end,
-}
-
+require 'torch.size'   -- torch.Size (x:size(), x.shape): prints and compares as PyTorch's
 require 'torch.print'
 require 'torch.storage'
 
@@ -205,12 +188,7 @@ require 'torch.storage'
 torch.autograd = torch.autograd or {}
 torch.autograd.grad = core._autograd_grad
 torch.autograd.backward = core._autograd_backward
-torch.autograd.no_grad = core.no_grad
-torch.autograd.enable_grad = core.enable_grad
-torch.autograd.set_grad_enabled = core.set_grad_enabled
-torch.autograd.set_detect_anomaly = core._set_detect_anomaly
-torch.autograd.is_anomaly_enabled = core._is_anomaly_enabled
-torch.autograd.detect_anomaly = core._detect_anomaly
+require 'torch.grad_mode'   -- no_grad, enable_grad, set_grad_enabled, inference_mode, detect_anomaly
 core._ag_library()   -- anomaly mode names the first caller outside this directory (lib/torch)
 
 -- Custom functions, as PyTorch's torch.autograd.Function:
@@ -470,27 +448,6 @@ end
 classes['torch.autograd.Function'] = Function
 setmetatable(Function, {__call = function(self, name) return self:extend(name) end})
 
--- torch.inference_mode(fn, ...): runs fn with grad mode off and
--- torch.is_inference_mode_enabled() true (the mode is restored on error);
--- torch.inference_mode(false, fn, ...) runs fn outside it.
-local inference = false
-local function run_inference(enabled, fn, ...)
-  if type(fn) ~= 'function' then error('inference_mode: expected a function', 3) end
-  local was = inference
-  inference = enabled
-  local res
-  if enabled then res = table.pack(pcall(core.no_grad, fn, ...)) else res = table.pack(pcall(fn, ...)) end
-  inference = was
-  if not res[1] then error(res[2], 0) end
-  return table.unpack(res, 2, res.n)
-end
-function torch.inference_mode(fn, ...)
-  if type(fn) == 'boolean' then return run_inference(fn, ...) end
-  return run_inference(true, fn, ...)
-end
-function torch.is_inference_mode_enabled() return inference end
-torch.autograd.inference_mode = torch.inference_mode
-
 -- torch.utils.checkpoint(fn, ...): fn(...) runs as usual, but the nodes it
 -- records keep none of the tensors their backward needs (no intermediate
 -- values stay alive); the first backward that needs them runs fn again, with
@@ -591,6 +548,7 @@ require 'torch.safetensors'
 require 'torch.device'
 require 'torch.amp'
 require 'torch.ops7'
+require 'torch.benchmark'   -- torch.utils.benchmark.Timer
 
 -- ---- modules loaded on first use ----
 -- Most scripts never touch Torch7's files, LAPACK, the tester or the
@@ -609,6 +567,7 @@ local lazy_modules = {
                       methods = {'det', 'slogdet', 'logdet', 'inverse', 'potrf', 'potri', 'pstrf', 'qr', 'svd',
                                  'symeig', 'eig', 'geqrf', 'cholesky_solve', 'cholesky_inverse'}},
   ['torch.timer'] = {fields = {'tic', 'toc'}},
+  ['torch.testing'] = {fields = {'testing'}},
   ['torch.tester'] = {fields = {'Tester', 'TestSuite'}, classes = {'torch.Tester'}},
   ['torch.cmdline'] = {fields = {'CmdLine'}, classes = {'torch.CmdLine'}},
 }

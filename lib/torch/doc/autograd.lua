@@ -50,18 +50,32 @@ torch.is_grad_enabled()
   true when ops on tensors that require grad are recorded (the default).
 
 torch.set_grad_enabled(flag), torch.autograd.set_grad_enabled(flag)
-  Turns recording on or off for what follows.
+  Turns recording on or off for what follows, and returns a guard that puts the
+  previous mode back when closed: local g <close> = torch.set_grad_enabled(false)
+  turns it off until the end of the block (also when an error leaves it), as
+  PyTorch's `with torch.set_grad_enabled(False):`.
 
-torch.no_grad(fn, ...), torch.autograd.no_grad(fn, ...)
+torch.no_grad(fn, ...), torch.no_grad(), torch.autograd.no_grad(fn, ...)
   Runs fn(...) with recording off and returns its results; the previous mode
-  comes back even when fn raises.
+  comes back even when fn raises. With no argument, turns recording off and
+  returns a guard for a block (Lua 5.4's to-be-closed variable), PyTorch's
+  `with torch.no_grad():`:
+    do
+      local g <close> = torch.no_grad()
+      ...            -- recording off here
+    end              -- the previous mode is back (also after an error)
+  g:close() ends it early. A guard not held in a <close> variable leaves the mode
+  off until it is closed. fn may be any callable (a module).
 
-torch.enable_grad(fn, ...), torch.autograd.enable_grad(fn, ...)
-  Runs fn(...) with recording on (inside no_grad) and returns its results.
+torch.enable_grad(fn, ...), torch.enable_grad(), torch.autograd.enable_grad(fn, ...)
+  Runs fn(...) with recording on (inside no_grad) and returns its results; with
+  no argument, a guard as torch.no_grad()'s: local g <close> = torch.enable_grad().
 
-torch.inference_mode(fn, ...), torch.inference_mode(false, fn, ...), torch.autograd.inference_mode(fn, ...)
+torch.inference_mode(fn, ...), torch.inference_mode(false, fn, ...), torch.inference_mode(), torch.autograd.inference_mode(fn, ...)
   Runs fn(...) with recording off and torch.is_inference_mode_enabled() true; with
-  false first, outside it. The mode is restored on error.
+  false first, outside it. The mode is restored on error. With no function, a
+  guard for a block: local g <close> = torch.inference_mode() (or
+  inference_mode(false)).
 
 torch.is_inference_mode_enabled()
   true inside torch.inference_mode.
@@ -70,8 +84,9 @@ torch.autograd.set_detect_anomaly(flag), torch.autograd.is_anomaly_enabled()
   Anomaly mode: a NaN produced in backward raises an error naming the forward op
   (and its file:line) that made the node.
 
-torch.autograd.detect_anomaly(fn, ...)
-  Runs fn(...) with anomaly mode on, restoring it afterwards (even on error).
+torch.autograd.detect_anomaly(fn, ...), torch.autograd.detect_anomaly()
+  Runs fn(...) with anomaly mode on, restoring it afterwards (even on error); with
+  no argument, a guard for a block: local g <close> = torch.autograd.detect_anomaly().
 
 torch.autograd.Function(name)
   A custom differentiable function: local F = torch.autograd.Function('Exp'),

@@ -93,8 +93,14 @@ torch.is_tensor(v), torch.isTensor(v)
   true when v is a tensor.
 
 x:size(), x:size(dim)
-  The shape as a torch.Size (an array of numbers: #s dims, tostring '2x3'), or the
-  size of one dim (1-based, -1 the last). x.shape is x:size().
+  The shape as a torch.Size (an array of numbers: #s dims; prints as PyTorch's
+  torch.Size([2, 3]) and == compares it with another torch.Size or a plain array),
+  or the size of one dim (1-based, -1 the last). x.shape is x:size(). In the Torch7
+  dialect x:size() is a LongStorage, as Torch7's.
+
+torch.Size(sizes)
+  A torch.Size of a table of integers >= 0 (or a LongStorage), as x:size() gives:
+  torch.Size({2, 3}) prints torch.Size([2, 3]); s:numel(), s:totable(), #s.
 
 x:stride(), x:stride(dim)
   The strides (in elements) as a torch.Size, or the stride of one dim.
