@@ -164,9 +164,10 @@ local DRIVER = [[
 local dir, page = ...
 arg = {[0] = 'script.lua'}
 -- a block sees what a script sees: the globals, not the prompt's lazy nn, optim and data
--- (lib/torch/repl.lua); the page's blocks share the globals they set
+-- (lib/torch/repl.lua); the page's blocks (transcripts too) share the globals they set
 local G = _G
-local env = setmetatable({}, {__index = function(_, k) return rawget(G, k) end})
+local env = setmetatable({}, {__index = function(_, k) return rawget(G, k) end,
+                             __newindex = function(_, k, v) rawset(G, k, v) end})
 function __docblock(n)
   local f = assert(io.open(dir .. '/block' .. n .. '.lua', 'rb'))
   local code = f:read('a')
