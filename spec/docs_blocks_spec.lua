@@ -39,9 +39,9 @@ end
 
 -- parse(path): the page's fenced blocks, in order: {line=, lang=, flags={}, lines={}, info=,
 -- output= (lines shown for a lua block), transcript=true|nil}; and the problems found
-local function parse(path)
+local function parse(path, file)
   local lines = {}
-  for l in io.lines(ROOT .. '/' .. path) do lines[#lines + 1] = l end
+  for l in io.lines(file or ROOT .. '/' .. path) do lines[#lines + 1] = l end
   local blocks, problems = {}, {}
   local i = 1
   local last_lua, between = nil, {}     -- the lua block an output block may follow, prose since
@@ -276,6 +276,80 @@ local function expected_of(b)
   return e
 end
 
+-- check(where, b, lines, all): raises unless block b's output `lines` is what the page shows
+local function check(where, b, lines, all)
+  assert(lines, 'no output from the block (th died before it?):\n' .. all)
+  local out = shown(lines, b)
+  for _, l in ipairs(out) do
+    local err = l:match('^\1error\1 (.*)$')
+    if err then error(where .. ': the block raised: ' .. err, 0) end
+  end
+  if b.transcript or b.output then
+    local expected = expected_of(b)
+    if not matches(out, expected) then
+      error(('%s: the page shows\n%s\n\n-- but th prints --\n%s'):format(where,
+            table.concat(expected, '\n'), table.concat(out, '\n')), 0)
+    end
+  end
+end
+
+-- checks(path, text): the problems of a page holding text, and each lua block's verdict
+-- (true, or the failure's message), for the runner's own tests
+local function checks(path, text)
+  local file = os.tmpname()
+  local f = assert(io.open(file, 'w'))
+  f:write(text)
+  f:close()
+  local blocks, problems = parse(path, file)
+  os.remove(file)
+  local outs, all = run(path, blocks)
+  local verdicts = {}
+  for n, b in ipairs(blocks) do
+    if b.lang == 'lua' then
+      if b.flags.fragment or b.flags['no-run'] then
+        verdicts[#verdicts + 1] = compiles(b, path) or true
+      else
+        local ok, err = pcall(check, ('%s:%d'):format(path, b.line), b, outs[n], all)
+        verdicts[#verdicts + 1] = ok or err
+      end
+    end
+  end
+  return problems, verdicts
+end
+
+describe('the docs-blocks runner', function()
+  it('passes blocks that print what they show, and fails those that do not', function()
+    local problems, v = checks('page.md', table.concat({
+      '```lua', 'x = torch.tensor({1, 2})', "print(x:sum():item(), 'a')   --> 3  a", '```',
+      'It prints:', '', '```lua', 'print(#x)', "print(#'abc')", '```', '', 'prints:', '',
+      '```text', '1', '3', '```',
+      '```lua', 'th> x', ' 1', '...', 'th> x[0]',
+      'stdin:1: index: index 0 out of range for dim 1 of size 2 (indices are 1-based)',
+      'th> for i = 1, 2 do', '>>  print(i) end', '1', '2', '```',
+      '```lua', "error('boom')", '```',
+      '```lua fragment', 'train(model)', '```',
+      '```lua no-run', 'for x in y do ... end', '```',
+      '```', 'untagged', '```',
+      '```python', 'print(1)', '```', ''}, '\n'))
+    assert.are.same({'page.md:38: a ``` block with no language: tag it lua, text, sh or c',
+                     'page.md:41: a ```python block: the docs use lua, text, sh or c'}, problems)
+    assert.are.equal(true, v[1])                        -- --> comments, a tab shown as spaces
+    assert.matches('page.md:7: the page shows\n1\n3\n\n%-%- but th prints %-%-\n2\n3$', v[2])
+    assert.are.equal(true, v[3])                        -- a transcript: ..., an error, >> lines
+    assert.are.equal('page.md:29: the block raised: page.md:30: boom', v[4])
+    assert.are.equal(true, v[5])                        -- a fragment compiles
+    assert.matches("page.md:36: unexpected symbol near '...'", v[6], 1, true)
+  end)
+
+  it('runs a page in one process: later blocks, transcripts too, see earlier globals', function()
+    local _, v = checks('page.md', table.concat({
+      '```lua', 'y = 5', 'local hidden = 1', '```',
+      '```lua', 'th> y', '5', 'th> hidden', 'nil', '```',
+      '```lua', 'print(y + 1, nn)  --> 6  nil', '```', ''}, '\n'))
+    assert.are.same({true, true, true}, v)
+  end)
+end)
+
 local counts = {run = 0, compared = 0, fragment = 0, ['no-run'] = 0, other = 0}
 
 describe('the code blocks of README.md and docs/*.md', function()
@@ -307,19 +381,7 @@ describe('the code blocks of README.md and docs/*.md', function()
                          or 'runs'
             it(where .. ' ' .. what, function()
               local lines, all = result(n)
-              assert(lines, 'no output from the block (th died before it?):\n' .. all)
-              local out = shown(lines, b)
-              for _, l in ipairs(out) do
-                local err = l:match('^\1error\1 (.*)$')
-                if err then error(where .. ': the block raised: ' .. err, 0) end
-              end
-              if b.transcript or b.output then
-                local expected = expected_of(b)
-                if not matches(out, expected) then
-                  error(('%s: the page shows\n%s\n\n-- but th prints --\n%s'):format(where,
-                        table.concat(expected, '\n'), table.concat(out, '\n')), 0)
-                end
-              end
+              check(where, b, lines, all)
             end)
           end
         elseif not b.output_of then
