@@ -12,6 +12,8 @@
 --   ```lua fragment  needs names defined elsewhere on the page (a model, a loader): compiled
 --                  (each th> line of a transcript), not run.
 --   ```lua no-run    complete, but not run here: it trains, or needs a GPU or files.
+--   a ```lua block inside an HTML comment (<!-- ... -->, not shown): a setup block, run where
+--                  it stands, its output not compared: it defines what the next blocks use.
 --   ```text, ```sh, ```c: output, shell commands and C, never run. A fence with no language
 --                  or another one fails this spec: every block is run or marked knowingly.
 -- The blocks of one page run in order in one fresh `th -i` process (in a scratch directory),
@@ -45,10 +47,19 @@ local function parse(path, file)
   local blocks, problems = {}, {}
   local i = 1
   local last_lua, between = nil, {}     -- the lua block an output block may follow, prose since
+  local hidden = false                  -- inside an HTML comment: a setup block
   while i <= #lines do
     local indent, info = lines[i]:match('^(%s*)```%s*(.-)%s*$')
+    if not indent then
+      local l = lines[i]
+      if hidden then
+        if l:find('-->', 1, true) then hidden = false end
+      elseif l:match('^%s*<!%-%-') and not l:find('-->', 1, true) then
+        hidden = true
+      end
+    end
     if indent then
-      local b = {line = i, info = info, lines = {}, flags = {}}
+      local b = {line = i, info = info, lines = {}, flags = {}, setup = hidden or nil}
       local words = {}
       for w in info:gmatch('%S+') do words[#words + 1] = w end
       b.lang = words[1]
@@ -78,10 +89,22 @@ local function parse(path, file)
           if l:match('%S') then b.transcript = l:match('^th> ') ~= nil; break end
         end
       end
+      if b.setup then
+        if b.lang ~= 'lua' or b.transcript or next(b.flags) then
+          problems[#problems + 1] = where .. ': a block in an HTML comment is a setup block: a plain ```lua script'
+        end
+        for _, l in ipairs(b.lines) do
+          if l:find('-->', 1, true) then
+            problems[#problems + 1] = where .. ': a setup block may not hold --> (it ends the HTML comment)'
+          end
+        end
+      end
       -- an output block: ```text right after a lua script block
       local prose = {}
       for _, l in ipairs(between) do if l:match('%S') then prose[#prose + 1] = l end end
-      if b.lang == 'text' and last_lua and (#prose == 0 or rtrim(prose[#prose]):match('prints:$')) then
+      if b.setup then
+        last_lua = nil
+      elseif b.lang == 'text' and last_lua and (#prose == 0 or rtrim(prose[#prose]):match('prints:$')) then
         if last_lua.output then
           problems[#problems + 1] = where .. ': an output block for a lua block that has --> comments'
         end
@@ -99,7 +122,7 @@ local function parse(path, file)
     i = i + 1
   end
   for _, b in ipairs(blocks) do
-    if b.lang == 'lua' and not b.transcript then
+    if b.lang == 'lua' and not b.transcript and not b.setup then
       local shown = {}
       for _, l in ipairs(b.lines) do
         local out = l:match('%-%->%s?(.*)$')
@@ -348,9 +371,18 @@ describe('the docs-blocks runner', function()
       '```lua', 'print(y + 1, nn)  --> 6  nil', '```', ''}, '\n'))
     assert.are.same({true, true, true}, v)
   end)
+
+  it('runs a setup block hidden in an HTML comment before the blocks that need it', function()
+    local problems, v = checks('page.md', table.concat({
+      '<!-- setup, not shown:', '```lua', 'model = {size = 3}', '```', '-->', '',
+      '```lua', 'print(model.size)  --> 3', '```',
+      '<!--', '```lua', 'x = 1  --> 1', '```', '-->', ''}, '\n'))
+    assert.are.same({'page.md:11: a setup block may not hold --> (it ends the HTML comment)'}, problems)
+    assert.are.same({true, true}, {v[1], v[2]})
+  end)
 end)
 
-local counts = {run = 0, compared = 0, fragment = 0, ['no-run'] = 0, other = 0}
+local counts = {setup = 0, run = 0, compared = 0, fragment = 0, ['no-run'] = 0, other = 0}
 
 describe('the code blocks of README.md and docs/*.md', function()
   for _, path in ipairs(pages()) do
@@ -369,7 +401,13 @@ describe('the code blocks of README.md and docs/*.md', function()
       for n, b in ipairs(blocks) do
         if b.lang == 'lua' then
           local where = ('%s:%d'):format(path, b.line)
-          if b.flags.fragment or b.flags['no-run'] then
+          if b.setup then
+            counts.setup = counts.setup + 1
+            it(where .. ' (setup, in an HTML comment) runs', function()
+              local lines, all = result(n)
+              check(where, b, lines, all)
+            end)
+          elseif b.flags.fragment or b.flags['no-run'] then
             counts[b.flags.fragment and 'fragment' or 'no-run'] = counts[b.flags.fragment and 'fragment' or 'no-run'] + 1
             it(where .. ' (' .. (b.flags.fragment and 'fragment' or 'no-run') .. ') compiles', function()
               assert.is_nil(compiles(b, path))
@@ -393,7 +431,7 @@ describe('the code blocks of README.md and docs/*.md', function()
 
   teardown(function()               -- a summary for the record
     print(('\n# doc blocks: %d lua blocks run (%d with output compared), %d fragment, %d no-run, '
-           .. '%d text/sh/c'):format(counts.run, counts.compared, counts.fragment, counts['no-run'],
-           counts.other))
+           .. '%d text/sh/c, %d hidden setup'):format(counts.run, counts.compared, counts.fragment,
+           counts['no-run'], counts.other, counts.setup))
   end)
 end)
