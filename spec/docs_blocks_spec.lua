@@ -385,6 +385,49 @@ describe('the docs-blocks runner', function()
   end)
 end)
 
+describe("the README's words", function()
+  it('where the FashionMNIST data comes from, and what a user without it sees', function()
+    local f = assert(io.open(ROOT .. '/README.md'))
+    local readme = f:read('a'):gsub('%s+', ' ')
+    f:close()
+    local said = readme:match('stops with `(data%.FashionMNIST: none of [^`]+)`')
+    assert.truthy(said, 'the README quotes the error')
+    assert.truthy(readme:find("Debian's `dataset-fashion-mnist` package", 1, true))
+    local deps = assert(io.open(ROOT .. '/scripts/deps.sh')):read('a')
+    assert.truthy(deps:find('dataset-fashion-mnist', 1, true), 'scripts/deps.sh installs it')
+    -- a machine without the package: the files are not found where the package puts them
+    local script = os.tmpname()
+    local w = assert(io.open(script, 'w'))
+    w:write([[
+local open = io.open
+io.open = function(p, ...) if p:find('/usr/share/datasets/fashion-mnist', 1, true) then return nil end return open(p, ...) end
+local data = require 'data'
+local ok, err = pcall(data.FashionMNIST, {train = true})
+print(ok, err)
+]])
+    w:close()
+    local p = io.popen(TH .. ' ' .. script .. ' 2>&1')
+    local out = p:read('a')
+    p:close()
+    os.remove(script)
+    assert.truthy(out:find('false\t', 1, true), out)
+    assert.truthy(out:find(said, 1, true), out)
+    assert.truthy(out:find('apt-get install dataset-fashion-mnist', 1, true), out)
+  end)
+
+  it('names only libraries that exist, and no path outside the clone', function()
+    local f = assert(io.open(ROOT .. '/README.md'))
+    local readme = f:read('a')
+    f:close()
+    assert.falsy(readme:find('../shared', 1, true))
+    for lib in readme:gmatch('`([%w_]+)`') do
+      if ({nn = 1, optim = 1, data = 1, nngraph = 1, paths = 1, sys = 1, xlua = 1, distributed = 1})[lib] then
+        assert.truthy(lfs.attributes(ROOT .. '/lib/' .. lib, 'mode') == 'directory', 'lib/' .. lib)
+      end
+    end
+  end)
+end)
+
 local counts = {setup = 0, run = 0, compared = 0, fragment = 0, ['no-run'] = 0, other = 0}
 
 describe('the code blocks of README.md and docs/*.md', function()
