@@ -236,7 +236,7 @@ local function run(path, blocks)
   local stdin = assert(io.open(dir .. '/stdin', 'w'))
   stdin:write(table.concat(typed, '\n'), '\n')
   stdin:close()
-  local cmd = ('cd %s && HOME=%s NO_COLOR=1 timeout 60 %s -i %s %s %s < %s 2>&1'):format(
+  local cmd = ('cd %s && env -u TH_DIALECT HOME=%s NO_COLOR=1 TERM=dumb INPUTRC=/dev/null timeout 60 %s -i %s %s %s < %s 2>&1'):format(
     shell_quote(work), shell_quote(dir), shell_quote(TH), shell_quote(dir .. '/driver.lua'),
     shell_quote(dir), shell_quote(path), shell_quote(dir .. '/stdin'))
   local p = assert(io.popen(cmd))
