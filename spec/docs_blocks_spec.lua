@@ -155,25 +155,19 @@ end
 -- compiles(b): nil, or why a lua block does not compile
 local function compiles(b, path)
   if b.transcript then
-    local stmt = {}
+    -- each statement typed, as th reads it: "return <line>" first; th's own words
+    -- (?name, %time code, =expr, help) are th's, not Lua's
+    local stmts, err = {}, nil
     for _, l in ipairs(b.lines) do
-      if l:match('^th> ') then
-        if #stmt > 0 then
-          local code = table.concat(stmt, '\n')
-          if not load('return ' .. code .. ';') then
-            local _, err = load(code, '=' .. path)
-            if err then return err end
-          end
-        end
-        stmt = {l:sub(5)}
-      elseif l:match('^>>  ') then
-        stmt[#stmt + 1] = l:sub(5)
-      end
+      if l:match('^th> ') then stmts[#stmts + 1] = {l:sub(5)}
+      elseif l:match('^>>  ') and #stmts > 0 then table.insert(stmts[#stmts], l:sub(5)) end
     end
-    if #stmt > 0 then
-      local code = table.concat(stmt, '\n')
-      if not load('return ' .. code .. ';') then
-        local _, err = load(code, '=' .. path)
+    for _, stmt in ipairs(stmts) do
+      local code = table.concat(stmt, '\n'):gsub('^=', '')
+      code = code:gsub('^%%time%s+', '')
+      if not (code:match('^%?') or code:match('^%s*help%s*$') or load('return ' .. code .. ';')) then
+        local _
+        _, err = load(code, '=' .. path)
         if err then return err end
       end
     end
