@@ -230,7 +230,9 @@ local function run(path, blocks)
   local stdin = assert(io.open(dir .. '/stdin', 'w'))
   stdin:write(table.concat(typed, '\n'), '\n')
   stdin:close()
-  local cmd = ('cd %s && env -u TH_DIALECT HOME=%s NO_COLOR=1 TERM=dumb INPUTRC=/dev/null timeout 60 %s -i %s %s %s < %s 2>&1'):format(
+  -- th's prompt echoes each typed line (readline, reading a file); a plain terminal that is
+  -- wide, so that a long line is echoed whole rather than scrolled
+  local cmd = ('cd %s && env -u TH_DIALECT HOME=%s NO_COLOR=1 TERM=dumb COLUMNS=4096 INPUTRC=/dev/null timeout 60 %s -i %s %s %s < %s 2>&1'):format(
     shell_quote(work), shell_quote(dir), shell_quote(TH), shell_quote(dir .. '/driver.lua'),
     shell_quote(dir), shell_quote(path), shell_quote(dir .. '/stdin'))
   local p = assert(io.popen(cmd))
@@ -364,7 +366,8 @@ describe('the docs-blocks runner', function()
   it('runs a page in one process: later blocks, transcripts too, see earlier globals', function()
     local _, v = checks('page.md', table.concat({
       '```lua', 'y = 5', 'local hidden = 1', '```',
-      '```lua', 'th> y', '5', 'th> hidden', 'nil', '```',
+      '```lua', 'th> y', '5', 'th> hidden', 'nil',
+      'th> y + 1' .. string.rep(' ', 100) .. '-- a line wider than a terminal', '6', '```',
       '```lua', 'print(y + 1, nn)  --> 6  nil', '```', ''}, '\n'))
     assert.are.same({true, true, true}, v)
   end)
