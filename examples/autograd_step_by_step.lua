@@ -172,8 +172,8 @@ print('  ' .. why)
 
 ---------------------------------------------------------------------------
 section('9. Double backward: the gradient of a gradient norm')
--- L(w) = |Xw - t|^2, g = dL/dw = 2 X^T (Xw - t); a classic exercise asks
--- for d|g|^2/dw, which for this model is 4 X^T X g.
+-- L(w) = |Xw - t|^2, g = dL/dw = 2 X^T (Xw - t); the gradient of the gradient
+-- norm, d|g|^2/dw (a gradient penalty's term), is 4 X^T X g for this model.
 local X = torch.randn(4, 3, {dtype = 'float64'})
 local target = torch.randn(4, {dtype = 'float64'})
 local wd = torch.randn(3, {dtype = 'float64', requires_grad = true})

@@ -1,4 +1,5 @@
--- tensors_tour.lua: a short walk through moontorch tensors (make run).
+-- examples/tensors_tour.lua: a short walk through moontorch tensors.
+-- Run: th examples/tensors_tour.lua
 print('moontorch -- tensors at work\n')
 
 local x = torch.tensor({{1, 2, 3}, {4, 5, 6}})

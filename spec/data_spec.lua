@@ -553,7 +553,7 @@ describe('transforms, progress and CmdLine', function()
                     "torch.randint(1, 4, {8}, {dtype = 'int64'})), {batch_size = 2}); " ..
                     "local function train_step(b) return criterion(model(b[1]), b[2]):item() end\n"
     local blocks = 0
-    for code in text:gmatch('```lua\n(.-)```') do
+    for code in text:gmatch('```lua[^\n]*\n(.-)```') do
       blocks = blocks + 1
       local path = tmp .. '/doc_block' .. blocks .. '.lua'
       write(path, prelude .. code .. "\nprint('block ran')\n")

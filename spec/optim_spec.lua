@@ -1113,7 +1113,7 @@ describe('docs/optim.md', function()
     f:close()
     local nn, data = require 'nn', require 'data'
     local blocks = 0
-    for code in text:gmatch('```lua\n(.-)```') do
+    for code in text:gmatch('```lua[^\n]*\n(.-)```') do
       blocks = blocks + 1
       torch.manual_seed(blocks)
       local x, y = torch.randn(12, 4), torch.randint(1, 4, {12}, {dtype = 'int64'})

@@ -206,7 +206,7 @@ function data.read_idx(path) return torch._read_idx(path) end
 
 local FASHION_ROOT = '/usr/share/datasets/fashion-mnist'
 
-local function find(root, names)
+local function find(root, names, cls)
   for _, n in ipairs(names) do
     for _, suffix in ipairs({'', '.gz'}) do
       local p = root .. '/' .. n .. suffix
@@ -214,7 +214,12 @@ local function find(root, names)
       if f then f:close(); return p end
     end
   end
-  error(string.format('data: none of %s(.gz) found in %s', table.concat(names, ', '), root), 4)
+  local hint = ''
+  if root == FASHION_ROOT then      -- the default root: say where the files come from
+    hint = ", the default root: Debian's dataset-fashion-mnist package puts them there " ..
+           "(apt-get install dataset-fashion-mnist, as scripts/deps.sh does), or give root= a directory that has them"
+  end
+  error(string.format('%s: none of %s(.gz) found in %s%s', cls, table.concat(names, ', '), root, hint), 4)
 end
 
 -- data.MNIST{root=, train=true, transform=, target_transform=}: images (uint8 28x28, or
@@ -226,8 +231,9 @@ function MNIST:__init(opts)
   if not root then error(torch.typename(self) .. ': give root=', 3) end
   local train = opts.train ~= false
   local prefix = train and 'train' or 't10k'
-  self.images = torch._read_idx(find(root, {prefix .. '-images-idx3-ubyte', prefix .. '-images.idx3-ubyte'}))
-  self.labels = torch._read_idx(find(root, {prefix .. '-labels-idx1-ubyte', prefix .. '-labels.idx1-ubyte'}))
+  local cls = torch.typename(self)
+  self.images = torch._read_idx(find(root, {prefix .. '-images-idx3-ubyte', prefix .. '-images.idx3-ubyte'}, cls))
+  self.labels = torch._read_idx(find(root, {prefix .. '-labels-idx1-ubyte', prefix .. '-labels.idx1-ubyte'}, cls))
   if self.images:size(1) ~= self.labels:size(1) then
     error(string.format('%s: %d images but %d labels in %s', torch.typename(self), self.images:size(1),
                         self.labels:size(1), root), 3)
