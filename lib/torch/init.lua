@@ -87,6 +87,9 @@ local function method_defined(class, k, v)
   rawset(class, k, v)
 end
 
+-- the libraries whose classes a torch.class parent may name before they are loaded
+local CLASS_LIBRARIES = {nn = true, optim = true, data = true, nngraph = true}
+
 -- torch.class('nn.Linear', 'nn.Module') -> class table, parent class table.
 -- Instances are tables whose metatable is the class; Class(...) builds one
 -- and calls __init.
@@ -96,7 +99,12 @@ function torch.class(name, parent_name, target)
   local parent
   if parent_name then
     parent = classes[parent_name]
-    if not parent then error('torch.class: parent class ' .. parent_name .. ' does not exist', 2) end
+    local lib = type(parent_name) == 'string' and parent_name:match('^(%a+)%.')
+    if not parent and CLASS_LIBRARIES[lib] then          -- 'nn.Module' before require 'nn'
+      require(lib)
+      parent = classes[parent_name]
+    end
+    if not parent then error('torch.class: parent class ' .. tostring(parent_name) .. ' does not exist', 2) end
   end
   local class = {__typename = name}
   class.__index = class
