@@ -1,8 +1,10 @@
 -- scripts/torch7_harness.lua: what the runners of Torch7's own test suites
--- (scripts/torch7_suite.lua, scripts/torch7_nn_suite.lua) share: the
--- mechanical Lua 5.1 -> 5.4 shims (applied when this file is loaded) and a
--- minimal tester standing in for torch.Tester, so that a count measures
--- moontorch and nothing the harness adds. Returns {new_tester = fn}.
+-- (scripts/torch7_suite.lua, torch7_nn_suite.lua, torch7_nngraph_suite.lua,
+-- torch7_optim_suite.lua) share: the mechanical Lua 5.1 -> 5.4 shims (applied
+-- when this file is loaded), a minimal tester standing in for torch.Tester, so
+-- that a count measures moontorch and nothing the harness adds, and the
+-- drivers that run each test file in a th process of its own. Returns
+-- {new_tester = fn, run_one = fn, run_files = fn}.
 
 local torch = require 'torch'
 local verbose = os.getenv('VERBOSE') == '1'
@@ -179,4 +181,77 @@ function Tester:run(which)
   print(string.format('%d passed, %d failed of %d', passed, failed, passed + failed))
 end
 
-return {new_tester = new_tester}
+-- ---- one test file per th process ----
+
+local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- run_one(path): in the child: runs a test file to its end (exit 0), or writes
+-- "SUITE-ERROR <first line of the error>" and exits 1
+local function run_one(path)
+  local ok, err = xpcall(dofile, debug.traceback, path)
+  if not ok then
+    io.stderr:write('SUITE-ERROR ' .. tostring(err):gsub('\n.*', '') .. '\n')
+    if verbose then io.stderr:write(tostring(err) .. '\n') end
+    os.exit(1)
+  end
+  os.exit(0)
+end
+
+-- run_files(dir, names): in the driver: runs each named test file of dir (all its
+-- test_*.lua when names is empty) as `th --torch7 <this script> <dir> --run-one
+-- <name> <scripts dir>` in a fresh temporary directory (tests write files). A file
+-- that prints the tester's "N passed, M failed" counts those tests (and one more
+-- failure when it then ends with an error); any other counts as one test that
+-- passes when it runs to its end. Prints each failure, then "N passed, M failed of T".
+local function run_files(dir, names)
+  local pwd = os.getenv('PWD')
+  local function absolute(p) return p:sub(1, 1) == '/' and p or pwd .. '/' .. p end
+  local th = arg[-2] and arg[-1] == '--torch7' and arg[-2] or arg[-1] or 'th'
+  if th:find('/') then th = absolute(th) end
+  local script, here = absolute(arg[0]), nil
+  here = script:match('^(.*)/')
+  dir = absolute(dir)
+  local files = {}
+  for _, n in ipairs(names or {}) do files[#files + 1] = n end
+  if #files == 0 then
+    local listing = io.popen('ls ' .. quote(dir))
+    for name in listing:lines() do
+      if name:match('^test_.*%.lua$') then files[#files + 1] = name end
+    end
+    listing:close()
+  end
+  local passed, failed = 0, 0
+  for _, name in ipairs(files) do
+    local tmp = os.tmpname()
+    os.remove(tmp)
+    os.execute('mkdir -p ' .. quote(tmp))
+    local cmd = string.format('cd %s && %s --torch7 %s %s --run-one %s %s 2>&1', quote(tmp), quote(th), quote(script),
+                              quote(dir), quote(name), quote(here))
+    local p = io.popen(cmd)
+    local out = p:read('a')
+    local ok = p:close()
+    os.execute('rm -rf ' .. quote(tmp))
+    local error_line = out:match('SUITE%-ERROR ([^\n]*)')
+    local np, nf = out:match('(%d+) passed, (%d+) failed of %d+')
+    if np then
+      passed, failed = passed + tonumber(np), failed + tonumber(nf)
+      for line in out:gmatch('[^\n]+') do
+        if line:match('^FAIL ') then print(name .. ': ' .. line) end
+      end
+      if not ok then
+        failed = failed + 1
+        print(name .. ': the file ended with an error: ' .. (error_line or '?'))
+      end
+    elseif ok then
+      passed = passed + 1
+      if verbose then print('passed  ' .. name) end
+    else
+      failed = failed + 1
+      print('FAILED  ' .. name .. ': ' .. (error_line or out:sub(-300)))
+    end
+    if verbose then print(out) end
+  end
+  print(string.format('%d passed, %d failed of %d', passed, failed, passed + failed))
+end
+
+return {new_tester = new_tester, run_one = run_one, run_files = run_files}

@@ -23,8 +23,6 @@ if not dir then
   os.exit(2)
 end
 
-local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
 -- ---- one file, in this process (the child) ----
 if arg[2] == '--run-one' then
   local here = arg[4]
@@ -150,60 +148,9 @@ if arg[2] == '--run-one' then
   package.loaded.totem = totem
   _G.totem = totem             -- require 'totem' made the global in Lua 5.1's module system
 
-  local ok, err = xpcall(dofile, debug.traceback, dir .. '/' .. arg[3])
-  if not ok then
-    io.stderr:write('SUITE-ERROR ' .. tostring(err):gsub('\n.*', '') .. '\n')
-    if os.getenv('VERBOSE') == '1' then io.stderr:write(tostring(err) .. '\n') end
-    os.exit(1)
-  end
-  os.exit(0)
+  harness.run_one(dir .. '/' .. arg[3])
 end
 
 -- ---- the driver ----
-local th = arg[-2] and arg[-1] == '--torch7' and arg[-2] or arg[-1] or 'th'
-local script = arg[0]
-if script:sub(1, 1) ~= '/' then script = os.getenv('PWD') .. '/' .. script end
-if th:find('/') and th:sub(1, 1) ~= '/' then th = os.getenv('PWD') .. '/' .. th end
-if dir:sub(1, 1) ~= '/' then dir = os.getenv('PWD') .. '/' .. dir end
-local here = script:match('^(.*)/')
-
-local files = {}
-for i = 2, #arg do files[#files + 1] = arg[i] end
-if #files == 0 then
-  local listing = io.popen('ls ' .. quote(dir))
-  for name in listing:lines() do
-    if name:match('^test_.*%.lua$') then files[#files + 1] = name end
-  end
-  listing:close()
-end
-
-local passed, failed = 0, 0
-for _, name in ipairs(files) do
-  local tmp = os.tmpname()
-  os.remove(tmp)
-  os.execute('mkdir -p ' .. quote(tmp))
-  local cmd = string.format('cd %s && %s --torch7 %s %s --run-one %s %s 2>&1', quote(tmp), quote(th), quote(script),
-                            quote(dir), quote(name), quote(here))
-  local p = io.popen(cmd)
-  local out = p:read('a')
-  local ok = p:close()
-  os.execute('rm -rf ' .. quote(tmp))
-  local np, nf = out:match('(%d+) passed, (%d+) failed of %d+')
-  if np then
-    passed, failed = passed + tonumber(np), failed + tonumber(nf)
-    for line in out:gmatch('[^\n]+') do
-      if line:match('^FAIL ') then print(name .. ': ' .. line) end
-    end
-    if not ok then
-      failed = failed + 1
-      print(name .. ': the file ended with an error: ' .. (out:match('SUITE%-ERROR ([^\n]*)') or '?'))
-    end
-  elseif ok then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    print(name .. ': ' .. (out:match('SUITE%-ERROR ([^\n]*)') or out:sub(-300)))
-  end
-  if os.getenv('VERBOSE') == '1' then print(out) end
-end
-print(string.format('%d passed, %d failed of %d', passed, failed, passed + failed))
+local here = arg[0]:match('^(.*)/') or '.'
+dofile(here .. '/torch7_harness.lua').run_files(dir, {table.unpack(arg, 2)})
