@@ -202,12 +202,33 @@ describe('samplers', function()
   end)
 
   it('DistributedSampler splits evenly, pads, and reshuffles per epoch identically on every rank', function()
-    local a = data.DistributedSampler(10, {num_replicas = 3, rank = 1, shuffle = false}):indices()
-    local b = data.DistributedSampler(10, {num_replicas = 3, rank = 2, shuffle = false}):indices()
+    -- PyTorch's DistributedSampler(range(10), num_replicas=3, rank=0 / 1, shuffle=False) gives
+    -- [0, 3, 6, 9] / [1, 4, 7, 0]: the same indices here, 1-based, at the same 0-based ranks
+    local a = data.DistributedSampler(10, {num_replicas = 3, rank = 0, shuffle = false}):indices()
+    local b = data.DistributedSampler(10, {num_replicas = 3, rank = 1, shuffle = false}):indices()
     assert.are.same({1, 4, 7, 10}, a)
     assert.are.same({2, 5, 8, 1}, b)
-    local r1 = data.DistributedSampler(10, {num_replicas = 2, rank = 1})
-    local r2 = data.DistributedSampler(10, {num_replicas = 2, rank = 2})
+    -- drop_last: [0, 3, 6] and [2, 5, 8]
+    assert.are.same({3, 6, 9}, data.DistributedSampler(10, {num_replicas = 3, rank = 2, shuffle = false,
+                                                            drop_last = true}):indices())
+    -- shards of a dataset that divides evenly are disjoint and cover it, shuffled or not
+    for _, shuffle in ipairs({false, true}) do
+      local seen = {}
+      for rank = 0, 3 do
+        for _, i in ipairs(data.DistributedSampler(12, {num_replicas = 4, rank = rank, shuffle = shuffle}):indices()) do
+          assert.is_nil(seen[i], 'index ' .. i .. ' in two shards')
+          seen[i] = rank
+        end
+      end
+      for i = 1, 12 do assert.is_not_nil(seen[i], 'index ' .. i .. ' in no shard') end
+    end
+    assert.has_error(function() data.DistributedSampler(10, {num_replicas = 2, rank = 2}) end)
+    local ok, err = pcall(data.DistributedSampler, 10, {num_replicas = 2, rank = -1})
+    assert.is_false(ok)
+    assert.truthy(err:find('out of range 0..1 (ranks are 0-based', 1, true), err)
+    assert.are.same({1, 2, 3}, data.DistributedSampler(3, {shuffle = false}):indices())   -- one replica, rank 0
+    local r1 = data.DistributedSampler(10, {num_replicas = 2, rank = 0})
+    local r2 = data.DistributedSampler(10, {num_replicas = 2, rank = 1})
     local all = {}
     for _, v in ipairs(r1:indices()) do all[#all + 1] = v end
     for _, v in ipairs(r2:indices()) do all[#all + 1] = v end

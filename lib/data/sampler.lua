@@ -174,18 +174,32 @@ function BatchSampler:iter()
   end
 end
 
--- data.DistributedSampler(ds, {num_replicas=, rank= (1-based), shuffle=true, seed=0,
--- drop_last=false}): rank's share of the indices (every num_replicas-th, after a
--- shuffle that depends on seed + epoch; padded by repetition to equal shares).
+-- data.DistributedSampler(ds, {num_replicas=, rank=, shuffle=true, seed=0, drop_last=false}):
+-- one rank's share of the indices: every num_replicas-th, starting at the rank's place,
+-- after a shuffle that depends on seed + epoch (the same on every rank); padded by
+-- repetition to equal shares, or cut to them with drop_last. rank is 0-based, 0 ..
+-- num_replicas - 1, as the process ranks of mpirun and distributed.get_rank() are (the
+-- one exception to 1-based numbering: a rank names a process, not a position). Both
+-- default to the process group's (world size and rank) once distributed is initialized,
+-- else to 1 and 0.
+local function whole(v) return math.type(v) == 'integer' or (type(v) == 'number' and v == math.floor(v)) end
 local Distributed = torch.class('data.DistributedSampler', 'data.Sampler')
 function Distributed:__init(ds, opts)
   opts = opts or {}
   self.n = type(ds) == 'number' and ds or data.len(ds)
-  self.num_replicas = opts.num_replicas or 1
-  self.rank = opts.rank or 1
-  if self.rank < 1 or self.rank > self.num_replicas then
-    error(string.format('DistributedSampler: rank %d out of range 1..%d', self.rank, self.num_replicas), 3)
+  local dist = package.loaded.distributed
+  local grouped = type(dist) == 'table' and type(dist.is_initialized) == 'function' and dist.is_initialized()
+  self.num_replicas = opts.num_replicas or (grouped and dist.get_world_size()) or 1
+  self.rank = opts.rank or (grouped and dist.get_rank()) or 0
+  if not whole(self.num_replicas) or self.num_replicas < 1 then
+    error(string.format('data.DistributedSampler: num_replicas must be a positive integer, got %s',
+                        tostring(self.num_replicas)), 3)
   end
+  if not whole(self.rank) or self.rank < 0 or self.rank > self.num_replicas - 1 then
+    error(string.format('data.DistributedSampler: rank %s out of range 0..%d (ranks are 0-based, as mpirun\'s '
+                        .. 'and distributed.get_rank()\'s)', tostring(self.rank), self.num_replicas - 1), 3)
+  end
+  self.num_replicas, self.rank = math.tointeger(self.num_replicas), math.tointeger(self.rank)
   self.shuffle = opts.shuffle ~= false
   self.seed, self.epoch, self.drop_last = opts.seed or 0, 0, opts.drop_last or false
   if self.drop_last then self.num_samples = self.n // self.num_replicas
@@ -208,7 +222,7 @@ function Distributed:iter()
   local k = 1
   while #order < self.total_size do order[#order + 1] = order[k]; k = k + 1 end
   local mine = {}
-  for i = self.rank, self.total_size, self.num_replicas do mine[#mine + 1] = order[i] end
+  for i = self.rank + 1, self.total_size, self.num_replicas do mine[#mine + 1] = order[i] end
   return array_iter(mine)
 end
 
