@@ -173,10 +173,21 @@ static void release_all(mt_tensor *t, int n) {
   for (int i = 0; i < n; i++) mt_tensor_release(&t[i]);
 }
 
-/* Threads to spread n images over: 1 unless threads are on and n > 1. */
-static int image_threads(int64_t n) {
+/* Threads to spread the images over: 1 unless threads are on, there is more
+   than one image, and each thread gets at least CONV_THREAD_MACS of the
+   convolution's multiply-adds (waking a thread costs a few microseconds: a
+   smaller share runs faster on one). The count is an estimate in double, not a
+   size: it only chooses how many threads to wake. */
+#define CONV_THREAD_MACS 262144.0
+static int image_threads(const mt_conv_geom *g) {
   int t = mt_get_num_threads();
-  return t < 1 ? 1 : (n < t ? (int)(n < 1 ? 1 : n) : t);
+  if (t < 1) t = 1;
+  if (g->n < t) t = g->n < 1 ? 1 : (int)g->n;
+  const double macs = (double)g->n * (double)g->o * (double)(g->c / (g->groups > 0 ? g->groups : 1)) *
+                      (double)g->kh * (double)g->kw * (double)g->oh * (double)g->ow;
+  const double by_work = macs / CONV_THREAD_MACS;
+  if (by_work < t) t = by_work < 1 ? 1 : (int)by_work;
+  return t;
 }
 
 
@@ -448,7 +459,7 @@ typedef struct {
 } chunk_plan;
 
 static void chunk_plan_of(chunk_plan *c, const mt_conv_geom *g, int64_t grid_rows, int64_t taps) {
-  c->nt = image_threads(g->n);
+  c->nt = image_threads(g);
   c->chunk = chunk_images(g, c->nt);
   plane_geom p;
   plane_geom_of(&p, g, c->chunk);
@@ -780,7 +791,7 @@ static int direct_forward(float *y, const float *x, const float *w, const float 
     }
     col_geom p;
     col_geom_of(&p, g);
-    c.nt = image_threads(g->n);
+    c.nt = image_threads(g);
     c.chunk = images_per_chunk(g->n, c.nt, p.img, PLANES_TARGET_BYTES);
     c.floats = c.chunk * p.img + f.ogp * FWD_NR + f.kg * VL;   /* planes, partial tiles, packed tails */
     c.taps = 2 * f.kg;
@@ -936,7 +947,7 @@ static int col_weight_grad(float *gw, float *gb, const float *x, const float *gy
   col_geom p;
   col_geom_of(&p, g);
   chunk_plan c;
-  c.nt = image_threads(g->n);
+  c.nt = image_threads(g);
   c.chunk = images_per_chunk(g->n, c.nt, p.img, 2 * PLANES_TARGET_BYTES);
   c.floats = c.chunk * p.img;
   c.taps = f.kgp;
@@ -1122,7 +1133,7 @@ static int wgt_weight_grad(float *gw, float *gb, const float *x, const float *gy
   f.mk = WGT_MK_OF(f.nv);
   f.kgp = (f.kg + f.bias + f.mk - 1) / f.mk * f.mk;
   chunk_plan c;
-  c.nt = image_threads(g->n);
+  c.nt = image_threads(g);
   c.chunk = chunk_images(g, c.nt);
   plane_geom p;
   plane_geom_of(&p, g, c.chunk);
@@ -1248,7 +1259,7 @@ static int gemm_run(gemm_path path, int dtype, char *out, const char *a, const c
   const int64_t cols_size = g->c * g->kh * g->kw * g->oh * g->ow, wsize = g->o * (g->c / g->groups) * g->kh * g->kw;
   const int64_t xs = g->c * g->h * g->w, ys = g->o * g->oh * g->ow;
   const size_t es = mt_dtype_size(dtype);
-  const int nt = image_threads(g->n);
+  const int nt = image_threads(g);
   const int64_t per_thread = cols_size + (path == PATH_WEIGHT_GRAD ? wsize : 0);
   const size_t bytes = es * (size_t)per_thread * (size_t)nt;
   char *scratch = mt_alloc(bytes);
