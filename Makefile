@@ -55,7 +55,38 @@ ifeq ($(CUDA),1)
 CUDA_TARGET := $(CUDA_LIB)
 endif
 
-all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET)
+# ---- the MPI backend of lib/distributed (src/distributed -> build/distributed/mpi.so) ----
+# Built whenever mpicc is found (OpenMPI's libopenmpi-dev, from scripts/deps.sh);
+# `make MPI=0` skips it. Only mpi.so links MPI, with mpicc's own flags: the
+# engine and th never do, and `require 'distributed'` loads it on
+# init_process_group.
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+MPI ?= $(if $(MPICC),1,0)
+MPI_CFLAGS = $(shell $(MPICC) -showme:compile 2>/dev/null || pkg-config --cflags ompi-c mpich 2>/dev/null)
+MPI_LIBS = $(shell $(MPICC) -showme:link 2>/dev/null || pkg-config --libs ompi-c mpich 2>/dev/null)
+MPI_RPATH = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(MPI_LIBS)))
+comma := ,
+MPI_LIB := $(BUILD)/distributed/mpi.so
+ifeq ($(MPI),1)
+MPI_TARGET := $(MPI_LIB)
+endif
+
+all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET) $(MPI_TARGET)
+
+$(BUILD)/src/distributed/%.o: src/distributed/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+-include $(BUILD)/src/distributed/mpi.d
+
+$(MPI_LIB): $(BUILD)/src/distributed/mpi.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $< -L$(BUILD) -lmoontorch $(MPI_LIBS) $(MPI_RPATH) \
+	  -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
+
+mpi: $(MPI_LIB)
+.PHONY: mpi
+
 
 cuda: $(CUDA_LIB)
 .PHONY: cuda
@@ -188,6 +219,7 @@ install: all
 	install -m 755 $(CORE) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/
 	install -m 755 $(TH) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/)
+	$(if $(MPI_TARGET),install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed && install -m 755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/)
 	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
 
 clean:
