@@ -142,10 +142,20 @@ print(torch.distributed == d)
         local r, out = results()
         if not r then return end
         for _, name in ipairs({'mismatch.shapes', 'mismatch.dtypes', 'mismatch.collectives', 'mismatch.ops',
-                               'mismatch.roots', 'mismatch.all_gather'}) do
+                               'mismatch.roots', 'mismatch.barrier', 'mismatch.all_gather'}) do
           expect_ok(r, out, c.np, name)
         end
       end)
     end)
   end
+
+  it('a collective that waits past timeout= names the collective, the rank and the timeout, and the job ends',
+    function()
+      if why_not then pending(why_not .. ': the MPI specs are skipped') return end
+      local r, out = run(2, 'self,vader', 'timeout')
+      assert(r.started and r.started[0] == 'ok' and r.started[1] == 'ok', out)
+      assert.is_nil(r.returned, out)
+      assert.truthy(out:find('distributed.all_reduce (rank 0 of 2): timed out after 1 s (init_process_group\'s '
+                             .. 'timeout=): another rank skipped this collective, is stuck or died', 1, true), out)
+    end)
 end)

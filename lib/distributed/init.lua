@@ -111,8 +111,9 @@ distributed.group = {WORLD = setmetatable({}, {__tostring = function() return 'd
 -- distributed.init_process_group{backend='mpi', timeout=1800}: joins the
 -- default process group. Rank and world size come from MPI (start the
 -- script with mpirun); rank= and world_size=, when given, must agree with
--- them. timeout (seconds, default 1800) is kept for get_timeout(); the
--- collectives do not enforce it yet (docs/distributed.md). Set
+-- them. A collective that waits longer than timeout (seconds, default
+-- 1800, as PyTorch) for the other ranks prints what timed out and ends the
+-- process; mpirun then stops the others (docs/distributed.md). Set
 -- TH_DISTRIBUTED_DEBUG=1 to check, before each collective, that every rank
 -- passes the same shape and dtype.
 function distributed.init_process_group(opts)
@@ -137,7 +138,7 @@ function distributed.init_process_group(opts)
   end
   local C = load_backend(2)
   local debug_env = os.getenv('TH_DISTRIBUTED_DEBUG')
-  local rank, world = C.init(debug_env ~= nil and debug_env ~= '' and debug_env ~= '0')
+  local rank, world = C.init(debug_env ~= nil and debug_env ~= '' and debug_env ~= '0', timeout)
   if not rank then error('distributed.init_process_group: ' .. world, 2) end
   for key, value in pairs({rank = rank, world_size = world}) do
     if opts[key] ~= nil and opts[key] ~= value then

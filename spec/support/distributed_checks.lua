@@ -3,6 +3,8 @@
 --   main      every collective against its definition, on every dtype, and the
 --             errors, mismatched calls across ranks among them
 --   debug     the same, run with TH_DISTRIBUTED_DEBUG=1 (the mismatch errors say more)
+--   timeout   init_process_group{timeout=1}; rank 0 calls all_reduce, the others skip
+--             it: rank 0 reports the timeout and ends, and mpirun stops the others
 -- Each check prints "CHECK <name> <rank> ok" or "CHECK <name> <rank> FAIL <why>";
 -- the spec looks for every name it expects on every rank. Expected values come
 -- from each collective's definition over values that depend on the rank.
@@ -10,8 +12,23 @@ local torch = require 'torch'
 local d = require 'distributed'
 local mode = arg[1] or 'main'
 
-d.init_process_group{backend = 'mpi'}
+d.init_process_group{backend = 'mpi', timeout = mode == 'timeout' and 1 or nil}
 local rank, n = d.get_rank(), d.get_world_size()
+
+if mode == 'timeout' then
+  assert(d.get_timeout() == 1)
+  io.write(('CHECK started %d ok\n'):format(rank))
+  io.stdout:flush()
+  if rank == 0 then
+    d.all_reduce(torch.ones(4))
+    io.write('CHECK returned 0 FAIL the all_reduce returned\n')
+  else
+    local t0 = os.time()
+    while os.time() - t0 < 30 do end          -- busy: skips the collective (mpirun stops it)
+    io.write(('CHECK returned %d FAIL nobody stopped this rank\n'):format(rank))
+  end
+  os.exit(0)
+end
 
 local function report(name, ok, why)
   io.write(('CHECK %s %d %s\n'):format(name, rank, ok and 'ok' or ('FAIL ' .. tostring(why):gsub('\n', ' '))))
@@ -236,6 +253,8 @@ on_every_rank('mismatch.ops', function() d.all_reduce(torch.zeros(2), {op = rank
   debug_mode and "rank 0 reduces with op='sum' but rank 1 with op='max'" or 'the ranks call with different reduction ops')
 on_every_rank('mismatch.roots', function() d.broadcast(torch.zeros(2), {src = rank == 1 and 1 or 0}) end,
   debug_mode and 'rank 0 passes src=0 but rank 1 src=1' or 'the ranks call with different src/dst ranks')
+on_every_rank('mismatch.barrier', function() if rank == 0 then d.barrier() else d.all_reduce(torch.zeros(1)) end end,
+  debug_mode and 'rank 0 called barrier but rank 1 all_reduce at the same point' or 'the ranks call with different collectives')
 on_every_rank('mismatch.all_gather', function() d.all_gather({}, torch.zeros(rank == 0 and 2 or 3)) end,
   'distributed.all_gather ' .. at, debug_mode and 'rank 0 passes a tensor of shape 2 (float32) but rank 1 one of shape 3 (float32)'
   or 'the ranks pass different element counts (from 2 to 3)')

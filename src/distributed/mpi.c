@@ -19,12 +19,65 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
 #include "../tensor/mt_tensor.h"
 
 static MPI_Comm comm = MPI_COMM_NULL;   /* the default group: a duplicate of MPI_COMM_WORLD */
 static int rank = -1, world = 0;
 static int debug;                       /* TH_DISTRIBUTED_DEBUG=1: shapes checked before each collective */
 #define TENSOR_MT lua_upvalueindex(1)
+
+/* ---- the timeout ----
+   A watchdog thread looks, a few times per timeout, at the collective the
+   main thread waits in (MPI's blocking calls stay as fast as they are). One
+   that waits longer than init_process_group's timeout= cannot be called
+   off (MPI may still write into its tensor), so the watchdog prints what
+   timed out, naming the collective, the rank and the timeout, and ends the
+   process: mpirun then stops every other rank. Never a silent hang. */
+static double timeout_s;
+static _Atomic uint64_t wd_seq;             /* odd while a collective runs */
+static _Atomic int64_t wd_start_ns;
+static _Atomic(const char *) wd_op;
+static atomic_int wd_stop;
+static pthread_t wd_thread;
+static int wd_running;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void wd_enter(const char *op) {
+  atomic_store(&wd_op, op);
+  atomic_store(&wd_start_ns, now_ns());
+  atomic_fetch_add(&wd_seq, 1);
+}
+static void wd_exit(void) { atomic_fetch_add(&wd_seq, 1); }
+#define GUARDED(op, call) do { wd_enter(op); e = (call); wd_exit(); } while (0)
+
+static void *watchdog(void *arg) {
+  (void)arg;
+  double step = timeout_s / 20 < 0.01 ? 0.01 : timeout_s / 20 > 1 ? 1 : timeout_s / 20;
+  struct timespec nap = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+  while (!atomic_load(&wd_stop)) {
+    nanosleep(&nap, NULL);
+    uint64_t seq = atomic_load(&wd_seq);
+    if (!(seq & 1)) continue;
+    const char *op = atomic_load(&wd_op);
+    int64_t start = atomic_load(&wd_start_ns);
+    if (atomic_load(&wd_seq) != seq || (double)(now_ns() - start) < timeout_s * 1e9) continue;
+    fprintf(stderr, "distributed.%s (rank %d of %d): timed out after %g s (init_process_group's timeout=): "
+            "another rank skipped this collective, is stuck or died. This process ends; mpirun stops the "
+            "others.\n", op, rank, world, timeout_s);
+    fflush(stderr);
+    _exit(1);
+  }
+  return NULL;
+}
 
 /* ---- messages ---- */
 static char msg[1024];
@@ -128,8 +181,8 @@ static int buf_finish(lua_State *L, const char *op, buffer *b, mt_tensor *t, int
    Every rank contributes (collective, dtype, ndim, shape) and every rank
    compares them all, so that each raises the same error instead of one
    waiting forever in a collective the others left. */
-enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER };
-static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather"};
+enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_BARRIER };
+static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier"};
 #define SIG_LEN (5 + MT_MAX_DIMS)
 
 /* Outside debug mode, one small all-reduce checks that every rank calls the
@@ -141,7 +194,8 @@ static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce
 static int check_counts(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t) {
   int64_t v[NSIG] = {coll, rop, root, t->dtype, mt_numel(t)}, mm[2 * NSIG];
   for (int i = 0; i < NSIG; i++) { mm[i] = v[i]; mm[NSIG + i] = -v[i]; }
-  int e = MPI_Allreduce(MPI_IN_PLACE, mm, 2 * NSIG, MPI_INT64_T, MPI_MAX, comm);
+  int e;
+  GUARDED(op, MPI_Allreduce(MPI_IN_PLACE, mm, 2 * NSIG, MPI_INT64_T, MPI_MAX, comm));
   if (e != MPI_SUCCESS) return mpi_fail(L, op, e);
   static const char *const what[NSIG] = {"collectives", "reduction ops", "src/dst ranks", "dtypes", "element counts"};
   for (int i = 0; i < NSIG; i++)
@@ -166,13 +220,14 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
   if (mt_mul_size(op, world, SIG_LEN * (int64_t)sizeof(int64_t), &nbytes)) return fail(L, op, "%s", mt_error());
   int64_t *all = malloc((size_t)nbytes);
   if (!all) return fail(L, op, "out of memory");
-  int e = MPI_Allgather(mine, SIG_LEN, MPI_INT64_T, all, SIG_LEN, MPI_INT64_T, comm);
+  int e;
+  GUARDED(op, MPI_Allgather(mine, SIG_LEN, MPI_INT64_T, all, SIG_LEN, MPI_INT64_T, comm));
   if (e != MPI_SUCCESS) { free(all); return mpi_fail(L, op, e); }
   for (int r = 0; r < world; r++) {
     const int64_t *s = all + (size_t)r * SIG_LEN;
     if (s[0] != all[0]) {
-      const char *ca = all[0] >= 1 && all[0] <= 4 ? coll_names[all[0]] : "?";
-      const char *cb = s[0] >= 1 && s[0] <= 4 ? coll_names[s[0]] : "?";
+      const char *ca = all[0] >= 1 && all[0] <= 5 ? coll_names[all[0]] : "?";
+      const char *cb = s[0] >= 1 && s[0] <= 5 ? coll_names[s[0]] : "?";
       free(all);
       return fail(L, op, "rank 0 called %s but rank %d %s at the same point (every rank must call the same "
                   "collectives in the same order)", ca, r, cb);
@@ -217,7 +272,7 @@ static int check_init(lua_State *L, const char *op) {
 
 /* ---- the functions ---- */
 
-/* init(env_debug) -> rank, world size | nil, message */
+/* init(debug, timeout in seconds) -> rank, world size | nil, message */
 static int l_init(lua_State *L) {
   if (comm != MPI_COMM_NULL) { lua_pushnil(L); lua_pushstring(L, "the default process group is already initialised"); return 2; }
   int inited = 0, finalized = 0, e;
@@ -245,6 +300,9 @@ static int l_init(lua_State *L) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &world);
   debug = lua_toboolean(L, 1);
+  timeout_s = luaL_checknumber(L, 2);
+  atomic_store(&wd_stop, 0);
+  wd_running = pthread_create(&wd_thread, NULL, watchdog, NULL) == 0;
   lua_pushinteger(L, rank);
   lua_pushinteger(L, world);
   return 2;
@@ -253,6 +311,11 @@ static int l_init(lua_State *L) {
 /* destroy(): frees the group and finalises MPI */
 static int l_destroy(lua_State *L) {
   if (check_init(L, "destroy_process_group")) return 1;
+  if (wd_running) {
+    atomic_store(&wd_stop, 1);
+    pthread_join(wd_thread, NULL);
+    wd_running = 0;
+  }
   MPI_Comm_free(&comm);
   comm = MPI_COMM_NULL;
   rank = -1; world = 0;
@@ -262,7 +325,10 @@ static int l_destroy(lua_State *L) {
 
 static int l_barrier(lua_State *L) {
   if (check_init(L, "barrier")) return 1;
-  int e = MPI_Barrier(comm);
+  mt_tensor none = {0};
+  if (check_shapes(L, "barrier", COLL_BARRIER, -1, -1, &none)) return 1;
+  int e;
+  GUARDED("barrier", MPI_Barrier(comm));
   return e == MPI_SUCCESS ? 0 : mpi_fail(L, "barrier", e);
 }
 
@@ -282,9 +348,10 @@ static int reduce_common(lua_State *L, const char *name, int coll, int dst) {
   for (int64_t done = 0; done < n; done += PIECE) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
     char *at = p + done * esize;                 /* < numel * size: within the storage */
-    int e = coll == COLL_ALL_REDUCE ? MPI_Allreduce(MPI_IN_PLACE, at, count, type, mop, comm)
-          : rank == dst             ? MPI_Reduce(MPI_IN_PLACE, at, count, type, mop, dst, comm)
-                                    : MPI_Reduce(at, NULL, count, type, mop, dst, comm);
+    int e;
+    GUARDED(name, coll == COLL_ALL_REDUCE ? MPI_Allreduce(MPI_IN_PLACE, at, count, type, mop, comm)
+                  : rank == dst         ? MPI_Reduce(MPI_IN_PLACE, at, count, type, mop, dst, comm)
+                                        : MPI_Reduce(at, NULL, count, type, mop, dst, comm));
     if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, name, e); }
   }
   return buf_finish(L, name, &b, t, write);
@@ -309,7 +376,8 @@ static int l_broadcast(lua_State *L) {
   char *p = mt_data(&b.t);
   for (int64_t done = 0; done < n; done += PIECE) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
-    int e = MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm);
+    int e;
+    GUARDED("broadcast", MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
     if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, "broadcast", e); }
   }
   return buf_finish(L, "broadcast", &b, t, write);
@@ -339,7 +407,8 @@ static int l_all_gather(lua_State *L) {
   if (buf_open(L, name, &bi, t, t->dtype, 0)) return 1;
   if (buf_open(L, name, &bo, out, out->dtype, 1)) { mt_tensor_release(&bi.t); return 1; }
   MPI_Datatype type = mpi_type(t->dtype);
-  int e = MPI_Allgather(n ? mt_data(&bi.t) : NULL, (int)n, type, total ? mt_data(&bo.t) : NULL, (int)n, type, comm);
+  int e;
+  GUARDED(name, MPI_Allgather(n ? mt_data(&bi.t) : NULL, (int)n, type, total ? mt_data(&bo.t) : NULL, (int)n, type, comm));
   mt_tensor_release(&bi.t);
   if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, name, e); }
   return buf_finish(L, name, &bo, out, 1);
