@@ -246,7 +246,8 @@ end
 
 -- distributed.all_gather_into_tensor(out, t): out (world size x t's
 -- elements, t's dtype: shape {world, ...} or {world * n, ...}) receives every
--- rank's t in rank order. Returns out.
+-- rank's t in rank order; t may be a view of out (its own rank's block, in
+-- place). Returns out.
 function distributed.all_gather_into_tensor(out, t, opts)
   check_group('all_gather_into_tensor', 2)
   check_tensor('all_gather_into_tensor', out, 'the output', 2)

@@ -118,6 +118,16 @@ for _, dt in ipairs(DTYPES) do
     local out = torch.zeros(n * 2, 2, {dtype = dt})
     d.all_gather_into_tensor(out, values(rank))
     for r = 0, n - 1 do expect_equal(out:narrow(1, 2 * r + 1, 2), values(r), 'out rows of rank ' .. r) end
+    -- the input inside the output: its own slot (in place), and another place (copied first)
+    local inplace = torch.zeros(n * 2, 2, {dtype = dt})
+    inplace:narrow(1, 2 * rank + 1, 2):copy(values(rank))
+    d.all_gather_into_tensor(inplace, inplace:narrow(1, 2 * rank + 1, 2))
+    expect_equal(inplace, out, 'all_gather_into_tensor in place')
+    local shifted = torch.zeros(n * 2, 2, {dtype = dt})
+    local at = (rank + 1) % n
+    shifted:narrow(1, 2 * at + 1, 2):copy(values(rank))
+    d.all_gather_into_tensor(shifted, shifted:narrow(1, 2 * at + 1, 2))
+    expect_equal(shifted, out, 'all_gather_into_tensor from another slot of the output')
   end)
 end
 

@@ -407,8 +407,29 @@ static int l_all_gather(lua_State *L) {
   if (buf_open(L, name, &bi, t, t->dtype, 0)) return 1;
   if (buf_open(L, name, &bo, out, out->dtype, 1)) { mt_tensor_release(&bi.t); return 1; }
   MPI_Datatype type = mpi_type(t->dtype);
+  /* t inside out (its slot: t = out's rank-th block, PyTorch's in-place
+     form) is MPI_IN_PLACE; overlapping out anywhere else, t is copied first
+     (MPI's buffers must not overlap) */
+  const void *send = n ? mt_data(&bi.t) : NULL;
+  if (n && bi.t.storage == bo.t.storage) {
+    int64_t esize = mt_dtypes[t->dtype].size, nbytes, obytes, slot;
+    uintptr_t pi = (uintptr_t)mt_data(&bi.t), po = (uintptr_t)mt_data(&bo.t);
+    if (mt_mul_size(name, n, esize, &nbytes) || mt_mul_size(name, total, esize, &obytes) ||
+        mt_mul_size(name, nbytes, rank, &slot)) {
+      mt_tensor_release(&bi.t); mt_tensor_release(&bo.t);
+      return fail(L, name, "%s", mt_error());
+    }
+    if (pi == po + (uintptr_t)slot) send = MPI_IN_PLACE;
+    else if (pi < po + (uintptr_t)obytes && po < pi + (uintptr_t)nbytes) {
+      mt_tensor c = {0};
+      if (mt_clone(&c, &bi.t)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); return fail(L, name, "%s", mt_error()); }
+      mt_tensor_release(&bi.t);
+      bi.t = c;
+      send = mt_data(&bi.t);
+    }
+  }
   int e;
-  GUARDED(name, MPI_Allgather(n ? mt_data(&bi.t) : NULL, (int)n, type, total ? mt_data(&bo.t) : NULL, (int)n, type, comm));
+  GUARDED(name, MPI_Allgather(send, (int)n, type, total ? mt_data(&bo.t) : NULL, (int)n, type, comm));
   mt_tensor_release(&bi.t);
   if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, name, e); }
   return buf_finish(L, name, &bo, out, 1);
