@@ -76,6 +76,10 @@ local function check_tensor(op, t, what, level)
     error(('distributed.%s: expected %s to be a tensor, got %s'):format(op, what, torch.typename(t) or type(t)),
           level + 1)
   end
+  if t.device ~= 'cpu' then
+    error(('distributed.%s: %s is on %s; the MPI backend takes CPU tensors (the NCCL backend for GPU tensors '
+           .. 'is not there yet)'):format(op, what, tostring(t.device)), level + 1)
+  end
 end
 
 -- a rank argument (src=, dst=): an integer in 0 .. world size - 1
