@@ -56,12 +56,13 @@ CUDA_TARGET := $(CUDA_LIB)
 endif
 
 # ---- the MPI backend of lib/distributed (src/distributed -> build/distributed/mpi.so) ----
-# Built whenever mpicc is found (OpenMPI's libopenmpi-dev, from scripts/deps.sh);
-# `make MPI=0` skips it. Only mpi.so links MPI, with mpicc's own flags: the
-# engine and th never do, and `require 'distributed'` loads it on
-# init_process_group.
+# Built whenever mpicc is found (OpenMPI's libopenmpi-dev, which scripts/deps.sh
+# installs): looked for when the build runs, after deps.sh, so a first `make`
+# on a clean machine builds it too; `make MPI=0` skips it, MPI=1 insists. Only
+# mpi.so links MPI, with mpicc's own flags: the engine and th never do, and
+# `require 'distributed'` loads it on init_process_group.
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
-MPI ?= $(if $(MPICC),1,0)
+MPI ?= auto
 MPI_CFLAGS = $(shell $(MPICC) -showme:compile 2>/dev/null || pkg-config --cflags ompi-c mpich 2>/dev/null)
 MPI_LIBS = $(shell $(MPICC) -showme:link 2>/dev/null || pkg-config --libs ompi-c mpich 2>/dev/null)
 MPI_RPATH = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(MPI_LIBS)))
@@ -69,6 +70,8 @@ comma := ,
 MPI_LIB := $(BUILD)/distributed/mpi.so
 ifeq ($(MPI),1)
 MPI_TARGET := $(MPI_LIB)
+else ifeq ($(MPI),auto)
+MPI_TARGET := mpi-auto
 endif
 
 all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET) $(MPI_TARGET)
@@ -85,7 +88,9 @@ $(MPI_LIB): $(BUILD)/src/distributed/mpi.o $(LIB)
 	  -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
 
 mpi: $(MPI_LIB)
-.PHONY: mpi
+mpi-auto: $(LIB) | $(DEPS_STAMP)
+	@if command -v mpicc > /dev/null 2>&1; then $(MAKE) --no-print-directory MPI=1 $(MPI_LIB); fi
+.PHONY: mpi mpi-auto
 
 
 cuda: $(CUDA_LIB)
@@ -219,7 +224,8 @@ install: all
 	install -m 755 $(CORE) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/
 	install -m 755 $(TH) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/)
-	$(if $(MPI_TARGET),install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed && install -m 755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/)
+	if [ -f $(MPI_LIB) ]; then install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed && \
+	  install -m 755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/; fi
 	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
 
 clean:
