@@ -55,7 +55,43 @@ ifeq ($(CUDA),1)
 CUDA_TARGET := $(CUDA_LIB)
 endif
 
-all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET)
+# ---- the MPI backend of lib/distributed (src/distributed -> build/distributed/mpi.so) ----
+# Built whenever mpicc is found (OpenMPI's libopenmpi-dev, which scripts/deps.sh
+# installs): looked for when the build runs, after deps.sh, so a first `make`
+# on a clean machine builds it too; `make MPI=0` skips it, MPI=1 insists. Only
+# mpi.so links MPI, with mpicc's own flags: the engine and th never do, and
+# `require 'distributed'` loads it on init_process_group.
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+MPI ?= auto
+MPI_CFLAGS = $(shell $(MPICC) -showme:compile 2>/dev/null || pkg-config --cflags ompi-c mpich 2>/dev/null)
+MPI_LIBS = $(shell $(MPICC) -showme:link 2>/dev/null || pkg-config --libs ompi-c mpich 2>/dev/null)
+MPI_RPATH = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(MPI_LIBS)))
+comma := ,
+MPI_LIB := $(BUILD)/distributed/mpi.so
+ifeq ($(MPI),1)
+MPI_TARGET := $(MPI_LIB)
+else ifeq ($(MPI),auto)
+MPI_TARGET := mpi-auto
+endif
+
+all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET) $(MPI_TARGET)
+
+$(BUILD)/src/distributed/%.o: src/distributed/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+-include $(BUILD)/src/distributed/mpi.d
+
+$(MPI_LIB): $(BUILD)/src/distributed/mpi.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $< -L$(BUILD) -lmoontorch $(MPI_LIBS) $(MPI_RPATH) \
+	  -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../../..' -lm
+
+mpi: $(MPI_LIB)
+mpi-auto: $(LIB) | $(DEPS_STAMP)
+	@if command -v mpicc > /dev/null 2>&1; then $(MAKE) --no-print-directory MPI=1 $(MPI_LIB); fi
+.PHONY: mpi mpi-auto
+
 
 cuda: $(CUDA_LIB)
 .PHONY: cuda
@@ -188,6 +224,8 @@ install: all
 	install -m 755 $(CORE) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/
 	install -m 755 $(TH) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/)
+	if [ -f $(MPI_LIB) ]; then install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed && \
+	  install -m 755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/; fi
 	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
 
 clean:

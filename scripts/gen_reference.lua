@@ -6,6 +6,7 @@ local torch = require 'torch'
 require 'nn'
 require 'optim'
 require 'data'
+require 'distributed'
 torch._load_all()   -- the modules torch loads on first use
 
 local OUTPUT = arg and arg[1] or 'docs/reference.md'
@@ -24,6 +25,7 @@ local LUA_SECTIONS = {
   {'torch.utils.', 'torch.utils'}, {'nn.', 'nn: modules and criteria'}, {'nn.functional.', 'nn.functional'},
   {'nn.init.', 'nn.init'}, {'nn.utils.', 'nn.utils'}, {'optim.', 'optim'},
   {'optim.lr_scheduler.', 'optim.lr_scheduler'}, {'data.', 'data'}, {'data.transforms.', 'data.transforms'},
+  {'distributed.', 'distributed'},
 }
 
 local function section_of(name)

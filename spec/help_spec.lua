@@ -5,6 +5,7 @@ local torch = require 'torch'
 local nn = require 'nn'
 local optim = require 'optim'
 local data = require 'data'
+local distributed = require 'distributed'
 
 -- What print wrote while fn ran.
 local function printed(fn, ...)
@@ -32,7 +33,7 @@ describe('help', function()
     local roots = {
       torch = torch, ['x:'] = torch._methods, ['torch.autograd'] = torch.autograd, ['torch.cuda'] = torch.cuda,
       nn = nn, ['nn.functional'] = nn.functional, ['nn.init'] = nn.init, ['nn.utils'] = nn.utils,
-      optim = optim, ['optim.lr_scheduler'] = optim.lr_scheduler, data = data,
+      optim = optim, ['optim.lr_scheduler'] = optim.lr_scheduler, data = data, distributed = distributed,
     }
     local missing, count = {}, 0
     for prefix, t in pairs(roots) do

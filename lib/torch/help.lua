@@ -223,6 +223,7 @@ local function roots()
     list[#list + 1] = {'data', data}
     list[#list + 1] = {'data.transforms', data.transforms}
   end
+  if type(package.loaded.distributed) == 'table' then list[#list + 1] = {'distributed', package.loaded.distributed} end
   return list
 end
 

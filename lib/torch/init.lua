@@ -601,9 +601,9 @@ end
 torch._format_stubs = {}      -- the stubs, documented by t7format's functions once it loads
 for name in pairs(torch._own_format) do torch._format_stubs[name] = torch[name] end
 
--- torch.nn, torch.optim and torch.data: the libraries, loaded on first use (as PyTorch's
+-- torch.nn, torch.optim, torch.data and torch.distributed: the libraries, loaded on first use (as PyTorch's
 -- torch.nn and torch.optim come with torch); the globals nn, optim, data need a require
-local libraries, loading = {nn = 'nn', optim = 'optim', data = 'data'}, {}
+local libraries, loading = {nn = 'nn', optim = 'optim', data = 'data', distributed = 'distributed'}, {}
 setmetatable(torch, {__index = function(_, k)
   if libraries[k] and not loading[k] then        -- (nil to the library itself while it loads)
     loading[k] = true

@@ -1,0 +1,310 @@
+-- distributed: process groups and collectives over MPI (OpenMPI), for
+-- training across processes and machines. `local distributed = require
+-- 'distributed'` (also torch.distributed). Run a script under mpirun:
+--   mpirun -np 2 th train.lua
+-- Ranks count from 0, as mpirun, RANK/WORLD_SIZE and every log line do (the
+-- one exception to 1-based numbering). The collectives work in place on CPU
+-- tensors of every dtype, calling MPI on the tensor's memory (a
+-- non-contiguous tensor goes through a contiguous copy, copied back).
+-- docs/distributed.md says what exists and what does not yet.
+local torch = require 'torch'
+
+local distributed = {}
+package.loaded.distributed = distributed
+
+-- the reduction ops, as PyTorch's torch.distributed.ReduceOp (strings here)
+distributed.ReduceOp = {SUM = 'sum', AVG = 'avg', PRODUCT = 'product', MIN = 'min', MAX = 'max'}
+
+local backend            -- the functions of build/distributed/mpi.so, once loaded
+local group              -- the default group: {backend=, rank=, world=, timeout=}, nil before init
+
+local function load_backend(level)
+  if backend then return backend end
+  local path = package.searchpath('distributed.mpi', package.cpath)
+  if not path then
+    error("distributed.init_process_group: the MPI backend (distributed/mpi.so) is not built: install OpenMPI "
+          .. "(libopenmpi-dev openmpi-bin, as scripts/deps.sh does) and run make again (without MPI=0)", level + 1)
+  end
+  local open, err = package.loadlib(path, 'luaopen_distributed_mpi')
+  if not open then
+    error('distributed.init_process_group: the MPI backend could not be loaded: ' .. tostring(err), level + 1)
+  end
+  backend = open()(getmetatable(torch.empty(0)))
+  return backend
+end
+
+-- "distributed.op (rank r of n): " for the Lua side's messages
+local function where(op)
+  return ('distributed.%s (rank %d of %d): '):format(op, group.rank, group.world)
+end
+
+local function check_group(op, level)
+  if not group then
+    error(('distributed.%s: the default process group is not initialised: call '
+           .. "distributed.init_process_group{backend='mpi'} first"):format(op), level + 1)
+  end
+end
+
+-- the options table at a call, checked against the names it may hold
+local function options(op, opts, allowed, level)
+  if opts == nil then return {} end
+  if type(opts) ~= 'table' then
+    error(('distributed.%s: expected the options as a table, got %s'):format(op, type(opts)), level + 1)
+  end
+  for k in pairs(opts) do
+    if k == 'async_op' and opts.async_op then
+      error(('distributed.%s: async_op is not supported yet: the collectives run to completion before they '
+             .. 'return'):format(op), level + 1)
+    end
+    if not allowed[k] and k ~= 'async_op' and k ~= 'group' then
+      local names = {}
+      for name in pairs(allowed) do names[#names + 1] = name end
+      table.sort(names)
+      error(('distributed.%s: unknown option %s (it takes %s)'):format(op, tostring(k),
+            #names > 0 and table.concat(names, ', ') or 'none'), level + 1)
+    end
+  end
+  if opts.group ~= nil and opts.group ~= distributed.group.WORLD then
+    error(('distributed.%s: group= takes distributed.group.WORLD only (new_group is not there yet)'):format(op),
+          level + 1)
+  end
+  return opts
+end
+
+local function check_tensor(op, t, what, level)
+  if not torch.isTensor(t) then
+    error(('distributed.%s: expected %s to be a tensor, got %s'):format(op, what, torch.typename(t) or type(t)),
+          level + 1)
+  end
+  if t.device ~= 'cpu' then
+    error(('distributed.%s: %s is on %s; the MPI backend takes CPU tensors (the NCCL backend for GPU tensors '
+           .. 'is not there yet)'):format(op, what, tostring(t.device)), level + 1)
+  end
+end
+
+-- a rank argument (src=, dst=): an integer in 0 .. world size - 1
+local function check_rank(op, name, r, level)
+  if math.type(r) ~= 'integer' and not (type(r) == 'number' and r == math.floor(r)) then
+    error(('%s%s= must be a rank (an integer), got %s'):format(where(op), name, tostring(r)), level + 1)
+  end
+  r = math.tointeger(r)
+  if not r or r < 0 or r >= group.world then
+    error(('%s%s=%s is no rank: ranks run from 0 to %d (world size %d; ranks count from 0)'):format(where(op),
+          name, tostring(r), group.world - 1, group.world), level + 1)
+  end
+  return r
+end
+
+local REDUCE_OPS = {sum = true, avg = true, product = true, min = true, max = true}
+local function check_op(op, t, name, level)
+  name = name == nil and 'sum' or name
+  if not REDUCE_OPS[name] then
+    error(("%sop='%s' is no reduction (it takes 'sum', 'avg', 'product', 'min' or 'max')"):format(where(op),
+          tostring(name)), level + 1)
+  end
+  if name == 'avg' and not t:is_floating_point() then
+    error(("%sop='avg' needs a floating-point tensor, got %s (as in PyTorch: use 'sum' and divide)")
+          :format(where(op), t.dtype), level + 1)
+  end
+  return name
+end
+
+-- the default group, as PyTorch's torch.distributed.group.WORLD
+distributed.group = {WORLD = setmetatable({}, {__tostring = function() return 'distributed.group.WORLD' end})}
+
+-- distributed.init_process_group{backend='mpi', timeout=1800}: joins the
+-- default process group. Rank and world size come from MPI (start the
+-- script with mpirun); rank= and world_size=, when given, must agree with
+-- them. A collective that waits longer than timeout (seconds, default
+-- 1800, as PyTorch) for the other ranks prints what timed out and ends the
+-- process; mpirun then stops the others (docs/distributed.md). Set
+-- TH_DISTRIBUTED_DEBUG=1 to check, before each collective, that every rank
+-- passes the same shape and dtype.
+function distributed.init_process_group(opts)
+  if type(opts) == 'string' then opts = {backend = opts} end
+  opts = options('init_process_group', opts, {backend = true, timeout = true, rank = true, world_size = true,
+                 init_method = true}, 2)
+  if group then error('distributed.init_process_group: the default process group is already initialised', 2) end
+  local name = opts.backend or 'mpi'
+  if name == 'nccl' then
+    error("distributed.init_process_group: the NCCL backend is not there yet; backend='mpi' runs on CPU tensors", 2)
+  elseif name ~= 'mpi' then
+    error(("distributed.init_process_group: unknown backend '%s' (backend='mpi')"):format(tostring(name)), 2)
+  end
+  local timeout = opts.timeout or 1800
+  if type(timeout) ~= 'number' or not (timeout > 0) then
+    error(('distributed.init_process_group: timeout= must be a number of seconds > 0, got %s'):format(
+          tostring(opts.timeout)), 2)
+  end
+  if opts.init_method ~= nil and opts.init_method ~= 'env://' and opts.init_method ~= 'mpi://' then
+    error(('distributed.init_process_group: init_method=%s: the MPI backend takes its ranks from mpirun'):format(
+          tostring(opts.init_method)), 2)
+  end
+  local C = load_backend(2)
+  local debug_env = os.getenv('TH_DISTRIBUTED_DEBUG')
+  local rank, world = C.init(debug_env ~= nil and debug_env ~= '' and debug_env ~= '0', timeout)
+  if not rank then error('distributed.init_process_group: ' .. world, 2) end
+  for key, value in pairs({rank = rank, world_size = world}) do
+    if opts[key] ~= nil and opts[key] ~= value then
+      C.destroy()
+      error(('distributed.init_process_group: %s=%s, but mpirun started this process as rank %d of %d '
+             .. '(ranks count from 0)'):format(key, tostring(opts[key]), rank, world), 2)
+    end
+  end
+  group = {backend = name, rank = rank, world = world, timeout = timeout}
+end
+
+-- distributed.is_initialized(): whether the default process group is initialised
+function distributed.is_initialized() return group ~= nil end
+
+-- distributed.is_available(): whether the MPI backend is built (distributed/mpi.so)
+function distributed.is_available() return package.searchpath('distributed.mpi', package.cpath) ~= nil end
+
+-- distributed.get_rank(): this process's rank, 0 .. get_world_size() - 1 (ranks count from 0)
+function distributed.get_rank()
+  check_group('get_rank', 2)
+  return group.rank
+end
+
+-- distributed.get_world_size(): the number of processes in the default group
+function distributed.get_world_size()
+  check_group('get_world_size', 2)
+  return group.world
+end
+
+-- distributed.get_backend(): 'mpi'
+function distributed.get_backend()
+  check_group('get_backend', 2)
+  return group.backend
+end
+
+-- distributed.get_timeout(): the timeout init_process_group was given, in seconds
+function distributed.get_timeout()
+  check_group('get_timeout', 2)
+  return group.timeout
+end
+
+-- distributed.destroy_process_group(): leaves the default group and
+-- finalises MPI. Call it on every rank at the end of the script: a rank that
+-- ends without it (an error) makes mpirun stop the others. MPI starts once
+-- per process: init_process_group cannot follow it.
+function distributed.destroy_process_group()
+  check_group('destroy_process_group', 2)
+  local err = backend.destroy()
+  group = nil
+  if err then error(err, 2) end
+end
+
+-- distributed.barrier(): returns once every rank has called it
+function distributed.barrier(opts)
+  check_group('barrier', 2)
+  options('barrier', opts, {}, 2)
+  local err = backend.barrier()
+  if err then error(err, 2) end
+end
+
+-- distributed.all_reduce(t, {op='sum'}): t becomes, on every rank, the
+-- reduction of all ranks' t; op is 'sum', 'avg' (floating dtypes only),
+-- 'product', 'min' or 'max' (or distributed.ReduceOp.SUM, ...). bool: sum
+-- and max are a logical or, product and min a logical and. float16 and
+-- bfloat16 are reduced in float32. Returns t.
+function distributed.all_reduce(t, opts)
+  check_group('all_reduce', 2)
+  check_tensor('all_reduce', t, 'the tensor', 2)
+  if type(opts) == 'string' then opts = {op = opts} end
+  opts = options('all_reduce', opts, {op = true}, 2)
+  local op = check_op('all_reduce', t, opts.op, 2)
+  local err = backend.all_reduce(t, op == 'avg' and 'sum' or op)
+  if err then error(err, 2) end
+  if op == 'avg' then t:div_(group.world) end
+  return t
+end
+
+-- distributed.reduce(t, {dst=0, op='sum'}): rank dst's t becomes the
+-- reduction of all ranks' t (ops as all_reduce's); the others' t are left
+-- as they were. Returns t.
+function distributed.reduce(t, opts)
+  check_group('reduce', 2)
+  check_tensor('reduce', t, 'the tensor', 2)
+  opts = options('reduce', opts, {op = true, dst = true}, 2)
+  local dst = check_rank('reduce', 'dst', opts.dst == nil and 0 or opts.dst, 2)
+  local op = check_op('reduce', t, opts.op, 2)
+  local err = backend.reduce(t, op == 'avg' and 'sum' or op, dst)
+  if err then error(err, 2) end
+  if op == 'avg' and group.rank == dst then t:div_(group.world) end
+  return t
+end
+
+-- distributed.broadcast(t, {src=0}): every rank's t becomes rank src's.
+-- Returns t.
+function distributed.broadcast(t, opts)
+  check_group('broadcast', 2)
+  check_tensor('broadcast', t, 'the tensor', 2)
+  if type(opts) == 'number' then opts = {src = opts} end
+  opts = options('broadcast', opts, {src = true}, 2)
+  local src = check_rank('broadcast', 'src', opts.src == nil and 0 or opts.src, 2)
+  local err = backend.broadcast(t, src)
+  if err then error(err, 2) end
+  return t
+end
+
+-- distributed.all_gather_into_tensor(out, t): out (world size x t's
+-- elements, t's dtype: shape {world, ...} or {world * n, ...}) receives every
+-- rank's t in rank order; t may be a view of out (its own rank's block, in
+-- place). Returns out.
+function distributed.all_gather_into_tensor(out, t, opts)
+  check_group('all_gather_into_tensor', 2)
+  check_tensor('all_gather_into_tensor', out, 'the output', 2)
+  check_tensor('all_gather_into_tensor', t, 'the input', 2)
+  options('all_gather_into_tensor', opts, {}, 2)
+  local err = backend.all_gather(out, t, 'all_gather_into_tensor')
+  if err then error(err, 2) end
+  return out
+end
+
+-- distributed.all_gather(list, t): list[r + 1] receives rank r's t (Lua
+-- lists count from 1, ranks from 0). An empty list is filled with new
+-- tensors; otherwise it must hold world size tensors of t's shape and dtype,
+-- written in place. With a tensor instead of a list, as
+-- all_gather_into_tensor. Returns list.
+function distributed.all_gather(list, t, opts)
+  check_group('all_gather', 2)
+  if torch.isTensor(list) then
+    check_tensor('all_gather', t, 'the input', 2)
+    options('all_gather', opts, {}, 2)
+    local err = backend.all_gather(list, t, 'all_gather')
+    if err then error(err, 2) end
+    return list
+  end
+  if type(list) ~= 'table' then
+    error(('distributed.all_gather: expected a list of tensors (or a tensor) to gather into, got %s'):format(
+          type(list)), 2)
+  end
+  check_tensor('all_gather', t, 'the input', 2)
+  options('all_gather', opts, {}, 2)
+  local n = #list
+  if n ~= 0 and n ~= group.world then
+    error(('%sthe list holds %d tensors; it must hold one per rank (%d) or be empty'):format(where('all_gather'),
+          n, group.world), 2)
+  end
+  for i = 1, n do
+    local o = list[i]
+    if not torch.isTensor(o) or o.dtype ~= t.dtype or o:size() ~= t:size() then
+      error(('%slist[%d] is %s; it must be a %s tensor of shape %s, as the input'):format(where('all_gather'), i,
+            torch.isTensor(o) and ('a %s tensor of shape %s'):format(o.dtype, tostring(o:size())) or type(o),
+            t.dtype, tostring(t:size())), 2)
+    end
+  end
+  local shape = {group.world}
+  for d = 1, t:dim() do shape[d + 1] = t:size(d) end
+  local buf = torch.empty(shape, {dtype = t.dtype})
+  local err = backend.all_gather(buf, t, 'all_gather')
+  if err then error(err, 2) end
+  for i = 1, group.world do
+    if n == 0 then list[i] = buf:select(1, i) else list[i]:copy(buf:select(1, i)) end
+  end
+  return list
+end
+
+torch.distributed = distributed
+return distributed

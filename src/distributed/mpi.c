@@ -1,0 +1,464 @@
+/* mpi.c: the MPI backend of lib/distributed (build/distributed/mpi.so, built
+   when mpicc is found; the engine itself never links MPI). The collectives
+   run MPI directly on tensor memory: a contiguous tensor is passed as it is,
+   a non-contiguous one through a contiguous copy that is copied back.
+   float16 and bfloat16 have no MPI type: they travel as 16-bit words where
+   nothing is computed (broadcast, all_gather) and are reduced through a
+   float32 copy. bool is MPI's C bool: sum and max are a logical or, product
+   and min a logical and (as PyTorch's NCCL backend).
+
+   Every function returns nothing when it succeeds and a message when it
+   fails (lib/distributed/init.lua raises it at the caller's line): the
+   communicator returns MPI's errors (MPI_ERRORS_RETURN) rather than abort,
+   and MPI_Error_string words them. */
+#include <lua.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+#include "../tensor/mt_tensor.h"
+
+static MPI_Comm comm = MPI_COMM_NULL;   /* the default group: a duplicate of MPI_COMM_WORLD */
+static int rank = -1, world = 0;
+static int debug;                       /* TH_DISTRIBUTED_DEBUG=1: shapes checked before each collective */
+#define TENSOR_MT lua_upvalueindex(1)
+
+/* ---- the timeout ----
+   A watchdog thread looks, a few times per timeout, at the collective the
+   main thread waits in (MPI's blocking calls stay as fast as they are). One
+   that waits longer than init_process_group's timeout= cannot be called
+   off (MPI may still write into its tensor), so the watchdog prints what
+   timed out, naming the collective, the rank and the timeout, and ends the
+   process: mpirun then stops every other rank. Never a silent hang. */
+static double timeout_s;
+static _Atomic uint64_t wd_seq;             /* odd while a collective runs */
+static _Atomic int64_t wd_start_ns;
+static _Atomic(const char *) wd_op;
+static atomic_int wd_stop;
+static pthread_t wd_thread;
+static int wd_running;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void wd_enter(const char *op) {
+  atomic_store(&wd_op, op);
+  atomic_store(&wd_start_ns, now_ns());
+  atomic_fetch_add(&wd_seq, 1);
+}
+static void wd_exit(void) { atomic_fetch_add(&wd_seq, 1); }
+#define GUARDED(op, call) do { wd_enter(op); e = (call); wd_exit(); } while (0)
+
+static void *watchdog(void *arg) {
+  (void)arg;
+  double step = timeout_s / 20 < 0.01 ? 0.01 : timeout_s / 20 > 1 ? 1 : timeout_s / 20;
+  struct timespec nap = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+  while (!atomic_load(&wd_stop)) {
+    nanosleep(&nap, NULL);
+    uint64_t seq = atomic_load(&wd_seq);
+    if (!(seq & 1)) continue;
+    const char *op = atomic_load(&wd_op);
+    int64_t start = atomic_load(&wd_start_ns);
+    if (atomic_load(&wd_seq) != seq || (double)(now_ns() - start) < timeout_s * 1e9) continue;
+    fprintf(stderr, "distributed.%s (rank %d of %d): timed out after %g s (init_process_group's timeout=): "
+            "another rank skipped this collective, is stuck or died. This process ends; mpirun stops the "
+            "others.\n", op, rank, world, timeout_s);
+    fflush(stderr);
+    _exit(1);
+  }
+  return NULL;
+}
+
+/* ---- messages ---- */
+static char msg[1024];
+
+static int fail(lua_State *L, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(lua_State *L, const char *op, const char *fmt, ...) {
+  int n = snprintf(msg, sizeof msg, "distributed.%s (rank %d of %d): ", op, rank, world);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < sizeof msg) vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+  va_end(ap);
+  lua_pushstring(L, msg);
+  return 1;
+}
+
+static int mpi_fail(lua_State *L, const char *op, int code) {
+  char s[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "MPI error %d", code);
+  return fail(L, op, "MPI failed: %s (do all ranks pass tensors of the same shape and dtype? "
+              "TH_DISTRIBUTED_DEBUG=1 checks)", s);
+}
+
+/* ---- arguments ---- */
+static mt_tensor *check_tensor(lua_State *L, int i, const char *op) {
+  mt_tensor *t = lua_touserdata(L, i);
+  int ok = t && lua_getmetatable(L, i) && lua_rawequal(L, -1, TENSOR_MT);
+  if (t && ok) lua_pop(L, 1);
+  if (!ok || !t->storage) {
+    char b[200];
+    snprintf(b, sizeof b, "distributed.%s: expected a tensor, got %s", op, luaL_typename(L, i));
+    lua_pushstring(L, b);
+    lua_error(L);
+  }
+  if (t->storage->device != MT_CPU) {
+    char b[200], dev[32];
+    snprintf(b, sizeof b, "distributed.%s: the tensor is on %s; the MPI backend takes CPU tensors (the NCCL "
+             "backend for GPU tensors is not there yet)", op, mt_tensor_device_str(t, dev, sizeof dev));
+    lua_pushstring(L, b);
+    lua_error(L);
+  }
+  return t;
+}
+
+/* ---- dtypes and ops ---- */
+static MPI_Datatype mpi_type(int dtype) {
+  switch (dtype) {
+    case MT_FLOAT32: return MPI_FLOAT;
+    case MT_FLOAT64: return MPI_DOUBLE;
+    case MT_FLOAT16: case MT_BFLOAT16: return MPI_UINT16_T;   /* as words: never reduced */
+    case MT_INT8: return MPI_INT8_T;
+    case MT_UINT8: return MPI_UINT8_T;
+    case MT_INT16: return MPI_INT16_T;
+    case MT_INT32: return MPI_INT32_T;
+    case MT_INT64: return MPI_INT64_T;
+    case MT_BOOL: return MPI_C_BOOL;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+enum { OP_SUM, OP_PRODUCT, OP_MIN, OP_MAX };
+static const char *const op_names[] = {"sum", "product", "min", "max", NULL};
+
+static MPI_Op mpi_op(int op, int dtype) {
+  if (dtype == MT_BOOL) return op == OP_SUM || op == OP_MAX ? MPI_LOR : MPI_LAND;
+  switch (op) {
+    case OP_SUM: return MPI_SUM;
+    case OP_PRODUCT: return MPI_PROD;
+    case OP_MIN: return MPI_MIN;
+    default: return MPI_MAX;
+  }
+}
+
+/* the dtype a reduction computes in: float32 for the 16-bit floats */
+static int reduce_dtype(int dtype) { return dtype == MT_FLOAT16 || dtype == MT_BFLOAT16 ? MT_FLOAT32 : dtype; }
+
+/* ---- a contiguous buffer over a tensor ----
+   buf aliases t when t is contiguous and of dtype; otherwise it is a copy
+   (converted to dtype), copied back into t by buf_finish when write is set. */
+typedef struct { mt_tensor t; int copied; } buffer;
+
+static int buf_open(lua_State *L, const char *op, buffer *b, const mt_tensor *t, int dtype, int write) {
+  memset(b, 0, sizeof *b);
+  if (write && mt_check_writable(op, t)) return fail(L, op, "%s", mt_error());
+  if (mt_contiguous_as(&b->t, t, dtype)) return fail(L, op, "%s", mt_error());
+  b->copied = b->t.storage != t->storage;
+  return 0;
+}
+
+static int buf_finish(lua_State *L, const char *op, buffer *b, mt_tensor *t, int write) {
+  int r = 0;
+  if (write) {
+    if (b->copied && mt_copy(t, &b->t)) r = fail(L, op, "%s", mt_error());
+    t->storage->version++;                       /* an in-place write, as autograd sees one */
+  }
+  mt_tensor_release(&b->t);
+  return r;
+}
+
+/* ---- the shapes check ----
+   Every rank contributes (collective, dtype, ndim, shape) and every rank
+   compares them all, so that each raises the same error instead of one
+   waiting forever in a collective the others left. */
+enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_BARRIER };
+static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier"};
+#define SIG_LEN (5 + MT_MAX_DIMS)
+
+/* Outside debug mode, one small all-reduce checks that every rank calls the
+   same collective with the same op, root, dtype and element count: OpenMPI
+   does not reliably report mismatched counts (a rank whose buffer is too
+   small can get MPI_ERR_TRUNCATE, or have its heap overwritten), so the
+   ranks agree first. The max of (x, -x) over the ranks gives max and min. */
+#define NSIG 5
+static int check_counts(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t) {
+  int64_t v[NSIG] = {coll, rop, root, t->dtype, mt_numel(t)}, mm[2 * NSIG];
+  for (int i = 0; i < NSIG; i++) { mm[i] = v[i]; mm[NSIG + i] = -v[i]; }
+  int e;
+  GUARDED(op, MPI_Allreduce(MPI_IN_PLACE, mm, 2 * NSIG, MPI_INT64_T, MPI_MAX, comm));
+  if (e != MPI_SUCCESS) return mpi_fail(L, op, e);
+  static const char *const what[NSIG] = {"collectives", "reduction ops", "src/dst ranks", "dtypes", "element counts"};
+  for (int i = 0; i < NSIG; i++)
+    if (mm[i] != -mm[NSIG + i]) {
+      if (i == 4)
+        return fail(L, op, "the ranks pass different element counts (from %lld to %lld): every rank must pass "
+                    "the same shape and dtype (TH_DISTRIBUTED_DEBUG=1 says which rank passes what)",
+                    (long long)-mm[NSIG + i], (long long)mm[i]);
+      return fail(L, op, "the ranks call with different %s: every rank must call the same collectives in the same "
+                  "order, with the same options, shapes and dtypes (TH_DISTRIBUTED_DEBUG=1 says which rank passes "
+                  "what)", what[i]);
+    }
+  return 0;
+}
+
+/* (collective, its reduction op or -1, its root or -1, dtype, ndim, shape) */
+static int check_shapes(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t) {
+  if (!debug) return check_counts(L, op, coll, rop, root, t);
+  int64_t mine[SIG_LEN] = {coll, rop, root, t->dtype, t->ndim};
+  for (int i = 0; i < t->ndim; i++) mine[5 + i] = t->shape[i];
+  int64_t nbytes;
+  if (mt_mul_size(op, world, SIG_LEN * (int64_t)sizeof(int64_t), &nbytes)) return fail(L, op, "%s", mt_error());
+  int64_t *all = malloc((size_t)nbytes);
+  if (!all) return fail(L, op, "out of memory");
+  int e;
+  GUARDED(op, MPI_Allgather(mine, SIG_LEN, MPI_INT64_T, all, SIG_LEN, MPI_INT64_T, comm));
+  if (e != MPI_SUCCESS) { free(all); return mpi_fail(L, op, e); }
+  for (int r = 0; r < world; r++) {
+    const int64_t *s = all + (size_t)r * SIG_LEN;
+    if (s[0] != all[0]) {
+      const char *ca = all[0] >= 1 && all[0] <= 5 ? coll_names[all[0]] : "?";
+      const char *cb = s[0] >= 1 && s[0] <= 5 ? coll_names[s[0]] : "?";
+      free(all);
+      return fail(L, op, "rank 0 called %s but rank %d %s at the same point (every rank must call the same "
+                  "collectives in the same order)", ca, r, cb);
+    }
+    if (s[1] != all[1]) {
+      const char *oa = all[1] >= 0 && all[1] < 4 ? op_names[all[1]] : "?", *ob = s[1] >= 0 && s[1] < 4 ? op_names[s[1]] : "?";
+      free(all);
+      return fail(L, op, "rank 0 reduces with op='%s' but rank %d with op='%s' (every rank must pass the same op)",
+                  oa, r, ob);
+    }
+    if (s[2] != all[2]) {
+      const char *what = coll == COLL_BROADCAST ? "src" : "dst";
+      long long ra = (long long)all[2], rb = (long long)s[2];
+      free(all);
+      return fail(L, op, "rank 0 passes %s=%lld but rank %d %s=%lld (every rank must pass the same one)", what, ra,
+                  r, what, rb);
+    }
+    if (memcmp(s + 3, all + 3, (SIG_LEN - 3) * sizeof(int64_t))) {
+      char a[128], b[128];
+      mt_dims_str(all + 5, (int)all[4], a, sizeof a);
+      mt_dims_str(s + 5, (int)s[4], b, sizeof b);
+      const char *da = all[3] >= 0 && all[3] < MT_NDTYPES ? mt_dtypes[all[3]].name : "?";
+      const char *db = s[3] >= 0 && s[3] < MT_NDTYPES ? mt_dtypes[s[3]].name : "?";
+      free(all);
+      return fail(L, op, "rank 0 passes a tensor of shape %s (%s) but rank %d one of shape %s (%s) "
+                  "(every rank must pass the same shape and dtype)", a, da, r, b, db);
+    }
+  }
+  free(all);
+  return 0;
+}
+
+/* Element counts go to MPI as int: longer tensors go through in pieces. */
+#define PIECE ((int64_t)1 << 30)
+
+static int check_init(lua_State *L, const char *op) {
+  if (comm == MPI_COMM_NULL)
+    return fail(L, op, "the default process group is not initialised: call "
+                "distributed.init_process_group{backend='mpi'} first");
+  return 0;
+}
+
+/* ---- the functions ---- */
+
+/* init(debug, timeout in seconds) -> rank, world size | nil, message */
+static int l_init(lua_State *L) {
+  if (comm != MPI_COMM_NULL) { lua_pushnil(L); lua_pushstring(L, "the default process group is already initialised"); return 2; }
+  int inited = 0, finalized = 0, e;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    lua_pushnil(L);
+    lua_pushstring(L, "MPI was finalised by destroy_process_group(), and MPI cannot start twice in one process");
+    return 2;
+  }
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided;
+    e = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    if (e != MPI_SUCCESS) { lua_pushnil(L); lua_pushstring(L, "MPI_Init failed"); return 2; }
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if ((e = MPI_Comm_dup(MPI_COMM_WORLD, &comm)) != MPI_SUCCESS) {
+    comm = MPI_COMM_NULL;
+    char s[MPI_MAX_ERROR_STRING]; int len;
+    MPI_Error_string(e, s, &len);
+    lua_pushnil(L); lua_pushfstring(L, "MPI_Comm_dup failed: %s", s);
+    return 2;
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &world);
+  debug = lua_toboolean(L, 1);
+  timeout_s = luaL_checknumber(L, 2);
+  atomic_store(&wd_stop, 0);
+  wd_running = pthread_create(&wd_thread, NULL, watchdog, NULL) == 0;
+  lua_pushinteger(L, rank);
+  lua_pushinteger(L, world);
+  return 2;
+}
+
+/* destroy(): frees the group and finalises MPI */
+static int l_destroy(lua_State *L) {
+  if (check_init(L, "destroy_process_group")) return 1;
+  if (wd_running) {
+    atomic_store(&wd_stop, 1);
+    pthread_join(wd_thread, NULL);
+    wd_running = 0;
+  }
+  MPI_Comm_free(&comm);
+  comm = MPI_COMM_NULL;
+  rank = -1; world = 0;
+  MPI_Finalize();
+  return 0;
+}
+
+static int l_barrier(lua_State *L) {
+  if (check_init(L, "barrier")) return 1;
+  mt_tensor none = {0};
+  if (check_shapes(L, "barrier", COLL_BARRIER, -1, -1, &none)) return 1;
+  int e;
+  GUARDED("barrier", MPI_Barrier(comm));
+  return e == MPI_SUCCESS ? 0 : mpi_fail(L, "barrier", e);
+}
+
+/* all_reduce(t, op) / reduce(t, op, dst): in place (reduce: on dst only) */
+static int reduce_common(lua_State *L, const char *name, int coll, int dst) {
+  mt_tensor *t = check_tensor(L, 1, name);
+  int op = luaL_checkoption(L, 2, NULL, op_names);
+  if (check_init(L, name) || check_shapes(L, name, coll, op, dst, t)) return 1;
+  int write = coll == COLL_ALL_REDUCE || rank == dst;
+  int dtype = reduce_dtype(t->dtype);
+  buffer b;
+  if (buf_open(L, name, &b, t, dtype, write)) return 1;
+  MPI_Datatype type = mpi_type(dtype);
+  MPI_Op mop = mpi_op(op, dtype);
+  int64_t n = mt_numel(&b.t), esize = mt_dtypes[dtype].size;
+  char *p = mt_data(&b.t);
+  for (int64_t done = 0; done < n; done += PIECE) {
+    int count = (int)(n - done < PIECE ? n - done : PIECE);
+    char *at = p + done * esize;                 /* < numel * size: within the storage */
+    int e;
+    GUARDED(name, coll == COLL_ALL_REDUCE ? MPI_Allreduce(MPI_IN_PLACE, at, count, type, mop, comm)
+                  : rank == dst         ? MPI_Reduce(MPI_IN_PLACE, at, count, type, mop, dst, comm)
+                                        : MPI_Reduce(at, NULL, count, type, mop, dst, comm));
+    if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, name, e); }
+  }
+  return buf_finish(L, name, &b, t, write);
+}
+
+static int l_all_reduce(lua_State *L) { return reduce_common(L, "all_reduce", COLL_ALL_REDUCE, -1); }
+
+static int l_reduce(lua_State *L) {
+  int dst = (int)luaL_checkinteger(L, 3);
+  return reduce_common(L, "reduce", COLL_REDUCE, dst);
+}
+
+/* broadcast(t, src) */
+static int l_broadcast(lua_State *L) {
+  mt_tensor *t = check_tensor(L, 1, "broadcast");
+  int src = (int)luaL_checkinteger(L, 2);
+  if (check_init(L, "broadcast") || check_shapes(L, "broadcast", COLL_BROADCAST, -1, src, t)) return 1;
+  int write = rank != src;
+  buffer b;
+  if (buf_open(L, "broadcast", &b, t, t->dtype, write)) return 1;
+  int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size;
+  char *p = mt_data(&b.t);
+  for (int64_t done = 0; done < n; done += PIECE) {
+    int count = (int)(n - done < PIECE ? n - done : PIECE);
+    int e;
+    GUARDED("broadcast", MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
+    if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, "broadcast", e); }
+  }
+  return buf_finish(L, "broadcast", &b, t, write);
+}
+
+/* all_gather(out, t): out (world x numel(t) elements, t's dtype) receives
+   every rank's t in rank order */
+static int l_all_gather(lua_State *L) {
+  const char *name = lua_tostring(L, 3);
+  if (!name) name = "all_gather";
+  mt_tensor *out = check_tensor(L, 1, name);
+  mt_tensor *t = check_tensor(L, 2, name);
+  if (check_init(L, name)) return 1;
+  int64_t n = mt_numel(t), total;
+  char sa[128], sb[128];
+  if (mt_mul_size(name, n, world, &total)) return fail(L, name, "%s", mt_error());
+  if (out->dtype != t->dtype)
+    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
+                mt_dtypes[out->dtype].name, mt_dtypes[t->dtype].name);
+  if (mt_numel(out) != total)
+    return fail(L, name, "the output (%s, %lld elements) must hold world size (%d) x the input's %lld elements "
+                "(input %s)", mt_shape_str(out, sa, sizeof sa), (long long)mt_numel(out), world, (long long)n,
+                mt_shape_str(t, sb, sizeof sb));
+  if (n > INT_MAX) return fail(L, name, "the input has %lld elements; at most %d go in one all_gather", (long long)n, INT_MAX);
+  if (check_shapes(L, name, COLL_ALL_GATHER, -1, -1, t)) return 1;
+  buffer bi, bo;
+  if (buf_open(L, name, &bi, t, t->dtype, 0)) return 1;
+  if (buf_open(L, name, &bo, out, out->dtype, 1)) { mt_tensor_release(&bi.t); return 1; }
+  MPI_Datatype type = mpi_type(t->dtype);
+  /* t inside out (its slot: t = out's rank-th block, PyTorch's in-place
+     form) is MPI_IN_PLACE; overlapping out anywhere else, t is copied first
+     (MPI's buffers must not overlap) */
+  const void *send = n ? mt_data(&bi.t) : NULL;
+  if (n && bi.t.storage == bo.t.storage) {
+    int64_t esize = mt_dtypes[t->dtype].size, nbytes, obytes, slot;
+    uintptr_t pi = (uintptr_t)mt_data(&bi.t), po = (uintptr_t)mt_data(&bo.t);
+    if (mt_mul_size(name, n, esize, &nbytes) || mt_mul_size(name, total, esize, &obytes) ||
+        mt_mul_size(name, nbytes, rank, &slot)) {
+      mt_tensor_release(&bi.t); mt_tensor_release(&bo.t);
+      return fail(L, name, "%s", mt_error());
+    }
+    if (pi == po + (uintptr_t)slot) send = MPI_IN_PLACE;
+    else if (pi < po + (uintptr_t)obytes && po < pi + (uintptr_t)nbytes) {
+      mt_tensor c = {0};
+      if (mt_clone(&c, &bi.t)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); return fail(L, name, "%s", mt_error()); }
+      mt_tensor_release(&bi.t);
+      bi.t = c;
+      send = mt_data(&bi.t);
+    }
+  }
+  int e;
+  GUARDED(name, MPI_Allgather(send, (int)n, type, total ? mt_data(&bo.t) : NULL, (int)n, type, comm));
+  mt_tensor_release(&bi.t);
+  if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, name, e); }
+  return buf_finish(L, name, &bo, out, 1);
+}
+
+static int l_is_initialized(lua_State *L) { lua_pushboolean(L, comm != MPI_COMM_NULL); return 1; }
+
+/* luaopen_distributed_mpi(): a function that takes the tensor metatable
+   and returns the functions (their upvalue: that metatable) */
+static int l_bind(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  static const luaL_Reg fns[] = {
+    {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier}, {"all_reduce", l_all_reduce},
+    {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
+    {"is_initialized", l_is_initialized}, {NULL, NULL}};
+  lua_newtable(L);
+  lua_pushvalue(L, 1);
+  luaL_setfuncs(L, fns, 1);
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  char *nl = strchr(lib, ',');                   /* "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4" */
+  if (nl) *nl = 0;
+  lua_pushstring(L, lib);
+  lua_setfield(L, -2, "library");
+  return 1;
+}
+
+int luaopen_distributed_mpi(lua_State *L) {
+  lua_pushcfunction(L, l_bind);
+  return 1;
+}
