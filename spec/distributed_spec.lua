@@ -126,6 +126,7 @@ print(torch.distributed == d)
           expect_ok(r, out, c.np, 'reduce.' .. dt)
         end
         expect_ok(r, out, c.np, 'barrier')
+        expect_ok(r, out, c.np, 'sampler.shards')
         expect_ok(r, out, c.np, 'destroyed')
       end)
 

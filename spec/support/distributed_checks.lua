@@ -187,6 +187,32 @@ check('barrier', function()
   for _ = 1, 3 do d.barrier() end
 end)
 
+-- data.DistributedSampler takes the group's world size and 0-based rank: the shards of
+-- 11 indices (shuffled by a seed every rank shares) are equal in size, and together
+-- cover every index, repeating only the padding (ceil(11 / n) * n - 11 of them)
+check('sampler.shards', function()
+  local data = require 'data'
+  local s = data.DistributedSampler(11, {seed = 3})
+  local function same(got, want, what) assert(got == want, ('%s: got %s, want %s'):format(what, got, want)) end
+  same(s.num_replicas, n, 'num_replicas')
+  same(s.rank, rank, 'rank')
+  local mine = torch.tensor(s:indices(), {dtype = 'int64'})
+  local per = (11 + n - 1) // n
+  same(mine:numel(), per, 'shard size')
+  local all = torch.zeros(n * per, {dtype = 'int64'})
+  d.all_gather_into_tensor(all, mine)
+  local count = {}
+  for _, i in ipairs(all:totable()) do count[i] = (count[i] or 0) + 1 end
+  local distinct, repeated = 0, 0
+  for i = 1, 11 do
+    assert(count[i], 'index ' .. i .. ' is in no shard')
+    distinct = distinct + 1
+    repeated = repeated + count[i] - 1
+  end
+  same(distinct, 11, 'distinct indices')
+  same(repeated, per * n - 11, 'indices repeated (the padding)')
+end)
+
 -- errors: at the caller's line, naming the collective, the rank and what is wrong
 check('errors.src_out_of_range', function()
   local t, line = torch.zeros(2)
