@@ -130,10 +130,29 @@ print(torch.distributed == d)
         expect_ok(r, out, c.np, 'destroyed')
       end)
 
+      it('gather, scatter, reduce_scatter (list and tensor), all_to_all (list and single) on every dtype', function()
+        local r, out = results()
+        if not r then return end
+        for _, dt in ipairs(DTYPES) do
+          for _, name in ipairs({'gather', 'scatter', 'all_to_all'}) do expect_ok(r, out, c.np, name .. '.' .. dt) end
+          for _, op in ipairs(dt == 'bool' and {'sum', 'min'} or {'sum', 'max'}) do
+            expect_ok(r, out, c.np, 'reduce_scatter.' .. op .. '.' .. dt)
+          end
+          if FLOAT[dt] then expect_ok(r, out, c.np, 'reduce_scatter.avg.' .. dt) end
+        end
+      end)
+
+      it('all_gather_object and broadcast_object_list: nested tables and tensors through torch.serialize', function()
+        local r, out = results()
+        if not r then return end
+        expect_ok(r, out, c.np, 'all_gather_object')
+        expect_ok(r, out, c.np, 'broadcast_object_list')
+      end)
+
       it('raises at the caller\'s line, naming the collective, the rank and what is wrong', function()
         local r, out = results()
         if not r then return end
-        for _, name in ipairs({'errors.src_out_of_range', 'errors.options', 'errors.all_gather_shapes'}) do
+        for _, name in ipairs({'errors.src_out_of_range', 'errors.options', 'errors.all_gather_shapes', 'errors.part2'}) do
           expect_ok(r, out, c.np, name)
         end
       end)
@@ -143,7 +162,8 @@ print(torch.distributed == d)
         local r, out = results()
         if not r then return end
         for _, name in ipairs({'mismatch.shapes', 'mismatch.dtypes', 'mismatch.collectives', 'mismatch.ops',
-                               'mismatch.roots', 'mismatch.barrier', 'mismatch.all_gather'}) do
+                               'mismatch.roots', 'mismatch.barrier', 'mismatch.all_gather',
+                               'mismatch.scatter_roots', 'mismatch.reduce_scatter', 'mismatch.gather_all_to_all'}) do
           expect_ok(r, out, c.np, name)
         end
       end)

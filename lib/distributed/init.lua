@@ -306,5 +306,238 @@ function distributed.all_gather(list, t, opts)
   return list
 end
 
+-- a list argument: a Lua list of world-size tensors, each of shape and
+-- dtype like (a tensor); an empty list is accepted when may_be_empty
+local function check_list(op, list, what, like, may_be_empty, level)
+  if type(list) ~= 'table' or torch.isTensor(list) then
+    error(('%sexpected %s to be a list of tensors, got %s'):format(where(op), what,
+          torch.typename(list) or type(list)), level + 1)
+  end
+  local n = #list
+  if not (n == group.world or (may_be_empty and n == 0)) then
+    error(('%s%s holds %d tensors; it must hold one per rank (%d)%s'):format(where(op), what, n, group.world,
+          may_be_empty and ' or be empty' or ''), level + 1)
+  end
+  for i = 1, n do
+    local o = list[i]
+    if not torch.isTensor(o) or o.dtype ~= like.dtype or o:size() ~= like:size() then
+      error(('%s%s[%d] is %s; it must be a %s tensor of shape %s'):format(where(op), what, i,
+            torch.isTensor(o) and ('a %s tensor of shape %s'):format(o.dtype, tostring(o:size())) or type(o),
+            like.dtype, tostring(like:size())), level + 1)
+    end
+    if o.device ~= 'cpu' then check_tensor(op, o, what .. '[' .. i .. ']', level + 1) end
+  end
+  return n
+end
+
+-- a new contiguous tensor of shape {world, like's shape...}
+local function stacked(like)
+  local shape = {group.world}
+  for k = 1, like:dim() do shape[k + 1] = like:size(k) end
+  return torch.empty(shape, {dtype = like.dtype})
+end
+
+-- the list's tensors, one after the other in one new tensor
+local function stack_list(list, like)
+  local buf = stacked(like)
+  for i = 1, group.world do buf:select(1, i):copy(list[i]) end
+  return buf
+end
+
+-- buf's blocks into the list: new tensors into an empty list, copies into a full one
+local function unstack_into(list, buf)
+  local fill = #list == 0
+  for i = 1, group.world do
+    if fill then list[i] = buf:select(1, i) else list[i]:copy(buf:select(1, i)) end
+  end
+  return list
+end
+
+-- distributed.gather(t, gather_list, {dst=0}): rank dst's gather_list[r + 1]
+-- receives rank r's t (ranks count from 0, Lua lists from 1). On dst,
+-- gather_list holds world size tensors of t's shape and dtype, written in
+-- place (or is empty, and is filled with new tensors); on the other ranks it
+-- is nil. Returns gather_list.
+function distributed.gather(t, gather_list, opts)
+  check_group('gather', 2)
+  check_tensor('gather', t, 'the tensor', 2)
+  opts = options('gather', opts, {dst = true}, 2)
+  local dst = check_rank('gather', 'dst', opts.dst == nil and 0 or opts.dst, 2)
+  local buf
+  if group.rank == dst then
+    check_list('gather', gather_list, 'gather_list', t, true, 2)
+    buf = stacked(t)
+  elseif gather_list ~= nil then
+    error(('%sgather_list must be nil on a rank other than dst=%d (it receives nothing)'):format(where('gather'),
+          dst), 2)
+  end
+  local err = backend.gather(t, buf, dst)
+  if err then error(err, 2) end
+  if buf then unstack_into(gather_list, buf) end
+  return gather_list
+end
+
+-- distributed.scatter(t, scatter_list, {src=0}): every rank's t becomes
+-- rank src's scatter_list[rank + 1]. On src, scatter_list holds world size
+-- tensors of t's shape and dtype; on the other ranks it is nil. Returns t.
+function distributed.scatter(t, scatter_list, opts)
+  check_group('scatter', 2)
+  check_tensor('scatter', t, 'the tensor', 2)
+  opts = options('scatter', opts, {src = true}, 2)
+  local src = check_rank('scatter', 'src', opts.src == nil and 0 or opts.src, 2)
+  local buf
+  if group.rank == src then
+    check_list('scatter', scatter_list, 'scatter_list', t, false, 2)
+    buf = stack_list(scatter_list, t)
+  elseif scatter_list ~= nil then
+    error(('%sscatter_list must be nil on a rank other than src=%d (it sends nothing)'):format(where('scatter'),
+          src), 2)
+  end
+  local err = backend.scatter(t, buf, src)
+  if err then error(err, 2) end
+  return t
+end
+
+-- distributed.reduce_scatter_tensor(output, input, {op='sum'}): input
+-- holds world size blocks of output's element count (shape {world, ...} or
+-- {world * n, ...}); output becomes, on rank r, the reduction over the ranks
+-- of their input's block r (ops as all_reduce's). Returns output.
+function distributed.reduce_scatter_tensor(output, input, opts)
+  check_group('reduce_scatter_tensor', 2)
+  check_tensor('reduce_scatter_tensor', output, 'the output', 2)
+  check_tensor('reduce_scatter_tensor', input, 'the input', 2)
+  opts = options('reduce_scatter_tensor', opts, {op = true}, 2)
+  local op = check_op('reduce_scatter_tensor', output, opts.op, 2)
+  local err = backend.reduce_scatter(output, input, op == 'avg' and 'sum' or op, 'reduce_scatter_tensor')
+  if err then error(err, 2) end
+  if op == 'avg' then output:div_(group.world) end
+  return output
+end
+
+-- distributed.reduce_scatter(output, input_list, {op='sum'}): output
+-- becomes, on rank r, the reduction over the ranks of their
+-- input_list[r + 1] (world size tensors of output's shape and dtype; ops as
+-- all_reduce's). Returns output.
+function distributed.reduce_scatter(output, input_list, opts)
+  check_group('reduce_scatter', 2)
+  check_tensor('reduce_scatter', output, 'the output', 2)
+  opts = options('reduce_scatter', opts, {op = true}, 2)
+  check_list('reduce_scatter', input_list, 'input_list', output, false, 2)
+  local op = check_op('reduce_scatter', output, opts.op, 2)
+  local err = backend.reduce_scatter(output, stack_list(input_list, output), op == 'avg' and 'sum' or op,
+                                     'reduce_scatter')
+  if err then error(err, 2) end
+  if op == 'avg' then output:div_(group.world) end
+  return output
+end
+
+-- distributed.all_to_all_single(output, input): input's element count is
+-- a multiple of the world size; its r-th block of numel / world elements
+-- goes to rank r, and output's r-th block (output: as many elements, same
+-- dtype) comes from rank r's input. Even splits only. Returns output.
+function distributed.all_to_all_single(output, input, opts)
+  check_group('all_to_all_single', 2)
+  check_tensor('all_to_all_single', output, 'the output', 2)
+  check_tensor('all_to_all_single', input, 'the input', 2)
+  options('all_to_all_single', opts, {}, 2)
+  local err = backend.all_to_all(output, input, 'all_to_all_single')
+  if err then error(err, 2) end
+  return output
+end
+
+-- distributed.all_to_all(output_list, input_list): input_list[r + 1] goes
+-- to rank r, and output_list[r + 1] receives rank r's input_list[rank + 1].
+-- input_list holds world size tensors of one shape and dtype (the same on
+-- every rank); output_list as many of that shape and dtype, written in place,
+-- or is empty and is filled with new tensors. Returns output_list.
+function distributed.all_to_all(output_list, input_list, opts)
+  check_group('all_to_all', 2)
+  options('all_to_all', opts, {}, 2)
+  if type(input_list) ~= 'table' or torch.isTensor(input_list) or not torch.isTensor(input_list[1]) then
+    error(('%sexpected input_list to be a list of tensors, got %s'):format(where('all_to_all'),
+          torch.typename(input_list) or type(input_list)), 2)
+  end
+  local like = input_list[1]
+  check_tensor('all_to_all', like, 'input_list[1]', 2)
+  check_list('all_to_all', input_list, 'input_list', like, false, 2)
+  check_list('all_to_all', output_list, 'output_list', like, true, 2)
+  local out = stacked(like)
+  local err = backend.all_to_all(out, stack_list(input_list, like), 'all_to_all')
+  if err then error(err, 2) end
+  return unstack_into(output_list, out)
+end
+
+-- a Lua value as a uint8 tensor of torch.serialize's bytes
+local function to_bytes(op, obj, level)
+  local ok, s = pcall(torch.serialize, obj)
+  if not ok then error(('%sthe object cannot be serialized: %s'):format(where(op), tostring(s)), level + 1) end
+  return torch._tensor_from_bytes(s, 'uint8', {#s}, op)
+end
+
+local function from_bytes(op, bytes, level)
+  local ok, v = pcall(torch.deserialize, torch._tensor_bytes(bytes:contiguous()))
+  if not ok then error(('%sa rank sent bytes that do not deserialize: %s'):format(where(op), tostring(v)), level + 1) end
+  return v
+end
+
+-- distributed.all_gather_object(object_list, obj): object_list[r + 1]
+-- becomes rank r's obj (any Lua value torch.serialize takes: numbers,
+-- strings, tables, tensors). Sizes travel first, then the bytes. Returns
+-- object_list.
+function distributed.all_gather_object(object_list, obj, opts)
+  check_group('all_gather_object', 2)
+  if type(object_list) ~= 'table' then
+    error(('distributed.all_gather_object: expected a list to gather into, got %s'):format(type(object_list)), 2)
+  end
+  options('all_gather_object', opts, {}, 2)
+  local bytes = to_bytes('all_gather_object', obj, 2)
+  local sizes = torch.empty({group.world}, {dtype = 'int64'})
+  local err = backend.all_gather(sizes, torch.tensor({bytes:numel()}, {dtype = 'int64'}), 'all_gather_object')
+  if err then error(err, 2) end
+  local max = sizes:max():item()
+  local padded = torch.zeros({max}, {dtype = 'uint8'})
+  if bytes:numel() > 0 then padded:narrow(1, 1, bytes:numel()):copy(bytes) end
+  local all = torch.empty({group.world, max}, {dtype = 'uint8'})
+  err = backend.all_gather(all, padded, 'all_gather_object')
+  if err then error(err, 2) end
+  for i = 1, group.world do
+    object_list[i] = from_bytes('all_gather_object', all:select(1, i):narrow(1, 1, sizes[i]), 2)
+  end
+  for i = #object_list, group.world + 1, -1 do object_list[i] = nil end
+  return object_list
+end
+
+-- distributed.broadcast_object_list(object_list, {src=0}): every rank's
+-- object_list becomes a copy of rank src's (a list of Lua values
+-- torch.serialize takes; on the other ranks its old elements are replaced,
+-- and it may start empty). The size travels first, then the bytes. Returns
+-- object_list.
+function distributed.broadcast_object_list(object_list, opts)
+  check_group('broadcast_object_list', 2)
+  if type(object_list) ~= 'table' then
+    error(('distributed.broadcast_object_list: expected a list of objects, got %s'):format(type(object_list)), 2)
+  end
+  if type(opts) == 'number' then opts = {src = opts} end
+  opts = options('broadcast_object_list', opts, {src = true}, 2)
+  local src = check_rank('broadcast_object_list', 'src', opts.src == nil and 0 or opts.src, 2)
+  local bytes
+  if group.rank == src then
+    local n = #object_list
+    bytes = to_bytes('broadcast_object_list', {n = n, table.unpack(object_list, 1, n)}, 2)
+  end
+  local size = torch.tensor({bytes and bytes:numel() or 0}, {dtype = 'int64'})
+  local err = backend.broadcast(size, src)
+  if err then error(err, 2) end
+  if not bytes then bytes = torch.empty({size[1]}, {dtype = 'uint8'}) end
+  err = backend.broadcast(bytes, src)
+  if err then error(err, 2) end
+  if group.rank ~= src then
+    local got = from_bytes('broadcast_object_list', bytes, 2)
+    for i = #object_list, got.n + 1, -1 do object_list[i] = nil end
+    for i = 1, got.n do object_list[i] = got[i] end
+  end
+  return object_list
+end
+
 torch.distributed = distributed
 return distributed

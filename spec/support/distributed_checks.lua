@@ -213,6 +213,142 @@ check('sampler.shards', function()
   same(repeated, per * n - 11, 'indices repeated (the padding)')
 end)
 
+-- part 2: gather, scatter, reduce_scatter, all_to_all, on every dtype. vals(r, k): values that
+-- depend on a rank r and a slot k (exact in every dtype: small integers; bool: their parity)
+local function vals(dt, r, k)
+  return (torch.arange(4):view(2, 2) + r * 3 + k * 7):remainder(dt == 'bool' and 2 or 50):to(dt)
+end
+for _, dt in ipairs(DTYPES) do
+  -- gather to the last rank: its gather_list[r + 1] is rank r's tensor; nil elsewhere
+  check('gather.' .. dt, function()
+    local dst = n - 1
+    local got = d.gather(vals(dt, rank, 0), rank == dst and {} or nil, {dst = dst})
+    local filled
+    if rank == dst then
+      filled = {}
+      for i = 1, n do filled[i] = torch.zeros(2, 2, {dtype = dt}) end
+    end
+    local kept = filled and filled[n]
+    d.gather(vals(dt, rank, 1):t(), filled, {dst = dst})   -- a non-contiguous input, into a filled list
+    if rank ~= dst then assert(got == nil, 'gather returned a list on a rank other than dst') return end
+    assert(#got == n, 'the list has ' .. #got .. ' tensors')
+    for r = 0, n - 1 do expect_equal(got[r + 1], vals(dt, r, 0), 'gather_list[' .. (r + 1) .. ']') end
+    assert(filled[n] == kept, 'gather replaced a tensor of a filled list')
+    for r = 0, n - 1 do expect_equal(filled[r + 1], vals(dt, r, 1):t(), 'filled[' .. (r + 1) .. ']') end
+  end)
+  -- scatter from rank 0: rank r receives scatter_list[r + 1]
+  check('scatter.' .. dt, function()
+    local list
+    if rank == 0 then
+      list = {}
+      for i = 1, n do list[i] = vals(dt, i - 1, 2) end
+    end
+    local t = torch.ones(2, 2, {dtype = dt})
+    assert(d.scatter(t, list) == t, 'scatter does not return its tensor')
+    expect_equal(t, vals(dt, rank, 2))
+    local col = torch.zeros(2, n, {dtype = dt})                -- into a non-contiguous view, from src = last
+    local src = n - 1
+    if rank == src then
+      list = {}
+      for i = 1, n do list[i] = vals(dt, i - 1, 3):select(2, 1) end
+    else list = nil end
+    d.scatter(col:select(2, rank + 1), list, {src = src})
+    local want = torch.zeros(2, n, {dtype = dt})
+    want:select(2, rank + 1):copy(vals(dt, rank, 3):select(2, 1))
+    expect_equal(col, want, 'scatter into a column')
+  end)
+  -- all_to_all: rank r sends input_list[j + 1] = vals(r, j) to rank j, so it
+  -- receives output_list[j + 1] = vals(j, r); all_to_all_single on the stacked tensors
+  check('all_to_all.' .. dt, function()
+    local input = {}
+    for j = 0, n - 1 do input[j + 1] = vals(dt, rank, j) end
+    local out = d.all_to_all({}, input)
+    assert(#out == n, 'the output list has ' .. #out .. ' tensors')
+    for j = 0, n - 1 do expect_equal(out[j + 1], vals(dt, j, rank), 'output_list[' .. (j + 1) .. ']') end
+    local filled = {}
+    for i = 1, n do filled[i] = torch.zeros(2, 2, {dtype = dt}) end
+    d.all_to_all(filled, input)
+    for j = 0, n - 1 do expect_equal(filled[j + 1], vals(dt, j, rank), 'filled[' .. (j + 1) .. ']') end
+    local single_in = torch.zeros(n * 2, 2, {dtype = dt})
+    for j = 0, n - 1 do single_in:narrow(1, 2 * j + 1, 2):copy(vals(dt, rank, j)) end
+    local single_out = torch.ones(n, 2, 2, {dtype = dt})
+    assert(d.all_to_all_single(single_out, single_in) == single_out, 'all_to_all_single does not return its output')
+    for j = 0, n - 1 do expect_equal(single_out[j + 1], vals(dt, j, rank), 'all_to_all_single block ' .. j) end
+  end)
+  -- reduce_scatter: rank r's output is the reduction over the ranks q of their
+  -- input_list[r + 1] = (arange(4) + 1) * (q + 1) + (r + 1): sum (arange + 1) * n(n+1)/2 +
+  -- n(r + 1), max (arange + 1) * n + r + 1, avg sum / n. bool: input_list[r + 1] is true on
+  -- rank r only: sum (or) true, min (and) false
+  local cases
+  if dt == 'bool' then cases = {'sum', 'min'} else cases = {'sum', 'max'} end
+  if FLOAT[dt] then cases[#cases + 1] = 'avg' end
+  for _, op in ipairs(cases) do
+    check('reduce_scatter.' .. op .. '.' .. dt, function()
+      local base = torch.arange(1, 5, {dtype = 'float64'}):view(2, 2)
+      local function input_for(q, i)
+        if dt == 'bool' then return torch.full({2, 2}, q == i - 1, {dtype = 'bool'}) end
+        return (base * (q + 1) + i):to(dt)
+      end
+      local want
+      if dt == 'bool' then want = torch.full({2, 2}, op == 'sum', {dtype = 'bool'})
+      else
+        local sum = base * (n * (n + 1) / 2) + n * (rank + 1)
+        want = (op == 'sum' and sum or op == 'max' and base * n + rank + 1 or sum / n):to(dt)
+      end
+      local list = {}
+      for i = 1, n do list[i] = input_for(rank, i) end
+      local out = torch.zeros(2, 2, {dtype = dt})
+      assert(d.reduce_scatter(out, list, {op = op}) == out, 'reduce_scatter does not return its output')
+      expect_equal(out, want, 'reduce_scatter')
+      local stacked = torch.zeros(n, 2, 2, {dtype = dt})
+      for i = 1, n do stacked[i]:copy(list[i]) end
+      local out2 = torch.zeros(2, 2, {dtype = dt})
+      d.reduce_scatter_tensor(out2, stacked, {op = op})
+      expect_equal(out2, want, 'reduce_scatter_tensor')
+    end)
+  end
+end
+
+-- the object collectives: Lua values (nested tables, strings of a length that depends on
+-- the rank, tensors) through torch.serialize
+local function object_of(r)
+  return {rank = r, name = ('r'):rep(10 * r + 1), nested = {deep = {r, r * 2, {r + 0.5}}, even = r % 2 == 0},
+          t = torch.arange(3, {dtype = 'int64'}) * r, f = torch.full({2, 2}, r + 0.25, {dtype = 'float64'})}
+end
+local function expect_object(got, r, what)
+  local want = object_of(r)
+  assert(type(got) == 'table', what .. ' is a ' .. type(got))
+  assert(got.rank == r and got.name == want.name, what .. ': rank or name differ')
+  assert(got.nested.deep[1] == r and got.nested.deep[2] == r * 2 and got.nested.deep[3][1] == r + 0.5
+         and got.nested.even == (r % 2 == 0), what .. ': the nested tables differ')
+  expect_equal(got.t, want.t, what .. '.t')
+  expect_equal(got.f, want.f, what .. '.f')
+  assert(got.t.dtype == 'int64' and got.f.dtype == 'float64', what .. ': dtypes differ')
+end
+
+check('all_gather_object', function()
+  local list = {}
+  assert(d.all_gather_object(list, object_of(rank)) == list, 'all_gather_object does not return its list')
+  assert(#list == n, 'the list has ' .. #list .. ' objects')
+  for r = 0, n - 1 do expect_object(list[r + 1], r, 'list[' .. (r + 1) .. ']') end
+  local longer = {1, 2, 3, 4, 5, 6, 7}
+  d.all_gather_object(longer, rank * 10)
+  assert(#longer == n, 'a longer list keeps ' .. #longer .. ' elements')
+  for r = 0, n - 1 do assert(longer[r + 1] == r * 10, 'longer[' .. (r + 1) .. '] = ' .. tostring(longer[r + 1])) end
+end)
+
+check('broadcast_object_list', function()
+  local src = n - 1
+  local list = rank == src and {'from ' .. src, object_of(src), 42} or {'stale', 'stale', 'stale', 'stale', 'stale'}
+  assert(d.broadcast_object_list(list, {src = src}) == list, 'broadcast_object_list does not return its list')
+  assert(#list == 3, 'the list has ' .. #list .. ' elements')
+  assert(list[1] == 'from ' .. src and list[3] == 42, 'the plain values differ')
+  expect_object(list[2], src, 'list[2]')
+  local empty = rank == 0 and {{x = {y = 'z'}}} or {}
+  d.broadcast_object_list(empty)
+  assert(#empty == 1 and empty[1].x.y == 'z', 'an empty list on the receivers')
+end)
+
 -- errors: at the caller's line, naming the collective, the rank and what is wrong
 check('errors.src_out_of_range', function()
   local t, line = torch.zeros(2)
@@ -258,6 +394,30 @@ check('errors.all_gather_shapes', function()
   expect_error(ok, err, line, 'list[1] is a float32 tensor of shape 3; it must be a float32 tensor of shape 2')
 end)
 
+check('errors.part2', function()
+  local line
+  local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.scatter(torch.zeros(2), nil, {src = n}) end)
+  expect_error(ok, err, line, 'distributed.scatter', ('rank %d of %d'):format(rank, n), ('src=%d is no rank'):format(n))
+  -- dst's list is too short, and the others pass a list they must not
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.gather(torch.zeros(2), {torch.zeros(2)}) end)
+  expect_error(ok, err, line, 'distributed.gather', rank == 0 and 'gather_list holds 1 tensors; it must hold one per rank'
+               or 'gather_list must be nil on a rank other than dst=0')
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.reduce_scatter(torch.zeros(2), {torch.zeros(2)}) end)
+  expect_error(ok, err, line, 'distributed.reduce_scatter', ('input_list holds 1 tensors; it must hold one per rank (%d)'):format(n))
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.reduce_scatter_tensor(torch.zeros(2), torch.zeros(2 * n + 1)) end)
+  expect_error(ok, err, line, 'distributed.reduce_scatter_tensor', ('rank %d of %d'):format(rank, n),
+               ('the input (%d, %d elements) must hold world size (%d) x the output\'s 2 elements'):format(2 * n + 1, 2 * n + 1, n))
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_to_all_single(torch.zeros(n + 1), torch.zeros(n + 1)) end)
+  expect_error(ok, err, line, 'distributed.all_to_all_single', 'must have the same number of elements, a multiple of the world size')
+  local list = {}
+  for i = 1, n do list[i] = torch.zeros(2) end
+  list[n] = torch.zeros(3)
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_to_all({}, list) end)
+  expect_error(ok, err, line, 'distributed.all_to_all', ('input_list[%d] is a float32 tensor of shape 3; it must be a float32 tensor of shape 2'):format(n))
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_gather_object({}, function() end) end)
+  expect_error(ok, err, line, 'distributed.all_gather_object', 'the object cannot be serialized')
+end)
+
 -- mismatched calls across ranks: every rank raises an error, before any data
 -- moves (OpenMPI itself may overwrite memory on mismatched counts), and the
 -- group still works after it. Debug mode says which rank passes what.
@@ -294,6 +454,23 @@ on_every_rank('mismatch.barrier', function() if rank == 0 then d.barrier() else 
 on_every_rank('mismatch.all_gather', function() d.all_gather({}, torch.zeros(rank == 0 and 2 or 3)) end,
   'distributed.all_gather ' .. at, debug_mode and 'rank 0 passes a tensor of shape 2 (float32) but rank 1 one of shape 3 (float32)'
   or 'the ranks pass different element counts (from 2 to 3)')
+
+on_every_rank('mismatch.scatter_roots', function()
+  local src = rank == 1 and 1 or 0
+  local list
+  if rank == src then list = {} for i = 1, n do list[i] = torch.zeros(2) end end
+  d.scatter(torch.zeros(2), list, {src = src})
+end, 'distributed.scatter ' .. at, debug_mode and 'rank 0 passes src=0 but rank 1 src=1' or 'the ranks call with different src/dst ranks')
+on_every_rank('mismatch.reduce_scatter', function()
+  local k = rank == 0 and 2 or 3
+  local list = {}
+  for i = 1, n do list[i] = torch.zeros(k) end
+  d.reduce_scatter(torch.zeros(k), list)
+end, 'distributed.reduce_scatter ' .. at, debug_mode and 'rank 0 passes a tensor of shape 2 (float32) but rank 1 one of shape 3 (float32)'
+  or 'the ranks pass different element counts (from 2 to 3)')
+on_every_rank('mismatch.gather_all_to_all', function()
+  if rank == 0 then d.gather(torch.zeros(n), {}) else d.all_to_all_single(torch.zeros(n), torch.zeros(n)) end
+end, debug_mode and 'rank 0 called gather but rank 1 all_to_all at the same point' or 'the ranks call with different collectives')
 
 d.destroy_process_group()
 check('destroyed', function()

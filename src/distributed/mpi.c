@@ -181,8 +181,10 @@ static int buf_finish(lua_State *L, const char *op, buffer *b, mt_tensor *t, int
    Every rank contributes (collective, dtype, ndim, shape) and every rank
    compares them all, so that each raises the same error instead of one
    waiting forever in a collective the others left. */
-enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_BARRIER };
-static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier"};
+enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_BARRIER, COLL_GATHER, COLL_SCATTER,
+       COLL_REDUCE_SCATTER, COLL_ALL_TO_ALL, NCOLL };
+static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier", "gather",
+                                         "scatter", "reduce_scatter", "all_to_all"};
 #define SIG_LEN (5 + MT_MAX_DIMS)
 
 /* Outside debug mode, one small all-reduce checks that every rank calls the
@@ -226,8 +228,8 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
   for (int r = 0; r < world; r++) {
     const int64_t *s = all + (size_t)r * SIG_LEN;
     if (s[0] != all[0]) {
-      const char *ca = all[0] >= 1 && all[0] <= 5 ? coll_names[all[0]] : "?";
-      const char *cb = s[0] >= 1 && s[0] <= 5 ? coll_names[s[0]] : "?";
+      const char *ca = all[0] >= 1 && all[0] < NCOLL ? coll_names[all[0]] : "?";
+      const char *cb = s[0] >= 1 && s[0] < NCOLL ? coll_names[s[0]] : "?";
       free(all);
       return fail(L, op, "rank 0 called %s but rank %d %s at the same point (every rank must call the same "
                   "collectives in the same order)", ca, r, cb);
@@ -239,7 +241,7 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
                   oa, r, ob);
     }
     if (s[2] != all[2]) {
-      const char *what = coll == COLL_BROADCAST ? "src" : "dst";
+      const char *what = coll == COLL_BROADCAST || coll == COLL_SCATTER ? "src" : "dst";
       long long ra = (long long)all[2], rb = (long long)s[2];
       free(all);
       return fail(L, op, "rank 0 passes %s=%lld but rank %d %s=%lld (every rank must pass the same one)", what, ra,
@@ -435,6 +437,146 @@ static int l_all_gather(lua_State *L) {
   return buf_finish(L, name, &bo, out, 1);
 }
 
+/* the buffers a collective reads (in) and writes (out) must not overlap:
+   an input sharing the output's storage is cloned first */
+static int unalias(lua_State *L, const char *name, buffer *bi, const buffer *bo) {
+  if (bi->t.storage != bo->t.storage) return 0;
+  mt_tensor c = {0};
+  if (mt_clone(&c, &bi->t)) return fail(L, name, "%s", mt_error());
+  mt_tensor_release(&bi->t);
+  bi->t = c;
+  return 0;
+}
+
+static int check_count(lua_State *L, const char *name, int64_t n) {
+  if (n > INT_MAX) return fail(L, name, "%lld elements per rank; at most %d go in one %s", (long long)n, INT_MAX, name);
+  return 0;
+}
+
+/* gather(t, out | nil, dst): on dst, out (world x numel(t) elements, t's
+   dtype, contiguous: lib/distributed makes it) receives every rank's t in
+   rank order */
+static int l_gather(lua_State *L) {
+  mt_tensor *t = check_tensor(L, 1, "gather");
+  int dst = (int)luaL_checkinteger(L, 3);
+  if (check_init(L, "gather")) return 1;
+  mt_tensor *out = NULL;
+  int64_t n = mt_numel(t), total;
+  if (mt_mul_size("gather", n, world, &total)) return fail(L, "gather", "%s", mt_error());
+  if (rank == dst) {
+    out = check_tensor(L, 2, "gather");
+    if (out->dtype != t->dtype || mt_numel(out) != total)
+      return fail(L, "gather", "the gather buffer must hold world size (%d) x the input's %lld elements of %s",
+                  world, (long long)n, mt_dtypes[t->dtype].name);
+  }
+  if (check_count(L, "gather", n) || check_shapes(L, "gather", COLL_GATHER, -1, dst, t)) return 1;
+  buffer bi, bo;
+  if (buf_open(L, "gather", &bi, t, t->dtype, 0)) return 1;
+  if (out) {
+    if (buf_open(L, "gather", &bo, out, out->dtype, 1)) { mt_tensor_release(&bi.t); return 1; }
+    if (unalias(L, "gather", &bi, &bo)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); return 1; }
+  }
+  MPI_Datatype type = mpi_type(t->dtype);
+  int e;
+  GUARDED("gather", MPI_Gather(n ? mt_data(&bi.t) : NULL, (int)n, type, out && total ? mt_data(&bo.t) : NULL,
+                               (int)n, type, dst, comm));
+  mt_tensor_release(&bi.t);
+  if (e != MPI_SUCCESS) { if (out) mt_tensor_release(&bo.t); return mpi_fail(L, "gather", e); }
+  return out ? buf_finish(L, "gather", &bo, out, 1) : 0;
+}
+
+/* scatter(t, in | nil, src): every rank's t receives its block of src's in
+   (world x numel(t) elements, t's dtype) */
+static int l_scatter(lua_State *L) {
+  mt_tensor *t = check_tensor(L, 1, "scatter");
+  int src = (int)luaL_checkinteger(L, 3);
+  if (check_init(L, "scatter")) return 1;
+  mt_tensor *in = NULL;
+  int64_t n = mt_numel(t), total;
+  if (mt_mul_size("scatter", n, world, &total)) return fail(L, "scatter", "%s", mt_error());
+  if (rank == src) {
+    in = check_tensor(L, 2, "scatter");
+    if (in->dtype != t->dtype || mt_numel(in) != total)
+      return fail(L, "scatter", "the scatter buffer must hold world size (%d) x the output's %lld elements of %s",
+                  world, (long long)n, mt_dtypes[t->dtype].name);
+  }
+  if (check_count(L, "scatter", n) || check_shapes(L, "scatter", COLL_SCATTER, -1, src, t)) return 1;
+  buffer bi, bo;
+  if (buf_open(L, "scatter", &bo, t, t->dtype, 1)) return 1;
+  if (in) {
+    if (buf_open(L, "scatter", &bi, in, in->dtype, 0)) { mt_tensor_release(&bo.t); return 1; }
+    if (unalias(L, "scatter", &bi, &bo)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); return 1; }
+  }
+  MPI_Datatype type = mpi_type(t->dtype);
+  int e;
+  GUARDED("scatter", MPI_Scatter(in && total ? mt_data(&bi.t) : NULL, (int)n, type, n ? mt_data(&bo.t) : NULL,
+                                 (int)n, type, src, comm));
+  if (in) mt_tensor_release(&bi.t);
+  if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, "scatter", e); }
+  return buf_finish(L, "scatter", &bo, t, 1);
+}
+
+/* reduce_scatter(out, in, op, name): out becomes the reduction over the
+   ranks of in's rank-th block (in: world x numel(out) elements) */
+static int l_reduce_scatter(lua_State *L) {
+  const char *name = luaL_optstring(L, 4, "reduce_scatter");
+  mt_tensor *out = check_tensor(L, 1, name);
+  mt_tensor *in = check_tensor(L, 2, name);
+  int op = luaL_checkoption(L, 3, NULL, op_names);
+  if (check_init(L, name)) return 1;
+  int64_t n = mt_numel(out), total;
+  char sa[128], sb[128];
+  if (mt_mul_size(name, n, world, &total)) return fail(L, name, "%s", mt_error());
+  if (out->dtype != in->dtype)
+    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
+                mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
+  if (mt_numel(in) != total)
+    return fail(L, name, "the input (%s, %lld elements) must hold world size (%d) x the output's %lld elements "
+                "(output %s)", mt_shape_str(in, sa, sizeof sa), (long long)mt_numel(in), world, (long long)n,
+                mt_shape_str(out, sb, sizeof sb));
+  if (check_count(L, name, n) || check_shapes(L, name, COLL_REDUCE_SCATTER, op, -1, out)) return 1;
+  int dtype = reduce_dtype(out->dtype);
+  buffer bi, bo;
+  if (buf_open(L, name, &bo, out, dtype, 1)) return 1;
+  if (buf_open(L, name, &bi, in, dtype, 0)) { mt_tensor_release(&bo.t); return 1; }
+  if (unalias(L, name, &bi, &bo)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); return 1; }
+  int e = MPI_SUCCESS;
+  if (n) GUARDED(name, MPI_Reduce_scatter_block(mt_data(&bi.t), mt_data(&bo.t), (int)n, mpi_type(dtype),
+                                                mpi_op(op, dtype), comm));
+  mt_tensor_release(&bi.t);
+  if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, name, e); }
+  return buf_finish(L, name, &bo, out, 1);
+}
+
+/* all_to_all(out, in, name): in's r-th block (of numel / world elements)
+   goes to rank r, and out's r-th block comes from rank r */
+static int l_all_to_all(lua_State *L) {
+  const char *name = luaL_optstring(L, 3, "all_to_all");
+  mt_tensor *out = check_tensor(L, 1, name);
+  mt_tensor *in = check_tensor(L, 2, name);
+  if (check_init(L, name)) return 1;
+  int64_t n = mt_numel(in);
+  char sa[128], sb[128];
+  if (out->dtype != in->dtype)
+    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
+                mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
+  if (mt_numel(out) != n || n % world)
+    return fail(L, name, "the output (%s) and the input (%s) must have the same number of elements, a multiple "
+                "of the world size (%d)", mt_shape_str(out, sa, sizeof sa), mt_shape_str(in, sb, sizeof sb), world);
+  if (check_count(L, name, n / world) || check_shapes(L, name, COLL_ALL_TO_ALL, -1, -1, in)) return 1;
+  buffer bi, bo;
+  if (buf_open(L, name, &bo, out, out->dtype, 1)) return 1;
+  if (buf_open(L, name, &bi, in, in->dtype, 0)) { mt_tensor_release(&bo.t); return 1; }
+  if (unalias(L, name, &bi, &bo)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); return 1; }
+  MPI_Datatype type = mpi_type(in->dtype);
+  int e = MPI_SUCCESS;
+  if (n) GUARDED(name, MPI_Alltoall(mt_data(&bi.t), (int)(n / world), type, mt_data(&bo.t), (int)(n / world), type,
+                                    comm));
+  mt_tensor_release(&bi.t);
+  if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, name, e); }
+  return buf_finish(L, name, &bo, out, 1);
+}
+
 static int l_is_initialized(lua_State *L) { lua_pushboolean(L, comm != MPI_COMM_NULL); return 1; }
 
 /* luaopen_distributed_mpi(): a function that takes the tensor metatable
@@ -444,6 +586,7 @@ static int l_bind(lua_State *L) {
   static const luaL_Reg fns[] = {
     {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier}, {"all_reduce", l_all_reduce},
     {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
+    {"gather", l_gather}, {"scatter", l_scatter}, {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_all_to_all},
     {"is_initialized", l_is_initialized}, {NULL, NULL}};
   lua_newtable(L);
   lua_pushvalue(L, 1);
