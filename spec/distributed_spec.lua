@@ -163,7 +163,9 @@ print(torch.distributed == d)
         if not r then return end
         for _, name in ipairs({'mismatch.shapes', 'mismatch.dtypes', 'mismatch.collectives', 'mismatch.ops',
                                'mismatch.roots', 'mismatch.barrier', 'mismatch.all_gather',
-                               'mismatch.scatter_roots', 'mismatch.reduce_scatter', 'mismatch.gather_all_to_all'}) do
+                               'mismatch.scatter_roots', 'mismatch.reduce_scatter', 'mismatch.gather_all_to_all',
+                               'refused.gather_list', 'refused.scatter_list', 'refused.all_gather_object',
+                               'refused.broadcast_object_list'}) do
           expect_ok(r, out, c.np, name)
         end
       end)

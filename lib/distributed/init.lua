@@ -330,6 +330,18 @@ local function check_list(op, list, what, like, may_be_empty, level)
   return n
 end
 
+-- Checks of arguments that only some ranks have (a root's list, an object to
+-- serialize): fn raises at level 5 (the caller of the collective, through
+-- pcall and together). On failure this rank takes part in the agreement check
+-- the others run in the collective, flagged, so that they raise too instead
+-- of waiting for it until the timeout; then it raises its own message.
+local AT_CALLER = 5
+local function together(op, fn)
+  local ok, err = pcall(fn)
+  if ok then return err end
+  error(backend.refuse(op) or err, 0)
+end
+
 -- a new contiguous tensor of shape {world, like's shape...}
 local function stacked(like)
   local shape = {group.world}
@@ -364,13 +376,15 @@ function distributed.gather(t, gather_list, opts)
   opts = options('gather', opts, {dst = true}, 2)
   local dst = check_rank('gather', 'dst', opts.dst == nil and 0 or opts.dst, 2)
   local buf
-  if group.rank == dst then
-    check_list('gather', gather_list, 'gather_list', t, true, 2)
-    buf = stacked(t)
-  elseif gather_list ~= nil then
-    error(('%sgather_list must be nil on a rank other than dst=%d (it receives nothing)'):format(where('gather'),
-          dst), 2)
-  end
+  together('gather', function()
+    if group.rank == dst then
+      check_list('gather', gather_list, 'gather_list', t, true, AT_CALLER)
+      buf = stacked(t)
+    elseif gather_list ~= nil then
+      error(('%sgather_list must be nil on a rank other than dst=%d (it receives nothing)'):format(where('gather'),
+            dst), AT_CALLER)
+    end
+  end)
   local err = backend.gather(t, buf, dst)
   if err then error(err, 2) end
   if buf then unstack_into(gather_list, buf) end
@@ -386,13 +400,15 @@ function distributed.scatter(t, scatter_list, opts)
   opts = options('scatter', opts, {src = true}, 2)
   local src = check_rank('scatter', 'src', opts.src == nil and 0 or opts.src, 2)
   local buf
-  if group.rank == src then
-    check_list('scatter', scatter_list, 'scatter_list', t, false, 2)
-    buf = stack_list(scatter_list, t)
-  elseif scatter_list ~= nil then
-    error(('%sscatter_list must be nil on a rank other than src=%d (it sends nothing)'):format(where('scatter'),
-          src), 2)
-  end
+  together('scatter', function()
+    if group.rank == src then
+      check_list('scatter', scatter_list, 'scatter_list', t, false, AT_CALLER)
+      buf = stack_list(scatter_list, t)
+    elseif scatter_list ~= nil then
+      error(('%sscatter_list must be nil on a rank other than src=%d (it sends nothing)'):format(where('scatter'),
+            src), AT_CALLER)
+    end
+  end)
   local err = backend.scatter(t, buf, src)
   if err then error(err, 2) end
   return t
@@ -490,7 +506,10 @@ function distributed.all_gather_object(object_list, obj, opts)
     error(('distributed.all_gather_object: expected a list to gather into, got %s'):format(type(object_list)), 2)
   end
   options('all_gather_object', opts, {}, 2)
-  local bytes = to_bytes('all_gather_object', obj, 2)
+  local bytes = together('all_gather_object', function()
+    local b = to_bytes('all_gather_object', obj, AT_CALLER)
+    return b                                     -- (not a tail call: it would change the levels)
+  end)
   local sizes = torch.empty({group.world}, {dtype = 'int64'})
   local err = backend.all_gather(sizes, torch.tensor({bytes:numel()}, {dtype = 'int64'}), 'all_gather_object')
   if err then error(err, 2) end
@@ -523,13 +542,16 @@ function distributed.broadcast_object_list(object_list, opts)
   local bytes
   if group.rank == src then
     local n = #object_list
-    bytes = to_bytes('broadcast_object_list', {n = n, table.unpack(object_list, 1, n)}, 2)
+    bytes = together('broadcast_object_list', function()
+      local b = to_bytes('broadcast_object_list', {n = n, table.unpack(object_list, 1, n)}, AT_CALLER)
+      return b                                   -- (not a tail call: it would change the levels)
+    end)
   end
   local size = torch.tensor({bytes and bytes:numel() or 0}, {dtype = 'int64'})
-  local err = backend.broadcast(size, src)
+  local err = backend.broadcast(size, src, 'broadcast_object_list')
   if err then error(err, 2) end
   if not bytes then bytes = torch.empty({size[1]}, {dtype = 'uint8'}) end
-  err = backend.broadcast(bytes, src)
+  err = backend.broadcast(bytes, src, 'broadcast_object_list')
   if err then error(err, 2) end
   if group.rank ~= src then
     local got = from_bytes('broadcast_object_list', bytes, 2)

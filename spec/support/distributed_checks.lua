@@ -472,6 +472,35 @@ on_every_rank('mismatch.gather_all_to_all', function()
   if rank == 0 then d.gather(torch.zeros(n), {}) else d.all_to_all_single(torch.zeros(n), torch.zeros(n)) end
 end, debug_mode and 'rank 0 called gather but rank 1 all_to_all at the same point' or 'the ranks call with different collectives')
 
+-- an argument only one rank has is refused on that rank (its own error, at its line); the
+-- others raise too, naming it, instead of waiting for it in the collective
+local line   -- set by fn: the line of its call
+local function refused_on(name, op, root, fn, piece)
+  check(name, function()
+    local ok, err = pcall(fn)
+    if rank == root then expect_error(ok, err, line, piece)
+    else
+      expect_error(ok, err, line, ('distributed.%s (rank %d of %d): rank %d\'s arguments were refused on that rank')
+                   :format(op, rank, n, root))
+    end
+    local t = torch.full({2}, rank + 1)
+    d.all_reduce(t)
+    expect_equal(t, torch.full({2}, n * (n + 1) / 2), 'the next all_reduce')
+  end)
+end
+refused_on('refused.gather_list', 'gather', n - 1, function()
+  line = debug.getinfo(1, 'l').currentline; d.gather(torch.zeros(2), rank == n - 1 and {torch.zeros(3)} or nil, {dst = n - 1})
+end, 'gather_list holds 1 tensors')
+refused_on('refused.scatter_list', 'scatter', 0, function()
+  line = debug.getinfo(1, 'l').currentline; d.scatter(torch.zeros(2), rank == 0 and {torch.zeros(2)} or nil)
+end, 'scatter_list holds 1 tensors')
+refused_on('refused.all_gather_object', 'all_gather_object', 1, function()
+  line = debug.getinfo(1, 'l').currentline; d.all_gather_object({}, rank == 1 and {f = print} or {rank})
+end, 'distributed.all_gather_object (rank 1 of ' .. n .. '): the object cannot be serialized')
+refused_on('refused.broadcast_object_list', 'broadcast_object_list', 0, function()
+  line = debug.getinfo(1, 'l').currentline; d.broadcast_object_list(rank == 0 and {coroutine.create(print)} or {})
+end, 'distributed.broadcast_object_list (rank 0 of ' .. n .. '): the object cannot be serialized')
+
 d.destroy_process_group()
 check('destroyed', function()
   assert(not d.is_initialized())

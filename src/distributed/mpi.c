@@ -185,21 +185,33 @@ enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_B
        COLL_REDUCE_SCATTER, COLL_ALL_TO_ALL, NCOLL };
 static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier", "gather",
                                          "scatter", "reduce_scatter", "all_to_all"};
-#define SIG_LEN (5 + MT_MAX_DIMS)
+#define SIG_LEN (6 + MT_MAX_DIMS)           /* ..., shape, then the refused flag */
+
+/* set by refuse(): this rank's own arguments were refused (a bad list on
+   the root, an object that does not serialize), so it takes part in the
+   agreement with a flag that makes every rank raise, rather than leave the
+   others waiting in the collective until the timeout */
+static int refused;
+static int refused_elsewhere(lua_State *L, const char *op, int64_t who) {
+  if (refused) return 1;                         /* lib/distributed raises this rank's own message */
+  return fail(L, op, "rank %lld's arguments were refused on that rank (its error says why); every rank stops "
+              "this %s", (long long)who, op);
+}
 
 /* Outside debug mode, one small all-reduce checks that every rank calls the
    same collective with the same op, root, dtype and element count: OpenMPI
    does not reliably report mismatched counts (a rank whose buffer is too
    small can get MPI_ERR_TRUNCATE, or have its heap overwritten), so the
    ranks agree first. The max of (x, -x) over the ranks gives max and min. */
-#define NSIG 5
+#define NSIG 6
 static int check_counts(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t) {
-  int64_t v[NSIG] = {coll, rop, root, t->dtype, mt_numel(t)}, mm[2 * NSIG];
+  int64_t v[NSIG] = {coll, rop, root, t->dtype, mt_numel(t), refused ? rank + 1 : 0}, mm[2 * NSIG];
   for (int i = 0; i < NSIG; i++) { mm[i] = v[i]; mm[NSIG + i] = -v[i]; }
   int e;
   GUARDED(op, MPI_Allreduce(MPI_IN_PLACE, mm, 2 * NSIG, MPI_INT64_T, MPI_MAX, comm));
   if (e != MPI_SUCCESS) return mpi_fail(L, op, e);
-  static const char *const what[NSIG] = {"collectives", "reduction ops", "src/dst ranks", "dtypes", "element counts"};
+  if (mm[5] > 0) return refused_elsewhere(L, op, mm[5] - 1);
+  static const char *const what[NSIG] = {"collectives", "reduction ops", "src/dst ranks", "dtypes", "element counts", "?"};
   for (int i = 0; i < NSIG; i++)
     if (mm[i] != -mm[NSIG + i]) {
       if (i == 4)
@@ -218,6 +230,7 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
   if (!debug) return check_counts(L, op, coll, rop, root, t);
   int64_t mine[SIG_LEN] = {coll, rop, root, t->dtype, t->ndim};
   for (int i = 0; i < t->ndim; i++) mine[5 + i] = t->shape[i];
+  mine[SIG_LEN - 1] = refused ? rank + 1 : 0;
   int64_t nbytes;
   if (mt_mul_size(op, world, SIG_LEN * (int64_t)sizeof(int64_t), &nbytes)) return fail(L, op, "%s", mt_error());
   int64_t *all = malloc((size_t)nbytes);
@@ -225,6 +238,8 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
   int e;
   GUARDED(op, MPI_Allgather(mine, SIG_LEN, MPI_INT64_T, all, SIG_LEN, MPI_INT64_T, comm));
   if (e != MPI_SUCCESS) { free(all); return mpi_fail(L, op, e); }
+  for (int r = 0; r < world; r++)
+    if (all[(size_t)r * SIG_LEN + SIG_LEN - 1]) { free(all); return refused_elsewhere(L, op, r); }
   for (int r = 0; r < world; r++) {
     const int64_t *s = all + (size_t)r * SIG_LEN;
     if (s[0] != all[0]) {
@@ -366,23 +381,24 @@ static int l_reduce(lua_State *L) {
   return reduce_common(L, "reduce", COLL_REDUCE, dst);
 }
 
-/* broadcast(t, src) */
+/* broadcast(t, src, name): name (default "broadcast") names it in the messages */
 static int l_broadcast(lua_State *L) {
-  mt_tensor *t = check_tensor(L, 1, "broadcast");
+  const char *name = luaL_optstring(L, 3, "broadcast");
+  mt_tensor *t = check_tensor(L, 1, name);
   int src = (int)luaL_checkinteger(L, 2);
-  if (check_init(L, "broadcast") || check_shapes(L, "broadcast", COLL_BROADCAST, -1, src, t)) return 1;
+  if (check_init(L, name) || check_shapes(L, name, COLL_BROADCAST, -1, src, t)) return 1;
   int write = rank != src;
   buffer b;
-  if (buf_open(L, "broadcast", &b, t, t->dtype, write)) return 1;
+  if (buf_open(L, name, &b, t, t->dtype, write)) return 1;
   int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size;
   char *p = mt_data(&b.t);
   for (int64_t done = 0; done < n; done += PIECE) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
     int e;
-    GUARDED("broadcast", MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
-    if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, "broadcast", e); }
+    GUARDED(name, MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
+    if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, name, e); }
   }
-  return buf_finish(L, "broadcast", &b, t, write);
+  return buf_finish(L, name, &b, t, write);
 }
 
 /* all_gather(out, t): out (world x numel(t) elements, t's dtype) receives
@@ -577,6 +593,20 @@ static int l_all_to_all(lua_State *L) {
   return buf_finish(L, name, &bo, out, 1);
 }
 
+/* refuse(name): this rank raises an error of its own on name's arguments;
+   it takes part in the agreement check the other ranks run, so that each
+   of them raises too instead of waiting for it */
+static int l_refuse(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (check_init(L, name)) return 1;
+  mt_tensor none = {0};
+  int top = lua_gettop(L);
+  refused = 1;
+  check_shapes(L, name, 0, -1, -1, &none);      /* pushes a message only if MPI itself failed */
+  refused = 0;
+  return lua_gettop(L) > top ? 1 : 0;
+}
+
 static int l_is_initialized(lua_State *L) { lua_pushboolean(L, comm != MPI_COMM_NULL); return 1; }
 
 /* luaopen_distributed_mpi(): a function that takes the tensor metatable
@@ -587,6 +617,7 @@ static int l_bind(lua_State *L) {
     {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier}, {"all_reduce", l_all_reduce},
     {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
     {"gather", l_gather}, {"scatter", l_scatter}, {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_all_to_all},
+    {"refuse", l_refuse},
     {"is_initialized", l_is_initialized}, {NULL, NULL}};
   lua_newtable(L);
   lua_pushvalue(L, 1);
