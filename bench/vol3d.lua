@@ -5,33 +5,8 @@ local nn = require 'nn'
 local F = nn.functional
 torch.setnumthreads(tonumber(os.getenv('BENCH_THREADS') or 1))
 
-local function ramp(shape, step, scale)    -- fixed values, the same on both sides
-  local n = 1
-  for _, s in ipairs(shape) do n = n * s end
-  return (torch.arange(0, n) * step):sin():mul(scale):view(shape)
-end
-
--- the median of reps timed runs of fn, after one warm-up
-local function time(reps, fn)
-  fn()
-  local t = {}
-  for i = 1, reps do
-    local t0 = torch.clock()
-    fn()
-    t[i] = torch.clock() - t0
-  end
-  table.sort(t)
-  return t[(reps + 1) // 2]
-end
-
-local function report(case, seconds, ...)
-  print(string.format('TIME %.9g %s', seconds, case))
-  local parts = {}
-  for i, v in ipairs({...}) do parts[i] = string.format('%.7g', v) end
-  print('CHECK ' .. case .. ' ' .. table.concat(parts, ' '))
-end
-
-local function abs_sum(t) return t:abs():sum():item() end
+local cases = dofile((arg[0]:match('(.*/)') or './') .. 'common/cases.lua')
+local ramp, time, report, abs_sum = cases.ramp, cases.time, cases.report, cases.abs_sum
 
 do
   local x = ramp({4, 8, 8, 32, 32}, 0.37, 1):requires_grad_()

@@ -1,30 +1,10 @@
 # vol3d: the PyTorch side of bench/vol3d.lua
-import os, time, torch
+import os, sys, torch
 import torch.nn.functional as F
 torch.set_num_threads(int(os.environ.get('BENCH_THREADS', '1')))
 
-def ramp(shape, step, scale):
-    n = 1
-    for s in shape:
-        n *= s
-    return ((torch.arange(0, n, dtype=torch.float32) * step).sin() * scale).view(shape)
-
-def timed(reps, fn):
-    fn()
-    t = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    t.sort()
-    return t[(reps + 1) // 2 - 1]
-
-def report(case, seconds, *values):
-    print('TIME %.9g %s' % (seconds, case))
-    print('CHECK %s %s' % (case, ' '.join('%.7g' % v for v in values)))
-
-def abs_sum(t):
-    return t.abs().sum().item()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
+from cases import ramp, timed, report, abs_sum
 
 x = ramp((4, 8, 8, 32, 32), 0.37, 1).requires_grad_()
 w = ramp((16, 8, 3, 3, 3), 0.71, 0.1).requires_grad_()

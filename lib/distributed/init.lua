@@ -248,18 +248,25 @@ function distributed.broadcast(t, opts)
   return t
 end
 
+-- a collective from one input tensor into one output tensor, without options:
+-- the checks, then run(out, input, name), the backend's call; returns out
+local function tensor_to_tensor(name, out, input, opts, run)
+  check_tensor(name, out, 'the output', 3)
+  check_tensor(name, input, 'the input', 3)
+  options(name, opts, {}, 3)
+  local err = run(out, input, name)
+  if err then error(err, 3) end
+  return out
+end
+
 -- distributed.all_gather_into_tensor(out, t): out (world size x t's
 -- elements, t's dtype: shape {world, ...} or {world * n, ...}) receives every
 -- rank's t in rank order; t may be a view of out (its own rank's block, in
 -- place). Returns out.
 function distributed.all_gather_into_tensor(out, t, opts)
   check_group('all_gather_into_tensor', 2)
-  check_tensor('all_gather_into_tensor', out, 'the output', 2)
-  check_tensor('all_gather_into_tensor', t, 'the input', 2)
-  options('all_gather_into_tensor', opts, {}, 2)
-  local err = backend.all_gather(out, t, 'all_gather_into_tensor')
-  if err then error(err, 2) end
-  return out
+  local r = tensor_to_tensor('all_gather_into_tensor', out, t, opts, backend.all_gather)
+  return r
 end
 
 -- distributed.all_gather(list, t): list[r + 1] receives rank r's t (Lua
@@ -270,11 +277,8 @@ end
 function distributed.all_gather(list, t, opts)
   check_group('all_gather', 2)
   if torch.isTensor(list) then
-    check_tensor('all_gather', t, 'the input', 2)
-    options('all_gather', opts, {}, 2)
-    local err = backend.all_gather(list, t, 'all_gather')
-    if err then error(err, 2) end
-    return list
+    local r = tensor_to_tensor('all_gather', list, t, opts, backend.all_gather)
+    return r
   end
   if type(list) ~= 'table' then
     error(('distributed.all_gather: expected a list of tensors (or a tensor) to gather into, got %s'):format(
@@ -453,12 +457,8 @@ end
 -- dtype) comes from rank r's input. Even splits only. Returns output.
 function distributed.all_to_all_single(output, input, opts)
   check_group('all_to_all_single', 2)
-  check_tensor('all_to_all_single', output, 'the output', 2)
-  check_tensor('all_to_all_single', input, 'the input', 2)
-  options('all_to_all_single', opts, {}, 2)
-  local err = backend.all_to_all(output, input, 'all_to_all_single')
-  if err then error(err, 2) end
-  return output
+  local r = tensor_to_tensor('all_to_all_single', output, input, opts, backend.all_to_all)
+  return r
 end
 
 -- distributed.all_to_all(output_list, input_list): input_list[r + 1] goes

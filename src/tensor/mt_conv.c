@@ -20,13 +20,14 @@
 /* ---- geometry ---- */
 
 /* output size along one dim; 0 when the dilated kernel does not fit, -1 when the
-   padded input or the dilated kernel overflows (sizes and padding are not negative) */
-static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d) {
-  int64_t padded, reach;
-  if (__builtin_add_overflow(in, before, &padded) || __builtin_add_overflow(padded, after, &padded) ||
-      __builtin_mul_overflow(d, k - 1, &reach))
-    return -1;
-  int64_t span = padded - reach - 1;
+   padded input or the dilated kernel overflows (sizes and padding are not negative);
+   the 3-D geometry (mt_conv3d.c) uses it too */
+int64_t mt_conv_out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d) {
+  int overflow = 0;
+  const int64_t padded = mt_size_add(mt_size_add(in, before, &overflow), after, &overflow);
+  const int64_t reach = mt_size_mul(d, k - 1, &overflow);
+  if (overflow) return -1;
+  const int64_t span = padded - reach - 1;
   return span < 0 ? 0 : span / s + 1;
 }
 
@@ -46,8 +47,9 @@ static int check_sizes(const mt_conv_geom *g, const char *op) {
   return 0;
 }
 
-static int check_params(const char *op, const int64_t *stride, const int64_t *dilation, int64_t groups) {
-  for (int i = 0; i < 2; i++) {
+/* strides and dilations (dims of each) positive, groups positive; the 3-D geometry uses it too */
+int mt_conv_check_params(const char *op, int dims, const int64_t *stride, const int64_t *dilation, int64_t groups) {
+  for (int i = 0; i < dims; i++) {
     if (stride[i] < 1) return mt_fail("%s: stride must be positive, got %lld", op, (long long)stride[i]);
     if (dilation[i] < 1) return mt_fail("%s: dilation must be positive, got %lld", op, (long long)dilation[i]);
   }
@@ -62,7 +64,7 @@ int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const
   if (x->ndim != 4 || w->ndim != 4)
     return mt_fail("%s: expected a 4-D input (n, c, h, w) and weight (o, c / groups, kh, kw), got %s and %s", op,
                    mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
-  if (check_params(op, stride, dilation, groups)) return -1;
+  if (mt_conv_check_params(op, 2, stride, dilation, groups)) return -1;
   for (int i = 0; i < 2; i++)
     if (pad_before[i] < 0 || pad_after[i] < 0)
       return mt_fail("%s: negative padding %lld", op, (long long)(pad_before[i] < 0 ? pad_before[i] : pad_after[i]));
@@ -79,8 +81,8 @@ int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const
                    mt_shape_str(x, bx, sizeof bx));
   *g = (mt_conv_geom){x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0], w->shape[2], w->shape[3],
                       0, 0, stride[0], stride[1], pad_before[0], pad_before[1], dilation[0], dilation[1], groups};
-  g->oh = out_size(g->h, g->kh, g->sh, pad_before[0], pad_after[0], g->dh);
-  g->ow = out_size(g->w, g->kw, g->sw, pad_before[1], pad_after[1], g->dw);
+  g->oh = mt_conv_out_size(g->h, g->kh, g->sh, pad_before[0], pad_after[0], g->dh);
+  g->ow = mt_conv_out_size(g->w, g->kw, g->sw, pad_before[1], pad_after[1], g->dw);
   if (check_sizes(g, op)) return -1;
   if (g->oh < 1 || g->ow < 1 || g->kh < 1 || g->kw < 1)
     return mt_fail("%s: kernel size %lldx%lld (dilation %lldx%lld) does not fit the input padded by (%lld, %lld)x(%lld, %lld) "
@@ -97,7 +99,7 @@ int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor
   if (x->ndim != 4 || w->ndim != 4)
     return mt_fail("%s: expected a 4-D input (n, c, h, w) and weight (c, o / groups, kh, kw), got %s and %s", op,
                    mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
-  if (check_params(op, stride, dilation, groups)) return -1;
+  if (mt_conv_check_params(op, 2, stride, dilation, groups)) return -1;
   if (x->shape[1] != w->shape[0])
     return mt_fail("%s: given transposed=1, weight of size %s expects input with %lld channels, got input of size %s",
                    op, mt_shape_str(w, bw, sizeof bw), (long long)w->shape[0], mt_shape_str(x, bx, sizeof bx));
@@ -135,15 +137,15 @@ int mt_conv_transpose_geom_make(mt_conv_geom *g, const char *op, const mt_tensor
 
 int mt_unfold_geom_make(mt_conv_geom *g, const char *op, const int64_t *image, const int64_t *k, const int64_t *d,
                         const int64_t *p, const int64_t *s) {
-  if (check_params(op, s, d, 1)) return -1;
+  if (mt_conv_check_params(op, 2, s, d, 1)) return -1;
   for (int i = 0; i < 2; i++)
     if (k[i] < 1 || p[i] < 0)
       return mt_fail("%s: kernel size must be positive and padding not negative, got %lld and %lld", op,
                      (long long)k[i], (long long)p[i]);
   *g = (mt_conv_geom){image[0], image[1], image[2], image[3], image[1], k[0], k[1], 0, 0, s[0], s[1], p[0], p[1],
                       d[0], d[1], 1};
-  g->oh = out_size(g->h, g->kh, g->sh, p[0], p[0], g->dh);
-  g->ow = out_size(g->w, g->kw, g->sw, p[1], p[1], g->dw);
+  g->oh = mt_conv_out_size(g->h, g->kh, g->sh, p[0], p[0], g->dh);
+  g->ow = mt_conv_out_size(g->w, g->kw, g->sw, p[1], p[1], g->dw);
   if (check_sizes(g, op)) return -1;
   if (g->oh < 1 || g->ow < 1)
     return mt_fail("%s: kernel %lldx%lld (dilation %lldx%lld) does not fit the input %lldx%lld padded by %lldx%lld", op,

@@ -25,6 +25,12 @@ typedef struct {
 /* The geometry of conv2d(x (n, c, h, w), w (o, c / groups, kh, kw)) with
    stride[2], pad_before[2], pad_after[2], dilation[2], groups; checks the
    channels, groups and sizes and fails naming op and the shapes. */
+/* Output size along one dim of a convolution: 0 when the dilated kernel does not
+   fit the padded input, -1 on overflow. */
+int64_t mt_conv_out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d);
+/* 0, or -1 and the error naming op: the dims strides and dilations and groups positive. */
+int mt_conv_check_params(const char *op, int dims, const int64_t *stride, const int64_t *dilation, int64_t groups);
+
 int mt_conv_geom_make(mt_conv_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
                       const int64_t *stride, const int64_t *pad_before, const int64_t *pad_after,
                       const int64_t *dilation, int64_t groups);

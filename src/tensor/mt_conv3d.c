@@ -23,16 +23,6 @@
 
 /* ---- geometry ---- */
 
-/* output size along one dim: 0 when the dilated kernel does not fit, -1 on overflow */
-static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, int64_t d) {
-  int overflow = 0;
-  const int64_t padded = mt_size_add(mt_size_add(in, before, &overflow), after, &overflow);
-  const int64_t reach = mt_size_mul(d, k - 1, &overflow);
-  if (overflow) return -1;
-  const int64_t span = padded - reach - 1;
-  return span < 0 ? 0 : span / s + 1;
-}
-
 /* The sizes the geometry implies must fit int64: the input, the output, and
    the frames' 2-D problem (n * ot frames of c * kt channels, their 2-D
    columns c * kt * kh * kw * oh * ow); -1 (and the error) when one does not. */
@@ -55,15 +45,6 @@ static int check_sizes(const mt_conv3d_geom *g, const char *op) {
   return 0;
 }
 
-static int check_params(const char *op, const int64_t *stride, const int64_t *dilation, int64_t groups) {
-  for (int i = 0; i < 3; i++) {
-    if (stride[i] < 1) return mt_fail("%s: stride must be positive, got %lld", op, (long long)stride[i]);
-    if (dilation[i] < 1) return mt_fail("%s: dilation must be positive, got %lld", op, (long long)dilation[i]);
-  }
-  if (groups < 1) return mt_fail("%s: groups must be positive, got %lld", op, (long long)groups);
-  return 0;
-}
-
 int mt_conv3d_geom_make(mt_conv3d_geom *g, const char *op, const mt_tensor *x, const mt_tensor *w,
                         const int64_t *stride, const int64_t *pad_before, const int64_t *pad_after,
                         const int64_t *dilation, int64_t groups) {
@@ -71,7 +52,7 @@ int mt_conv3d_geom_make(mt_conv3d_geom *g, const char *op, const mt_tensor *x, c
   if (x->ndim != 5 || w->ndim != 5)
     return mt_fail("%s: expected a 5-D input (n, c, t, h, w) and weight (o, c / groups, kt, kh, kw), got %s and %s",
                    op, mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
-  if (check_params(op, stride, dilation, groups)) return -1;
+  if (mt_conv_check_params(op, 3, stride, dilation, groups)) return -1;
   for (int i = 0; i < 3; i++)
     if (pad_before[i] < 0 || pad_after[i] < 0)
       return mt_fail("%s: negative padding %lld", op, (long long)(pad_before[i] < 0 ? pad_before[i] : pad_after[i]));
@@ -88,9 +69,9 @@ int mt_conv3d_geom_make(mt_conv3d_geom *g, const char *op, const mt_tensor *x, c
                         w->shape[0], w->shape[2], w->shape[3], w->shape[4], 0, 0, 0,
                         stride[0], stride[1], stride[2], pad_before[0], pad_before[1], pad_before[2],
                         dilation[0], dilation[1], dilation[2], groups};
-  g->ot = out_size(g->t, g->kt, g->st, pad_before[0], pad_after[0], g->dt);
-  g->oh = out_size(g->h, g->kh, g->sh, pad_before[1], pad_after[1], g->dh);
-  g->ow = out_size(g->w, g->kw, g->sw, pad_before[2], pad_after[2], g->dw);
+  g->ot = mt_conv_out_size(g->t, g->kt, g->st, pad_before[0], pad_after[0], g->dt);
+  g->oh = mt_conv_out_size(g->h, g->kh, g->sh, pad_before[1], pad_after[1], g->dh);
+  g->ow = mt_conv_out_size(g->w, g->kw, g->sw, pad_before[2], pad_after[2], g->dw);
   if (check_sizes(g, op)) return -1;
   if (g->ot < 1 || g->oh < 1 || g->ow < 1 || g->kt < 1 || g->kh < 1 || g->kw < 1)
     return mt_fail("%s: kernel size %lldx%lldx%lld (dilation %lldx%lldx%lld) does not fit the input padded by "
@@ -109,7 +90,7 @@ int mt_conv_transpose3d_geom_make(mt_conv3d_geom *g, const char *op, const mt_te
   if (x->ndim != 5 || w->ndim != 5)
     return mt_fail("%s: expected a 5-D input (n, c, t, h, w) and weight (c, o / groups, kt, kh, kw), got %s and %s",
                    op, mt_shape_str(x, bx, sizeof bx), mt_shape_str(w, bw, sizeof bw));
-  if (check_params(op, stride, dilation, groups)) return -1;
+  if (mt_conv_check_params(op, 3, stride, dilation, groups)) return -1;
   if (x->shape[1] != w->shape[0])
     return mt_fail("%s: given transposed=1, weight of size %s expects input with %lld channels, got input of size %s",
                    op, mt_shape_str(w, bw, sizeof bw), (long long)w->shape[0], mt_shape_str(x, bx, sizeof bx));
