@@ -1,4 +1,5 @@
--- gpu: float32 and bfloat16 matrix products (4096), an elementwise add, a sum and a softmax on the GPU
+-- gpu: float32 and bfloat16 matrix products (4096), an elementwise add, a sum, a softmax and a
+-- 3-D convolution layer (forward and backward) with its poolings on the GPU
 local function timed(case, reps, fn)
   fn()
   torch.cuda.synchronize()
@@ -34,3 +35,22 @@ local m = (torch.ones(8192, 4096) * 0.5):cuda()
 local p
 timed('softmax_8192x4096', 20, function() p = m:softmax(2) end)
 print(string.format('CHECK softmax_8192x4096 %.6g', p[1][1]))
+
+-- a 3-D convolution layer of a video network, float32 without TF32: forward, then the input
+-- and weight gradients; max and average pooling over its output volumes
+local F = require('nn').F
+local v = torch.linspace(-1, 1, 8 * 32 * 16 * 28 * 28):view(8, 32, 16, 28, 28):cuda()
+local k = (torch.linspace(-1, 1, 64 * 32 * 27):view(64, 32, 3, 3, 3) * 0.05):cuda()
+local vr, kr = v:clone():requires_grad_(), k:clone():requires_grad_()
+local o
+timed('conv3d_fwd', 10, function() o = F.conv3d(v, k, nil, {padding = 1}) end)
+print(string.format('CHECK conv3d_fwd %.6g', o:abs():sum():item() / o:numel()))
+timed('conv3d_fwd_bwd', 5, function()
+  vr.grad, kr.grad = nil, nil
+  F.conv3d(vr, kr, nil, {padding = 1}):sum():backward()
+end)
+print(string.format('CHECK conv3d_fwd_bwd %.6g', kr.grad:abs():sum():item() / kr.grad:numel()))
+timed('max_pool3d', 20, function() p = F.max_pool3d(o, 2) end)
+print(string.format('CHECK max_pool3d %.6g', p:sum():item() / p:numel()))
+timed('avg_pool3d', 20, function() p = F.avg_pool3d(o, 3, {stride = 2, padding = 1}) end)
+print(string.format('CHECK avg_pool3d %.6g', p:sum():item() / p:numel()))

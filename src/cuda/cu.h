@@ -123,8 +123,9 @@ CU_EXTERN int cu_scatter_fill(mt_tensor *x, int dim, const mt_tensor *index, con
 CU_EXTERN int cu_masked_fill(mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
 CU_EXTERN int cu_masked_fill_out(mt_tensor *r, const mt_tensor *x, const mt_tensor *mask, const mt_tensor *value);
 CU_EXTERN int cu_argmax(mt_tensor *r, const mt_tensor *x, int dim, int flatten, int keepdim, int is_min);
-/* cu_conv.cu: convolution on cuDNN; cu_norm.cu: max pooling's positions and
-   the normalisations (mt_device_extra) */
+/* cu_conv.cu: 2-D and 3-D convolution on cuDNN; cu_norm.cu: max pooling's
+   positions, average pooling over volumes and the normalisations
+   (mt_device_extra) */
 CU_EXTERN int cu_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                         const mt_conv_geom *g);
 CU_EXTERN int cu_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
@@ -134,6 +135,16 @@ CU_EXTERN int cu_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tenso
 CU_EXTERN int cu_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
                                     const int64_t *p, const int64_t *d, int ceil_mode, int64_t base);
 CU_EXTERN int cu_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base);
+CU_EXTERN int cu_max_pool3d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
+                                    const int64_t *p, const int64_t *d, int ceil_mode, int64_t base);
+CU_EXTERN int cu_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags,
+                            const int64_t *in_volume);
+CU_EXTERN int cu_conv3d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                        const mt_conv3d_geom *g);
+CU_EXTERN int cu_conv3d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                                   const mt_conv3d_geom *g);
+CU_EXTERN int cu_conv3d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                                    const mt_conv3d_geom *g);
 CU_EXTERN int cu_norm_stats(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, double eps,
                             mt_tensor *running_mean, mt_tensor *running_var, double momentum);
 CU_EXTERN int cu_norm_running_stats(mt_tensor *stats, const mt_tensor *running_mean, const mt_tensor *running_var,

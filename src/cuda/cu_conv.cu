@@ -1,12 +1,14 @@
-/* cu_conv.cu: 2-D convolution on the GPU, on cuDNN: the forward op, the
-   gradient of its input (conv_transpose2d) and of its weight and bias
-   (mt_device_extra of mt_ops.h), with the semantics and messages of
-   mt_conv2d, mt_conv2d_input_grad and mt_conv2d_weight_grad (mt_conv.c):
-   NCHW float32 / float64, stride, dilation, groups, padding before (ph,
-   pw) and the padding after that oh, ow imply.
+/* cu_conv.cu: 2-D and 3-D convolution on the GPU, on cuDNN: the forward
+   op, the gradient of its input (conv_transpose2d / 3d) and of its weight
+   and bias (mt_device_extra of mt_ops.h), with the semantics and messages
+   of mt_conv2d, mt_conv2d_input_grad and mt_conv2d_weight_grad (mt_conv.c)
+   and their 3-D ones (mt_conv3d.c): NCHW / NCTHW float32 / float64,
+   stride, dilation, groups, padding before and the padding after that the
+   output size implies. Both run through one path over nd = 2 or 3 spatial
+   dims (cuDNN's N-d descriptors).
 
    cuDNN takes one padding per dim for both sides. Where the padding after
-   that the output uses differs from ph (pw) by more than stride - 1 (more
+   that the output uses differs from the padding before by more than stride - 1 (more
    after than before: 'same' with an even kernel; or fewer rows used than
    the input has, with a transposed convolution's output_padding), that dim
    is padded here instead: the input is copied into a zero-filled tensor of
@@ -101,12 +103,14 @@ struct dnn_scalar {
 };
 
 /* ---- the convolution cuDNN runs ----
-   The input, after this file's explicit padding (h, w and ph, pw are what
-   cuDNN sees), and the rest of the geometry; n is the whole batch, run in
-   chunks of at most INT_MAX elements per tensor. */
+   The input, after this file's explicit padding (in[] and pad[] are what
+   cuDNN sees), and the rest of the geometry over nd spatial dims; n is the
+   whole batch, run in chunks of at most INT_MAX elements per tensor. */
+#define DNN_MAX_SP 3
 struct dnn_geom {
-  int dtype, index, tf32;
-  int64_t n, c, h, w, o, kh, kw, oh, ow, ph, pw, sh, sw, dh, dw, groups;
+  int dtype, index, tf32, nd;
+  int64_t n, c, o, groups;
+  int64_t in[DNN_MAX_SP], k[DNN_MAX_SP], out[DNN_MAX_SP], pad[DNN_MAX_SP], s[DNN_MAX_SP], dl[DNN_MAX_SP];
 };
 
 enum { DNN_FWD, DNN_BWD_DATA, DNN_BWD_FILTER };
@@ -119,27 +123,60 @@ static cudnnMathType_t dnn_math(const dnn_geom *G) {
   return G->dtype == MT_FLOAT32 && !G->tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
 }
 
+static int64_t prod(const int64_t *v, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) p *= v[i];
+  return p;
+}
+
+/* a contiguous NC... tensor descriptor of (m, ch, sp[0..nd)) */
+static cudnnStatus_t dnn_set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t t, int64_t m, int64_t ch,
+                                    const int64_t *sp, int nd) {
+  int dims[2 + DNN_MAX_SP], strides[2 + DNN_MAX_SP];
+  dims[0] = (int)m;
+  dims[1] = (int)ch;
+  for (int i = 0; i < nd; i++) dims[2 + i] = (int)sp[i];
+  strides[nd + 1] = 1;
+  for (int i = nd; i >= 0; i--) strides[i] = strides[i + 1] * dims[i + 1];
+  return cudnnSetTensorNdDescriptor(d, t, nd + 2, dims, strides);
+}
+
 /* the descriptors of G for a batch of m images */
 static int dnn_set_descs(const char *op, dnn_descs *d, const dnn_geom *G, int64_t m) {
   const cudnnDataType_t t = dnn_type(G->dtype);
+  const int nd = G->nd;
   if (!d->x) DNN_TRY(op, cudnnCreateTensorDescriptor(&d->x));
   if (!d->y) DNN_TRY(op, cudnnCreateTensorDescriptor(&d->y));
   if (!d->w) DNN_TRY(op, cudnnCreateFilterDescriptor(&d->w));
   if (!d->conv) DNN_TRY(op, cudnnCreateConvolutionDescriptor(&d->conv));
-  DNN_TRY(op, cudnnSetTensor4dDescriptor(d->x, CUDNN_TENSOR_NCHW, t, (int)m, (int)G->c, (int)G->h, (int)G->w));
-  DNN_TRY(op, cudnnSetTensor4dDescriptor(d->y, CUDNN_TENSOR_NCHW, t, (int)m, (int)G->o, (int)G->oh, (int)G->ow));
-  DNN_TRY(op, cudnnSetFilter4dDescriptor(d->w, t, CUDNN_TENSOR_NCHW, (int)G->o, (int)(G->c / G->groups), (int)G->kh,
-                                         (int)G->kw));
-  DNN_TRY(op, cudnnSetConvolution2dDescriptor(d->conv, (int)G->ph, (int)G->pw, (int)G->sh, (int)G->sw, (int)G->dh,
-                                              (int)G->dw, CUDNN_CROSS_CORRELATION, t));
+  DNN_TRY(op, dnn_set_tensor(d->x, t, m, G->c, G->in, nd));
+  DNN_TRY(op, dnn_set_tensor(d->y, t, m, G->o, G->out, nd));
+  int wd[2 + DNN_MAX_SP], pad[DNN_MAX_SP], str[DNN_MAX_SP], dil[DNN_MAX_SP];
+  wd[0] = (int)G->o;
+  wd[1] = (int)(G->c / G->groups);
+  for (int i = 0; i < nd; i++) {
+    wd[2 + i] = (int)G->k[i];
+    pad[i] = (int)G->pad[i];
+    str[i] = (int)G->s[i];
+    dil[i] = (int)G->dl[i];
+  }
+  DNN_TRY(op, cudnnSetFilterNdDescriptor(d->w, t, CUDNN_TENSOR_NCHW, nd + 2, wd));
+  DNN_TRY(op, cudnnSetConvolutionNdDescriptor(d->conv, nd, pad, str, dil, CUDNN_CROSS_CORRELATION, t));
   DNN_TRY(op, cudnnSetConvolutionGroupCount(d->conv, (int)G->groups));
   DNN_TRY(op, cudnnSetConvolutionMathType(d->conv, dnn_math(G)));
   /* the padding plan must give cuDNN exactly the output the geometry has */
-  int on, oc, oh, ow;
-  DNN_TRY(op, cudnnGetConvolution2dForwardOutputDim(d->conv, d->x, d->w, &on, &oc, &oh, &ow));
-  if (on != m || oc != G->o || oh != G->oh || ow != G->ow)
-    return mt_fail("%s: cuDNN's output %dx%dx%dx%d differs from %lldx%lldx%lldx%lld (internal error)", op, on, oc, oh,
-                   ow, (long long)m, (long long)G->o, (long long)G->oh, (long long)G->ow);
+  int od[2 + DNN_MAX_SP];
+  DNN_TRY(op, cudnnGetConvolutionNdForwardOutputDim(d->conv, d->x, d->w, nd + 2, od));
+  bool same = od[0] == m && od[1] == G->o;
+  for (int i = 0; i < nd; i++) same = same && od[2 + i] == G->out[i];
+  if (!same) {
+    const int64_t want[2 + DNN_MAX_SP] = {m, G->o, G->out[0], G->out[1], G->out[2]};
+    int64_t got[2 + DNN_MAX_SP];
+    for (int i = 0; i < nd + 2; i++) got[i] = od[i];
+    char bg[128], bw[128];
+    return mt_fail("%s: cuDNN's output %s differs from %s (internal error)", op, mt_dims_str(got, nd + 2, bg, sizeof bg),
+                   mt_dims_str(want, nd + 2, bw, sizeof bw));
+  }
   return 0;
 }
 
@@ -162,8 +199,11 @@ template <class P> static void dnn_pick(const P *perf, int got, cudnnMathType_t 
 
 static int dnn_find(const char *op, int kind, cudnnHandle_t h, const dnn_descs *d, const dnn_geom *G, int64_t m,
                     std::vector<int> *algos) {
-  const std::vector<int64_t> key = {kind,  G->index, G->dtype, G->tf32, m,     G->c,  G->h,  G->w,  G->o,
-                                    G->kh, G->kw,    G->ph,    G->pw,   G->sh, G->sw, G->dh, G->dw, G->groups};
+  std::vector<int64_t> key = {kind, G->index, G->dtype, G->tf32, G->nd, m, G->c, G->o, G->groups};
+  for (int i = 0; i < G->nd; i++) {
+    const int64_t v[6] = {G->in[i], G->k[i], G->out[i], G->pad[i], G->s[i], G->dl[i]};
+    key.insert(key.end(), v, v + 6);
+  }
   std::lock_guard<std::mutex> guard(dnn_lock);
   auto it = dnn_algos.find(key);
   if (it != dnn_algos.end()) {
@@ -229,12 +269,12 @@ static int dnn_chunk(const char *op, int64_t n, int64_t per_image, int64_t *nb) 
 }
 
 /* One kind of convolution of G over the whole batch on contiguous x (n, c,
-   h, w), w (o, c / groups, kh, kw), y (n, o, oh, ow), in chunks of images;
+   in...), w (o, c / groups, k...), y (n, o, out...), in chunks of images;
    the weight gradient sums over the chunks. */
 static int dnn_conv(const char *op, int kind, const dnn_geom *G, char *x, char *w, char *y) {
   cudnnHandle_t h = NULL;
   if (dnn_handle(op, G->index, &h)) return -1;
-  const int64_t xi = G->c * G->h * G->w, yi = G->o * G->oh * G->ow;
+  const int64_t xi = G->c * prod(G->in, G->nd), yi = G->o * prod(G->out, G->nd);
   const size_t es = (size_t)mt_dtypes[G->dtype].size;
   int64_t nb = 1;
   if (dnn_chunk(op, G->n, xi > yi ? xi : yi, &nb)) return -1;
@@ -278,13 +318,14 @@ static int dnn_conv(const char *op, int kind, const dnn_geom *G, char *x, char *
   return 0;
 }
 
-/* t (n, c, h, w) += b (c): contiguous, in chunks of images */
+/* t (n, c, len) += b (c): contiguous, in chunks of images */
 static int dnn_add_bias(const char *op, int dtype, int index, char *t, const mt_tensor *b, int64_t n, int64_t c,
                         int64_t len) {
   cudnnHandle_t h = NULL;
   if (dnn_handle(op, index, &h)) return -1;
   int64_t nb = 1;
   if (dnn_chunk(op, n, c * len, &nb)) return -1;
+  if (len > INT_MAX) return mt_fail("%s: too large for cuDNN: %lld elements per channel", op, (long long)len);
   const cudnnDataType_t dt = dnn_type(dtype);
   const size_t es = (size_t)mt_dtypes[dtype].size;
   const dnn_scalar one(1);
@@ -307,6 +348,7 @@ static int dnn_bias_grad(const char *op, int dtype, int index, char *gb, const c
   if (dnn_handle(op, index, &h)) return -1;
   int64_t nb = 1;
   if (dnn_chunk(op, n, o * len, &nb)) return -1;
+  if (len > INT_MAX) return mt_fail("%s: too large for cuDNN: %lld elements per channel", op, (long long)len);
   const cudnnDataType_t dt = dnn_type(dtype);
   const size_t es = (size_t)mt_dtypes[dtype].size;
   const dnn_scalar one(1), zero(0);
@@ -352,26 +394,113 @@ static dnn_pad pad_dim(int64_t in, int64_t k, int64_t s, int64_t p, int64_t dl, 
   return d;
 }
 
-/* view of t's [at, at + keep) rows and [at2, at2 + keep2) columns */
-static int window(mt_tensor *r, const mt_tensor *t, int64_t at, int64_t keep, int64_t at2, int64_t keep2) {
-  mt_tensor rows = {};
-  int rc = mt_narrow(&rows, t, 2, at, keep);
-  if (rc == 0) rc = mt_narrow(r, &rows, 3, at2, keep2);
-  mt_tensor_release(&rows);
+/* ---- the geometry of either rank ----
+   A convolution over nd spatial dims: x (n, c, in...), w (o, c / groups,
+   k...), y (n, o, out...), with stride, padding before and dilation per
+   spatial dim; pd is each dim's padding plan. */
+struct conv_geom {
+  int nd;
+  int64_t n, c, o, groups;
+  int64_t in[DNN_MAX_SP], k[DNN_MAX_SP], out[DNN_MAX_SP], s[DNN_MAX_SP], p[DNN_MAX_SP], d[DNN_MAX_SP];
+  dnn_pad pd[DNN_MAX_SP];
+};
+
+static void plan_padding(conv_geom *g) {
+  for (int i = 0; i < g->nd; i++) g->pd[i] = pad_dim(g->in[i], g->k[i], g->s[i], g->p[i], g->d[i], g->out[i]);
+}
+
+static conv_geom from_2d(const mt_conv_geom *g) {
+  conv_geom c = {};
+  c.nd = 2;
+  c.n = g->n; c.c = g->c; c.o = g->o; c.groups = g->groups;
+  const int64_t in[2] = {g->h, g->w}, k[2] = {g->kh, g->kw}, out[2] = {g->oh, g->ow};
+  const int64_t s[2] = {g->sh, g->sw}, p[2] = {g->ph, g->pw}, d[2] = {g->dh, g->dw};
+  for (int i = 0; i < 2; i++) {
+    c.in[i] = in[i]; c.k[i] = k[i]; c.out[i] = out[i]; c.s[i] = s[i]; c.p[i] = p[i]; c.d[i] = d[i];
+  }
+  plan_padding(&c);
+  return c;
+}
+
+static conv_geom from_3d(const mt_conv3d_geom *g) {
+  conv_geom c = {};
+  c.nd = 3;
+  c.n = g->n; c.c = g->c; c.o = g->o; c.groups = g->groups;
+  const int64_t in[3] = {g->t, g->h, g->w}, k[3] = {g->kt, g->kh, g->kw}, out[3] = {g->ot, g->oh, g->ow};
+  const int64_t s[3] = {g->st, g->sh, g->sw}, p[3] = {g->pt, g->ph, g->pw}, d[3] = {g->dt, g->dh, g->dw};
+  for (int i = 0; i < 3; i++) {
+    c.in[i] = in[i]; c.k[i] = k[i]; c.out[i] = out[i]; c.s[i] = s[i]; c.p[i] = p[i]; c.d[i] = d[i];
+  }
+  plan_padding(&c);
+  return c;
+}
+
+static bool any_explicit(const conv_geom *g) {
+  bool e = false;
+  for (int i = 0; i < g->nd; i++) e = e || g->pd[i].explicit_pad;
+  return e;
+}
+
+/* shapes: (a, b, v[0..nd)) */
+static void shape_of(int64_t *shape, int64_t a, int64_t b, const int64_t *v, int nd) {
+  shape[0] = a;
+  shape[1] = b;
+  for (int i = 0; i < nd; i++) shape[2 + i] = v[i];
+}
+
+/* the shapes of the input, the weight and the output */
+static void operand_shapes(const conv_geom *g, int64_t *xs, int64_t *ws, int64_t *ys) {
+  shape_of(xs, g->n, g->c, g->in, g->nd);
+  shape_of(ws, g->o, g->c / g->groups, g->k, g->nd);
+  shape_of(ys, g->n, g->o, g->out, g->nd);
+}
+
+/* view of t's window: along each spatial dim i, [at[i], at[i] + keep[i]) */
+static int window(mt_tensor *r, const mt_tensor *t, const int64_t *at, const int64_t *keep, int nd) {
+  mt_tensor cur = {}, next = {};
+  int rc = 0;
+  mt_tensor_alias(&cur, t);
+  for (int i = 0; rc == 0 && i < nd; i++) {
+    rc = mt_narrow(&next, &cur, 2 + i, at[i], keep[i]);
+    mt_tensor_release(&cur);
+    cur = next;
+    next = mt_tensor{};
+  }
+  if (rc == 0) *r = cur;
+  else mt_tensor_release(&cur);
   return rc;
 }
 
+/* the padded tensor's window that holds the input's rows, and the input's rows it holds */
+static void pad_windows(const conv_geom *g, int64_t *at, int64_t *keep, int64_t *zero) {
+  for (int i = 0; i < g->nd; i++) {
+    at[i] = g->pd[i].at;
+    keep[i] = g->pd[i].keep;
+    zero[i] = 0;
+  }
+}
+
+static bool none_kept(const conv_geom *g) {
+  for (int i = 0; i < g->nd; i++)
+    if (g->pd[i].keep == 0) return true;
+  return false;
+}
+
+static bool all_kept(const conv_geom *g) {
+  for (int i = 0; i < g->nd; i++)
+    if (g->pd[i].keep < g->in[i]) return false;
+  return true;
+}
+
 /* ---- common checks ---- */
-/* t must have shape (a, b, c, d) (the geometry's: a CPU pointer or a short
-   buffer must never reach a kernel) */
-static int check_shape(const char *op, const char *name, const mt_tensor *t, int64_t a, int64_t b, int64_t c,
-                       int64_t d) {
+/* t must have shape want (the geometry's: a CPU pointer or a short buffer
+   must never reach a kernel) */
+static int check_shape(const char *op, const char *name, const mt_tensor *t, const int64_t *want, int ndim) {
   char bt[128], bw[128];
-  const int64_t want[4] = {a, b, c, d};
-  int ok = t->ndim == 4;
-  for (int i = 0; ok && i < 4; i++) ok = t->shape[i] == want[i];
+  int ok = t->ndim == ndim;
+  for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == want[i];
   if (!ok)
-    return mt_fail("%s: expected %s of size %s, got %s", op, name, mt_dims_str(want, 4, bw, sizeof bw),
+    return mt_fail("%s: expected %s of size %s, got %s", op, name, mt_dims_str(want, ndim, bw, sizeof bw),
                    mt_shape_str(t, bt, sizeof bt));
   return 0;
 }
@@ -403,125 +532,129 @@ static int check_inputs(const char *op, const mt_tensor *const *in, int n, int *
 }
 
 /* every size cuDNN takes as an int */
-static int check_int(const char *op, const mt_conv_geom *g, const dnn_pad *ph, const dnn_pad *pw) {
-  const int64_t v[] = {g->c, g->o, g->kh, g->kw, g->oh, g->ow, g->sh, g->sw, g->dh, g->dw, g->groups,
-                       ph->size, pw->size, ph->pad, pw->pad, g->h, g->w};
+static int check_int(const char *op, const conv_geom *g) {
+  std::vector<int64_t> v = {g->c, g->o, g->groups};
+  for (int i = 0; i < g->nd; i++) {
+    const int64_t e[8] = {g->in[i], g->k[i], g->out[i], g->s[i], g->d[i], g->pd[i].size, g->pd[i].pad, g->p[i]};
+    v.insert(v.end(), e, e + 8);
+  }
   for (int64_t x : v)
     if (x > INT_MAX) return mt_fail("%s: too large for cuDNN: a size, stride or padding of %lld", op, (long long)x);
   return 0;
 }
 
-static dnn_geom make_geom(const mt_conv_geom *g, const dnn_pad *ph, const dnn_pad *pw, int dtype, int index) {
-  dnn_geom G = {dtype, index, cu_get_allow_tf32(), g->n, g->c, ph->size, pw->size, g->o, g->kh, g->kw, g->oh, g->ow,
-                ph->pad, pw->pad, g->sh, g->sw, g->dh, g->dw, g->groups};
+static dnn_geom make_geom(const conv_geom *g, int dtype, int index) {
+  dnn_geom G = {};
+  G.dtype = dtype; G.index = index; G.tf32 = cu_get_allow_tf32(); G.nd = g->nd;
+  G.n = g->n; G.c = g->c; G.o = g->o; G.groups = g->groups;
+  for (int i = 0; i < g->nd; i++) {
+    G.in[i] = g->pd[i].size; G.k[i] = g->k[i]; G.out[i] = g->out[i];
+    G.pad[i] = g->pd[i].pad; G.s[i] = g->s[i]; G.dl[i] = g->d[i];
+  }
   return G;
 }
 
-/* x (n, c, h, w) as cuDNN reads it: x itself (contiguous) without explicit
+/* x (n, c, in...) as cuDNN reads it: x itself (contiguous) without explicit
    padding, else zero-filled at the padded size with x's rows in place */
-static int padded_input(const char *op, mt_tensor *xv, const mt_tensor *x, const mt_conv_geom *g, const dnn_pad *ph,
-                        const dnn_pad *pw, int index) {
-  if (!ph->explicit_pad && !pw->explicit_pad) return mt_contiguous(xv, x);
-  const int64_t shape[4] = {g->n, g->c, ph->size, pw->size};
-  if (mt_tensor_init_on(op, xv, x->dtype, 4, shape, MT_CUDA, index) || mt_fill(xv, 0)) return -1;
-  if (ph->keep == 0 || pw->keep == 0 || mt_numel(xv) == 0) return 0;
+static int padded_input(const char *op, mt_tensor *xv, const mt_tensor *x, const conv_geom *g, int index) {
+  if (!any_explicit(g)) return mt_contiguous(xv, x);
+  int64_t shape[2 + DNN_MAX_SP], sizes[DNN_MAX_SP], at[DNN_MAX_SP], keep[DNN_MAX_SP], zero[DNN_MAX_SP];
+  for (int i = 0; i < g->nd; i++) sizes[i] = g->pd[i].size;
+  shape_of(shape, g->n, g->c, sizes, g->nd);
+  if (mt_tensor_init_on(op, xv, x->dtype, 2 + g->nd, shape, MT_CUDA, index) || mt_fill(xv, 0)) return -1;
+  if (none_kept(g) || mt_numel(xv) == 0) return 0;
+  pad_windows(g, at, keep, zero);
   tmp_tensor dst, src;
-  if (window(&dst.t, xv, ph->at, ph->keep, pw->at, pw->keep) || window(&src.t, x, 0, ph->keep, 0, pw->keep)) return -1;
+  if (window(&dst.t, xv, at, keep, g->nd) || window(&src.t, x, zero, keep, g->nd)) return -1;
   return mt_copy(&dst.t, &src.t);
 }
 
-/* ---- entry points ---- */
-CU_EXTERN int cu_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
-                        const mt_conv_geom *g) {
-  const char *op = "conv2d";
+/* ---- the three convolutions over either rank ---- */
+static int conv_forward(const char *op, mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                        const conv_geom *g) {
   const mt_tensor *in[3] = {x, w, b};
+  const int nd = g->nd;
+  int64_t xs[2 + DNN_MAX_SP], ws[2 + DNN_MAX_SP], ys[2 + DNN_MAX_SP];
+  operand_shapes(g, xs, ws, ys);
   int index = 0;
-  if (check_inputs(op, in, 3, &index) || check_bias(op, b, g->o) ||
-      check_shape(op, "input", x, g->n, g->c, g->h, g->w) ||
-      check_shape(op, "weight", w, g->o, g->c / g->groups, g->kh, g->kw))
+  if (check_inputs(op, in, 3, &index) || check_bias(op, b, g->o) || check_shape(op, "input", x, xs, 2 + nd) ||
+      check_shape(op, "weight", w, ws, 2 + nd) || check_int(op, g))
     return -1;
-  const dnn_pad ph = pad_dim(g->h, g->kh, g->sh, g->ph, g->dh, g->oh);
-  const dnn_pad pw = pad_dim(g->w, g->kw, g->sw, g->pw, g->dw, g->ow);
-  if (check_int(op, g, &ph, &pw)) return -1;
-  const int64_t shape[4] = {g->n, g->o, g->oh, g->ow};
-  if (mt_tensor_init_on(op, y, x->dtype, 4, shape, MT_CUDA, index)) return -1;
+  if (mt_tensor_init_on(op, y, x->dtype, 2 + nd, ys, MT_CUDA, index)) return -1;
   int rc = 0;
   if (mt_numel(y) > 0) {
     tmp_tensor xc, wc, bc;
     if (mt_numel(x) == 0 || mt_numel(w) == 0) {   /* nothing to sum: the bias alone */
       rc = mt_fill(y, 0);
     } else {
-      rc = padded_input(op, &xc.t, x, g, &ph, &pw, index) || mt_contiguous(&wc.t, w);
+      rc = padded_input(op, &xc.t, x, g, index) || mt_contiguous(&wc.t, w);
       if (rc == 0) {
-        const dnn_geom G = make_geom(g, &ph, &pw, x->dtype, index);
+        const dnn_geom G = make_geom(g, x->dtype, index);
         rc = dnn_conv(op, DNN_FWD, &G, mt_data(&xc.t), mt_data(&wc.t), mt_data(y));
       }
     }
     if (rc == 0 && b)
-      rc = mt_contiguous(&bc.t, b) ||
-           dnn_add_bias(op, x->dtype, index, mt_data(y), &bc.t, g->n, g->o, g->oh * g->ow);
+      rc = mt_contiguous(&bc.t, b) || dnn_add_bias(op, x->dtype, index, mt_data(y), &bc.t, g->n, g->o, prod(g->out, nd));
   }
   if (rc) mt_tensor_release(y);
   return rc ? -1 : 0;
 }
 
-CU_EXTERN int cu_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
-                                   const mt_conv_geom *g) {
-  const char *op = "conv_transpose2d";
+static int conv_input_grad(const char *op, mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                           const conv_geom *g) {
   const mt_tensor *in[3] = {gy, w, b};
+  const int nd = g->nd;
+  int64_t xs[2 + DNN_MAX_SP], ws[2 + DNN_MAX_SP], ys[2 + DNN_MAX_SP];
+  operand_shapes(g, xs, ws, ys);
   int index = 0;
-  if (check_inputs(op, in, 3, &index) || check_bias(op, b, g->c) ||
-      check_shape(op, "input", gy, g->n, g->o, g->oh, g->ow) ||
-      check_shape(op, "weight", w, g->o, g->c / g->groups, g->kh, g->kw))
+  if (check_inputs(op, in, 3, &index) || check_bias(op, b, g->c) || check_shape(op, "input", gy, ys, 2 + nd) ||
+      check_shape(op, "weight", w, ws, 2 + nd) || check_int(op, g))
     return -1;
-  const dnn_pad ph = pad_dim(g->h, g->kh, g->sh, g->ph, g->dh, g->oh);
-  const dnn_pad pw = pad_dim(g->w, g->kw, g->sw, g->pw, g->dw, g->ow);
-  if (check_int(op, g, &ph, &pw)) return -1;
-  const int64_t shape[4] = {g->n, g->c, g->h, g->w};
-  if (mt_tensor_init_on(op, gx, gy->dtype, 4, shape, MT_CUDA, index)) return -1;
+  if (mt_tensor_init_on(op, gx, gy->dtype, 2 + nd, xs, MT_CUDA, index)) return -1;
   int rc = 0;
   if (mt_numel(gx) > 0) {
     tmp_tensor gyc, wc, bc, gxv, dst, src;
-    const bool padded = ph.explicit_pad || pw.explicit_pad;
     if (mt_numel(gy) == 0 || mt_numel(w) == 0) {
       rc = mt_fill(gx, 0);
     } else {
       rc = mt_contiguous(&gyc.t, gy) || mt_contiguous(&wc.t, w);
-      const dnn_geom G = make_geom(g, &ph, &pw, gy->dtype, index);
-      if (rc == 0 && !padded) {
+      const dnn_geom G = make_geom(g, gy->dtype, index);
+      if (rc == 0 && !any_explicit(g)) {
         rc = dnn_conv(op, DNN_BWD_DATA, &G, mt_data(gx), mt_data(&wc.t), mt_data(&gyc.t));
       } else if (rc == 0) {
         /* the gradient of the padded input, then the input's rows of it
            (rows the windows never read get zeros) */
-        const int64_t vshape[4] = {g->n, g->c, ph.size, pw.size};
-        rc = mt_tensor_init_on(op, &gxv.t, gy->dtype, 4, vshape, MT_CUDA, index);
+        int64_t vshape[2 + DNN_MAX_SP], sizes[DNN_MAX_SP], at[DNN_MAX_SP], keep[DNN_MAX_SP], zero[DNN_MAX_SP];
+        for (int i = 0; i < nd; i++) sizes[i] = g->pd[i].size;
+        shape_of(vshape, g->n, g->c, sizes, nd);
+        pad_windows(g, at, keep, zero);
+        rc = mt_tensor_init_on(op, &gxv.t, gy->dtype, 2 + nd, vshape, MT_CUDA, index);
         if (rc == 0) rc = dnn_conv(op, DNN_BWD_DATA, &G, mt_data(&gxv.t), mt_data(&wc.t), mt_data(&gyc.t));
-        if (rc == 0 && (ph.keep < g->h || pw.keep < g->w)) rc = mt_fill(gx, 0);
-        if (rc == 0 && ph.keep > 0 && pw.keep > 0)
-          rc = window(&dst.t, gx, 0, ph.keep, 0, pw.keep) || window(&src.t, &gxv.t, ph.at, ph.keep, pw.at, pw.keep) ||
-               mt_copy(&dst.t, &src.t);
+        if (rc == 0 && !all_kept(g)) rc = mt_fill(gx, 0);
+        if (rc == 0 && !none_kept(g))
+          rc = window(&dst.t, gx, zero, keep, nd) || window(&src.t, &gxv.t, at, keep, nd) || mt_copy(&dst.t, &src.t);
       }
     }
     if (rc == 0 && b)
-      rc = mt_contiguous(&bc.t, b) || dnn_add_bias(op, gy->dtype, index, mt_data(gx), &bc.t, g->n, g->c, g->h * g->w);
+      rc = mt_contiguous(&bc.t, b) ||
+           dnn_add_bias(op, gy->dtype, index, mt_data(gx), &bc.t, g->n, g->c, prod(g->in, nd));
   }
   if (rc) mt_tensor_release(gx);
   return rc ? -1 : 0;
 }
 
-CU_EXTERN int cu_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
-                                    const mt_conv_geom *g) {
-  const char *op = "conv2d backward";
+static int conv_weight_grad(const char *op, mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                            const conv_geom *g) {
   const mt_tensor *in[2] = {x, gy};
+  const int nd = g->nd;
+  int64_t xs[2 + DNN_MAX_SP], ws[2 + DNN_MAX_SP], ys[2 + DNN_MAX_SP];
+  operand_shapes(g, xs, ws, ys);
   int index = 0;
-  if (check_inputs(op, in, 2, &index) || check_shape(op, "input", x, g->n, g->c, g->h, g->w) ||
-      check_shape(op, "grad_output", gy, g->n, g->o, g->oh, g->ow))
+  if (check_inputs(op, in, 2, &index) || check_shape(op, "input", x, xs, 2 + nd) ||
+      check_shape(op, "grad_output", gy, ys, 2 + nd) || check_int(op, g))
     return -1;
-  const dnn_pad ph = pad_dim(g->h, g->kh, g->sh, g->ph, g->dh, g->oh);
-  const dnn_pad pw = pad_dim(g->w, g->kw, g->sw, g->pw, g->dw, g->ow);
-  if (check_int(op, g, &ph, &pw)) return -1;
-  const int64_t shape[4] = {g->o, g->c / g->groups, g->kh, g->kw}, bshape[1] = {g->o};
-  if (mt_tensor_init_on(op, gw, x->dtype, 4, shape, MT_CUDA, index)) return -1;
+  const int64_t bshape[1] = {g->o};
+  if (mt_tensor_init_on(op, gw, x->dtype, 2 + nd, ws, MT_CUDA, index)) return -1;
   if (gb && mt_tensor_init_on(op, gb, x->dtype, 1, bshape, MT_CUDA, index)) {
     mt_tensor_release(gw);
     return -1;
@@ -534,18 +667,55 @@ CU_EXTERN int cu_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tenso
     if (empty) {   /* an empty batch (or input) sums to zero */
       rc = mt_fill(gw, 0);
     } else {
-      rc = padded_input(op, &xc.t, x, g, &ph, &pw, index);
-      const dnn_geom G = make_geom(g, &ph, &pw, x->dtype, index);
+      rc = padded_input(op, &xc.t, x, g, index);
+      const dnn_geom G = make_geom(g, x->dtype, index);
       if (rc == 0) rc = dnn_conv(op, DNN_BWD_FILTER, &G, mt_data(&xc.t), mt_data(gw), mt_data(&gyc.t));
     }
   }
   if (rc == 0 && gb && mt_numel(gb) > 0)
     rc = mt_numel(gy) == 0 ? mt_fill(gb, 0)
                            : dnn_bias_grad(op, x->dtype, index, mt_data(gb), mt_data(&gyc.t), g->n, g->o,
-                                           g->oh * g->ow);
+                                           prod(g->out, nd));
   if (rc) {
     mt_tensor_release(gw);
     if (gb) mt_tensor_release(gb);
   }
   return rc ? -1 : 0;
+}
+
+/* ---- entry points ---- */
+CU_EXTERN int cu_conv2d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                        const mt_conv_geom *g) {
+  const conv_geom c = from_2d(g);
+  return conv_forward("conv2d", y, x, w, b, &c);
+}
+
+CU_EXTERN int cu_conv2d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                                   const mt_conv_geom *g) {
+  const conv_geom c = from_2d(g);
+  return conv_input_grad("conv_transpose2d", gx, gy, w, b, &c);
+}
+
+CU_EXTERN int cu_conv2d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                                    const mt_conv_geom *g) {
+  const conv_geom c = from_2d(g);
+  return conv_weight_grad("conv2d backward", gw, gb, x, gy, &c);
+}
+
+CU_EXTERN int cu_conv3d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                        const mt_conv3d_geom *g) {
+  const conv_geom c = from_3d(g);
+  return conv_forward("conv3d", y, x, w, b, &c);
+}
+
+CU_EXTERN int cu_conv3d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                                   const mt_conv3d_geom *g) {
+  const conv_geom c = from_3d(g);
+  return conv_input_grad("conv_transpose3d", gx, gy, w, b, &c);
+}
+
+CU_EXTERN int cu_conv3d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                                    const mt_conv3d_geom *g) {
+  const conv_geom c = from_3d(g);
+  return conv_weight_grad("conv3d backward", gw, gb, x, gy, &c);
 }

@@ -309,6 +309,8 @@ static const mt_device_extra extra = {
   .masked_fill_out = cu_masked_fill_out, .argmax = cu_argmax, .conv2d = cu_conv2d,
   .conv2d_input_grad = cu_conv2d_input_grad, .conv2d_weight_grad = cu_conv2d_weight_grad,
   .max_pool2d_indices = cu_max_pool2d_indices, .adaptive_max_pool2d_indices = cu_adaptive_max_pool2d_indices,
+  .max_pool3d_indices = cu_max_pool3d_indices, .avg_pool3d = cu_avg_pool3d, .conv3d = cu_conv3d,
+  .conv3d_input_grad = cu_conv3d_input_grad, .conv3d_weight_grad = cu_conv3d_weight_grad,
   .norm_stats = cu_norm_stats, .norm_running_stats = cu_norm_running_stats, .norm_apply = cu_norm_apply,
   .norm_backward = cu_norm_backward};
 

@@ -1,10 +1,12 @@
-/* cu_norm.cu: max pooling's positions (mt_pool.h) and the normalisation
+/* cu_norm.cu: max pooling's positions and average pooling over volumes
+   (mt_pool.h), and the normalisation
    kernels, batch norm and group norm (mt_norm.h), on the GPU, with the
    semantics of mt_pool.c and mt_norm.c: the same result shapes and dtypes,
    the same checks and messages, statistics accumulated in double.
 
    Max pooling is a thread per output position, each walking its window
-   (fixed or adaptive, computed in the kernel as the CPU lists them). The
+   (fixed or adaptive, computed in the kernel as the CPU lists them);
+   avg_pool3d the same, its adjoint a thread per input element. The
    normalisation passes see x as (n, c, s), contiguous (non-contiguous
    operands are copied first):
      - a statistic's reductions are a block per statistic, its threads
@@ -22,6 +24,7 @@
 
 extern "C" {
 #include "../tensor/mt_pool.h"
+#include "../tensor/mt_resample.h"
 #include "../tensor/mt_norm.h"
 }
 
@@ -47,101 +50,123 @@ static int nm_device(const char *op, const mt_tensor *x, const mt_tensor *const 
   return cu_set_device(op, *dev);
 }
 
-/* ---- max pooling ---- */
+/* ---- max pooling ----
+   Over volumes (t, h, w); a plane is a volume of one frame (t = 1 with a
+   window of one tap), so max_pool2d, adaptive_max_pool2d and max_pool3d
+   share the kernel. */
 
 typedef struct {
-  int64_t total;                  /* outputs: n * c * oh * ow */
-  int64_t h, w, oh, ow, base;
-  int64_t k[2], s[2], p[2], d[2]; /* fixed windows: kernel, stride, padding, dilation per {h, w} */
+  int64_t total;                  /* outputs: n * c * ot * oh * ow */
+  int64_t in[3], out[3], base;
+  int64_t k[3], s[3], p[3], d[3]; /* fixed windows: kernel, stride, padding, dilation per {t, h, w} */
   int adaptive;
 } pool_args;
 
-/* The window of output o along dim (0: h, 1: w) over in inputs: its first
-   tap, number of taps and step; mt_pool.c's fixed_window (taps in the
-   padding left out) or mt_adaptive_window. */
-__host__ __device__ inline void pool_window(const pool_args &a, int dim, int64_t o, int64_t in, int64_t out,
-                                            int64_t *first, int64_t *count, int64_t *step) {
+/* The window of output o along dim (0: t, 1: h, 2: w): its first tap,
+   number of taps and step; mt_pool.c's fixed_window (taps in the padding
+   left out) or mt_adaptive_window. In I: 32-bit where every size fits
+   (64-bit division is many times slower on the GPU). */
+template <class I>
+__host__ __device__ inline void pool_window(const pool_args &a, int dim, I o, I *first, I *count, I *step) {
+  const I in = (I)a.in[dim], out = (I)a.out[dim];
   if (a.adaptive) {
-    const int64_t lo = o * in / out, hi = ((o + 1) * in + out - 1) / out;
+    const I lo = o * in / out, hi = ((o + 1) * in + out - 1) / out;
     *first = lo;
     *count = hi - lo;
     *step = 1;
     return;
   }
-  const int64_t k = a.k[dim], s = a.s[dim], p = a.p[dim], d = a.d[dim];
-  const int64_t start = o * s - p;
-  const int64_t a0 = start < 0 ? (-start + d - 1) / d : 0;     /* the first tap at or after 0 */
-  const int64_t last = in - 1 - start;                         /* taps up to here lie before in */
-  const int64_t a1 = last < 0 ? 0 : (last / d + 1 < k ? last / d + 1 : k);
+  const I k = (I)a.k[dim], s = (I)a.s[dim], p = (I)a.p[dim], d = (I)a.d[dim];
+  const I start = o * s - p;
+  const I a0 = start < 0 ? (-start + d - 1) / d : 0;     /* the first tap at or after 0 */
+  const I last = in - 1 - start;                         /* taps up to here lie before in */
+  const I a1 = last < 0 ? 0 : (last / d + 1 < k ? last / d + 1 : k);
   *first = start + a0 * d;
   *count = a1 > a0 ? a1 - a0 : 0;
   *step = d;
 }
 
-/* out[id] = base + the position in its plane of the first maximum of
-   window id (row-major order); a NaN beats a number, the first NaN stays */
-template <class T> __global__ void __launch_bounds__(NM_THREADS) pool_kernel(pool_args a, const T *x, int64_t *out) {
+/* out[id] = base + the position in its volume of the first maximum of
+   window id in (t, h, w) order; a NaN beats a number, the first NaN stays */
+template <class T, class I>
+__global__ void __launch_bounds__(NM_THREADS) pool_kernel(pool_args a, const T *x, int64_t *out) {
+  const I H = (I)a.in[1], W = (I)a.in[2], OT = (I)a.out[0], OH = (I)a.out[1], OW = (I)a.out[2];
+  const I vol_size = (I)a.in[0] * H * W;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < a.total; id += step) {
-    const int64_t j = id % a.ow, t = id / a.ow, i = t % a.oh, q = t / a.oh;
-    int64_t fh, ch, sh, fw, cw, sw;
-    pool_window(a, 0, i, a.h, a.oh, &fh, &ch, &sh);
-    pool_window(a, 1, j, a.w, a.ow, &fw, &cw, &sw);
-    const T *plane = x + q * a.h * a.w;
-    int64_t at = fh * a.w + fw;
-    T best = plane[at];
-    for (int64_t u = 0; u < ch; u++) {
-      const int64_t row = (fh + u * sh) * a.w;
-      for (int64_t v = 0; v < cw; v++) {
-        const int64_t pos = row + fw + v * sw;
-        const T val = plane[pos];
-        if (val > best || (val != val && best == best)) {
-          best = val;
-          at = pos;
+    I r = (I)id;
+    const I j = r % OW;
+    r /= OW;
+    const I i = r % OH;
+    r /= OH;
+    const I l = r % OT, q = r / OT;
+    I ft, ct, st, fh, ch, sh, fw, cw, sw;
+    pool_window<I>(a, 0, l, &ft, &ct, &st);
+    pool_window<I>(a, 1, i, &fh, &ch, &sh);
+    pool_window<I>(a, 2, j, &fw, &cw, &sw);
+    const T *vol = x + (int64_t)q * vol_size;
+    I at = (ft * H + fh) * W + fw;
+    T best = vol[at];
+    for (I z = 0; z < ct; z++)
+      for (I u = 0; u < ch; u++) {
+        const I row = ((ft + z * st) * H + fh + u * sh) * W;
+        for (I v = 0; v < cw; v++) {
+          const I pos = row + fw + v * sw;
+          const T val = vol[pos];
+          if (val > best || (val != val && best == best)) {
+            best = val;
+            at = pos;
+          }
         }
       }
-    }
-    out[id] = at + a.base;
+    out[id] = (int64_t)at + a.base;
   }
 }
 
-/* mt_pool.c's check_input */
-static int pool_check_input(const mt_tensor *x, const char *op) {
+template <class T>
+static void pool_launch(const pool_args &a, const T *x, int64_t *out, unsigned blocks, cudaStream_t st) {
+  /* 32-bit indices when the outputs and a volume (and every window's
+     arithmetic, bounded by them) fit */
+  const int64_t vol = a.in[0] * a.in[1] * a.in[2];
+  int64_t reach = 0;
+  for (int d = 0; d < 3; d++) {
+    const int64_t r = a.adaptive ? (a.out[d] + 1) * (a.in[d] + 1) : a.out[d] * a.s[d] + a.k[d] * a.d[d] + a.in[d];
+    reach = r > reach ? r : reach;
+  }
+  if (a.total < INT32_MAX && vol < INT32_MAX && reach < INT32_MAX)
+    pool_kernel<T, int32_t><<<blocks, NM_THREADS, 0, st>>>(a, x, out);
+  else
+    pool_kernel<T, int64_t><<<blocks, NM_THREADS, 0, st>>>(a, x, out);
+}
+
+/* idx (n, c, out...) over the last nd dims of x by a's windows (dims
+   before them of one tap), on device dev (mt_pool.c's pool_indices) */
+static int pool_run(mt_tensor *idx, const mt_tensor *x, int nd, pool_args *a, const char *op, int dev) {
   char bx[128];
-  if (x->ndim != 4) return mt_fail("%s: expected a 4-D input (n, c, h, w), got %s", op, mt_shape_str(x, bx, sizeof bx));
-  if (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)
-    return mt_fail("%s: expected float32 or float64, got %s", op, mt_dtypes[x->dtype].name);
-  return 0;
-}
-
-/* idx (n, c, oh, ow) of x over a's windows, on device dev (mt_pool.c's pool_indices) */
-static int pool_run(mt_tensor *idx, const mt_tensor *x, pool_args *a, const char *op, int dev) {
-  const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
-  for (int64_t o = 0; o < a->oh + a->ow; o++) {
-    int64_t first, count, step;
-    if (o < a->oh) pool_window(*a, 0, o, h, a->oh, &first, &count, &step);
-    else pool_window(*a, 1, o - a->oh, w, a->ow, &first, &count, &step);
-    if (count < 1)
-      return mt_fail("%s: a window of the input %lldx%lld lies in the padding alone", op, (long long)h, (long long)w);
-  }
-  const int64_t shape[4] = {n, c, a->oh, a->ow};
+  for (int dim = 0; dim < 3; dim++)
+    for (int64_t o = 0; o < a->out[dim]; o++) {
+      int64_t first, count, step;
+      pool_window<int64_t>(*a, dim, o, &first, &count, &step);
+      if (count < 1)
+        return mt_fail("%s: a window of the input %s lies in the padding alone", op, mt_shape_str(x, bx, sizeof bx));
+    }
+  int64_t shape[5] = {x->shape[0], x->shape[1]};
+  for (int i = 0; i < nd; i++) shape[2 + i] = a->out[3 - nd + i];
   mt_tensor xc = {};
   if (mt_contiguous(&xc, x)) return -1;
-  if (mt_tensor_init_on(op, idx, MT_INT64, 4, shape, MT_CUDA, dev)) {
+  if (mt_tensor_init_on(op, idx, MT_INT64, 2 + nd, shape, MT_CUDA, dev)) {
     mt_tensor_release(&xc);
     return -1;
   }
-  a->h = h;
-  a->w = w;
-  a->total = n * c * a->oh * a->ow;
+  a->total = mt_numel(idx);
   int rc = 0;
   if (a->total > 0) {
     const unsigned blocks = nm_blocks(a->total, NM_THREADS);
     cudaStream_t st = cu_stream(dev);
     if (x->dtype == MT_FLOAT32)
-      pool_kernel<float><<<blocks, NM_THREADS, 0, st>>>(*a, (const float *)mt_data(&xc), (int64_t *)mt_data(idx));
+      pool_launch<float>(*a, (const float *)mt_data(&xc), (int64_t *)mt_data(idx), blocks, st);
     else
-      pool_kernel<double><<<blocks, NM_THREADS, 0, st>>>(*a, (const double *)mt_data(&xc), (int64_t *)mt_data(idx));
+      pool_launch<double>(*a, (const double *)mt_data(&xc), (int64_t *)mt_data(idx), blocks, st);
     rc = CU_LAUNCHED(op);
   }
   mt_tensor_release(&xc);
@@ -149,46 +174,42 @@ static int pool_run(mt_tensor *idx, const mt_tensor *x, pool_args *a, const char
   return rc ? -1 : 0;
 }
 
-CU_EXTERN int cu_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
-                                    const int64_t *p, const int64_t *d, int ceil_mode, int64_t base) {
-  char bx[128];
-  const char *op = "max_pool2d";
+/* fixed windows over the last nd dims (2 or 3), mt_max_pool_plan's checks */
+static int fixed_pool(mt_tensor *idx, const mt_tensor *x, int nd, const int64_t *k, const int64_t *s,
+                      const int64_t *p, const int64_t *d, int ceil_mode, int64_t base, const char *op) {
   int dev = 0;
-  if (nm_device(op, x, NULL, 0, &dev) || pool_check_input(x, op)) return -1;
-  for (int i = 0; i < 2; i++) {
-    if (k[i] < 1 || s[i] < 1 || d[i] < 1)
-      return mt_fail("max_pool2d: kernel, stride and dilation must be positive, got %lld, %lld, %lld",
-                     (long long)k[i], (long long)s[i], (long long)d[i]);
-    if (p[i] < 0 || p[i] > k[i] / 2)
-      return mt_fail("max_pool2d: padding %lld must be between 0 and half the kernel size %lld", (long long)p[i],
-                     (long long)k[i]);
-  }
-  const int64_t h = x->shape[2], w = x->shape[3];
-  const int64_t oh = mt_pool_out_size(h, k[0], s[0], p[0], d[0], ceil_mode);
-  const int64_t ow = mt_pool_out_size(w, k[1], s[1], p[1], d[1], ceil_mode);
-  if (oh < 1 || ow < 1)
-    return mt_fail("max_pool2d: kernel %lldx%lld (dilation %lldx%lld) does not fit the input %s padded by %lldx%lld",
-                   (long long)k[0], (long long)k[1], (long long)d[0], (long long)d[1], mt_shape_str(x, bx, sizeof bx),
-                   (long long)p[0], (long long)p[1]);
+  int64_t out[3];
+  if (nm_device(op, x, NULL, 0, &dev) || mt_max_pool_plan(x, nd, k, s, p, d, ceil_mode, op, out)) return -1;
   pool_args a;
   memset(&a, 0, sizeof a);
-  a.oh = oh;
-  a.ow = ow;
   a.base = base;
-  for (int i = 0; i < 2; i++) {
-    a.k[i] = k[i];
-    a.s[i] = s[i];
-    a.p[i] = p[i];
-    a.d[i] = d[i];
+  for (int j = 0; j < 3; j++) {
+    const int i = j - (3 - nd);   /* x's spatial dim, or none for a plane's t */
+    a.in[j] = i < 0 ? 1 : x->shape[2 + i];
+    a.out[j] = i < 0 ? 1 : out[i];
+    a.k[j] = i < 0 ? 1 : k[i];
+    a.s[j] = i < 0 ? 1 : s[i];
+    a.p[j] = i < 0 ? 0 : p[i];
+    a.d[j] = i < 0 ? 1 : d[i];
   }
-  return pool_run(idx, x, &a, op, dev);
+  return pool_run(idx, x, nd, &a, op, dev);
+}
+
+CU_EXTERN int cu_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
+                                    const int64_t *p, const int64_t *d, int ceil_mode, int64_t base) {
+  return fixed_pool(idx, x, 2, k, s, p, d, ceil_mode, base, "max_pool2d");
+}
+
+CU_EXTERN int cu_max_pool3d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
+                                    const int64_t *p, const int64_t *d, int ceil_mode, int64_t base) {
+  return fixed_pool(idx, x, 3, k, s, p, d, ceil_mode, base, "max_pool3d");
 }
 
 CU_EXTERN int cu_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base) {
   char bx[128];
   const char *op = "adaptive_max_pool2d";
   int dev = 0;
-  if (nm_device(op, x, NULL, 0, &dev) || pool_check_input(x, op)) return -1;
+  if (nm_device(op, x, NULL, 0, &dev) || mt_pool_check_input(x, 2, op)) return -1;
   const int64_t in[2] = {x->shape[2], x->shape[3]};
   if (out[0] < 1 || out[1] < 1 || in[0] < 1 || in[1] < 1)
     return mt_fail("%s: cannot pool an input of size %s to %lldx%lld", op, mt_shape_str(x, bx, sizeof bx),
@@ -201,11 +222,141 @@ CU_EXTERN int cu_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x,
   }
   pool_args a;
   memset(&a, 0, sizeof a);
-  a.oh = out[0];
-  a.ow = out[1];
+  a.in[0] = a.out[0] = 1;
+  for (int i = 0; i < 2; i++) {
+    a.in[1 + i] = in[i];
+    a.out[1 + i] = out[i];
+  }
   a.base = base;
   a.adaptive = 1;
-  return pool_run(idx, x, &a, op, dev);
+  return pool_run(idx, x, 2, &a, op, dev);
+}
+
+/* ---- average pooling over volumes (avg_pool3d) and its adjoint ----
+   A window's divisor is a product of one share per dim (its taps inside
+   the input, or with count_pad the taps up to the padding's end; 1 with
+   SUM), as mt_pool.c's separable passes weight them. The forward is a
+   thread per output summing its window; the adjoint a thread per input
+   element summing the outputs whose windows hold it (no atomics: the same
+   sums in the same order every run). */
+typedef struct {
+  int64_t total;                  /* elements of the result */
+  int64_t in[3], out[3], k[3], s[3], p[3];
+  int count_pad, sum;
+} avg_args;
+
+/* the weight of output o's window along dim: 1 / its share of the divisor */
+__device__ inline double avg_weight(const avg_args &a, int dim, int64_t o) {
+  if (a.sum) return 1.0;
+  const int64_t in = a.in[dim], start = o * a.s[dim] - a.p[dim];
+  const int64_t lo = start < 0 ? 0 : start, hi = start + a.k[dim] < in ? start + a.k[dim] : in;
+  const int64_t end = start + a.k[dim] < in + a.p[dim] ? start + a.k[dim] : in + a.p[dim];
+  const int64_t share = a.count_pad ? end - start : hi - lo;
+  return share < 1 ? 1.0 : 1.0 / (double)share;
+}
+
+template <class T>
+__global__ void __launch_bounds__(NM_THREADS) avg_pool_kernel(avg_args a, const T *x, T *y) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  const int64_t H = a.in[1], W = a.in[2];
+  for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < a.total; id += step) {
+    int64_t r = id, o[3];
+    for (int dim = 2; dim >= 0; dim--) {
+      o[dim] = r % a.out[dim];
+      r /= a.out[dim];
+    }
+    int64_t lo[3], hi[3];
+    for (int dim = 0; dim < 3; dim++) {
+      const int64_t start = o[dim] * a.s[dim] - a.p[dim], end = start + a.k[dim];
+      lo[dim] = start < 0 ? 0 : start;
+      hi[dim] = end < a.in[dim] ? end : a.in[dim];
+    }
+    const T *vol = x + r * a.in[0] * H * W;
+    double acc = 0;
+    for (int64_t t = lo[0]; t < hi[0]; t++)
+      for (int64_t h = lo[1]; h < hi[1]; h++) {
+        const T *row = vol + (t * H + h) * W;
+        for (int64_t w = lo[2]; w < hi[2]; w++) acc += (double)row[w];
+      }
+    y[id] = (T)(acc * avg_weight(a, 0, o[0]) * avg_weight(a, 1, o[1]) * avg_weight(a, 2, o[2]));
+  }
+}
+
+/* the outputs [*olo, *ohi] along dim whose windows hold input position i */
+__device__ inline void avg_covering(const avg_args &a, int dim, int64_t i, int64_t *olo, int64_t *ohi) {
+  const int64_t num = i + a.p[dim] - a.k[dim] + 1, top = (i + a.p[dim]) / a.s[dim];
+  *olo = num <= 0 ? 0 : (num + a.s[dim] - 1) / a.s[dim];
+  *ohi = top < a.out[dim] - 1 ? top : a.out[dim] - 1;
+}
+
+template <class T>
+__global__ void __launch_bounds__(NM_THREADS) avg_pool_adjoint_kernel(avg_args a, const T *g, T *gx) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  const int64_t OH = a.out[1], OW = a.out[2];
+  for (int64_t id = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; id < a.total; id += step) {
+    int64_t r = id, i[3];
+    for (int dim = 2; dim >= 0; dim--) {
+      i[dim] = r % a.in[dim];
+      r /= a.in[dim];
+    }
+    int64_t lo[3], hi[3];
+    for (int dim = 0; dim < 3; dim++) avg_covering(a, dim, i[dim], &lo[dim], &hi[dim]);
+    const T *vol = g + r * a.out[0] * OH * OW;
+    double acc = 0;
+    for (int64_t t = lo[0]; t <= hi[0]; t++) {
+      const double wt = avg_weight(a, 0, t);
+      for (int64_t h = lo[1]; h <= hi[1]; h++) {
+        const double wth = wt * avg_weight(a, 1, h);
+        const T *row = vol + (t * OH + h) * OW;
+        for (int64_t w = lo[2]; w <= hi[2]; w++) acc += (double)row[w] * wth * avg_weight(a, 2, w);
+      }
+    }
+    gx[id] = (T)acc;
+  }
+}
+
+CU_EXTERN int cu_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags,
+                            const int64_t *in_volume) {
+  const char *op = "avg_pool3d";
+  int dev = 0;
+  avg_args a;
+  memset(&a, 0, sizeof a);
+  if (nm_device(op, x, NULL, 0, &dev) || mt_avg_pool3d_plan(x, pool, flags, in_volume, op, a.in, a.out)) return -1;
+  for (int i = 0; i < 3; i++) {
+    a.k[i] = pool[i];
+    a.s[i] = pool[3 + i];
+    a.p[i] = pool[6 + i];
+  }
+  a.count_pad = (flags & MT_RS_COUNT_PAD) != 0;
+  a.sum = (flags & MT_RS_SUM) != 0;
+  const int64_t *vol = in_volume ? a.in : a.out;
+  const int64_t shape[5] = {x->shape[0], x->shape[1], vol[0], vol[1], vol[2]};
+  mt_tensor xc = {};
+  if (mt_contiguous(&xc, x)) return -1;
+  if (mt_tensor_init_on(op, r, x->dtype, 5, shape, MT_CUDA, dev)) {
+    mt_tensor_release(&xc);
+    return -1;
+  }
+  a.total = mt_numel(r);
+  int rc = 0;
+  if (a.total > 0) {
+    const unsigned blocks = nm_blocks(a.total, NM_THREADS);
+    cudaStream_t st = cu_stream(dev);
+    if (mt_numel(&xc) == 0) {
+      rc = mt_fill(r, 0);
+    } else if (x->dtype == MT_FLOAT32) {
+      if (in_volume) avg_pool_adjoint_kernel<float><<<blocks, NM_THREADS, 0, st>>>(a, (const float *)mt_data(&xc), (float *)mt_data(r));
+      else avg_pool_kernel<float><<<blocks, NM_THREADS, 0, st>>>(a, (const float *)mt_data(&xc), (float *)mt_data(r));
+      rc = CU_LAUNCHED(op);
+    } else {
+      if (in_volume) avg_pool_adjoint_kernel<double><<<blocks, NM_THREADS, 0, st>>>(a, (const double *)mt_data(&xc), (double *)mt_data(r));
+      else avg_pool_kernel<double><<<blocks, NM_THREADS, 0, st>>>(a, (const double *)mt_data(&xc), (double *)mt_data(r));
+      rc = CU_LAUNCHED(op);
+    }
+  }
+  mt_tensor_release(&xc);
+  if (rc) mt_tensor_release(r);
+  return rc ? -1 : 0;
 }
 
 /* ---- normalisation ---- */

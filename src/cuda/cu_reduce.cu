@@ -287,16 +287,32 @@ template <typename T, int K> __global__ void red_rows(red_args a) {
     if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
       if (a.vec) {                          /* the run starts 16-byte aligned (the host checked): vectors, */
         constexpr int V = 16 / sizeof(T);   /* then the tail one by one */
+        constexpr int U = 4;                /* loads in flight per thread, each into a state of its own */
         typedef typename std::conditional<std::is_same<T, float>::value, float4, double2>::type vec_t;
         const vec_t *xv = (const vec_t *)(xo + j0);
-        const long long nv = (j1 - j0) / V;
-#pragma unroll 4
-        for (long long v = threadIdx.x; v < nv; v += blockDim.x) {
+        const long long nv = (j1 - j0) / V, bd = blockDim.x;
+        long long v = threadIdx.x;
+        S acc[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) acc[u] = P::ident();
+        for (; v + (U - 1) * bd < nv; v += U * bd) {
+          vec_t q[U];
+#pragma unroll
+          for (int u = 0; u < U; u++) q[u] = xv[v + u * bd];
+#pragma unroll
+          for (int u = 0; u < U; u++) {
+            const T *e = (const T *)&q[u];
+#pragma unroll
+            for (int k = 0; k < V; k++) acc[u] = P::comb(acc[u], P::map(e[k], m, p));
+          }
+        }
+        for (; v < nv; v += bd) {
           const vec_t q = xv[v];
           const T *e = (const T *)&q;
 #pragma unroll
-          for (int k = 0; k < V; k++) st = P::comb(st, P::map(e[k], m, p));
+          for (int k = 0; k < V; k++) acc[0] = P::comb(acc[0], P::map(e[k], m, p));
         }
+        st = P::comb(P::comb(acc[0], acc[1]), P::comb(acc[2], acc[3]));
         j0 += nv * V;
       }
     }

@@ -248,12 +248,6 @@ static void spread(int64_t n, int64_t per, mt_chunk_fn fn, void *ctx) {
 
 /* ---- entry points ---- */
 
-static int off_cpu(const char *op, const mt_tensor *a, const mt_tensor *b, const mt_tensor *c) {
-  if (__builtin_expect(mt_any_off_cpu(a, b, c), 0))
-    return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", op);
-  return 0;
-}
-
 /* t has the 5 sizes of shape (what names t in the error) */
 static int check_shape(const char *op, const char *what, const mt_tensor *t, const int64_t *shape) {
   char bt[128], bs[128];
@@ -309,7 +303,8 @@ int mt_conv3d(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_ten
   const char *op = "conv3d";
   int64_t xs[5], ws[5], ys[5];
   shapes_of(g, xs, ws, ys);
-  if (off_cpu(op, x, w, b) || check_shape(op, "an input", x, xs) || check_shape(op, "a weight", w, ws) ||
+  if (__builtin_expect(mt_any_off_cpu(x, w, b), 0)) MT_EXTRA_CALL(op, conv3d, x, w, b, y, x, w, b, g);
+  if (check_shape(op, "an input", x, xs) || check_shape(op, "a weight", w, ws) ||
       check_bias(op, b, g->o))
     return -1;
   const mt_tensor *in[3] = {x, w, b};
@@ -351,7 +346,8 @@ int mt_conv3d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
   const char *op = "conv_transpose3d";
   int64_t xs[5], ws[5], ys[5];
   shapes_of(g, xs, ws, ys);
-  if (off_cpu(op, gy, w, b) || check_shape(op, "an input", gy, ys) || check_shape(op, "a weight", w, ws) ||
+  if (__builtin_expect(mt_any_off_cpu(gy, w, b), 0)) MT_EXTRA_CALL(op, conv3d_input_grad, gy, w, b, gx, gy, w, b, g);
+  if (check_shape(op, "an input", gy, ys) || check_shape(op, "a weight", w, ws) ||
       check_bias(op, b, g->c))
     return -1;
   const mt_tensor *in[3] = {gy, w, b};
@@ -418,7 +414,9 @@ int mt_conv3d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, cons
   const char *op = "conv3d backward";
   int64_t xs[5], ws[5], ys[5];
   shapes_of(g, xs, ws, ys);
-  if (off_cpu(op, x, gy, NULL) || check_shape(op, "an input", x, xs) || check_shape(op, "a gradient", gy, ys))
+  if (__builtin_expect(mt_any_off_cpu(x, gy, NULL), 0))
+    MT_EXTRA_CALL(op, conv3d_weight_grad, x, gy, NULL, gw, gb, x, gy, g);
+  if (check_shape(op, "an input", x, xs) || check_shape(op, "a gradient", gy, ys))
     return -1;
   const mt_tensor *in[2] = {x, gy};
   mt_tensor c[2] = {{0}};

@@ -357,6 +357,12 @@ typedef struct {
   int (*adaptive_max_pool2d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *out, int64_t base);
   int (*max_pool3d_indices)(mt_tensor *idx, const mt_tensor *x, const int64_t *k, const int64_t *s,
                             const int64_t *p, const int64_t *d, int ceil_mode, int64_t base);
+  int (*avg_pool3d)(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume);
+  int (*conv3d)(mt_tensor *y, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, const mt_conv3d_geom *g);
+  int (*conv3d_input_grad)(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w, const mt_tensor *b,
+                           const mt_conv3d_geom *g);
+  int (*conv3d_weight_grad)(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
+                            const mt_conv3d_geom *g);
   int (*norm_stats)(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, double eps, mt_tensor *running_mean,
                     mt_tensor *running_var, double momentum);
   int (*norm_running_stats)(mt_tensor *stats, const mt_tensor *running_mean, const mt_tensor *running_var,

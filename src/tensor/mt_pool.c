@@ -381,10 +381,10 @@ static int pool_indices(mt_tensor *idx, const mt_tensor *x, windows wd[3], int n
   return rc;
 }
 
-/* max pooling over the last nd dims (2 or 3) of x: kernel k, stride s,
-   padding p, dilation d, each nd values */
-static int fixed_pool(mt_tensor *idx, const mt_tensor *x, int nd, const int64_t *k, const int64_t *s,
-                      const int64_t *p, const int64_t *d, int ceil_mode, int64_t base, const char *op) {
+int mt_pool_check_input(const mt_tensor *x, int nd, const char *op) { return check_input(x, nd, op); }
+
+int mt_max_pool_plan(const mt_tensor *x, int nd, const int64_t *k, const int64_t *s, const int64_t *p,
+                     const int64_t *d, int ceil_mode, const char *op, int64_t *out) {
   char bx[128], bk[96], bd[96], bp[96];
   if (check_input(x, nd, op)) return -1;
   for (int i = 0; i < nd; i++) {
@@ -395,6 +395,22 @@ static int fixed_pool(mt_tensor *idx, const mt_tensor *x, int nd, const int64_t 
       return mt_fail("%s: padding %lld must be between 0 and half the kernel size %lld", op, (long long)p[i],
                      (long long)k[i]);
   }
+  for (int i = 0; i < nd; i++) {
+    out[i] = mt_pool_out_size(x->shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode);
+    if (out[i] < 1)
+      return mt_fail("%s: kernel %s (dilation %s) does not fit the input %s padded by %s", op,
+                     dims_str(bk, sizeof bk, nd, k), dims_str(bd, sizeof bd, nd, d), mt_shape_str(x, bx, sizeof bx),
+                     dims_str(bp, sizeof bp, nd, p));
+  }
+  return 0;
+}
+
+/* max pooling over the last nd dims (2 or 3) of x: kernel k, stride s,
+   padding p, dilation d, each nd values */
+static int fixed_pool(mt_tensor *idx, const mt_tensor *x, int nd, const int64_t *k, const int64_t *s,
+                      const int64_t *p, const int64_t *d, int ceil_mode, int64_t base, const char *op) {
+  int64_t o[3];
+  if (mt_max_pool_plan(x, nd, k, s, p, d, ceil_mode, op, o)) return -1;
   int64_t out[3] = {1, 1, 1}, in[3] = {1, 1, 1}, kk[3] = {1, 1, 1}, ss[3] = {1, 1, 1}, pp[3] = {0}, dd[3] = {1, 1, 1};
   for (int i = 0; i < nd; i++) {
     const int j = 3 - nd + i;
@@ -403,11 +419,7 @@ static int fixed_pool(mt_tensor *idx, const mt_tensor *x, int nd, const int64_t 
     ss[j] = s[i];
     pp[j] = p[i];
     dd[j] = d[i];
-    out[j] = mt_pool_out_size(in[j], k[i], s[i], p[i], d[i], ceil_mode);
-    if (out[j] < 1)
-      return mt_fail("%s: kernel %s (dilation %s) does not fit the input %s padded by %s", op,
-                     dims_str(bk, sizeof bk, nd, k), dims_str(bd, sizeof bd, nd, d), mt_shape_str(x, bx, sizeof bx),
-                     dims_str(bp, sizeof bp, nd, p));
+    out[j] = o[i];
   }
   windows wd[3];
   if (windows_alloc(wd, out, op)) return -1;
@@ -596,14 +608,12 @@ static void avg_volumes(void *job, int64_t begin, int64_t end) {
   mt_free(s, bytes ? bytes : 1);
 }
 
-int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume) {
-  const char *op = "avg_pool3d";
+int mt_avg_pool3d_plan(const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume, const char *op,
+                       int64_t *in, int64_t *out) {
   char bx[128], bk[96], bp[96];
-  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
-    return mt_fail("%s: no kernel for this device yet (move the tensors with :cpu())", op);
   if (check_input(x, 3, op)) return -1;
   const int64_t *k = pool, *s = pool + 3, *p = pool + 6;
-  const int ceil_mode = (flags & MT_RS_CEIL_MODE) != 0, count_pad = (flags & MT_RS_COUNT_PAD) != 0;
+  const int ceil_mode = (flags & MT_RS_CEIL_MODE) != 0;
   for (int i = 0; i < 3; i++) {
     if (k[i] < 1 || s[i] < 1)
       return mt_fail("%s: kernel and stride must be positive, got %lld, %lld", op, (long long)k[i], (long long)s[i]);
@@ -611,8 +621,6 @@ int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int fla
       return mt_fail("%s: padding %lld must be between 0 and half the kernel size %lld", op, (long long)p[i],
                      (long long)k[i]);
   }
-  /* in: the input volume (x's, or the adjoint's target); out: the pooled one */
-  int64_t in[3], out[3];
   for (int i = 0; i < 3; i++) {
     in[i] = in_volume ? in_volume[i] : x->shape[2 + i];
     out[i] = in[i] < 1 ? 0 : mt_pool_out_size(in[i], k[i], s[i], p[i], 1, ceil_mode);
@@ -624,6 +632,24 @@ int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int fla
   if (in_volume && (x->shape[2] != out[0] || x->shape[3] != out[1] || x->shape[4] != out[2]))
     return mt_fail("%s backward: gradient of size %s for an output volume of %lldx%lldx%lld", op,
                    mt_shape_str(x, bx, sizeof bx), (long long)out[0], (long long)out[1], (long long)out[2]);
+  int overflow = 0;
+  const int64_t planes = mt_size_mul(x->shape[0], x->shape[1], &overflow);
+  mt_size_mul(planes, mt_size_mul(mt_size_mul(in[0], in[1], &overflow), in[2], &overflow), &overflow);
+  mt_size_mul(planes, mt_size_mul(mt_size_mul(out[0], out[1], &overflow), out[2], &overflow), &overflow);
+  if (overflow) return mt_fail("%s: the input %s is too large", op, mt_shape_str(x, bx, sizeof bx));
+  return 0;
+}
+
+int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume) {
+  const char *op = "avg_pool3d";
+  char bx[128];
+  if (__builtin_expect(mt_device_of(x) != MT_CPU, 0))
+    MT_EXTRA_CALL(op, avg_pool3d, x, NULL, NULL, r, x, pool, flags, in_volume);
+  /* in: the input volume (x's, or the adjoint's target); out: the pooled one */
+  int64_t in[3], out[3];
+  if (mt_avg_pool3d_plan(x, pool, flags, in_volume, op, in, out)) return -1;
+  const int64_t *k = pool, *s = pool + 3, *p = pool + 6;
+  const int count_pad = (flags & MT_RS_COUNT_PAD) != 0;
   int overflow = 0;
   const int64_t vin = mt_size_mul(mt_size_mul(in[0], in[1], &overflow), in[2], &overflow);
   const int64_t vout = mt_size_mul(mt_size_mul(out[0], out[1], &overflow), out[2], &overflow);

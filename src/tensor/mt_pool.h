@@ -40,8 +40,20 @@ int mt_max_pool3d_indices(mt_tensor *idx, const mt_tensor *x, const int64_t *k, 
    MT_RS_COUNT_PAD (the divisor counts the padding, never what ceil_mode
    adds past it) and MT_RS_SUM (the window sums), as PyTorch's avg_pool3d.
    With in_volume (t, h, w), the adjoint (its backward): x (n, c, ot, oh,
-   ow) -> r (n, c, t, h, w). float32 and float64, CPU tensors. */
+   ow) -> r (n, c, t, h, w). float32 and float64. */
 int mt_avg_pool3d(mt_tensor *r, const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume);
+
+/* The checks and sizes the kernels of every device share (their messages
+   name op): x is an (n, c, h, w) batch (nd 2) or an (n, c, t, h, w) one
+   (nd 3) of float32 or float64; max pooling's parameters (nd values each)
+   are valid and out (nd values) its output size; avg_pool3d's pool (kernel,
+   stride, padding) and flags as mt_avg_pool3d's, in and out (3 values each)
+   the input and the pooled volume, with in_volume the adjoint's. */
+int mt_pool_check_input(const mt_tensor *x, int nd, const char *op);
+int mt_max_pool_plan(const mt_tensor *x, int nd, const int64_t *k, const int64_t *s, const int64_t *p,
+                     const int64_t *d, int ceil_mode, const char *op, int64_t *out);
+int mt_avg_pool3d_plan(const mt_tensor *x, const int64_t *pool, int flags, const int64_t *in_volume, const char *op,
+                       int64_t *in, int64_t *out);
 
 /* idx (n, c, out[0], out[1]), int64: the same for adaptive max pooling of
    x (n, c, h, w) to an output plane out (mt_adaptive_window's windows). */

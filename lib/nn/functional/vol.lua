@@ -1,17 +1,13 @@
 -- nn.functional's volumetric (3-D) functions: F.conv3d, F.conv_transpose3d, F.max_pool3d,
 -- F.avg_pool3d, F.max_unpool3d, F.dropout3d, F.fractional_max_pool3d, and F.pad's
--- 'replicate' mode over the last three dims. On the CPU, conv3d, conv_transpose3d, max_pool3d
--- and avg_pool3d have C kernels of their own: the convolutions torch._conv3d and
--- torch._conv_transpose3d (src/tensor/mt_conv3d.c: each output frame's time window opened
--- into channels and run through the tuned 2-D kernels; the two and conv3d's weight adjoint are
--- each the others' derivatives, so double backward works), max_pool3d's the positions of the
--- maxima (the values a gather there, as max_pool2d's), avg_pool3d's with its adjoint as its
--- derivative. The others, and all of them on a GPU, are built on the C kernels of the 2-D
--- ones, whose derivatives autograd records: the time dim (the first of the three) is
--- opened into columns by the im2col kernel (torch._unfold, a vol2col in one dim) so that
--- one 2-D convolution (GEMM) over (N * oT, C * kT, H, W) computes the whole 3-D one, and
--- folded back by col2im (torch._fold) for the transposed convolution; pooling is
--- separable, the 2-D kernel over (H, W) and a window reduction over T.
+-- 'replicate' mode over the last three dims. conv3d, conv_transpose3d, max_pool3d and
+-- avg_pool3d have C kernels of their own on every device: the convolutions torch._conv3d and
+-- torch._conv_transpose3d (on the CPU src/tensor/mt_conv3d.c: each output frame's time
+-- window opened into channels and run through the tuned 2-D kernels; on a GPU cuDNN's 3-D
+-- convolutions; the two and conv3d's weight adjoint are each the others' derivatives, so
+-- double backward works), max_pool3d's the positions of the maxima (the values a gather
+-- there, as max_pool2d's), avg_pool3d's with its adjoint as its derivative. The others are
+-- built on existing differentiable ops.
 local torch = require 'torch'
 local F = require 'nn.functional'
 
@@ -75,30 +71,6 @@ local function pool_out(n, k, s, p, d, ceil_mode)
   return out
 end
 
--- the T windows of x (N, C, T, ...) along dim 3: padded by fill (before p, after whatever the
--- oT windows need), each window's kT taps d apart as a new last dim: (N, C, oT, ..., kT)
-local function time_windows(x, k, s, p, d, oT, fill)
-  local T = x:size(3)
-  local span = d * (k - 1) + 1
-  local need = (oT - 1) * s + span
-  local after = math.max(need - T - p, 0)
-  if p > 0 or after > 0 then
-    local parts = {}
-    local function block(n)
-      local shape = x:size():totable()
-      shape[3] = n
-      return torch.full(shape, fill, {dtype = x.dtype, device = x.device})
-    end
-    if p > 0 then parts[#parts + 1] = block(p) end
-    parts[#parts + 1] = x
-    if after > 0 then parts[#parts + 1] = block(after) end
-    x = torch.cat(parts, 3)
-  end
-  local w = x:unfold(3, span, s):narrow(3, 1, oT)
-  if d > 1 then w = w:index_select(w:dim(), torch.arange(1, span + 1, d, {device = x.device})) end
-  return w
-end
-
 -- ---- convolution ----
 
 -- F.conv3d's padding as (before, after) per dim: a number, a triple, 'valid' or 'same'
@@ -154,25 +126,8 @@ function F.conv3d(x, weight, bias, opts)
          tostring(input:size()), p[1], p[2], p[3], p[4], p[5], p[6], dT * (kT - 1) + 1, dH * (kH - 1) + 1,
          dW * (kW - 1) + 1)
   end
-  if input.device == 'cpu' then
-    -- the C kernel (its derivatives conv_transpose3d and conv3d_weight)
-    local y = torch._conv3d(input, weight, bias, sT, sH, sW, p[1], p[2], p[3], p[4], p[5], p[6], dT, dH, dW, groups)
-    if unbatched then y = y:squeeze(1) end
-    return y
-  end
-  -- on a GPU, composed of the 2-D kernels:
-  -- the time windows as channels: (N, C * kT, oT * H * W) -> (N * oT, C * kT, H, W)
-  local flat = input:reshape(N, C, T, H * W)
-  local padT = p[1]
-  if p[1] ~= p[2] then
-    flat = F.pad(flat, {0, 0, p[1], p[2]})
-    padT = 0
-  end
-  local cols = torch._unfold(flat, kT, 1, dT, 1, padT, 0, sT, 1)
-  cols = cols:view(N, C * kT, oT, H, W):permute(1, 3, 2, 4, 5):reshape(N * oT, C * kT, H, W)
-  local y = torch._conv2d(cols, weight:reshape(O, Cg * kT, kH, kW), bias, sH, sW, p[3], p[4], p[5], p[6], dH, dW,
-                          groups)
-  y = y:view(N, oT, O, oH, oW):permute(1, 3, 2, 4, 5):contiguous()
+  -- the C kernel (its derivatives conv_transpose3d and conv3d_weight)
+  local y = torch._conv3d(input, weight, bias, sT, sH, sW, p[1], p[2], p[3], p[4], p[5], p[6], dT, dH, dW, groups)
   if unbatched then y = y:squeeze(1) end
   return y
 end
@@ -219,21 +174,8 @@ function F.conv_transpose3d(x, weight, bias, opts)
     fail(fname, 'input of size %s gives an empty output (%dx%dx%d): padding {%d, %d, %d} too large',
          tostring(input:size()), oT, oH, oW, pT, pH, pW)
   end
-  if input.device == 'cpu' then
-    -- the C kernel: conv3d's input adjoint (its derivatives conv3d and conv3d_weight)
-    local y = torch._conv_transpose3d(input, weight, bias, sT, sH, sW, pT, pH, pW, aT, aH, aW, dT, dH, dW, groups)
-    if unbatched then y = y:squeeze(1) end
-    return y
-  end
-  -- on a GPU, composed of the 2-D kernels:
-  -- each time step's 2-D transposed convolution, its output channels (Cout, kT)
-  local planes = input:permute(1, 3, 2, 4, 5):reshape(N * T, C, H, W)
-  local z = torch._conv_transpose2d(planes, weight:reshape(C, Og * kT, kH, kW), nil, sH, sW, pH, pW, aH, aW, dH, dW,
-                                    groups)
-  -- summed back along T: col2im of the T x (oH * oW) image, with a kT x 1 kernel
-  z = z:view(N, T, O * kT, oH * oW):permute(1, 3, 2, 4):reshape(N, O * kT, T * oH * oW)
-  local y = torch._fold(z, oT, oH * oW, kT, 1, dT, 1, pT, 0, sT, 1):view(N, O, oT, oH, oW)
-  if bias ~= nil then y = y + bias:view(1, O, 1, 1, 1) end
+  -- the C kernel: conv3d's input adjoint (its derivatives conv3d and conv3d_weight)
+  local y = torch._conv_transpose3d(input, weight, bias, sT, sH, sW, pT, pH, pW, aT, aH, aW, dT, dH, dW, groups)
   if unbatched then y = y:squeeze(1) end
   return y
 end
@@ -264,31 +206,12 @@ function F.max_pool3d(x, kernel, opts)
     fail(fname, 'input of size %s is too small for the kernel %dx%dx%d (dilation %d, %d, %d, padding %d, %d, %d)',
          tostring(input:size()), kT, kH, kW, dT, dH, dW, pT, pH, pW)
   end
-  if input.device == 'cpu' then
-    -- the C kernel's positions of the maxima in each T * H * W volume; the values a gather there
-    local idx = torch._max_pool3d_indices(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, dT, dH, dW, ceil_mode)
-    local oH, oW = idx:size(4), idx:size(5)
-    local v = input:reshape(N, C, T * H * W):gather(3, idx:view(N, C, oT * oH * oW)):view(N, C, oT, oH, oW)
-    if unbatched then v, idx = v:squeeze(1), idx:squeeze(1) end
-    if not opts.return_indices then return v end
-    return v, idx
-  end
-  -- on a GPU, composed of the 2-D kernel:
-  -- the (H, W) windows: the C kernel's positions in each plane
-  local planes = input:reshape(N, C * T, H, W)
-  local idx2 = torch._max_pool2d_indices(planes, kH, kW, sH, sW, pH, pW, dH, dW, ceil_mode)
-  local oH, oW = idx2:size(3), idx2:size(4)
-  local v2 = planes:reshape(N, C * T, H * W):gather(3, idx2:view(N, C * T, oH * oW)):view(N, C, T, oH, oW)
-  -- then the T windows
-  local win = time_windows(v2, kT, sT, pT, dT, oT, -math.huge)
-  local v, k = win:max(win:dim())
-  if unbatched then v = v:squeeze(1) end
+  -- the C kernel's positions of the maxima in each T * H * W volume; the values a gather there
+  local idx = torch._max_pool3d_indices(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, dT, dH, dW, ceil_mode)
+  local oH, oW = idx:size(4), idx:size(5)
+  local v = input:reshape(N, C, T * H * W):gather(3, idx:view(N, C, oT * oH * oW)):view(N, C, oT, oH, oW)
+  if unbatched then v, idx = v:squeeze(1), idx:squeeze(1) end
   if not opts.return_indices then return v end
-  -- the position in the volume: t * H * W plus the plane's position at that t
-  local t0 = (torch.arange(0, oT, {device = x.device}) * sT - pT):view(1, 1, oT, 1, 1)
-  local t = (k - 1) * dT + t0
-  local idx = idx2:view(N, C, T, oH, oW):gather(3, t + 1) + t * (H * W)
-  if unbatched then idx = idx:squeeze(1) end
   return v, idx
 end
 
@@ -318,18 +241,7 @@ function F.avg_pool3d(x, kernel, opts)
     fail(fname, 'input of size %s is too small for the kernel %dx%dx%d (padding %d, %d, %d)', tostring(input:size()),
          kT, kH, kW, pT, pH, pW)
   end
-  if input.device == 'cpu' then
-    local y = torch._avg_pool3d(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, ceil_mode, count_pad, d ~= nil)
-    if d then y = y / d end
-    if unbatched then y = y:squeeze(1) end
-    return y
-  end
-  -- on a GPU, composed: the divisor is a product of one factor per dim: (H, W) first, then T,
-  -- each by the 2-D C kernel
-  local y = torch._avg_pool2d(input:reshape(N, C * T, H, W), kH, kW, sH, sW, pH, pW, ceil_mode, count_pad, d ~= nil)
-  local oH, oW = y:size(3), y:size(4)
-  y = torch._avg_pool2d(y:view(N * C, 1, T, oH * oW), kT, 1, sT, 1, pT, 0, ceil_mode, count_pad, d ~= nil)
-  y = y:view(N, C, y:size(3), oH, oW)
+  local y = torch._avg_pool3d(input, kT, kH, kW, sT, sH, sW, pT, pH, pW, ceil_mode, count_pad, d ~= nil)
   if d then y = y / d end
   if unbatched then y = y:squeeze(1) end
   return y
