@@ -205,4 +205,31 @@ describe('the thread pool', function()
     assert.is_true(ok, out)
     assert.are.equal('1\t1\t4', out:match('[^\n]*\n?$'):gsub('\n', ''))
   end)
+
+  -- OpenBLAS picks its kernels by the CPU's model number: one newer than the library got the
+  -- SSE3 kernels of a Prescott, a quarter of the AVX-512 GEMM rate. The kernels in use are
+  -- those the CPU's features allow (what OPENBLAS_VERBOSE=2 reports last), and a core the
+  -- user names in OPENBLAS_CORETYPE stands.
+  it("multiplies matrices with OpenBLAS kernels the CPU's features allow, or the ones the user named", function()
+    local flags = io.open('/proc/cpuinfo'):read('a'):match('\nflags%s*:([^\n]*)') or ''
+    local function has(f) return (' ' .. flags .. ' '):find(' ' .. f .. ' ', 1, true) ~= nil end
+    local function core(env)
+      local ok, out = th.run_env(env .. ' OPENBLAS_VERBOSE=2', "-e 'torch.randn(8, 8):mm(torch.randn(8, 8))'")
+      assert.is_true(ok, out)
+      local last
+      for name in out:gmatch('Core: (%w+)') do last = name end
+      return last, out
+    end
+    local got, out = core('-u OPENBLAS_CORETYPE')
+    if has('avx512f') and has('avx512bw') and has('avx512vl') and has('avx512dq') then
+      assert.is_truthy(({SkylakeX = 1, Cooperlake = 1, SapphireRapids = 1, Zen = 1})[got], out)
+    elseif has('avx2') and has('fma') then
+      assert.is_truthy(({Haswell = 1, Zen = 1, SkylakeX = 1, Cooperlake = 1})[got], out)
+    end
+    if has('avx2') and has('fma') then
+      local named, out2 = core('OPENBLAS_CORETYPE=Haswell')
+      assert.are.equal('Haswell', named, out2)
+      assert.are.equal(1, select(2, out2:gsub('Core: ', '')), out2)
+    end
+  end)
 end)

@@ -24,4 +24,12 @@ function M.run(args)
   return ok and true or false, out
 end
 
+-- the same under env(1)'s arguments env ('-u NAME', 'NAME=value', ...)
+function M.run_env(env, args)
+  local p = io.popen('env ' .. env .. ' ' .. M.path() .. ' ' .. args .. ' 2>&1')
+  local out = p:read('a')
+  local ok = p:close()
+  return ok and true or false, out
+end
+
 return M

@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -363,8 +365,44 @@ static void after_fork(void) {
   blas_server_stop();
 }
 
+/* OpenBLAS picks its kernels from the CPU's model number when it loads; a
+   model newer than the library (Debian 12's 0.3.21 on a recent Xeon) gets
+   Prescott's SSE3 kernels, a quarter of the GEMM rate of the AVX-512 ones
+   (64x784 by 784x256 in float32: 974 us against 245 us). Unless the user
+   named a core (OPENBLAS_CORETYPE), a core without AVX2 on a CPU that has
+   AVX2 and FMA is replaced, before any product runs, by the one the CPU's
+   features allow -- SkylakeX with AVX-512 (Cooperlake's kernels differ only
+   in bfloat16 products, which moontorch does not take from OpenBLAS), else
+   Haswell -- through OpenBLAS's own initialisation, which reads the
+   variable (set for that call alone). Weak: other BLAS libraries lack them. */
+extern char *openblas_get_corename(void) __attribute__((weak));
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+static void blas_pick_core(void) {
+  if (!openblas_get_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit || getenv("OPENBLAS_CORETYPE"))
+    return;
+  const char *cur = openblas_get_corename();
+  static const char *const capable[] = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
+  for (size_t i = 0; cur && i < sizeof capable / sizeof capable[0]; i++)
+    if (strcasecmp(cur, capable[i]) == 0) return;
+  __builtin_cpu_init();
+  const char *want = NULL;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    want = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    want = "Haswell";
+  if (!want) return;
+  setenv("OPENBLAS_CORETYPE", want, 1);
+  gotoblas_dynamic_quit();
+  gotoblas_dynamic_init();
+  unsetenv("OPENBLAS_CORETYPE");
+}
+
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static void blas_single_threaded(void) {
+  blas_pick_core();
   openblas_set_num_threads(1);
   blas_server_stop();
   pthread_atfork(NULL, after_fork_parent, after_fork);
