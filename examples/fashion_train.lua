@@ -1,7 +1,11 @@
--- examples/fashion_train.lua: the FashionMNIST training both examples share
--- (fashion_mnist_mlp.lua, fashion_mnist_cnn.lua): their command line, the
--- data, the loop (Adam, cross-entropy, train/eval, torch.no_grad for the
--- test pass), per-epoch figures and a checkpoint at the end.
+-- examples/fashion_train.lua: the FashionMNIST training the examples share
+-- (fashion_mnist_mlp.lua, fashion_mnist_cnn.lua, fashion_mnist_ddp.lua): their
+-- command line, the data, the loop (Adam, cross-entropy, train/eval,
+-- torch.no_grad for the test pass), per-epoch figures and a checkpoint at the
+-- end. With opt.ddp, data-parallel over the ranks mpirun started: the model in
+-- nn.DistributedDataParallel, each rank its share of every epoch
+-- (data.DistributedSampler), the figures summed over the ranks, rank 0 printing
+-- and writing the checkpoint.
 --   local train = dofile(dir .. 'fashion_train.lua')
 --   train.run(train.options('Train an MLP', 'fashion_mnist_mlp.t7', 10), model)
 local nn = require 'nn'
@@ -37,17 +41,34 @@ function train.run(opt, make_model)
   local transform = T.Compose{T.ToTensor(), T.Normalize(0.2860, 0.3530)}
   local train_set = data.FashionMNIST{root = opt.root, train = true, transform = transform}
   local test_set = data.FashionMNIST{root = opt.root, train = false, transform = transform}
-  local train_loader = data.DataLoader(train_set, {batch_size = opt.batch_size, shuffle = true,
-                                                   num_workers = opt.workers})
+  local distributed, rank, sampler = nil, 0, nil
+  if opt.ddp then
+    distributed = require 'distributed'
+    distributed.init_process_group{backend = 'mpi'}
+    rank = distributed.get_rank()
+    sampler = data.DistributedSampler(train_set, {seed = opt.seed})
+  end
+  local print = rank == 0 and print or function() end
+  local train_loader = data.DataLoader(train_set, {batch_size = opt.batch_size, shuffle = sampler == nil,
+                                                   sampler = sampler, num_workers = opt.workers})
   -- test batches of 250 keep a CNN's activations within the allocator's cached block size
   local test_loader = data.DataLoader(test_set, {batch_size = 250, num_workers = opt.workers})
   print(string.format('FashionMNIST: %d training and %d test images', #train_set, #test_set))
 
   local model = make_model():to(opt.device)
   print(model)
-  print(string.format('%d parameters', model:num_parameters()))
+  print(string.format('%d parameters%s', model:num_parameters(),
+                      opt.ddp and (', %d ranks'):format(distributed.get_world_size()) or ''))
   local criterion = nn.CrossEntropyLoss()
   local optimizer = optim.Adam(model:parameters(), {lr = opt.lr})
+  local net = opt.ddp and nn.DistributedDataParallel(model) or model
+  -- the ranks' figures summed (one rank: as they are)
+  local function summed(...)
+    if not opt.ddp then return ... end
+    local t = torch.tensor({...}, {dtype = 'float64'})
+    distributed.all_reduce(t)
+    return table.unpack(t:totable())
+  end
 
   local function evaluate(loader)
     model:eval()
@@ -61,22 +82,23 @@ function train.run(opt, make_model)
         count = count + y:size(1)
       end
     end)
-    return loss / count, correct / count
+    return loss / count, correct / count   -- every rank evaluates the whole test set
   end
 
   local start = torch.clock()
   local test_acc
   for epoch = 1, opt.epochs do
     model:train()
+    if sampler then sampler:set_epoch(epoch) end
     local t0 = torch.clock()
     local total_loss, correct, count = 0, 0, 0
     local n = opt.limit > 0 and math.min(opt.limit, #train_loader) or #train_loader
     -- the bar times the loop from its start and shows the running loss
     local function running_loss() return string.format('loss %.4f', total_loss / count) end
-    for _, batch in torch.progress(train_loader, n, {text = running_loss}) do
+    for _, batch in torch.progress(train_loader, n, {text = running_loss, disable = rank ~= 0}) do
       local x, y = batch[1]:to(opt.device), batch[2]:to(opt.device)
       optimizer:zero_grad()
-      local logits = model(x)
+      local logits = net(x)
       local loss = criterion(logits, y)
       loss:backward()
       optimizer:step()
@@ -84,6 +106,7 @@ function train.run(opt, make_model)
       correct = correct + logits:argmax(2):eq(y):sum():item()
       count = count + y:size(1)
     end
+    total_loss, correct, count = summed(total_loss, correct, count)
     local test_loss, acc = evaluate(test_loader)
     test_acc = acc
     print(string.format('epoch %2d  train loss %.4f acc %.2f%%  test loss %.4f acc %.2f%%  (%.1f s)', epoch,
@@ -92,11 +115,12 @@ function train.run(opt, make_model)
   print(string.format('test accuracy %.2f%% after %d epochs, %.1f s', 100 * test_acc, opt.epochs,
                       torch.clock() - start))
 
-  if opt.checkpoint ~= '' then
+  if opt.checkpoint ~= '' and rank == 0 then
     torch.save(opt.checkpoint, {model = model:state_dict(), optimizer = optimizer:state_dict(),
                                 epochs = opt.epochs, test_accuracy = test_acc, rng = torch.get_rng_state()})
     print('checkpoint written to ' .. opt.checkpoint)
   end
+  if opt.ddp then distributed.destroy_process_group() end
   return test_acc
 end
 

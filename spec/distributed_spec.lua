@@ -149,6 +149,18 @@ print(torch.distributed == d)
         expect_ok(r, out, c.np, 'broadcast_object_list')
       end)
 
+      it('nn.DistributedDataParallel: rank 0\'s weights at construction; the same parameters as one process '
+         .. 'on the whole batch (float64, 1e-12) with one bucket, a bucket per parameter, gradients as bucket '
+         .. 'views, no_sync accumulation, unused parameters, Torch7\'s forward/backward; a checkpoint', function()
+        local r, out = results()
+        if not r then return end
+        for _, name in ipairs({'ddp.construction', 'ddp.one_bucket', 'ddp.bucket_per_parameter',
+                               'ddp.gradient_as_bucket_view', 'ddp.no_sync', 'ddp.find_unused_parameters',
+                               'ddp.torch7', 'ddp.checkpoint', 'ddp.errors'}) do
+          expect_ok(r, out, c.np, name)
+        end
+      end)
+
       it('raises at the caller\'s line, naming the collective, the rank and what is wrong', function()
         local r, out = results()
         if not r then return end

@@ -1,10 +1,11 @@
 -- The examples run: they are documentation that must not rot.
 local torch = require 'torch'
-local run = dofile('spec/support/th.lua').run
+local th = dofile('spec/support/th.lua')
+local run = th.run
 
 -- runs a FashionMNIST example for a few batches with a checkpoint; returns its
 -- test accuracy and the checkpoint (nil, pending, when the dataset is missing)
-local function train_briefly(script, batches)
+local function train_briefly(script, batches, runner)
   local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')
   if not f then
     pending('dataset-fashion-mnist is not installed: the FashionMNIST example not run')
@@ -12,7 +13,7 @@ local function train_briefly(script, batches)
   end
   f:close()
   local ck = os.tmpname()
-  local ok, out = run(script .. ' --epochs 1 --limit ' .. batches .. ' --checkpoint ' .. ck)
+  local ok, out = (runner or run)(script .. ' --epochs 1 --limit ' .. batches .. ' --checkpoint ' .. ck)
   assert.is_true(ok, out)
   local acc = tonumber(out:match('test accuracy ([%d.]+)%%'))
   assert.is_truthy(acc, out)
@@ -75,5 +76,27 @@ describe('examples', function()
     assert.is_true(acc > 50, 'test accuracy ' .. acc)
     assert.are.same({32, 1, 3, 3}, loaded.model['1.weight']:size():totable())
     assert.are.same({64}, loaded.model['6.running_mean']:size():totable())
+  end)
+
+  it('fashion_mnist_ddp.lua trains over 2 ranks under mpirun, rank 0 alone printing and checkpointing', function()
+    local function sh_ok(cmd) local r = os.execute(cmd .. ' > /dev/null 2>&1') return r == true or r == 0 end
+    if not sh_ok('command -v mpirun') or not io.open((th.path():gsub('th$', 'distributed/mpi.so'))) then
+      pending('mpirun or the MPI backend is missing: the data-parallel example not run')
+      return
+    end
+    local out
+    local function mpirun(args)
+      local p = io.popen('OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun --oversubscribe '
+                         .. '-np 2 --mca btl self,vader ' .. th.path() .. ' ' .. args .. ' --threads 1 2>&1')
+      out = p:read('a')
+      return p:close() and true or false, out
+    end
+    local acc, loaded = train_briefly('examples/fashion_mnist_ddp.lua --batch-size 32', 60, mpirun)
+    if not acc then return end
+    assert.is_true(acc > 60, 'test accuracy ' .. acc)
+    assert.truthy(out:find('269322 parameters, 2 ranks', 1, true), out)
+    local _, epochs = out:gsub('epoch  1  train loss', '')
+    assert.are.equal(1, epochs, out)                         -- rank 0 alone prints
+    assert.are.same({256, 784}, loaded.model['2.weight']:size():totable())
   end)
 end)

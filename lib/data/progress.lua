@@ -114,8 +114,16 @@ local function wrap(x, n, opts)
   if n ~= nil and (math.type(n) ~= 'integer' or n < 0) then
     error('torch.progress: n must be a non-negative integer number of steps, got ' .. tostring(n), 3)
   end
-  local bar = new_bar(n, 0, opts)
   local it, len = source_of(x, n)
+  if opts.disable then                  -- the steps without a bar (tqdm's disable=True)
+    local step = 0
+    return function()
+      if n ~= nil and step >= n then return nil end
+      step = step + 1
+      return it()
+    end
+  end
+  local bar = new_bar(n, 0, opts)
   bar.n = len
   local step, finished = 0, false
   local function text() if type(opts.text) == 'function' then return opts.text() end return opts.text end
@@ -146,7 +154,8 @@ end
 -- iterator function -- drawing the bar as each step completes, timed from the
 -- loop's start; text (a function) is called then, e.g. to show the running
 -- loss. With n, the first n steps of x. clock= replaces torch.clock (tests);
--- tty=false or true: plain lines or the redrawn bar whatever stdout is.
+-- tty=false or true: plain lines or the redrawn bar whatever stdout is;
+-- disable=true: the steps alone, no bar (all ranks but one, say).
 function torch.progress(i, n, opts)
   if type(i) == 'number' and type(n) == 'number' then
     opts = opts or {}

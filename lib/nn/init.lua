@@ -19,7 +19,7 @@ require 'nn.Criterion'
 -- the modules and criteria, by area
 local CLASSES = {
   -- containers
-  'Sequential', 'ModuleList', 'ModuleDict', 'Concat', 'ConcatTable', 'ParallelTable', 'Identity',
+  'Sequential', 'DistributedDataParallel', 'ModuleList', 'ModuleDict', 'Concat', 'ConcatTable', 'ParallelTable', 'Identity',
   'Parallel', 'DepthConcat', 'MapTable',
   -- Torch7's table layers
   'SplitTable', 'JoinTable', 'NarrowTable', 'SelectTable', 'FlattenTable', 'CAddTable', 'CSubTable', 'CMulTable',

@@ -501,6 +501,181 @@ refused_on('refused.broadcast_object_list', 'broadcast_object_list', 0, function
   line = debug.getinfo(1, 'l').currentline; d.broadcast_object_list(rank == 0 and {coroutine.create(print)} or {})
 end, 'distributed.broadcast_object_list (rank 0 of ' .. n .. '): the object cannot be serialized')
 
+-- ---- nn.DistributedDataParallel ----
+-- Each rank trains on its share of a batch; the reference is one process (this one, with
+-- rank 0's starting weights) training the same model on the whole batch. float64: equal
+-- to 1e-12.
+local nn = require 'nn'
+local B = 3                                              -- rows per rank
+local function make_model(seed)
+  torch.manual_seed(seed)
+  return nn.Sequential(nn.Linear(5, 6), nn.Tanh(), nn.Linear(6, 3)):double()
+end
+local function batch(step)                               -- the whole batch of a step, the same on every rank
+  torch.manual_seed(1000 + step)
+  return torch.randn(B * n, 5, {dtype = 'float64'}), torch.randn(B * n, 3, {dtype = 'float64'})
+end
+local function mine(t) return t:narrow(1, rank * B + 1, B) end
+local function sgd(model, lr)
+  torch.no_grad(function()
+    for _, p in ipairs(model:parameters()) do
+      if p.grad ~= nil then p:add_(p.grad, -lr) end
+      p.grad = nil
+    end
+  end)
+end
+local function expect_close(a, b, what)
+  local diff = (a - b):abs():max():item()
+  if not (diff <= 1e-12) then error(('%s: differs by %g'):format(what, diff), 2) end
+end
+local function expect_same_params(m, ref, what)
+  local ps, rs = m:parameters(), ref:parameters()
+  assert(#ps == #rs, what .. ': parameter counts differ')
+  for i = 1, #ps do expect_close(ps[i]:detach(), rs[i]:detach(), what .. ' parameter ' .. i) end
+end
+
+check('ddp.construction', function()
+  -- different weights and buffers on every rank; DDP starts every rank from rank 0's
+  torch.manual_seed(rank)
+  local model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3)):double()
+  model.modules[2].running_mean:fill(rank + 1)
+  local ddp = nn.DistributedDataParallel(model)
+  torch.manual_seed(0)
+  local ref = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3)):double()
+  expect_same_params(model, ref, 'after construction')
+  expect_equal(model.modules[2].running_mean, torch.ones(3, {dtype = 'float64'}), 'running_mean')
+  assert(ddp.module == model, 'ddp.module')
+  assert(tostring(ddp):find('DistributedDataParallel(\n  (module): Sequential(', 1, true), tostring(ddp))
+end)
+
+-- 5 SGD steps with options opts: the same parameters as one process on the whole batch
+local function same_as_one_process(name, opts)
+  check(name, function()
+    local model, ref = make_model(rank), make_model(0)
+    local ddp = nn.DistributedDataParallel(model, opts)
+    for step = 1, 5 do
+      local X, Y = batch(step)
+      ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+      ;((ref(X) - Y) ^ 2):mean():backward()
+      for i, p in ipairs(model:parameters()) do expect_close(p.grad, ref:parameters()[i].grad, 'step ' .. step .. ' grad') end
+      sgd(model, 0.1)
+      sgd(ref, 0.1)
+    end
+    expect_same_params(model, ref, 'after 5 steps')
+  end)
+end
+same_as_one_process('ddp.one_bucket', nil)
+same_as_one_process('ddp.bucket_per_parameter', {bucket_cap_mb = 1e-6})
+same_as_one_process('ddp.gradient_as_bucket_view', {bucket_cap_mb = 1e-4, gradient_as_bucket_view = true})
+
+check('ddp.no_sync', function()
+  -- two micro-batches: the first's backward only accumulates, the second's averages both
+  local model, ref = make_model(rank), make_model(0)
+  local ddp = nn.DistributedDataParallel(model, {bucket_cap_mb = 1e-4})
+  for step = 1, 3 do
+    local X1, Y1 = batch(10 * step)
+    local X2, Y2 = batch(10 * step + 1)
+    ddp:no_sync(function() ((ddp(mine(X1)) - mine(Y1)) ^ 2):mean():backward() end)
+    do
+      local g <close> = ddp:no_sync()
+      assert(rawget(ddp, '_ddp').sync == false, 'the guard turns averaging off')
+    end
+    ;((ddp(mine(X2)) - mine(Y2)) ^ 2):mean():backward()
+    ;((ref(X1) - Y1) ^ 2):mean():backward()
+    ;((ref(X2) - Y2) ^ 2):mean():backward()
+    sgd(model, 0.05)
+    sgd(ref, 0.05)
+  end
+  expect_same_params(model, ref, 'after 3 accumulated steps')
+end)
+
+-- a model whose second branch takes part only when asked
+local Branchy = torch.class('nn.SpecBranchy', 'nn.Module')
+function Branchy:__init()
+  nn.Module.__init(self)
+  self.a = nn.Linear(5, 3)
+  self.b = nn.Linear(5, 3)
+end
+function Branchy:forward(x, both) return both and self.a(x) + self.b(x) or self.a(x) end
+
+check('ddp.find_unused_parameters', function()
+  torch.manual_seed(rank)
+  local model = Branchy():double()
+  local ddp = nn.DistributedDataParallel(model, {find_unused_parameters = true, bucket_cap_mb = 1e-4})
+  torch.manual_seed(0)
+  local ref = Branchy():double()
+  for step = 1, 4 do
+    local X, Y = batch(step)
+    local both = step % 2 == 0
+    ;((ddp(mine(X), both) - mine(Y:narrow(2, 1, 3))) ^ 2):mean():backward()
+    ;((ref(X, both) - Y:narrow(2, 1, 3)) ^ 2):mean():backward()
+    sgd(model, 0.1)
+    sgd(ref, 0.1)
+  end
+  expect_same_params(model, ref, 'after 4 steps')
+  -- without the option, the forward after a backward that left a parameter out says which
+  torch.manual_seed(rank)
+  local strict = nn.DistributedDataParallel(Branchy():double())
+  local X, Y = batch(1)
+  ;((strict(mine(X)) - mine(Y:narrow(2, 1, 3))) ^ 2):mean():backward()
+  local ok, err = pcall(strict, mine(X))
+  assert(not ok, 'no error')
+  for _, piece in ipairs({'did not produce gradients for 2 parameter(s) (b.bias, b.weight)',
+                          'find_unused_parameters=true'}) do
+    assert(tostring(err):find(piece, 1, true), tostring(err))
+  end
+end)
+
+check('ddp.torch7', function()
+  -- Torch7's forward / criterion / backward / updateParameters on the wrapped model
+  local model, ref = make_model(rank), make_model(0)
+  local ddp = nn.DistributedDataParallel(model)
+  local crit, rcrit = nn.MSECriterion(), nn.MSECriterion()
+  for step = 1, 3 do
+    local X, Y = batch(20 + step)
+    ddp:zeroGradParameters()
+    local out = ddp:forward(mine(X))
+    crit:forward(out, mine(Y))
+    ddp:backward(mine(X), crit:backward(out, mine(Y)))
+    ddp:updateParameters(0.1)
+    ref:zeroGradParameters()
+    local rout = ref:forward(X)
+    rcrit:forward(rout, Y)
+    ref:backward(X, rcrit:backward(rout, Y))
+    ref:updateParameters(0.1)
+  end
+  expect_same_params(model, ref, 'after 3 Torch7 steps')
+end)
+
+check('ddp.checkpoint', function()
+  -- rank 0 writes ddp.module's state; every rank loads it into a plain model
+  local model = make_model(rank)
+  local ddp = nn.DistributedDataParallel(model)
+  local X, Y = batch(30)
+  ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+  sgd(model, 0.1)
+  local path = {rank == 0 and os.tmpname() or nil}
+  d.broadcast_object_list(path)
+  if rank == 0 then torch.save(path[1], ddp.module:state_dict()) end
+  d.barrier()
+  local plain = make_model(99)
+  plain:load_state_dict(torch.load(path[1]))
+  d.barrier()
+  if rank == 0 then os.remove(path[1]) end
+  expect_same_params(plain, model, 'loaded')
+  local keys = ddp:state_dict_keys()
+  assert(keys[1] == 'module.0.weight' or keys[1]:find('^module%.'), 'ddp:state_dict keys: ' .. tostring(keys[1]))
+end)
+
+check('ddp.errors', function()
+  local ok, err = pcall(nn.DistributedDataParallel, make_model(0), {bucket_cap_mb = 0})
+  assert(not ok and tostring(err):find('bucket_cap_mb must be > 0, got 0', 1, true), tostring(err))
+  ok, err = pcall(nn.DistributedDataParallel, make_model(0), {bucket_size = 1})
+  assert(not ok and tostring(err):find('unknown option bucket_size', 1, true), tostring(err))
+  ok, err = pcall(nn.DistributedDataParallel, 42)
+  assert(not ok and tostring(err):find('expected a module, got number', 1, true), tostring(err))
+end)
+
 d.destroy_process_group()
 check('destroyed', function()
   assert(not d.is_initialized())
