@@ -79,6 +79,9 @@ def c_binary(src):
     exe = os.path.join(ROOT, 'build', 'bench', os.path.basename(src)[:-2])
     os.makedirs(os.path.dirname(exe), exist_ok=True)
     if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        if '#include <mpi.h>' in open(src).read():   # an MPI program: mpicc (it starts its own ranks)
+            subprocess.check_call(['mpicc', '-O3', '-march=native', src, '-o', exe])
+            return exe
         flags = subprocess.check_output(['pkg-config', '--cflags', '--libs', 'openblas']).decode().split()
         subprocess.check_call(['gcc', '-O3', '-march=native', '-fopenmp', src, '-o', exe] + flags + ['-lm'])
     return exe

@@ -149,14 +149,22 @@ print(torch.distributed == d)
         expect_ok(r, out, c.np, 'broadcast_object_list')
       end)
 
+      it('async_op=true: handles that wait and poll; isend/irecv in a ring of large messages; send/recv, '
+         .. 'and a message of the wrong size refused on the receiver', function()
+        local r, out = results()
+        if not r then return end
+        for _, name in ipairs({'async.collectives', 'p2p.ring', 'p2p.blocking'}) do expect_ok(r, out, c.np, name) end
+      end)
+
       it('nn.DistributedDataParallel: rank 0\'s weights at construction; the same parameters as one process '
          .. 'on the whole batch (float64, 1e-12) with one bucket, a bucket per parameter, gradients as bucket '
-         .. 'views, no_sync accumulation, unused parameters, Torch7\'s forward/backward; a checkpoint', function()
+         .. 'views, no_sync accumulation, unused parameters, Torch7\'s forward/backward; a checkpoint; ZeRO stage 1 with '
+         .. 'Adam, its consolidated state and a restart from it', function()
         local r, out = results()
         if not r then return end
         for _, name in ipairs({'ddp.construction', 'ddp.one_bucket', 'ddp.bucket_per_parameter',
                                'ddp.gradient_as_bucket_view', 'ddp.no_sync', 'ddp.find_unused_parameters',
-                               'ddp.torch7', 'ddp.checkpoint', 'ddp.errors'}) do
+                               'ddp.torch7', 'ddp.checkpoint', 'ddp.errors', 'zero.same_as_one_process'}) do
           expect_ok(r, out, c.np, name)
         end
       end)
@@ -183,6 +191,54 @@ print(torch.distributed == d)
       end)
     end)
   end
+
+  it('th --nproc N starts N ranks through mpirun, each output line prefixed with its rank; an error on one rank '
+     .. 'ends the job with a failure; Ctrl-C stops every rank', function()
+    if why_not then pending(why_not .. ': the MPI specs are skipped') return end
+    local script = os.tmpname() .. '_nproc.lua'
+    local f = assert(io.open(script, 'w'))
+    f:write([[
+local d = require 'distributed'
+d.init_process_group{backend = 'mpi'}
+local rank = d.get_rank()
+print(('hello from %d of %d'):format(rank, d.get_world_size()))
+io.stderr:write('to stderr\n')
+if arg[1] == 'fail' and rank == 1 then error('boom on rank 1') end
+if arg[1] == 'loop' then io.stdout:flush() while true do end end
+d.barrier()
+d.destroy_process_group()
+]])
+    f:close()
+    local function th_run(args)
+      local p = io.popen('timeout -s INT 20 ' .. TH .. ' ' .. args .. ' 2>&1')
+      local out = p:read('a')
+      local ok, _, code = p:close()
+      return ok, out, code
+    end
+    local ok, out = th_run('--nproc 3 ' .. script)
+    assert.is_true(ok, out)
+    for r = 0, 2 do
+      assert.truthy(out:find('[rank ' .. r .. '] hello from ' .. r .. ' of 3\n', 1, true), out)
+      assert.truthy(out:find('[rank ' .. r .. '] to stderr\n', 1, true), out)
+    end
+    local failed, fout = th_run('--nproc=2 ' .. script .. ' fail')
+    assert.is_falsy(failed, fout)
+    assert.truthy(fout:find('[rank 1] th: ' .. script .. ':6: boom on rank 1', 1, true), fout)
+    local bad, bout = th_run('--nproc 0 ' .. script)
+    assert.is_falsy(bad, bout)
+    assert.truthy(bout:find('th: --nproc takes a number of ranks from 1 to 4096, got 0', 1, true), bout)
+    -- SIGINT (Ctrl-C) to the launcher, which has become mpirun: no rank is left running
+    -- (env --default-signal: a test runner may start its children with SIGINT ignored; the
+    -- pattern matches mpirun and the ranks, not the shell; pkill ends any rank left over)
+    local pattern = '^(mpirun|/[^ ]*/th) .*' .. script:match('[^/]+$') .. ' loop'
+    local p = io.popen('env --default-signal=INT timeout -s INT 4 ' .. TH .. ' --nproc 2 ' .. script .. ' loop 2>&1; '
+                       .. 'sleep 1; pgrep -f "' .. pattern .. '" | wc -l; pkill -9 -f "' .. pattern .. '"')
+    local lout = p:read('a')
+    p:close()
+    os.remove(script)
+    assert.truthy(lout:find('[rank 0] hello from 0 of 2', 1, true), lout)
+    assert.are.equal('0', lout:match('(%d+)%s*$'), lout)
+  end)
 
   it('a collective that waits past timeout= names the collective, the rank and the timeout, and the job ends',
     function()

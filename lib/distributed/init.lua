@@ -52,10 +52,6 @@ local function options(op, opts, allowed, level)
     error(('distributed.%s: expected the options as a table, got %s'):format(op, type(opts)), level + 1)
   end
   for k in pairs(opts) do
-    if k == 'async_op' and opts.async_op then
-      error(('distributed.%s: async_op is not supported yet: the collectives run to completion before they '
-             .. 'return'):format(op), level + 1)
-    end
     if not allowed[k] and k ~= 'async_op' and k ~= 'group' then
       local names = {}
       for name in pairs(allowed) do names[#names + 1] = name end
@@ -69,6 +65,68 @@ local function options(op, opts, allowed, level)
           level + 1)
   end
   return opts
+end
+
+-- ---- asynchronous operations (async_op=true, isend, irecv) ----
+-- A handle: h:wait() returns once the operation is done (raising, at the caller's line,
+-- what went wrong) and gives its result; h:is_completed() says whether it is done
+-- without blocking. all_reduce, reduce, broadcast, barrier, isend and irecv run as MPI's
+-- nonblocking calls, so that computation goes on while the data moves; the other
+-- collectives complete before they return a handle (already completed).
+local Work = {}
+Work.__index = Work
+Work.__name = 'distributed.Work'
+function Work.__tostring(h) return ('distributed.Work(%s%s)'):format(h.op, h.done and ', completed' or '') end
+
+local function finish_work(h, err, level)
+  if h.done then return end
+  h.done = true
+  if err then error(err, level + 1) end
+  if h.after then h.after() end
+end
+
+-- h:wait(): blocks until the operation is done; returns its result (the tensor, the
+-- sender's rank for irecv)
+function Work:wait()
+  if getmetatable(self) ~= Work then error('distributed.Work:wait: called with \'.\' (use a colon: h:wait())', 2) end
+  if not self.done then finish_work(self, self.c and self.c:wait(), 2) end
+  return self.value
+end
+
+-- h:is_completed(): whether the operation is done (never blocks)
+function Work:is_completed()
+  if getmetatable(self) ~= Work then
+    error('distributed.Work:is_completed: called with \'.\' (use a colon: h:is_completed())', 2)
+  end
+  if self.done then return true end
+  local ok, err = self.c:is_completed()
+  if ok then finish_work(self, err, 2) end
+  return ok
+end
+
+-- h:result(): the result once done (waits), as PyTorch's Work.result()
+function Work:result() return self:wait() end
+
+-- a handle over the backend's work c (nil: already completed), with value its result
+-- and after() what completes it on this side (avg's division)
+local function new_work(op, c, value, after)
+  local h = setmetatable({op = op, c = c, value = value, after = after, done = c == nil}, Work)
+  if c == nil and after then after() end
+  return h
+end
+distributed.Work = Work
+
+-- a collective's return: its result, or with async_op=true a handle (completed: the
+-- collectives without a nonblocking form have run by now)
+local function result(opts, value)
+  if opts and opts.async_op then return new_work('collective', nil, value) end
+  return value
+end
+
+-- the backend's answer to an asynchronous call: its work, or a message to raise
+local function started(op, r, value, after, level)
+  if type(r) == 'string' then error(r, level + 1) end
+  return new_work(op, r, value, after)
 end
 
 local function check_tensor(op, t, what, level)
@@ -198,7 +256,8 @@ end
 -- distributed.barrier(): returns once every rank has called it
 function distributed.barrier(opts)
   check_group('barrier', 2)
-  options('barrier', opts, {}, 2)
+  opts = options('barrier', opts, {}, 2)
+  if opts.async_op then return started('barrier', backend.barrier(true), nil, nil, 2) end
   local err = backend.barrier()
   if err then error(err, 2) end
 end
@@ -214,9 +273,14 @@ function distributed.all_reduce(t, opts)
   if type(opts) == 'string' then opts = {op = opts} end
   opts = options('all_reduce', opts, {op = true}, 2)
   local op = check_op('all_reduce', t, opts.op, 2)
+  local world = group.world
+  if opts.async_op then
+    return started('all_reduce', backend.all_reduce(t, op == 'avg' and 'sum' or op, true), t,
+                   op == 'avg' and function() t:div_(world) end or nil, 2)
+  end
   local err = backend.all_reduce(t, op == 'avg' and 'sum' or op)
   if err then error(err, 2) end
-  if op == 'avg' then t:div_(group.world) end
+  if op == 'avg' then t:div_(world) end
   return t
 end
 
@@ -229,9 +293,14 @@ function distributed.reduce(t, opts)
   opts = options('reduce', opts, {op = true, dst = true}, 2)
   local dst = check_rank('reduce', 'dst', opts.dst == nil and 0 or opts.dst, 2)
   local op = check_op('reduce', t, opts.op, 2)
+  local world, on_dst = group.world, group.rank == dst
+  if opts.async_op then
+    return started('reduce', backend.reduce(t, op == 'avg' and 'sum' or op, dst, true), t,
+                   op == 'avg' and on_dst and function() t:div_(world) end or nil, 2)
+  end
   local err = backend.reduce(t, op == 'avg' and 'sum' or op, dst)
   if err then error(err, 2) end
-  if op == 'avg' and group.rank == dst then t:div_(group.world) end
+  if op == 'avg' and on_dst then t:div_(world) end
   return t
 end
 
@@ -243,6 +312,7 @@ function distributed.broadcast(t, opts)
   if type(opts) == 'number' then opts = {src = opts} end
   opts = options('broadcast', opts, {src = true}, 2)
   local src = check_rank('broadcast', 'src', opts.src == nil and 0 or opts.src, 2)
+  if opts.async_op then return started('broadcast', backend.broadcast(t, src, 'broadcast', true), t, nil, 2) end
   local err = backend.broadcast(t, src)
   if err then error(err, 2) end
   return t
@@ -253,10 +323,10 @@ end
 local function tensor_to_tensor(name, out, input, opts, run)
   check_tensor(name, out, 'the output', 3)
   check_tensor(name, input, 'the input', 3)
-  options(name, opts, {}, 3)
+  opts = options(name, opts, {}, 3)
   local err = run(out, input, name)
   if err then error(err, 3) end
-  return out
+  return result(opts, out)
 end
 
 -- distributed.all_gather_into_tensor(out, t): out (world size x t's
@@ -285,7 +355,7 @@ function distributed.all_gather(list, t, opts)
           type(list)), 2)
   end
   check_tensor('all_gather', t, 'the input', 2)
-  options('all_gather', opts, {}, 2)
+  opts = options('all_gather', opts, {}, 2)
   local n = #list
   if n ~= 0 and n ~= group.world then
     error(('%sthe list holds %d tensors; it must hold one per rank (%d) or be empty'):format(where('all_gather'),
@@ -307,7 +377,7 @@ function distributed.all_gather(list, t, opts)
   for i = 1, group.world do
     if n == 0 then list[i] = buf:select(1, i) else list[i]:copy(buf:select(1, i)) end
   end
-  return list
+  return result(opts, list)
 end
 
 -- a list argument: a Lua list of world-size tensors, each of shape and
@@ -392,7 +462,7 @@ function distributed.gather(t, gather_list, opts)
   local err = backend.gather(t, buf, dst)
   if err then error(err, 2) end
   if buf then unstack_into(gather_list, buf) end
-  return gather_list
+  return result(opts, gather_list)
 end
 
 -- distributed.scatter(t, scatter_list, {src=0}): every rank's t becomes
@@ -415,7 +485,7 @@ function distributed.scatter(t, scatter_list, opts)
   end)
   local err = backend.scatter(t, buf, src)
   if err then error(err, 2) end
-  return t
+  return result(opts, t)
 end
 
 -- distributed.reduce_scatter_tensor(output, input, {op='sum'}): input
@@ -431,7 +501,7 @@ function distributed.reduce_scatter_tensor(output, input, opts)
   local err = backend.reduce_scatter(output, input, op == 'avg' and 'sum' or op, 'reduce_scatter_tensor')
   if err then error(err, 2) end
   if op == 'avg' then output:div_(group.world) end
-  return output
+  return result(opts, output)
 end
 
 -- distributed.reduce_scatter(output, input_list, {op='sum'}): output
@@ -448,7 +518,7 @@ function distributed.reduce_scatter(output, input_list, opts)
                                      'reduce_scatter')
   if err then error(err, 2) end
   if op == 'avg' then output:div_(group.world) end
-  return output
+  return result(opts, output)
 end
 
 -- distributed.all_to_all_single(output, input): input's element count is
@@ -468,7 +538,7 @@ end
 -- or is empty and is filled with new tensors. Returns output_list.
 function distributed.all_to_all(output_list, input_list, opts)
   check_group('all_to_all', 2)
-  options('all_to_all', opts, {}, 2)
+  opts = options('all_to_all', opts, {}, 2)
   if type(input_list) ~= 'table' or torch.isTensor(input_list) or not torch.isTensor(input_list[1]) then
     error(('%sexpected input_list to be a list of tensors, got %s'):format(where('all_to_all'),
           torch.typename(input_list) or type(input_list)), 2)
@@ -480,7 +550,59 @@ function distributed.all_to_all(output_list, input_list, opts)
   local out = stacked(like)
   local err = backend.all_to_all(out, stack_list(input_list, like), 'all_to_all')
   if err then error(err, 2) end
-  return unstack_into(output_list, out)
+  return result(opts, unstack_into(output_list, out))
+end
+
+-- ---- point to point ----
+
+-- the peer and tag of send/recv's call: a rank number or {dst= / src=, tag=0}
+local function p2p(op, t, peer, opts, key, level)
+  check_group(op, level + 1)
+  check_tensor(op, t, 'the tensor', level + 1)
+  if type(peer) == 'table' then peer, opts = nil, peer end
+  opts = options(op, opts, {[key] = true, tag = true}, level + 1)
+  if peer == nil then peer = opts[key] end
+  if peer == nil and key == 'dst' then error(('distributed.%s: dst= is required'):format(op), level + 1) end
+  if peer ~= nil then peer = check_rank(op, key, peer, level + 1) end
+  local tag = opts.tag or 0
+  if math.type(tag) ~= 'integer' then
+    error(('distributed.%s: tag= must be an integer, got %s'):format(op, tostring(opts.tag)), level + 1)
+  end
+  return peer, tag
+end
+
+-- distributed.send(t, dst) or send(t, {dst=, tag=0}): sends t to rank dst, whose recv
+-- (or irecv) with the same tag takes it; returns once t may be changed again.
+function distributed.send(t, dst, opts)
+  local peer, tag = p2p('send', t, dst, opts, 'dst', 2)
+  local err = backend.send(t, peer, tag)
+  if err then error(err, 2) end
+end
+
+-- distributed.recv(t, src) or recv(t, {src=, tag=0}): t receives what rank src (any
+-- rank when src is nil) sent with that tag, which must have t's element count and dtype;
+-- returns the sender's rank.
+function distributed.recv(t, src, opts)
+  local peer, tag = p2p('recv', t, src, opts, 'src', 2)
+  local r = backend.recv(t, peer, tag)
+  if type(r) == 'string' then error(r, 2) end
+  return r
+end
+
+-- distributed.isend(t, dst[, {tag=}]): send without waiting: a handle whose wait()
+-- returns once t may be changed again.
+function distributed.isend(t, dst, opts)
+  local peer, tag = p2p('isend', t, dst, opts, 'dst', 2)
+  return started('isend', backend.send(t, peer, tag, true), nil, nil, 2)
+end
+
+-- distributed.irecv(t, src[, {tag=}]): receive without waiting: a handle whose wait()
+-- returns the sender's rank once t holds the message (src nil: from any rank).
+function distributed.irecv(t, src, opts)
+  local peer, tag = p2p('irecv', t, src, opts, 'src', 2)
+  local h = started('irecv', backend.recv(t, peer, tag, true), nil, nil, 2)
+  h.after = function() h.value = h.c:source() end
+  return h
 end
 
 -- a Lua value as a uint8 tensor of torch.serialize's bytes
@@ -560,6 +682,11 @@ function distributed.broadcast_object_list(object_list, opts)
   end
   return object_list
 end
+
+-- distributed.ZeroRedundancyOptimizer (lib/distributed/zero.lua) loads when first named
+setmetatable(distributed, {__index = function(_, k)
+  if k == 'ZeroRedundancyOptimizer' then return require('distributed.zero') end
+end})
 
 torch.distributed = distributed
 return distributed

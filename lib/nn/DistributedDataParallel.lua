@@ -10,9 +10,9 @@
 -- parameters that require grad are cut, in the reverse of their registration order (about
 -- the order backward produces their gradients), into buckets of at most bucket_cap_mb MiB
 -- of one dtype; each parameter's post-accumulate-grad hook marks it ready, and a bucket
--- whose parameters are all ready is all-reduced at once, in bucket order (the same order on
--- every rank), inside backward between two of its steps (overlapping the all-reduce with
--- the rest of backward waits for asynchronous collectives). The average is written
+-- whose parameters are all ready starts its all-reduce at once (asynchronous: backward goes
+-- on computing the next gradients while it runs), in bucket order (the same order on every
+-- rank); when the last bucket has started, backward waits for them all. The average is written
 -- back into each .grad (with gradient_as_bucket_view, .grad becomes a view of the bucket,
 -- so later backwards accumulate into it directly).
 --
@@ -143,8 +143,9 @@ local function unfinished(st)
   return names
 end
 
--- averages bucket b over the ranks and writes the average into each .grad
-local function reduce(st, b)
+-- starts averaging bucket b over the ranks: the gradients into its buffer, then an
+-- asynchronous all-reduce of it (backward goes on meanwhile)
+local function start(st, b)
   torch.no_grad(function()
     for _, s in ipairs(b.slots) do
       local g = s.p.grad
@@ -152,7 +153,15 @@ local function reduce(st, b)
       if g == nil then v:zero()
       elseif not (st.as_view and g:reshape(-1):isSetTo(v)) then v:copy(g:reshape(-1)) end
     end
-    st.dist.all_reduce(b.flat, {op = 'sum'})
+  end)
+  b.work = st.dist.all_reduce(b.flat, {op = 'sum', async_op = true})
+end
+
+-- waits for bucket b's all-reduce and writes the average into each .grad
+local function finish(st, b)
+  b.work:wait()
+  b.work = nil
+  torch.no_grad(function()
     b.flat:div_(st.world)
     for _, s in ipairs(b.slots) do
       local v = view_of(b, s):view(s.p:size())
@@ -169,13 +178,17 @@ local function reduce(st, b)
   b.reduced = true
 end
 
--- reduces the ready buckets in order, as far as the first one that is not
+-- starts the ready buckets in order, as far as the first one that is not; once every
+-- bucket has started, waits for them all (the gradients are then averaged)
 local function launch_ready(st)
   while st.next <= #st.buckets and st.buckets[st.next].pending == 0 do
-    reduce(st, st.buckets[st.next])
+    start(st, st.buckets[st.next])
     st.next = st.next + 1
   end
-  if st.next > #st.buckets then st.pending_iteration = false end
+  if st.next > #st.buckets then
+    for _, b in ipairs(st.buckets) do finish(st, b) end
+    st.pending_iteration = false
+  end
 end
 
 -- slot s's parameter has its gradient: mark it ready in its bucket

@@ -365,8 +365,6 @@ check('errors.options', function()
   expect_error(ok, err, line, 'distributed.all_reduce', "op='avg' needs a floating-point tensor, got int64")
   ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_reduce(torch.ones(2), {op = 'mean'}) end)
   expect_error(ok, err, line, "op='mean' is no reduction")
-  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_reduce(torch.ones(2), {async_op = true}) end)
-  expect_error(ok, err, line, 'async_op is not supported yet')
   ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_reduce({1, 2}) end)
   expect_error(ok, err, line, 'distributed.all_reduce: expected the tensor to be a tensor, got table')
   ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_reduce(torch.ones(2), {opp = 'sum'}) end)
@@ -500,6 +498,73 @@ end, 'distributed.all_gather_object (rank 1 of ' .. n .. '): the object cannot b
 refused_on('refused.broadcast_object_list', 'broadcast_object_list', 0, function()
   line = debug.getinfo(1, 'l').currentline; d.broadcast_object_list(rank == 0 and {coroutine.create(print)} or {})
 end, 'distributed.broadcast_object_list (rank 0 of ' .. n .. '): the object cannot be serialized')
+
+-- ---- asynchronous collectives and point to point ----
+check('async.collectives', function()
+  local t = torch.full({1000}, rank + 1.0)
+  local h = d.all_reduce(t, {async_op = true})
+  assert(getmetatable(h) == d.Work and tostring(h):find('distributed.Work(all_reduce', 1, true), tostring(h))
+  local x = torch.randn(200, 200):mm(torch.randn(200, 200))      -- computation while it runs
+  assert(x:numel() == 40000)
+  assert(rawequal(h:wait(), t), 'wait returns the tensor')
+  assert(h:is_completed(), 'completed after wait')
+  expect_equal(t, torch.full({1000}, n * (n + 1) / 2))
+  local a = torch.full({7}, rank + 1.0)
+  local ha = d.all_reduce(a, {op = 'avg', async_op = true})
+  while not ha:is_completed() do end                             -- polled to completion
+  expect_equal(a, torch.full({7}, (n + 1) / 2))
+  local r = torch.full({5}, rank + 1.0)
+  d.reduce(r, {dst = n - 1, async_op = true}):wait()
+  expect_equal(r, torch.full({5}, rank == n - 1 and n * (n + 1) / 2 or rank + 1))
+  local b = torch.full({3, 4}, rank * 10.0):t()                  -- non-contiguous: copied back at completion
+  d.broadcast(b, {src = 1 % n, async_op = true}):wait()
+  expect_equal(b, torch.full({4, 3}, (1 % n) * 10.0))
+  d.barrier({async_op = true}):wait()
+  local list = d.all_gather({}, torch.full({2}, rank), {async_op = true}):wait()
+  for i = 1, n do expect_equal(list[i], torch.full({2}, i - 1), 'all_gather list[' .. i .. ']') end
+end)
+
+check('p2p.ring', function()
+  -- every rank sends to the next and receives from the previous at once, a message large
+  -- enough to wait for its receiver, and waits for its send first
+  local m = 1 << 21
+  local out, inb = torch.full({m}, rank + 1.0), torch.zeros(m)
+  local prev, nxt = (rank - 1) % n, (rank + 1) % n
+  local hs = d.isend(out, nxt, {tag = 5})
+  local hr = d.irecv(inb, prev, {tag = 5})
+  hs:wait()
+  assert(hr:wait() == prev, 'irecv gives the sender')
+  expect_equal(inb, torch.full({m}, prev + 1.0))
+end)
+
+check('p2p.blocking', function()
+  -- rank 0 sends each other rank its own message; they receive from any rank
+  if rank == 0 then
+    for r = 1, n - 1 do d.send(torch.full({3}, r * 1.5, {dtype = 'float64'}), r, {tag = r}) end
+  else
+    local t = torch.zeros(3, {dtype = 'float64'})
+    assert(d.recv(t, nil, {tag = rank}) == 0, 'recv gives the sender')
+    expect_equal(t, torch.full({3}, rank * 1.5, {dtype = 'float64'}))
+  end
+  -- a message of another size or dtype than the receiving tensor is refused on the receiver
+  local line
+  if rank == 0 then
+    d.send(torch.ones(4), 1 % n)
+  elseif rank == 1 then
+    local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.recv(torch.zeros(3), 0) end)
+    expect_error(ok, err, line, 'distributed.recv (rank 1 of ' .. n .. '): rank 0 sent 4 elements of float32, but '
+                 .. 'the tensor receiving them holds 3 of float32')
+  end
+  local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.send(torch.ones(2), rank) end)
+  expect_error(ok, err, line, 'is this rank: a rank cannot send to itself')
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.send(torch.ones(2)) end)
+  expect_error(ok, err, line, 'distributed.send: dst= is required')
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.isend(torch.ones(2), n) end)
+  expect_error(ok, err, line, 'dst=' .. n .. ' is no rank')
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.irecv(torch.ones(2), 0, {tag = -1}) end)
+  expect_error(ok, err, line, 'tag=-1 must be between 0 and 16383')
+  d.barrier()
+end)
 
 -- ---- nn.DistributedDataParallel ----
 -- Each rank trains on its share of a batch; the reference is one process (this one, with
@@ -665,6 +730,55 @@ check('ddp.checkpoint', function()
   expect_same_params(plain, model, 'loaded')
   local keys = ddp:state_dict_keys()
   assert(keys[1] == 'module.0.weight' or keys[1]:find('^module%.'), 'ddp:state_dict keys: ' .. tostring(keys[1]))
+end)
+
+check('zero.same_as_one_process', function()
+  -- ZeRO stage 1 over DDP's averaged gradients: Adam's state sharded, the parameters one
+  -- process's Adam on the whole batch reaches; its consolidated state is that Adam's
+  local optim = require 'optim'
+  local model, ref = make_model(rank), make_model(0)
+  local ddp = nn.DistributedDataParallel(model)
+  local zero = d.ZeroRedundancyOptimizer(model:parameters(), optim.Adam, {lr = 0.01})
+  local adam = optim.Adam(ref:parameters(), {lr = 0.01})
+  local owned = 0
+  for i = 1, #model:parameters() do if zero.owner[i] == rank then owned = owned + 1 end end
+  assert(owned == (zero.local_optimizer and #zero.local_optimizer.param_groups[1].params or 0), 'the shard')
+  for step = 1, 5 do
+    local X, Y = batch(40 + step)
+    zero:zero_grad()
+    adam:zero_grad()
+    ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+    ;((ref(X) - Y) ^ 2):mean():backward()
+    zero:step()
+    adam:step()
+    if step == 3 then zero.param_groups[1].lr = 0.005; adam.param_groups[1].lr = 0.005 end   -- a schedule
+  end
+  expect_same_params(model, ref, 'after 5 Adam steps')
+  zero:consolidate_state_dict(0)
+  if rank == 0 then
+    local got, want = zero:state_dict(), adam:state_dict()
+    for i = 1, #model:parameters() do
+      expect_close(got.state[i].exp_avg, want.state[i].exp_avg, 'exp_avg ' .. i)
+      expect_close(got.state[i].exp_avg_sq, want.state[i].exp_avg_sq, 'exp_avg_sq ' .. i)
+    end
+    assert(got.param_groups[1].lr == 0.005, 'the consolidated lr')
+  else
+    local ok, err = pcall(zero.state_dict, zero)
+    assert(not ok and tostring(err):find('call opt:consolidate_state_dict(to) on every rank first', 1, true), err)
+  end
+  -- the whole state, loaded on every rank, continues as that Adam does
+  local sd = {rank == 0 and zero:state_dict() or nil}
+  d.broadcast_object_list(sd)
+  local again = d.ZeroRedundancyOptimizer(model:parameters(), optim.Adam, {lr = 0.01})
+  again:load_state_dict(sd[1])
+  local X, Y = batch(50)
+  again:zero_grad()
+  adam:zero_grad()
+  ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+  ;((ref(X) - Y) ^ 2):mean():backward()
+  again:step()
+  adam:step()
+  expect_same_params(model, ref, 'after a step from the loaded state')
 end)
 
 check('ddp.errors', function()

@@ -7,8 +7,9 @@
    float32 copy. bool is MPI's C bool: sum and max are a logical or, product
    and min a logical and (as PyTorch's NCCL backend).
 
-   Every function returns nothing when it succeeds and a message when it
-   fails (lib/distributed/init.lua raises it at the caller's line): the
+   Every function returns nothing when it succeeds (the asynchronous forms:
+   a work, below; recv: the sender) and a message when it fails
+   (lib/distributed/init.lua raises it at the caller's line): the
    communicator returns MPI's errors (MPI_ERRORS_RETURN) rather than abort,
    and MPI_Error_string words them. */
 #include <lua.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,6 +179,27 @@ static int buf_finish(lua_State *L, const char *op, buffer *b, mt_tensor *t, int
   return r;
 }
 
+/* a collective or message in flight (async_op=true): see "collectives in
+   flight" below */
+typedef struct work {
+  const char *name;
+  int nreq, done, write;
+  MPI_Request *req;                 /* the data's requests (a recv's, once its header came) */
+  buffer b;
+  mt_tensor target;                 /* the caller's tensor (an alias) */
+  /* recv: the header (dtype, element count) comes first, then the data is
+     received from its sender, into the tensor's buffer when the header
+     matches it, else into scratch (and the work fails, naming both) */
+  int is_recv, header_done, tag, post_error;
+  MPI_Request header_req;
+  int64_t header[2], want[2];
+  int source;                       /* the sender (MPI_ANY_SOURCE until known) */
+  char *scratch;
+  struct work *next;                /* recvs whose header has not come yet */
+} work;
+#define WORK_MT "distributed.Work"
+static int live_works;              /* started and not finished: destroy_process_group refuses */
+
 /* ---- the shapes check ----
    Every rank contributes (collective, dtype, ndim, shape) and every rank
    compares them all, so that each raises the same error instead of one
@@ -328,6 +351,9 @@ static int l_init(lua_State *L) {
 /* destroy(): frees the group and finalises MPI */
 static int l_destroy(lua_State *L) {
   if (check_init(L, "destroy_process_group")) return 1;
+  if (live_works > 0)
+    return fail(L, "destroy_process_group", "%d asynchronous operation(s) were started and never waited for: call "
+                "wait() on their handles first", live_works);
   if (wd_running) {
     atomic_store(&wd_stop, 1);
     pthread_join(wd_thread, NULL);
@@ -340,17 +366,186 @@ static int l_destroy(lua_State *L) {
   return 0;
 }
 
+static work *work_new(lua_State *L, const char *name, int nreq);
+
+/* barrier([async]) */
 static int l_barrier(lua_State *L) {
   if (check_init(L, "barrier")) return 1;
   mt_tensor none = {0};
   if (check_shapes(L, "barrier", COLL_BARRIER, -1, -1, &none)) return 1;
   int e;
+  if (lua_toboolean(L, 1)) {
+    work *w = work_new(L, "barrier", 1);
+    e = MPI_Ibarrier(comm, &w->req[0]);
+    if (e == MPI_SUCCESS) return 1;
+    w->done = 1;
+    live_works--;
+    lua_pop(L, 1);
+    return mpi_fail(L, "barrier", e);
+  }
   GUARDED("barrier", MPI_Barrier(comm));
   return e == MPI_SUCCESS ? 0 : mpi_fail(L, "barrier", e);
 }
 
-/* all_reduce(t, op) / reduce(t, op, dst): in place (reduce: on dst only) */
-static int reduce_common(lua_State *L, const char *name, int coll, int dst) {
+/* ---- collectives in flight (async_op=true) ----
+   A work holds the requests of a nonblocking collective or send/receive, the
+   contiguous buffer MPI reads or writes, and the tensor the result goes back
+   to, until wait() (MPI_Waitall, under the timeout's watchdog as every
+   blocking call) or is_completed() (MPI_Testall) sees it finished; then a
+   copied buffer is copied back into the tensor. A work collected before it
+   was waited for waits first (MPI may still be writing into its buffer).
+   recv's header (dtype and element count, sent before the data) is checked
+   when the work completes. */
+
+static work *pending_recvs;         /* recvs waiting for their header */
+
+static work *work_new(lua_State *L, const char *name, int nreq) {
+  work *w = lua_newuserdatauv(L, sizeof *w, 0);
+  memset(w, 0, sizeof *w);
+  w->name = name;
+  w->req = calloc((size_t)(nreq > 0 ? nreq : 1), sizeof(MPI_Request));
+  if (!w->req) luaL_error(L, "distributed.%s: out of memory", name);
+  for (int i = 0; i < nreq; i++) w->req[i] = MPI_REQUEST_NULL;
+  w->nreq = nreq;
+  w->source = MPI_ANY_SOURCE;
+  w->header_req = MPI_REQUEST_NULL;
+  luaL_setmetatable(L, WORK_MT);
+  live_works++;
+  return w;
+}
+
+static int header_matches(const work *w) { return w->header[0] == w->want[0] && w->header[1] == w->want[1]; }
+
+/* a recv whose header came: its data requests, from the sender, into the
+   buffer or (a header that does not match the tensor) into scratch */
+static void post_data(work *w) {
+  int64_t n = w->header[1] > 0 ? w->header[1] : 0;
+  int dtype = w->header[0] >= 0 && w->header[0] < MT_NDTYPES ? (int)w->header[0] : MT_UINT8;
+  int64_t esize = mt_dtypes[dtype].size;
+  char *p;
+  if (header_matches(w)) {
+    p = mt_data(&w->b.t);
+  } else {
+    w->scratch = malloc((size_t)(n * esize > 0 ? n * esize : 1));
+    if (!w->scratch) { w->post_error = MPI_ERR_NO_MEM; return; }
+    p = w->scratch;
+  }
+  int64_t pieces = (n + PIECE - 1) / PIECE;
+  free(w->req);
+  w->req = calloc((size_t)(pieces > 0 ? pieces : 1), sizeof(MPI_Request));
+  if (!w->req) { w->nreq = 0; w->post_error = MPI_ERR_NO_MEM; return; }
+  w->nreq = (int)pieces;
+  for (int64_t done = 0, i = 0; done < n; done += PIECE, i++) {
+    int count = (int)(n - done < PIECE ? n - done : PIECE);
+    int e = MPI_Irecv(p + done * esize, count, mpi_type(dtype), w->source, 2 * w->tag + 1, comm, &w->req[i]);
+    if (e != MPI_SUCCESS) { w->post_error = e; w->nreq = (int)i; return; }
+  }
+}
+
+/* moves every recv whose header has come on to its data */
+static void progress_recvs(void) {
+  for (work **at = &pending_recvs; *at;) {
+    work *w = *at;
+    int flag = 0;
+    MPI_Status st;
+    int e = MPI_Test(&w->header_req, &flag, &st);
+    if (e != MPI_SUCCESS) { w->post_error = e; flag = 1; }
+    else if (flag) { w->source = st.MPI_SOURCE; post_data(w); }
+    if (flag) { w->header_done = 1; *at = w->next; w->next = NULL; }
+    else at = &w->next;
+  }
+}
+
+/* whether w is done in MPI (*err: an MPI error) */
+static int work_test(work *w, int *err) {
+  progress_recvs();
+  *err = MPI_SUCCESS;
+  if (w->is_recv && !w->header_done) return 0;
+  if (w->post_error) { *err = w->post_error; return 1; }
+  int flag = 0;
+  *err = MPI_Testall(w->nreq, w->req, &flag, MPI_STATUSES_IGNORE);
+  return *err != MPI_SUCCESS || flag;
+}
+
+/* the work is done in MPI: the result into the tensor, the buffers freed;
+   a message (pushed, 1 returned) when MPI failed, the header did not match
+   or the copy failed */
+static int work_finish(lua_State *L, work *w, int err) {
+  if (w->done) return 0;
+  w->done = 1;
+  live_works--;
+  int r = 0;
+  if (err != MPI_SUCCESS) {
+    r = mpi_fail(L, w->name, err);
+  } else if (w->is_recv && !header_matches(w)) {
+    const char *hd = w->header[0] >= 0 && w->header[0] < MT_NDTYPES ? mt_dtypes[w->header[0]].name : "?";
+    r = fail(L, w->name, "rank %d sent %lld elements of %s, but the tensor receiving them holds %lld of %s (send "
+             "and receive need the same element count and dtype)", w->source, (long long)w->header[1], hd,
+             (long long)w->want[1], mt_dtypes[w->want[0]].name);
+  } else if (w->b.t.storage) {
+    r = buf_finish(L, w->name, &w->b, &w->target, w->write);
+  }
+  if (w->b.t.storage) mt_tensor_release(&w->b.t);
+  if (w->target.storage) mt_tensor_release(&w->target);
+  free(w->scratch);
+  w->scratch = NULL;
+  return r;
+}
+
+/* blocks until w is done in MPI, progressing the other recvs meanwhile (a
+   sender may wait for one of them), under the timeout's watchdog */
+static int work_block(work *w) {
+  int err = MPI_SUCCESS;
+  wd_enter(w->name);
+  while (!work_test(w, &err)) sched_yield();
+  wd_exit();
+  return err;
+}
+
+/* wait(): blocks until the work is done; nothing, or a message */
+static int l_work_wait(lua_State *L) {
+  work *w = luaL_checkudata(L, 1, WORK_MT);
+  if (w->done) return 0;
+  return work_finish(L, w, work_block(w));
+}
+
+/* is_completed(): whether the work is done (finished here when MPI says
+   so); true and a message when finishing it failed */
+static int l_work_test(lua_State *L) {
+  work *w = luaL_checkudata(L, 1, WORK_MT);
+  if (w->done) { lua_pushboolean(L, 1); return 1; }
+  int err;
+  if (!work_test(w, &err)) { lua_pushboolean(L, 0); return 1; }
+  lua_pushboolean(L, 1);
+  return 1 + work_finish(L, w, err);
+}
+
+/* source(): recv's sender, once done */
+static int l_work_source(lua_State *L) {
+  work *w = luaL_checkudata(L, 1, WORK_MT);
+  lua_pushinteger(L, w->source);
+  return 1;
+}
+
+/* a work collected before it was waited for waits (MPI may still be
+   writing into its buffer) */
+static int l_work_gc(lua_State *L) {
+  work *w = luaL_checkudata(L, 1, WORK_MT);
+  if (!w->done && comm != MPI_COMM_NULL) {
+    int err = work_block(w);
+    lua_settop(L, 1);
+    work_finish(L, w, err);
+  }
+  for (work **at = &pending_recvs; *at; at = &(*at)->next)
+    if (*at == w) { *at = w->next; break; }
+  free(w->req);
+  w->req = NULL;
+  return 0;
+}
+
+/* all_reduce(t, op[, async]) / reduce(t, op, dst[, async]): in place
+   (reduce: on dst only); async: a work (MPI's nonblocking call) */
+static int reduce_common(lua_State *L, const char *name, int coll, int dst, int async) {
   mt_tensor *t = check_tensor(L, 1, name);
   int op = luaL_checkoption(L, 2, NULL, op_names);
   if (check_init(L, name) || check_shapes(L, name, coll, op, dst, t)) return 1;
@@ -362,43 +557,160 @@ static int reduce_common(lua_State *L, const char *name, int coll, int dst) {
   MPI_Op mop = mpi_op(op, dtype);
   int64_t n = mt_numel(&b.t), esize = mt_dtypes[dtype].size;
   char *p = mt_data(&b.t);
-  for (int64_t done = 0; done < n; done += PIECE) {
+  work *w = NULL;
+  if (async) {
+    w = work_new(L, name, (int)((n + PIECE - 1) / PIECE));
+    w->b = b;
+    w->write = write;
+    mt_tensor_alias(&w->target, t);
+  }
+  for (int64_t done = 0, i = 0; done < n; done += PIECE, i++) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
     char *at = p + done * esize;                 /* < numel * size: within the storage */
     int e;
-    GUARDED(name, coll == COLL_ALL_REDUCE ? MPI_Allreduce(MPI_IN_PLACE, at, count, type, mop, comm)
-                  : rank == dst         ? MPI_Reduce(MPI_IN_PLACE, at, count, type, mop, dst, comm)
-                                        : MPI_Reduce(at, NULL, count, type, mop, dst, comm));
-    if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, name, e); }
+    if (w) e = coll == COLL_ALL_REDUCE ? MPI_Iallreduce(MPI_IN_PLACE, at, count, type, mop, comm, &w->req[i])
+               : rank == dst          ? MPI_Ireduce(MPI_IN_PLACE, at, count, type, mop, dst, comm, &w->req[i])
+                                      : MPI_Ireduce(at, NULL, count, type, mop, dst, comm, &w->req[i]);
+    else GUARDED(name, coll == COLL_ALL_REDUCE ? MPI_Allreduce(MPI_IN_PLACE, at, count, type, mop, comm)
+                       : rank == dst         ? MPI_Reduce(MPI_IN_PLACE, at, count, type, mop, dst, comm)
+                                             : MPI_Reduce(at, NULL, count, type, mop, dst, comm));
+    if (e != MPI_SUCCESS) {
+      if (w) { MPI_Waitall((int)i, w->req, MPI_STATUSES_IGNORE); lua_pop(L, 1); work_finish(L, w, MPI_SUCCESS); lua_settop(L, 2); }
+      else mt_tensor_release(&b.t);
+      return mpi_fail(L, name, e);
+    }
   }
+  if (w) return 1;
   return buf_finish(L, name, &b, t, write);
 }
 
-static int l_all_reduce(lua_State *L) { return reduce_common(L, "all_reduce", COLL_ALL_REDUCE, -1); }
+static int l_all_reduce(lua_State *L) { return reduce_common(L, "all_reduce", COLL_ALL_REDUCE, -1, lua_toboolean(L, 3)); }
 
 static int l_reduce(lua_State *L) {
   int dst = (int)luaL_checkinteger(L, 3);
-  return reduce_common(L, "reduce", COLL_REDUCE, dst);
+  return reduce_common(L, "reduce", COLL_REDUCE, dst, lua_toboolean(L, 4));
 }
 
-/* broadcast(t, src, name): name (default "broadcast") names it in the messages */
+/* broadcast(t, src, name[, async]): name (default "broadcast") names it in the messages */
 static int l_broadcast(lua_State *L) {
   const char *name = luaL_optstring(L, 3, "broadcast");
   mt_tensor *t = check_tensor(L, 1, name);
   int src = (int)luaL_checkinteger(L, 2);
+  int async = lua_toboolean(L, 4);
   if (check_init(L, name) || check_shapes(L, name, COLL_BROADCAST, -1, src, t)) return 1;
   int write = rank != src;
   buffer b;
   if (buf_open(L, name, &b, t, t->dtype, write)) return 1;
   int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size;
   char *p = mt_data(&b.t);
-  for (int64_t done = 0; done < n; done += PIECE) {
+  work *w = NULL;
+  if (async) {
+    w = work_new(L, name, (int)((n + PIECE - 1) / PIECE));
+    w->b = b;
+    w->write = write;
+    mt_tensor_alias(&w->target, t);
+  }
+  for (int64_t done = 0, i = 0; done < n; done += PIECE, i++) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
     int e;
-    GUARDED(name, MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
-    if (e != MPI_SUCCESS) { mt_tensor_release(&b.t); return mpi_fail(L, name, e); }
+    if (w) e = MPI_Ibcast(p + done * esize, count, mpi_type(t->dtype), src, comm, &w->req[i]);
+    else GUARDED(name, MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
+    if (e != MPI_SUCCESS) {
+      if (w) { MPI_Waitall((int)i, w->req, MPI_STATUSES_IGNORE); lua_pop(L, 1); work_finish(L, w, MPI_SUCCESS); lua_settop(L, 2); }
+      else mt_tensor_release(&b.t);
+      return mpi_fail(L, name, e);
+    }
   }
+  if (w) return 1;
   return buf_finish(L, name, &b, t, write);
+}
+
+/* ---- point to point: send / recv (blocking) and isend / irecv (works) ----
+   A message is a header (dtype, element count) then the data in pieces,
+   tags 2 * tag and 2 * tag + 1: the receiver checks the header against its
+   tensor (MPI itself would reinterpret the bytes of another dtype, or fill
+   part of the tensor from a shorter message). */
+#define TAG_MAX 16383
+
+static int p2p_args(lua_State *L, const char *name, mt_tensor **t, int *peer, int *tag, int recv) {
+  *t = check_tensor(L, 1, name);
+  if (check_init(L, name)) return 1;
+  *peer = lua_isnoneornil(L, 2) ? MPI_ANY_SOURCE : (int)luaL_checkinteger(L, 2);
+  *tag = (int)luaL_optinteger(L, 3, 0);
+  if (*tag < 0 || *tag > TAG_MAX) return fail(L, name, "tag=%d must be between 0 and %d", *tag, TAG_MAX);
+  if (!recv && *peer == MPI_ANY_SOURCE) return fail(L, name, "dst= is required");
+  if (*peer != MPI_ANY_SOURCE && (*peer < 0 || *peer >= world))
+    return fail(L, name, "%s=%d is not a rank of this group (0 .. %d)", recv ? "src" : "dst", *peer, world - 1);
+  if (*peer == rank) return fail(L, name, "%s=%d is this rank: a rank cannot %s itself", recv ? "src" : "dst", *peer,
+                                 recv ? "receive from" : "send to");
+  return 0;
+}
+
+/* send(t, dst, tag[, async]) */
+static int l_send(lua_State *L) {
+  int async = lua_toboolean(L, 4);
+  const char *name = async ? "isend" : "send";
+  mt_tensor *t;
+  int dst, tag;
+  if (p2p_args(L, name, &t, &dst, &tag, 0)) return 1;
+  buffer b;
+  if (buf_open(L, name, &b, t, t->dtype, 0)) return 1;
+  int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size, pieces = (n + PIECE - 1) / PIECE;
+  char *p = mt_data(&b.t);
+  work *w = work_new(L, name, (int)(1 + pieces));
+  w->b = b;
+  mt_tensor_alias(&w->target, t);
+  w->header[0] = t->dtype;
+  w->header[1] = n;
+  int e = MPI_Isend(w->header, 2, MPI_INT64_T, dst, 2 * tag, comm, &w->req[0]);
+  for (int64_t done = 0, i = 1; e == MPI_SUCCESS && done < n; done += PIECE, i++) {
+    int count = (int)(n - done < PIECE ? n - done : PIECE);
+    e = MPI_Isend(p + done * esize, count, mpi_type(t->dtype), dst, 2 * tag + 1, comm, &w->req[i]);
+  }
+  if (e != MPI_SUCCESS) {
+    MPI_Waitall(w->nreq, w->req, MPI_STATUSES_IGNORE);
+    lua_pop(L, 1);
+    work_finish(L, w, MPI_SUCCESS);
+    return mpi_fail(L, name, e);
+  }
+  if (async) return 1;
+  int r = work_finish(L, w, work_block(w));
+  return r;
+}
+
+/* recv(t, src or nil (any rank), tag[, async]): blocking, the sender's rank
+   (or a message); async: a work (its source() once done). Only the header
+   is asked for at first; the data when it has come (see post_data). */
+static int l_recv(lua_State *L) {
+  int async = lua_toboolean(L, 4);
+  const char *name = async ? "irecv" : "recv";
+  mt_tensor *t;
+  int src, tag;
+  if (p2p_args(L, name, &t, &src, &tag, 1)) return 1;
+  buffer b;
+  if (buf_open(L, name, &b, t, t->dtype, 1)) return 1;
+  work *w = work_new(L, name, 0);
+  w->b = b;
+  w->write = 1;
+  mt_tensor_alias(&w->target, t);
+  w->is_recv = 1;
+  w->tag = tag;
+  w->want[0] = t->dtype;
+  w->want[1] = mt_numel(t);
+  w->header[0] = -1;
+  int e = MPI_Irecv(w->header, 2, MPI_INT64_T, src, 2 * tag, comm, &w->header_req);
+  if (e != MPI_SUCCESS) {
+    lua_pop(L, 1);
+    w->header_done = 1;
+    work_finish(L, w, MPI_SUCCESS);
+    return mpi_fail(L, name, e);
+  }
+  w->next = pending_recvs;
+  pending_recvs = w;
+  if (async) return 1;
+  if (work_finish(L, w, work_block(w))) return 1;
+  lua_pushinteger(L, w->source);
+  return 1;
 }
 
 /* all_gather(out, t): out (world x numel(t) elements, t's dtype) receives
@@ -617,8 +929,18 @@ static int l_bind(lua_State *L) {
     {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier}, {"all_reduce", l_all_reduce},
     {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
     {"gather", l_gather}, {"scatter", l_scatter}, {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_all_to_all},
-    {"refuse", l_refuse},
+    {"refuse", l_refuse}, {"send", l_send}, {"recv", l_recv},
     {"is_initialized", l_is_initialized}, {NULL, NULL}};
+  if (luaL_newmetatable(L, WORK_MT)) {
+    static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
+                                  {NULL, NULL}};
+    lua_newtable(L);
+    luaL_setfuncs(L, wm, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_work_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
   lua_newtable(L);
   lua_pushvalue(L, 1);
   luaL_setfuncs(L, fns, 1);

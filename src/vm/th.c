@@ -1,5 +1,6 @@
 /* th.c: the moontorch program -- runs scripts as lua5.4 does, with torch
    preloaded, and otherwise a readline REPL that prints values. */
+#include "th_launch.h"
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -755,6 +756,8 @@ static void print_usage(FILE *f) {
     "  -E        ignore environment variables\n"
     "  -W        turn warnings on\n"
     "  --torch7  Torch7's answers where Torch7 and PyTorch differ (docs/torch7.md)\n"
+    "  --nproc N run the script on N ranks under mpirun, each line prefixed\n"
+    "            with its rank (docs/distributed.md)\n"
     "  --version show version information\n"
     "  -h --help show this help\n"
     "  --        stop handling options\n"
@@ -951,6 +954,9 @@ static int th_panic(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
+  int launched = th_launch(argc, argv);         /* th --nproc N: mpirun takes over, or it failed */
+  if (launched) return launched;
+  th_rank_prefix();
   lua_State *L = lua_newstate(th_alloc, NULL);
   if (L) { lua_setwarnf(L, th_warn, NULL); lua_atpanic(L, th_panic); }
   if (!L) { message(argv[0], "cannot create state: not enough memory"); return EXIT_FAILURE; }

@@ -1,0 +1,39 @@
+# all_reduce: torch.distributed.all_reduce (sum) of float32 tensors between 2 processes on
+# this machine, PyTorch's gloo backend (its CPU backend), the sizes and rounds of
+# all_reduce.lua; rank 0 prints.
+import os, socket, sys, time
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+SIZES = [('256K', 1 << 18, 20), ('4M', 1 << 22, 20), ('16M', 1 << 24, 5)]
+
+
+def worker(rank, port):
+    torch.set_num_threads(int(os.environ.get('BENCH_THREADS', '1')))
+    os.environ['MASTER_ADDR'], os.environ['MASTER_PORT'] = '127.0.0.1', str(port)
+    dist.init_process_group('gloo', rank=rank, world_size=2)
+    for name, n, reps in SIZES:
+        t = torch.full((n,), rank + 1.0)
+        dist.all_reduce(t)
+        best = float('inf')
+        for _ in range(5):
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                dist.all_reduce(t)
+            best = min(best, (time.perf_counter() - t0) / reps)
+        t.fill_(rank + 1.0)
+        dist.all_reduce(t)
+        if rank == 0:
+            print('TIME %.9g %s' % (best, name))
+            print('CHECK %s %.6g %.6g' % (name, t[0].item(), t[n - 1].item()))
+            sys.stdout.flush()
+    dist.destroy_process_group()
+
+
+if __name__ == '__main__':
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    mp.spawn(worker, args=(port,), nprocs=2)
