@@ -150,10 +150,13 @@ print(torch.distributed == d)
       end)
 
       it('async_op=true: handles that wait and poll; isend/irecv in a ring of large messages; send/recv, '
-         .. 'and a message of the wrong size refused on the receiver', function()
+         .. 'a message of the wrong size refused on the receiver; '
+         .. 'uneven all_to_all, and split sizes that disagree across ranks', function()
         local r, out = results()
         if not r then return end
-        for _, name in ipairs({'async.collectives', 'p2p.ring', 'p2p.blocking'}) do expect_ok(r, out, c.np, name) end
+        for _, name in ipairs({'async.collectives', 'p2p.ring', 'p2p.blocking', 'all_to_all.uneven'}) do
+          expect_ok(r, out, c.np, name)
+        end
       end)
 
       it('nn.DistributedDataParallel: rank 0\'s weights at construction; the same parameters as one process '

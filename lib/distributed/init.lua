@@ -521,12 +521,58 @@ function distributed.reduce_scatter(output, input_list, opts)
   return result(opts, output)
 end
 
--- distributed.all_to_all_single(output, input): input's element count is
--- a multiple of the world size; its r-th block of numel / world elements
--- goes to rank r, and output's r-th block (output: as many elements, same
--- dtype) comes from rank r's input. Even splits only. Returns output.
+-- the element counts of t's dim-1 splits (sizes, a Lua list of world row counts, or nil:
+-- even splits) for an uneven all_to_all
+local function split_counts(op, t, sizes, what, level)
+  local rows = t:dim() > 0 and t:size(1) or 1
+  local per_row = rows > 0 and t:numel() // rows or 0
+  local counts = {}
+  if sizes == nil then
+    if rows % group.world ~= 0 then
+      error(('%s%s is nil, so the %d rows of dim 1 split evenly, but not into %d ranks'):format(where(op), what,
+            rows, group.world), level + 1)
+    end
+    for r = 1, group.world do counts[r] = rows // group.world * per_row end
+    return counts
+  end
+  if type(sizes) ~= 'table' or #sizes ~= group.world then
+    error(('%s%s must list %d row counts (one per rank), got %s'):format(where(op), what, group.world,
+          type(sizes) == 'table' and #sizes .. ' values' or type(sizes)), level + 1)
+  end
+  local total = 0
+  for r = 1, group.world do
+    local k = sizes[r]
+    if math.type(k) ~= 'integer' or k < 0 then
+      error(('%s%s[%d] must be a row count >= 0, got %s'):format(where(op), what, r, tostring(k)), level + 1)
+    end
+    total = total + k
+    counts[r] = k * per_row
+  end
+  if total ~= rows then
+    error(('%s%s add up to %d rows, but dim 1 has %d'):format(where(op), what, total, rows), level + 1)
+  end
+  return counts
+end
+
+-- distributed.all_to_all_single(output, input, {output_split_sizes=, input_split_sizes=}):
+-- input's rows (dim 1) split into world blocks, block r going to rank r; output's blocks
+-- come from the ranks in rank order. Without split sizes, even splits: input's element
+-- count is a multiple of the world size, its r-th block of numel / world elements goes to
+-- rank r. With input_split_sizes (rows sent to each rank) and output_split_sizes (rows
+-- received from each), uneven ones: rank s's input_split_sizes[r + 1] must equal rank r's
+-- output_split_sizes[s + 1] (checked across the ranks). Returns output.
 function distributed.all_to_all_single(output, input, opts)
   check_group('all_to_all_single', 2)
+  if type(opts) == 'table' and (opts.input_split_sizes ~= nil or opts.output_split_sizes ~= nil) then
+    check_tensor('all_to_all_single', output, 'the output', 2)
+    check_tensor('all_to_all_single', input, 'the input', 2)
+    opts = options('all_to_all_single', opts, {input_split_sizes = true, output_split_sizes = true}, 2)
+    local sc = split_counts('all_to_all_single', input, opts.input_split_sizes, 'input_split_sizes', 2)
+    local rc = split_counts('all_to_all_single', output, opts.output_split_sizes, 'output_split_sizes', 2)
+    local err = backend.all_to_allv(output, input, sc, rc, 'all_to_all_single')
+    if err then error(err, 2) end
+    return result(opts, output)
+  end
   local r = tensor_to_tensor('all_to_all_single', output, input, opts, backend.all_to_all)
   return r
 end
@@ -535,7 +581,9 @@ end
 -- to rank r, and output_list[r + 1] receives rank r's input_list[rank + 1].
 -- input_list holds world size tensors of one shape and dtype (the same on
 -- every rank); output_list as many of that shape and dtype, written in place,
--- or is empty and is filled with new tensors. Returns output_list.
+-- or is empty and is filled with new tensors. Tensors of several shapes (uneven
+-- splits) work too: then output_list holds the world size tensors to receive into, each
+-- of the element count its sender sends (checked across the ranks). Returns output_list.
 function distributed.all_to_all(output_list, input_list, opts)
   check_group('all_to_all', 2)
   opts = options('all_to_all', opts, {}, 2)
@@ -545,6 +593,43 @@ function distributed.all_to_all(output_list, input_list, opts)
   end
   local like = input_list[1]
   check_tensor('all_to_all', like, 'input_list[1]', 2)
+  -- tensors of several shapes (with an output_list to receive into): uneven splits
+  local uneven = false
+  for i = 1, type(output_list) == 'table' and #output_list > 0 and #input_list or 0 do
+    uneven = uneven or not torch.isTensor(input_list[i]) or input_list[i]:size() ~= like:size()
+  end
+  for i = 1, type(output_list) == 'table' and #output_list or 0 do
+    uneven = uneven or not torch.isTensor(output_list[i]) or output_list[i]:size() ~= like:size()
+  end
+  if uneven then
+    -- one uneven exchange of their elements, flattened in order
+    if #output_list ~= group.world or #input_list ~= group.world then
+      error(('%sinput_list and output_list must each hold %d tensors'):format(where('all_to_all'), group.world), 2)
+    end
+    local sc, rc, flat_in = {}, {}, {}
+    for i = 1, group.world do
+      for _, pair in ipairs({{input_list[i], 'input_list'}, {output_list[i], 'output_list'}}) do
+        local t = pair[1]
+        if not torch.isTensor(t) or t.dtype ~= like.dtype then
+          error(('%s%s[%d] must be a %s tensor, got %s'):format(where('all_to_all'), pair[2], i, like.dtype,
+                torch.isTensor(t) and t.dtype or type(t)), 2)
+        end
+      end
+      sc[i], rc[i] = input_list[i]:numel(), output_list[i]:numel()
+      flat_in[i] = input_list[i]:reshape(-1)
+    end
+    local total = 0
+    for i = 1, group.world do total = total + rc[i] end
+    local out = torch.empty({total}, {dtype = like.dtype})
+    local err = backend.all_to_allv(out, torch.cat(flat_in), sc, rc, 'all_to_all')
+    if err then error(err, 2) end
+    local at = 0
+    for i = 1, group.world do
+      output_list[i]:copy(out:narrow(1, at + 1, rc[i]):view(output_list[i]:size()))
+      at = at + rc[i]
+    end
+    return result(opts, output_list)
+  end
   check_list('all_to_all', input_list, 'input_list', like, false, 2)
   check_list('all_to_all', output_list, 'output_list', like, true, 2)
   local out = stacked(like)

@@ -499,6 +499,49 @@ refused_on('refused.broadcast_object_list', 'broadcast_object_list', 0, function
   line = debug.getinfo(1, 'l').currentline; d.broadcast_object_list(rank == 0 and {coroutine.create(print)} or {})
 end, 'distributed.broadcast_object_list (rank 0 of ' .. n .. '): the object cannot be serialized')
 
+check('all_to_all.uneven', function()
+  -- rank s sends s + r + 1 rows (2 columns) to rank r, each row (s, r, i); single-tensor form
+  local sizes_in, sizes_out, rows_in, rows_out = {}, {}, 0, 0
+  for r = 0, n - 1 do
+    sizes_in[r + 1], sizes_out[r + 1] = rank + r + 1, r + rank + 1
+    rows_in, rows_out = rows_in + rank + r + 1, rows_out + r + rank + 1
+  end
+  local input = torch.zeros(rows_in, 2)
+  local at = 0
+  for r = 0, n - 1 do
+    for i = 1, rank + r + 1 do input[at + i][1], input[at + i][2] = rank * 100 + r, i end
+    at = at + rank + r + 1
+  end
+  local output = torch.full({rows_out, 2}, -1.0)
+  d.all_to_all_single(output, input, {input_split_sizes = sizes_in, output_split_sizes = sizes_out})
+  at = 0
+  for s = 0, n - 1 do
+    for i = 1, s + rank + 1 do
+      assert(output[at + i][1] == s * 100 + rank and output[at + i][2] == i, ('row %d from rank %d'):format(i, s))
+    end
+    at = at + s + rank + 1
+  end
+  -- list form with tensors of several shapes
+  local ins, outs = {}, {}
+  for r = 0, n - 1 do
+    ins[r + 1] = torch.full({rank + r + 1}, rank * 10 + r, {dtype = 'int32'})
+    outs[r + 1] = torch.zeros({r + rank + 1}, {dtype = 'int32'})
+  end
+  d.all_to_all(outs, ins)
+  for s = 0, n - 1 do expect_equal(outs[s + 1], torch.full({s + rank + 1}, s * 10 + rank, {dtype = 'int32'})) end
+  -- a receiver that expects another count than its sender sends: every rank raises, naming both
+  local bad = {}
+  for r = 1, n do bad[r] = sizes_out[r] end
+  if rank == 0 then bad[n] = bad[n] + 1 end
+  local line
+  local wrong = torch.zeros(rows_out + (rank == 0 and 1 or 0), 2)
+  local opts = {input_split_sizes = sizes_in, output_split_sizes = bad}
+  local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_to_all_single(wrong, input, opts) end)
+  expect_error(ok, err, line, ('rank %d sends %d elements to rank 0, which expects %d'):format(n - 1, 2 * n,
+               2 * n + 2))
+  d.barrier()
+end)
+
 -- ---- asynchronous collectives and point to point ----
 check('async.collectives', function()
   local t = torch.full({1000}, rank + 1.0)

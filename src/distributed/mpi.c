@@ -205,9 +205,9 @@ static int live_works;              /* started and not finished: destroy_process
    compares them all, so that each raises the same error instead of one
    waiting forever in a collective the others left. */
 enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_BARRIER, COLL_GATHER, COLL_SCATTER,
-       COLL_REDUCE_SCATTER, COLL_ALL_TO_ALL, NCOLL };
+       COLL_REDUCE_SCATTER, COLL_ALL_TO_ALL, COLL_ALL_TO_ALLV, NCOLL };
 static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier", "gather",
-                                         "scatter", "reduce_scatter", "all_to_all"};
+                                         "scatter", "reduce_scatter", "all_to_all", "all_to_all (uneven)"};
 #define SIG_LEN (6 + MT_MAX_DIMS)           /* ..., shape, then the refused flag */
 
 /* set by refuse(): this rank's own arguments were refused (a bad list on
@@ -905,6 +905,91 @@ static int l_all_to_all(lua_State *L) {
   return buf_finish(L, name, &bo, out, 1);
 }
 
+/* counts[r] from the Lua array at index i (world integers >= 0), their sum */
+static int read_counts(lua_State *L, const char *name, int i, const char *what, int64_t *counts, int64_t *sum) {
+  luaL_checktype(L, i, LUA_TTABLE);
+  *sum = 0;
+  for (int r = 0; r < world; r++) {
+    lua_rawgeti(L, i, r + 1);
+    int ok = 0;
+    lua_Integer c = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok || c < 0) return fail(L, name, "%s[%d] must be a count of elements >= 0", what, r + 1);
+    counts[r] = c;
+    if (__builtin_add_overflow(*sum, c, sum)) return fail(L, name, "%s add up past 2^63", what);
+  }
+  return 0;
+}
+
+/* all_to_allv(out, in, send_counts, recv_counts, name): in's first
+   send_counts[r + 1] elements after those before go to rank r; out's block
+   of recv_counts[r + 1] elements comes from rank r. The ranks first agree
+   on the collective and dtype, then exchange their counts: a rank that sends
+   another count than its receiver expects makes every rank raise, naming
+   both. Counts and offsets within an int (MPI_Alltoallv's). */
+static int l_all_to_allv(lua_State *L) {
+  const char *name = luaL_optstring(L, 5, "all_to_all_single");
+  mt_tensor *out = check_tensor(L, 1, name);
+  mt_tensor *in = check_tensor(L, 2, name);
+  if (check_init(L, name)) return 1;
+  if (out->dtype != in->dtype)
+    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
+                mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
+  int64_t *c = calloc((size_t)world * 4, sizeof(int64_t));
+  int *ic = calloc((size_t)world * 4, sizeof(int));
+  int64_t *all = calloc((size_t)world * 4, sizeof(int64_t));
+  if (!c || !ic || !all) { free(c); free(ic); free(all); return fail(L, name, "out of memory"); }
+  int64_t *sc = c, *rc = c + world, *peer = c + 2 * world, ssum = 0, rsum = 0;
+  int r = 0;
+  if (read_counts(L, name, 3, "the send counts", sc, &ssum) || read_counts(L, name, 4, "the receive counts", rc, &rsum))
+    r = 1;
+  else if (ssum != mt_numel(in))
+    r = fail(L, name, "the input splits hold %lld elements, the input %lld", (long long)ssum, (long long)mt_numel(in));
+  else if (rsum != mt_numel(out))
+    r = fail(L, name, "the output splits hold %lld elements, the output %lld", (long long)rsum, (long long)mt_numel(out));
+  else if (ssum > INT_MAX || rsum > INT_MAX)
+    r = fail(L, name, "%lld elements: at most %d go in one uneven all_to_all", (long long)(ssum > rsum ? ssum : rsum),
+             INT_MAX);
+  if (r) { free(c); free(ic); free(all); return 1; }
+  mt_tensor sig = {0};
+  sig.dtype = in->dtype;
+  if (check_shapes(L, name, COLL_ALL_TO_ALLV, -1, -1, &sig)) { free(c); free(ic); free(all); return 1; }
+  int e;
+  GUARDED(name, MPI_Alltoall(sc, 1, MPI_INT64_T, peer, 1, MPI_INT64_T, comm));   /* what each rank sends me */
+  if (e != MPI_SUCCESS) { free(c); free(ic); free(all); return mpi_fail(L, name, e); }
+  int64_t mine[4] = {0, 0, 0, 0};            /* my first disagreement: 1, sender, sent, expected */
+  for (int q = 0; q < world && !mine[0]; q++)
+    if (peer[q] != rc[q]) { mine[0] = 1; mine[1] = q; mine[2] = peer[q]; mine[3] = rc[q]; }
+  GUARDED(name, MPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, comm));
+  if (e != MPI_SUCCESS) { free(c); free(ic); free(all); return mpi_fail(L, name, e); }
+  for (int q = 0; q < world; q++)
+    if (all[4 * q]) {
+      long long sender = all[4 * q + 1], sent = all[4 * q + 2], expected = all[4 * q + 3];
+      free(c); free(ic); free(all);
+      return fail(L, name, "rank %lld sends %lld elements to rank %d, which expects %lld (every rank's input split "
+                  "for rank r must match rank r's output split for it)", sender, sent, q, expected);
+    }
+  free(all);
+  int *isc = ic, *irc = ic + world, *sd = ic + 2 * world, *rd = ic + 3 * world;
+  int64_t so = 0, ro = 0;
+  for (int q = 0; q < world; q++) {
+    isc[q] = (int)sc[q]; irc[q] = (int)rc[q]; sd[q] = (int)so; rd[q] = (int)ro;
+    so += sc[q]; ro += rc[q];
+  }
+  free(c);
+  buffer bi, bo;
+  if (buf_open(L, name, &bo, out, out->dtype, 1)) { free(ic); return 1; }
+  if (buf_open(L, name, &bi, in, in->dtype, 0)) { mt_tensor_release(&bo.t); free(ic); return 1; }
+  if (unalias(L, name, &bi, &bo)) { mt_tensor_release(&bi.t); mt_tensor_release(&bo.t); free(ic); return 1; }
+  MPI_Datatype type = mpi_type(in->dtype);
+  GUARDED(name, MPI_Alltoallv(mt_numel(in) ? mt_data(&bi.t) : NULL, isc, sd, type,
+                              mt_numel(out) ? mt_data(&bo.t) : NULL, irc, rd, type, comm));
+  free(ic);
+  mt_tensor_release(&bi.t);
+  if (e != MPI_SUCCESS) { mt_tensor_release(&bo.t); return mpi_fail(L, name, e); }
+  return buf_finish(L, name, &bo, out, 1);
+}
+
 /* refuse(name): this rank raises an error of its own on name's arguments;
    it takes part in the agreement check the other ranks run, so that each
    of them raises too instead of waiting for it */
@@ -929,7 +1014,7 @@ static int l_bind(lua_State *L) {
     {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier}, {"all_reduce", l_all_reduce},
     {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
     {"gather", l_gather}, {"scatter", l_scatter}, {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_all_to_all},
-    {"refuse", l_refuse}, {"send", l_send}, {"recv", l_recv},
+    {"refuse", l_refuse}, {"send", l_send}, {"recv", l_recv}, {"all_to_allv", l_all_to_allv},
     {"is_initialized", l_is_initialized}, {NULL, NULL}};
   if (luaL_newmetatable(L, WORK_MT)) {
     static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
