@@ -161,13 +161,15 @@ print(torch.distributed == d)
 
       it('nn.DistributedDataParallel: rank 0\'s weights at construction; the same parameters as one process '
          .. 'on the whole batch (float64, 1e-12) with one bucket, a bucket per parameter, gradients as bucket '
-         .. 'views, no_sync accumulation, unused parameters, Torch7\'s forward/backward; a checkpoint; ZeRO stage 1 with '
+         .. 'views, no_sync accumulation, unused parameters, uneven loops under join, Torch7\'s forward/backward; '
+         .. 'a checkpoint; ZeRO stage 1 with '
          .. 'Adam, its consolidated state and a restart from it', function()
         local r, out = results()
         if not r then return end
         for _, name in ipairs({'ddp.construction', 'ddp.one_bucket', 'ddp.bucket_per_parameter',
                                'ddp.gradient_as_bucket_view', 'ddp.no_sync', 'ddp.find_unused_parameters',
-                               'ddp.torch7', 'ddp.checkpoint', 'ddp.errors', 'zero.same_as_one_process'}) do
+                               'ddp.torch7', 'ddp.checkpoint', 'ddp.errors', 'zero.same_as_one_process',
+                               'ddp.join'}) do
           expect_ok(r, out, c.np, name)
         end
       end)

@@ -23,7 +23,8 @@
 -- that only accumulate locally; the next synchronised backward averages the accumulated
 -- gradients. A parameter that gets no gradient in some iteration needs
 -- find_unused_parameters=true (the graph of each forward's outputs is walked to mark those
--- parameters ready); without it the next forward raises an error naming them. A checkpoint
+-- parameters ready); without it the next forward raises an error naming them. Ranks with
+-- uneven numbers of batches run their loops inside ddp:join(fn). A checkpoint
 -- of ddp.module:state_dict() written by rank 0 loads into the plain model.
 local torch = require 'torch'
 
@@ -235,6 +236,13 @@ end
 
 function DDP:updateOutput(...)
   local st = rawget(self, '_ddp')
+  if st.joining then
+    -- inside join: tell the ranks that have joined that this iteration runs, and whether its
+    -- backward averages the gradients (so that they shadow its all-reduces)
+    local flags = torch.tensor({1, st.sync and torch.is_grad_enabled() and 1 or 0}, {dtype = 'float64'})
+    st.dist.all_reduce(flags, {op = 'max'})
+    st.join_forwards = st.join_forwards + 1
+  end
   if st.sync and st.pending_iteration and st.started then
     local names = unfinished(st)
     error(('nn.DistributedDataParallel: the previous backward did not produce gradients for %d parameter(s) '
@@ -287,6 +295,52 @@ function DDP:no_sync(fn, ...)
   local res = table.pack(pcall(fn, ...))
   st.sync = prev
   if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
+end
+
+-- ddp:join(fn, ...): runs fn(...) (this rank's training loop) when the ranks have uneven
+-- numbers of batches: a rank whose fn has returned shadows the others' iterations -- for each
+-- forward they run it takes part in the buffers' broadcast and in every bucket's all-reduce
+-- with zero gradients -- until every rank's fn has returned; then the last rank to finish
+-- broadcasts its parameters and buffers, so that every rank ends with the model every step
+-- reached. The averages keep dividing by the world size (PyTorch's
+-- divide_by_initial_world_size=True). Returns fn's results.
+function DDP:join(fn, ...)
+  local st = rawget(self, '_ddp')
+  if type(fn) ~= 'function' then error('nn.DistributedDataParallel:join: expected a function, got ' .. type(fn), 2) end
+  if st.joining then error('nn.DistributedDataParallel:join: already inside join', 2) end
+  st.joining, st.join_forwards = true, 0
+  local res = table.pack(pcall(fn, ...))
+  st.joining = false
+  if not res[1] then error(res[2], 0) end
+  local bufs = self.module:buffers()
+  while true do
+    local flags = torch.tensor({0, 0}, {dtype = 'float64'})
+    st.dist.all_reduce(flags, {op = 'max'})
+    if flags[1] == 0 then break end                   -- every rank has joined
+    torch.no_grad(function()
+      if st.broadcast_buffers then for _, buf in ipairs(bufs) do st.dist.broadcast(buf, {src = 0}) end end
+      if flags[2] > 0 then
+        for _, b in ipairs(st.buckets) do
+          b.flat:zero()
+          st.dist.all_reduce(b.flat, {op = 'sum', async_op = true}):wait()
+        end
+      end
+    end)
+  end
+  -- the last rank to join (the most forwards; the highest rank on ties) holds the model
+  -- every step reached: its parameters and buffers go to every rank
+  local last = torch.tensor({st.join_forwards * st.world + st.dist.get_rank()}, {dtype = 'float64'})
+  st.dist.all_reduce(last, {op = 'max'})
+  local src = math.tointeger(last[1] % st.world)
+  torch.no_grad(function()
+    for _, b in ipairs(st.buckets) do
+      for _, sl in ipairs(b.slots) do view_of(b, sl):copy(sl.p:reshape(-1)) end
+      st.dist.broadcast(b.flat, {src = src})
+      for _, sl in ipairs(b.slots) do sl.p:copy(view_of(b, sl):view(sl.p:size())) end
+    end
+    for _, buf in ipairs(bufs) do st.dist.broadcast(buf, {src = src}) end
+  end)
   return table.unpack(res, 2, res.n)
 end
 

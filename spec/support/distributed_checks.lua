@@ -734,6 +734,35 @@ check('ddp.find_unused_parameters', function()
   end
 end)
 
+check('ddp.join', function()
+  -- rank r runs 2 + r iterations inside join; each step's gradient is the sum of the active
+  -- ranks' gradients over the world size, as one process computes it below
+  local model, ref = make_model(rank), make_model(0)
+  local ddp = nn.DistributedDataParallel(model, {bucket_cap_mb = 1e-4})
+  local done = ddp:join(function()
+    for step = 1, 2 + rank do
+      local X, Y = batch(60 + step)
+      ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+      sgd(model, 0.1)
+    end
+    return 'done'
+  end)
+  assert(done == 'done', 'join returns fn\'s results')
+  for step = 1, 2 + (n - 1) do
+    local X, Y = batch(60 + step)
+    local loss = 0
+    for r = 0, n - 1 do
+      if step <= 2 + r then
+        local rows = {r * B + 1, B}
+        loss = loss + ((ref(X:narrow(1, rows[1], rows[2])) - Y:narrow(1, rows[1], rows[2])) ^ 2):mean()
+      end
+    end
+    ;(loss / n):backward()
+    sgd(ref, 0.1)
+  end
+  expect_same_params(model, ref, 'after the uneven loops')
+end)
+
 check('ddp.torch7', function()
   -- Torch7's forward / criterion / backward / updateParameters on the wrapped model
   local model, ref = make_model(rank), make_model(0)
