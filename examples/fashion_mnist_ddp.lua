@@ -6,15 +6,8 @@
 -- steps one process takes with batches of 64.
 --   mpirun -np 2 th examples/fashion_mnist_ddp.lua --epochs 3 --batch-size 32 --threads 1
 --   (as root: OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun ...)
-local nn = require 'nn'
 local train = dofile((arg[0]:match('(.*/)') or './') .. 'fashion_train.lua')
 
 local opt = train.options('Train an MLP on FashionMNIST over the ranks mpirun starts', 'fashion_mnist_ddp.t7', 3)
 opt.ddp = true
-train.run(opt, function()
-  return nn.Sequential(
-    nn.Flatten(),
-    nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
-    nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2),
-    nn.Linear(256, 10))
-end)
+train.run(opt, train.mlp)

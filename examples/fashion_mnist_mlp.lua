@@ -4,14 +4,7 @@
 -- each epoch; a checkpoint at the end (the loop: examples/fashion_train.lua).
 --   th examples/fashion_mnist_mlp.lua --epochs 10 --batch-size 64 --lr 1e-3 --workers 0 --threads 1
 --   th examples/fashion_mnist_mlp.lua --device cuda     (on a GPU)
-local nn = require 'nn'
 local train = dofile((arg[0]:match('(.*/)') or './') .. 'fashion_train.lua')
 
 local opt = train.options('Train an MLP on FashionMNIST', 'fashion_mnist_mlp.t7', 10)
-train.run(opt, function()
-  return nn.Sequential(
-    nn.Flatten(),
-    nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
-    nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2),
-    nn.Linear(256, 10))
-end)
+train.run(opt, train.mlp)

@@ -34,6 +34,15 @@ function train.options(title, checkpoint, epochs)
   return opt
 end
 
+-- the MLP of fashion_mnist_mlp.lua and fashion_mnist_ddp.lua: 784-256-256-10, ReLU, Dropout 0.2
+function train.mlp()
+  return nn.Sequential(
+    nn.Flatten(),
+    nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
+    nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2),
+    nn.Linear(256, 10))
+end
+
 -- trains make_model() (built after the seed is set) as opt says; returns the final test accuracy
 function train.run(opt, make_model)
   -- data: uint8 images to floats in [0, 1], normalized with FashionMNIST's mean and std

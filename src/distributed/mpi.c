@@ -543,6 +543,32 @@ static int l_work_gc(lua_State *L) {
   return 0;
 }
 
+/* an asynchronous collective's work over buffer b of n elements (a request
+   per piece), its result going to t; pushed on the stack */
+static work *collective_work(lua_State *L, const char *name, int64_t n, const buffer *b, int write,
+                             const mt_tensor *t) {
+  work *w = work_new(L, name, (int)((n + PIECE - 1) / PIECE));
+  w->b = *b;
+  w->write = write;
+  mt_tensor_alias(&w->target, t);
+  return w;
+}
+
+/* a collective whose piece `started` failed to start with MPI error e: the
+   pieces before it are waited for, the work (on the stack top) or the
+   buffer released; the message */
+static int collective_failed(lua_State *L, const char *name, work *w, int started, buffer *b, int e) {
+  if (w) {
+    MPI_Waitall(started, w->req, MPI_STATUSES_IGNORE);
+    lua_pop(L, 1);
+    work_finish(L, w, MPI_SUCCESS);
+    lua_settop(L, 0);
+  } else {
+    mt_tensor_release(&b->t);
+  }
+  return mpi_fail(L, name, e);
+}
+
 /* all_reduce(t, op[, async]) / reduce(t, op, dst[, async]): in place
    (reduce: on dst only); async: a work (MPI's nonblocking call) */
 static int reduce_common(lua_State *L, const char *name, int coll, int dst, int async) {
@@ -557,13 +583,7 @@ static int reduce_common(lua_State *L, const char *name, int coll, int dst, int 
   MPI_Op mop = mpi_op(op, dtype);
   int64_t n = mt_numel(&b.t), esize = mt_dtypes[dtype].size;
   char *p = mt_data(&b.t);
-  work *w = NULL;
-  if (async) {
-    w = work_new(L, name, (int)((n + PIECE - 1) / PIECE));
-    w->b = b;
-    w->write = write;
-    mt_tensor_alias(&w->target, t);
-  }
+  work *w = async ? collective_work(L, name, n, &b, write, t) : NULL;
   for (int64_t done = 0, i = 0; done < n; done += PIECE, i++) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
     char *at = p + done * esize;                 /* < numel * size: within the storage */
@@ -574,11 +594,7 @@ static int reduce_common(lua_State *L, const char *name, int coll, int dst, int 
     else GUARDED(name, coll == COLL_ALL_REDUCE ? MPI_Allreduce(MPI_IN_PLACE, at, count, type, mop, comm)
                        : rank == dst         ? MPI_Reduce(MPI_IN_PLACE, at, count, type, mop, dst, comm)
                                              : MPI_Reduce(at, NULL, count, type, mop, dst, comm));
-    if (e != MPI_SUCCESS) {
-      if (w) { MPI_Waitall((int)i, w->req, MPI_STATUSES_IGNORE); lua_pop(L, 1); work_finish(L, w, MPI_SUCCESS); lua_settop(L, 2); }
-      else mt_tensor_release(&b.t);
-      return mpi_fail(L, name, e);
-    }
+    if (e != MPI_SUCCESS) return collective_failed(L, name, w, (int)i, &b, e);
   }
   if (w) return 1;
   return buf_finish(L, name, &b, t, write);
@@ -603,23 +619,13 @@ static int l_broadcast(lua_State *L) {
   if (buf_open(L, name, &b, t, t->dtype, write)) return 1;
   int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size;
   char *p = mt_data(&b.t);
-  work *w = NULL;
-  if (async) {
-    w = work_new(L, name, (int)((n + PIECE - 1) / PIECE));
-    w->b = b;
-    w->write = write;
-    mt_tensor_alias(&w->target, t);
-  }
+  work *w = async ? collective_work(L, name, n, &b, write, t) : NULL;
   for (int64_t done = 0, i = 0; done < n; done += PIECE, i++) {
     int count = (int)(n - done < PIECE ? n - done : PIECE);
     int e;
     if (w) e = MPI_Ibcast(p + done * esize, count, mpi_type(t->dtype), src, comm, &w->req[i]);
     else GUARDED(name, MPI_Bcast(p + done * esize, count, mpi_type(t->dtype), src, comm));
-    if (e != MPI_SUCCESS) {
-      if (w) { MPI_Waitall((int)i, w->req, MPI_STATUSES_IGNORE); lua_pop(L, 1); work_finish(L, w, MPI_SUCCESS); lua_settop(L, 2); }
-      else mt_tensor_release(&b.t);
-      return mpi_fail(L, name, e);
-    }
+    if (e != MPI_SUCCESS) return collective_failed(L, name, w, (int)i, &b, e);
   }
   if (w) return 1;
   return buf_finish(L, name, &b, t, write);
