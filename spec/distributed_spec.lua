@@ -151,10 +151,11 @@ print(torch.distributed == d)
 
       it('async_op=true: handles that wait and poll; isend/irecv in a ring of large messages; send/recv, '
          .. 'a message of the wrong size refused on the receiver; '
-         .. 'uneven all_to_all, and split sizes that disagree across ranks', function()
+         .. 'uneven all_to_all, and split sizes that disagree across ranks; new_group\'s collectives among its '
+         .. 'members', function()
         local r, out = results()
         if not r then return end
-        for _, name in ipairs({'async.collectives', 'p2p.ring', 'p2p.blocking', 'all_to_all.uneven'}) do
+        for _, name in ipairs({'async.collectives', 'p2p.ring', 'p2p.blocking', 'all_to_all.uneven', 'new_group'}) do
           expect_ok(r, out, c.np, name)
         end
       end)

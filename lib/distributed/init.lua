@@ -16,7 +16,9 @@ package.loaded.distributed = distributed
 distributed.ReduceOp = {SUM = 'sum', AVG = 'avg', PRODUCT = 'product', MIN = 'min', MAX = 'max'}
 
 local backend            -- the functions of build/distributed/mpi.so, once loaded
-local group              -- the default group: {backend=, rank=, world=, timeout=}, nil before init
+local default_group      -- the default group: {backend=, rank=, world=, timeout=}, nil before init
+local group              -- the group the current collective runs in: default_group, or a new_group's
+                         -- (check_group resets it, options picks the one opts.group names)
 
 local function load_backend(level)
   if backend then return backend end
@@ -39,10 +41,23 @@ local function where(op)
 end
 
 local function check_group(op, level)
+  group = default_group
+  if backend and group then backend.use(nil) end
   if not group then
     error(('distributed.%s: the default process group is not initialised: call '
            .. "distributed.init_process_group{backend='mpi'} first"):format(op), level + 1)
   end
+end
+
+-- a group of distributed.new_group: its ranks (of the default group, sorted), whether this
+-- process is one, this process's rank in it (-1 when not) and its size; the backend's
+-- communicator in c
+local ProcessGroup = {}
+ProcessGroup.__index = ProcessGroup
+ProcessGroup.__name = 'distributed.ProcessGroup'
+function ProcessGroup.__tostring(g)
+  return ('distributed.ProcessGroup(ranks {%s}%s)'):format(table.concat(g.ranks, ', '),
+         g.member and (', this rank %d in it'):format(g.rank) or ', this rank not in it')
 end
 
 -- the options table at a call, checked against the names it may hold
@@ -60,9 +75,19 @@ local function options(op, opts, allowed, level)
             #names > 0 and table.concat(names, ', ') or 'none'), level + 1)
     end
   end
-  if opts.group ~= nil and opts.group ~= distributed.group.WORLD then
-    error(('distributed.%s: group= takes distributed.group.WORLD only (new_group is not there yet)'):format(op),
-          level + 1)
+  local g = opts.group
+  if g ~= nil and g ~= distributed.group.WORLD then
+    if getmetatable(g) ~= ProcessGroup then
+      error(('distributed.%s: group= takes distributed.group.WORLD or a group of distributed.new_group, got %s')
+            :format(op, torch.typename(g) or type(g)), level + 1)
+    end
+    if not g.member then
+      error(('distributed.%s: rank %d is not in this group (ranks {%s}): only its members call its collectives')
+            :format(op, default_group.rank, table.concat(g.ranks, ', ')), level + 1)
+    end
+    local err = backend.use(g.c)
+    if err then error(err, level + 1) end
+    group = g
   end
   return opts
 end
@@ -146,6 +171,11 @@ local function check_rank(op, name, r, level)
     error(('%s%s= must be a rank (an integer), got %s'):format(where(op), name, tostring(r)), level + 1)
   end
   r = math.tointeger(r)
+  if group.ranks then                 -- a new_group's: src=/dst= name ranks of the default group
+    for i, q in ipairs(group.ranks) do if q == r then return i - 1 end end
+    error(('%s%s=%s is not in this group (ranks {%s}; src= and dst= name ranks of the default group)')
+          :format(where(op), name, tostring(r), table.concat(group.ranks, ', ')), level + 1)
+  end
   if not r or r < 0 or r >= group.world then
     error(('%s%s=%s is no rank: ranks run from 0 to %d (world size %d; ranks count from 0)'):format(where(op),
           name, tostring(r), group.world - 1, group.world), level + 1)
@@ -209,7 +239,8 @@ function distributed.init_process_group(opts)
              .. '(ranks count from 0)'):format(key, tostring(opts[key]), rank, world), 2)
     end
   end
-  group = {backend = name, rank = rank, world = world, timeout = timeout}
+  default_group = {backend = name, rank = rank, world = world, timeout = timeout}
+  group = default_group
 end
 
 -- distributed.is_initialized(): whether the default process group is initialised
@@ -219,15 +250,66 @@ function distributed.is_initialized() return group ~= nil end
 function distributed.is_available() return package.searchpath('distributed.mpi', package.cpath) ~= nil end
 
 -- distributed.get_rank(): this process's rank, 0 .. get_world_size() - 1 (ranks count from 0)
-function distributed.get_rank()
+function distributed.get_rank(g)
   check_group('get_rank', 2)
+  if g ~= nil and g ~= distributed.group.WORLD then
+    if getmetatable(g) ~= ProcessGroup then
+      error('distributed.get_rank: expected a group of distributed.new_group, got ' .. (torch.typename(g) or type(g)), 2)
+    end
+    return g.rank
+  end
   return group.rank
 end
 
 -- distributed.get_world_size(): the number of processes in the default group
-function distributed.get_world_size()
+function distributed.get_world_size(g)
   check_group('get_world_size', 2)
+  if g ~= nil and g ~= distributed.group.WORLD then
+    if getmetatable(g) ~= ProcessGroup then
+      error('distributed.get_world_size: expected a group of distributed.new_group, got '
+            .. (torch.typename(g) or type(g)), 2)
+    end
+    return g.world
+  end
   return group.world
+end
+
+-- distributed.new_group(ranks): a group of some of the default group's ranks (a Lua list of
+-- distinct ranks, counted from 0; nil: all), for collectives with {group = g}. Every rank
+-- of the default group calls it with the same list (checked); the members' collectives on
+-- it run among them alone, with ranks in it numbered by their order (get_rank(g)), while
+-- src= and dst= keep naming ranks of the default group, as PyTorch's. A rank outside it
+-- gets a group it may not call collectives on (get_rank(g) is -1).
+function distributed.new_group(ranks, opts)
+  check_group('new_group', 2)
+  if type(ranks) == 'table' and ranks.ranks ~= nil and opts == nil then ranks, opts = ranks.ranks, ranks end
+  options('new_group', opts, {ranks = true, timeout = true, backend = true}, 2)
+  local list = {}
+  if ranks == nil then
+    for r = 0, default_group.world - 1 do list[#list + 1] = r end
+  elseif type(ranks) ~= 'table' or torch.isTensor(ranks) then
+    error(('distributed.new_group: ranks must be a Lua list of ranks, got %s'):format(torch.typename(ranks) or
+          type(ranks)), 2)
+  else
+    local seen = {}
+    for i, r in ipairs(ranks) do
+      if math.type(r) ~= 'integer' or r < 0 or r >= default_group.world then
+        error(('distributed.new_group: ranks[%d] = %s is no rank: ranks run from 0 to %d'):format(i, tostring(r),
+              default_group.world - 1), 2)
+      end
+      if seen[r] then error(('distributed.new_group: rank %d is listed twice'):format(r), 2) end
+      seen[r] = true
+      list[#list + 1] = r
+    end
+    if #list == 0 then error('distributed.new_group: ranks is empty', 2) end
+    table.sort(list)
+  end
+  local c = backend.new_group(list)
+  if type(c) == 'string' then error(c, 2) end
+  local me = -1
+  for i, r in ipairs(list) do if r == default_group.rank then me = i - 1 end end
+  return setmetatable({ranks = list, c = c or nil, member = c ~= false, rank = me, world = #list,
+                       backend = default_group.backend, timeout = default_group.timeout}, ProcessGroup)
 end
 
 -- distributed.get_backend(): 'mpi'
@@ -249,7 +331,7 @@ end
 function distributed.destroy_process_group()
   check_group('destroy_process_group', 2)
   local err = backend.destroy()
-  group = nil
+  group, default_group = nil, nil
   if err then error(err, 2) end
 end
 

@@ -542,6 +542,45 @@ check('all_to_all.uneven', function()
   d.barrier()
 end)
 
+check('new_group', function()
+  -- the first and the last rank (both ranks of 2; ranks 0 and 2 of 3)
+  local g = d.new_group({n - 1, 0})
+  local member = rank == 0 or rank == n - 1
+  assert(tostring(g):find('ranks {0, ' .. (n - 1) .. '}', 1, true), tostring(g))
+  assert(d.get_world_size(g) == 2 and d.get_rank(g) == (rank == 0 and 0 or member and 1 or -1), 'rank in the group')
+  local line
+  if member then
+    local t = torch.full({4}, rank + 1.0)
+    d.all_reduce(t, {group = g})
+    expect_equal(t, torch.full({4}, 1.0 + n))
+    local b = torch.full({3}, rank * 1.0)
+    d.broadcast(b, {src = n - 1, group = g})                     -- src: a rank of the default group
+    expect_equal(b, torch.full({3}, n - 1.0))
+    local list = d.all_gather({}, torch.full({2}, rank), {group = g})
+    assert(#list == 2, '#list')
+    expect_equal(list[1], torch.full({2}, 0))
+    expect_equal(list[2], torch.full({2}, n - 1))
+    local h = d.all_reduce(torch.ones(2), {group = g, async_op = true})
+    expect_equal(h:wait(), torch.full({2}, 2.0))
+    if n > 2 then
+      local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.broadcast(b, {src = 1, group = g}) end)
+      expect_error(ok, err, line, 'src=1 is not in this group (ranks {0, ' .. (n - 1) .. '}')
+    end
+  else
+    local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.all_reduce(torch.ones(2), {group = g}) end)
+    expect_error(ok, err, line, 'rank 1 is not in this group (ranks {0, 2})')
+  end
+  -- the default group is the default again
+  local t = torch.full({2}, rank + 1.0)
+  d.all_reduce(t)
+  expect_equal(t, torch.full({2}, n * (n + 1) / 2))
+  assert(d.get_rank() == rank and d.get_world_size() == n, 'the default group\'s rank and size')
+  local ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.new_group({0, 0}) end)
+  expect_error(ok, err, line, 'distributed.new_group: rank 0 is listed twice')
+  ok, err = pcall(function() line = debug.getinfo(1, 'l').currentline; d.new_group(rank == 0 and {0} or {0, 1}) end)
+  expect_error(ok, err, line, 'the ranks pass different rank lists')
+end)
+
 -- ---- asynchronous collectives and point to point ----
 check('async.collectives', function()
   local t = torch.full({1000}, rank + 1.0)

@@ -27,8 +27,26 @@
 #include <unistd.h>
 #include "../tensor/mt_tensor.h"
 
-static MPI_Comm comm = MPI_COMM_NULL;   /* the default group: a duplicate of MPI_COMM_WORLD */
+/* The group the current call runs in: its communicator, this process's rank
+   in it and its size. The default group (a duplicate of MPI_COMM_WORLD) unless
+   use() picked a new_group's for the next collective (lib/distributed picks
+   before each one). */
+static MPI_Comm comm = MPI_COMM_NULL;
 static int rank = -1, world = 0;
+static MPI_Comm world_comm = MPI_COMM_NULL;  /* the default group's */
+static int world_rank = -1, world_size = 0;
+
+/* a group of new_group: its communicator, this rank's rank in it, its size;
+   malloc'd, listed and freed by destroy_process_group (MPI_Comm_free is
+   collective: never at collection time); its Lua value is a userdata
+   holding the pointer */
+typedef struct group_ud {
+  MPI_Comm comm;
+  int rank, size;
+  struct group_ud *next;
+} group_ud;
+#define GROUP_MT "distributed.Group"
+static group_ud *groups;
 static int debug;                       /* TH_DISTRIBUTED_DEBUG=1: shapes checked before each collective */
 #define TENSOR_MT lua_upvalueindex(1)
 
@@ -304,7 +322,7 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
 #define PIECE ((int64_t)1 << 30)
 
 static int check_init(lua_State *L, const char *op) {
-  if (comm == MPI_COMM_NULL)
+  if (world_comm == MPI_COMM_NULL)
     return fail(L, op, "the default process group is not initialised: call "
                 "distributed.init_process_group{backend='mpi'} first");
   return 0;
@@ -314,7 +332,7 @@ static int check_init(lua_State *L, const char *op) {
 
 /* init(debug, timeout in seconds) -> rank, world size | nil, message */
 static int l_init(lua_State *L) {
-  if (comm != MPI_COMM_NULL) { lua_pushnil(L); lua_pushstring(L, "the default process group is already initialised"); return 2; }
+  if (world_comm != MPI_COMM_NULL) { lua_pushnil(L); lua_pushstring(L, "the default process group is already initialised"); return 2; }
   int inited = 0, finalized = 0, e;
   MPI_Finalized(&finalized);
   if (finalized) {
@@ -339,6 +357,9 @@ static int l_init(lua_State *L) {
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &world);
+  world_comm = comm;
+  world_rank = rank;
+  world_size = world;
   debug = lua_toboolean(L, 1);
   timeout_s = luaL_checknumber(L, 2);
   atomic_store(&wd_stop, 0);
@@ -350,6 +371,9 @@ static int l_init(lua_State *L) {
 
 /* destroy(): frees the group and finalises MPI */
 static int l_destroy(lua_State *L) {
+  comm = world_comm;
+  rank = world_rank;
+  world = world_size;
   if (check_init(L, "destroy_process_group")) return 1;
   if (live_works > 0)
     return fail(L, "destroy_process_group", "%d asynchronous operation(s) were started and never waited for: call "
@@ -359,9 +383,15 @@ static int l_destroy(lua_State *L) {
     pthread_join(wd_thread, NULL);
     wd_running = 0;
   }
+  for (group_ud *g = groups, *next; g; g = next) {
+    next = g->next;
+    if (g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
+    g->comm = MPI_COMM_NULL;   /* a Lua value may still point here: kept, marked freed */
+  }
   MPI_Comm_free(&comm);
-  comm = MPI_COMM_NULL;
-  rank = -1; world = 0;
+  comm = world_comm = MPI_COMM_NULL;
+  rank = world_rank = -1;
+  world = world_size = 0;
   MPI_Finalize();
   return 0;
 }
@@ -531,7 +561,7 @@ static int l_work_source(lua_State *L) {
    writing into its buffer) */
 static int l_work_gc(lua_State *L) {
   work *w = luaL_checkudata(L, 1, WORK_MT);
-  if (!w->done && comm != MPI_COMM_NULL) {
+  if (!w->done && world_comm != MPI_COMM_NULL) {
     int err = work_block(w);
     lua_settop(L, 1);
     work_finish(L, w, err);
@@ -996,6 +1026,60 @@ static int l_all_to_allv(lua_State *L) {
   return buf_finish(L, name, &bo, out, 1);
 }
 
+/* new_group(ranks): every rank of the default group calls it with the same
+   list of distinct ranks (sorted, checked in lib/distributed); a member gets
+   its group, the others false. The ranks agree on the list first. */
+static int l_new_group(lua_State *L) {
+  const char *name = "new_group";
+  comm = world_comm; rank = world_rank; world = world_size;
+  if (check_init(L, name)) return 1;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int n = (int)luaL_len(L, 1), me = -1;
+  int64_t sum = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, 1, i);
+    int64_t r = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (r == rank) me = i - 1;
+    sum = (sum * 31 + r + 1) % 2147483647;
+  }
+  int64_t v[4] = {sum, -sum, n, -n};
+  int e;
+  GUARDED(name, MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm));
+  if (e != MPI_SUCCESS) return mpi_fail(L, name, e);
+  if (v[0] != -v[1] || v[2] != -v[3])
+    return fail(L, name, "the ranks pass different rank lists (every rank of the default group calls new_group "
+                "with the same list)");
+  MPI_Comm sub = MPI_COMM_NULL;
+  GUARDED(name, MPI_Comm_split(comm, me >= 0 ? 0 : MPI_UNDEFINED, me, &sub));
+  if (e != MPI_SUCCESS) return mpi_fail(L, name, e);
+  if (me < 0) { lua_pushboolean(L, 0); return 1; }
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  group_ud *g = malloc(sizeof *g);
+  if (!g) { MPI_Comm_free(&sub); return fail(L, name, "out of memory"); }
+  g->comm = sub;
+  MPI_Comm_rank(sub, &g->rank);
+  MPI_Comm_size(sub, &g->size);
+  g->next = groups;
+  groups = g;
+  group_ud **u = lua_newuserdatauv(L, sizeof *u, 0);
+  *u = g;
+  luaL_setmetatable(L, GROUP_MT);
+  return 1;
+}
+
+/* use(group or nil): the group the next collectives run in (nil: the default one) */
+static int l_use(lua_State *L) {
+  if (lua_isnoneornil(L, 1)) {
+    comm = world_comm; rank = world_rank; world = world_size;
+    return 0;
+  }
+  group_ud *g = *(group_ud **)luaL_checkudata(L, 1, GROUP_MT);
+  if (g->comm == MPI_COMM_NULL) return fail(L, "new_group", "this group was freed with the default group");
+  comm = g->comm; rank = g->rank; world = g->size;
+  return 0;
+}
+
 /* refuse(name): this rank raises an error of its own on name's arguments;
    it takes part in the agreement check the other ranks run, so that each
    of them raises too instead of waiting for it */
@@ -1010,7 +1094,7 @@ static int l_refuse(lua_State *L) {
   return lua_gettop(L) > top ? 1 : 0;
 }
 
-static int l_is_initialized(lua_State *L) { lua_pushboolean(L, comm != MPI_COMM_NULL); return 1; }
+static int l_is_initialized(lua_State *L) { lua_pushboolean(L, world_comm != MPI_COMM_NULL); return 1; }
 
 /* luaopen_distributed_mpi(): a function that takes the tensor metatable
    and returns the functions (their upvalue: that metatable) */
@@ -1021,7 +1105,10 @@ static int l_bind(lua_State *L) {
     {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
     {"gather", l_gather}, {"scatter", l_scatter}, {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_all_to_all},
     {"refuse", l_refuse}, {"send", l_send}, {"recv", l_recv}, {"all_to_allv", l_all_to_allv},
+    {"new_group", l_new_group}, {"use", l_use},
     {"is_initialized", l_is_initialized}, {NULL, NULL}};
+  luaL_newmetatable(L, GROUP_MT);
+  lua_pop(L, 1);
   if (luaL_newmetatable(L, WORK_MT)) {
     static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
                                   {NULL, NULL}};
