@@ -88,7 +88,7 @@ function DDP:__init(module, opts)
     local bytes = p:numel() * p:element_size()
     local b = open[p.dtype]
     if not b or (b.bytes + bytes > st.cap and #b.slots > 0) then
-      b = {dtype = p.dtype, device = p.device, slots = {}, bytes = 0, numel = 0, index = #st.buckets + 1}
+      b = {dtype = p.dtype, device = p.device, slots = {}, bytes = 0, numel = 0}
       st.buckets[#st.buckets + 1] = b
       open[p.dtype] = b
     end
@@ -127,7 +127,6 @@ end
 local function prepare(st)
   for _, b in ipairs(st.buckets) do
     b.pending = #b.slots
-    b.reduced = false
   end
   for _, s in pairs(st.slots) do s.ready = false end
   st.next = 1
@@ -176,7 +175,6 @@ local function finish(st, b)
       end
     end
   end)
-  b.reduced = true
 end
 
 -- starts the ready buckets in order, as far as the first one that is not; once every
@@ -251,7 +249,7 @@ function DDP:updateOutput(...)
           :format(#names, table.concat(names, ', ', 1, math.min(#names, 8))), 0)
   end
   if st.broadcast_buffers then
-    local bufs = self.module:buffers()
+    local bufs = self.module:buffers()   -- each time: a module may replace a buffer
     if #bufs > 0 then
       torch.no_grad(function() for _, buf in ipairs(bufs) do st.dist.broadcast(buf, {src = 0}) end end)
     end
