@@ -238,27 +238,36 @@ d.destroy_process_group()
     -- (env --default-signal: a test runner may start its children with SIGINT ignored). The
     -- processes are read from /proc here: pgrep and pkill hang under the sanitizer run's
     -- LD_PRELOAD.
-    local p = io.popen('env --default-signal=INT timeout -s INT 4 ' .. TH .. ' --nproc 2 ' .. script .. ' loop 2>&1; '
-                       .. 'sleep 1')
+    local p = io.popen('env --default-signal=INT timeout -s INT 8 ' .. TH .. ' --nproc 2 ' .. script .. ' loop 2>&1')
     local lout = p:read('a')
     p:close()
-    local left, pids = {}, {}
-    local has_lfs, lfs = pcall(require, 'lfs')
-    if has_lfs then
-      for name in lfs.dir('/proc') do if name:match('^%d+$') then pids[#pids + 1] = name end end
-    else
-      local ls = io.popen('ls /proc')
-      for name in ls:read('a'):gmatch('%d+') do pids[#pids + 1] = name end
-      ls:close()
-    end
-    for _, pid in ipairs(pids) do
-      local f = io.open('/proc/' .. pid .. '/cmdline', 'rb')
-      local cmd = f and f:read('a') or ''
-      if f then f:close() end
-      cmd = cmd:gsub('%z', ' ')
-      if cmd:find(script .. ' loop', 1, true) and (cmd:find('^mpirun ') or cmd:find('^%S*/th ')) then
-        left[#left + 1] = pid
+    local function still_running()
+      local pids, left = {}, {}
+      local has_lfs, lfs = pcall(require, 'lfs')
+      if has_lfs then
+        for name in lfs.dir('/proc') do if name:match('^%d+$') then pids[#pids + 1] = name end end
+      else
+        local ls = io.popen('ls /proc')
+        for name in ls:read('a'):gmatch('%d+') do pids[#pids + 1] = name end
+        ls:close()
       end
+      for _, pid in ipairs(pids) do
+        local f = io.open('/proc/' .. pid .. '/cmdline', 'rb')
+        local cmd = f and f:read('a') or ''
+        if f then f:close() end
+        cmd = cmd:gsub('%z', ' ')
+        if cmd:find(script .. ' loop', 1, true) and (cmd:find('^mpirun ') or cmd:find('^%S*/th ')) then
+          left[#left + 1] = pid
+        end
+      end
+      return left
+    end
+    -- mpirun may take a moment after the launcher returns to reap its ranks: up to 10 s
+    local left = still_running()
+    for _ = 1, 20 do
+      if #left == 0 then break end
+      os.execute('sleep 0.5')
+      left = still_running()
     end
     for _, pid in ipairs(left) do os.execute('kill -9 ' .. pid .. ' 2> /dev/null') end
     os.remove(script)
