@@ -8,6 +8,7 @@
 #include "mt_kernel.h"
 #include "mt_ops.h"
 #include "mt_parallel.h"
+#include "mt_sgemm.h"
 
 /* OpenBLAS always runs on one thread (mt_parallel.c); the pool spreads the
    work instead. A product of at least 2 * MT_LINALG_BLOCK_GRAIN multiply-adds
@@ -58,6 +59,17 @@ static int matrix_layout(const mt_tensor *t, int64_t *ld) {
    matrix's stride along it, which blas_layout has checked is >= 1. */
 #define MT_BLAS_DTYPES(X) X(FLOAT32, float, s) X(FLOAT64, double, d)
 
+/* float32 products go to moontorch's own kernels where the CPU has them
+   (mt_sgemm.c); 0 when done, else OpenBLAS does it */
+static int own_gemm_FLOAT32(const gemm_geom *g, float *c, const float *a, const float *b, float beta) {
+  return mt_sgemm(g->m, g->n, g->k, (float)g->alpha, a, g->a_rs, g->a_cs, b, g->b_rs, g->b_cs, beta, c, g->c_rs,
+                  g->c_cs);
+}
+static int own_gemm_FLOAT64(const gemm_geom *g, double *c, const double *a, const double *b, double beta) {
+  (void)g; (void)c; (void)a; (void)b; (void)beta;
+  return -1;
+}
+
 #define BLAS_KERNEL(E, T, P)                                                       \
   static void blas_##E(const gemm_geom *g, char *c, const char *a, const char *b,  \
                        double beta) {                                              \
@@ -83,7 +95,7 @@ static int matrix_layout(const mt_tensor *t, int64_t *ld) {
       else                                                                         \
         cblas_##P##gemv(rb ? CblasRowMajor : CblasColMajor, CblasTrans, k, n,      \
                         alpha, bp, (int)ldb, ap, inc_a, bt, cp, inc_c);            \
-    } else {                                                                       \
+    } else if (own_gemm_##E(g, cp, ap, bp, bt) != 0) {                             \
       cblas_##P##gemm(rc ? CblasRowMajor : CblasColMajor,                          \
                       ra == rc ? CblasNoTrans : CblasTrans,                        \
                       rb == rc ? CblasNoTrans : CblasTrans, m, n, k, alpha, ap,    \

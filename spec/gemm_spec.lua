@@ -1,0 +1,122 @@
+-- gemm_spec.lua: float32 matrix products, whichever kernel computes them (moontorch's own
+-- AVX-512 kernel where the CPU has it, OpenBLAS elsewhere and under TH_GEMM=openblas):
+-- the values against the float64 product (the definition, to float32's rounding), at the
+-- shapes that cut the kernel's blocks unevenly, in every layout, with alpha and beta, at
+-- 1 and 2 threads.
+local torch = require 'torch'
+local th = dofile('spec/support/th.lua')
+
+-- largest |got - want| over the largest |want|, want the float64 product
+local function rel_err(got, want)
+  local scale = math.max(want:abs():max():item(), 1e-30)
+  return (got:double() - want):abs():max():item() / scale
+end
+
+-- a (m x k) as stored by layout 'n' (row-major) or 't' (a transposed copy's transpose)
+local function stored(rows, cols, layout, seed)
+  torch.manual_seed(seed)
+  local x = torch.randn(rows, cols)
+  if layout == 't' then return x:t():contiguous():t() end
+  return x
+end
+
+-- (m, n, k): tiles of 8 rows by 32 columns, blocks of 384 steps, 128 rows and 1024 columns;
+-- each shape leaves a part of some block over
+local SHAPES = {
+  {16, 32, 16}, {17, 33, 17}, {24, 100, 383}, {64, 784, 256}, {40, 70, 769},
+  {130, 1030, 20}, {9, 40, 1000}, {1, 64, 64}, {64, 1, 64}, {64, 10, 256}, {3, 5, 2},
+}
+
+describe('float32 matrix products', function()
+  it('equal the float64 product in every layout of a, b and the result', function()
+    for _, s in ipairs(SHAPES) do
+      local m, n, k = s[1], s[2], s[3]
+      for _, la in ipairs{'n', 't'} do
+        for _, lb in ipairs{'n', 't'} do
+          local a, b = stored(m, k, la, m + k), stored(k, n, lb, n + 2 * k)
+          local want = a:double():mm(b:double())
+          local what = ('%dx%d @ %dx%d, a %s, b %s'):format(m, k, k, n, la, lb)
+          local err = rel_err(a:mm(b), want)
+          assert.is_true(err < 1e-5, what .. ': relative error ' .. err)
+          -- into a column-major result: the kernel computes the transposed product
+          local c = torch.zeros(n, m):t()
+          torch.mm(a, b, {out = c})
+          err = rel_err(c, want)
+          assert.is_true(err < 1e-5, what .. ', column-major result: relative error ' .. err)
+        end
+      end
+    end
+  end)
+
+  it('scales by alpha and adds beta times the input, and beta 0 ignores NaN in it', function()
+    for _, s in ipairs{{64, 784, 256}, {33, 65, 400}, {20, 40, 30}} do
+      local m, n, k = s[1], s[2], s[3]
+      local a, b = stored(m, k, 'n', 1), stored(k, n, 't', 2)
+      local c = stored(m, n, 'n', 3)
+      local want = a:double():mm(b:double()) * 0.5 + c:double() * -2
+      local got = torch.addmm(c, a, b, {beta = -2, alpha = 0.5})
+      assert.is_true(rel_err(got, want) < 1e-5, m .. 'x' .. n .. 'x' .. k)
+      local nan = torch.full({m, n}, 0 / 0)
+      local clean = torch.addmm(nan, a, b, {beta = 0, alpha = 3})
+      assert.is_false(clean:isnan():any():item(), 'beta 0 let a NaN of the input through')
+      assert.is_true(rel_err(clean, a:double():mm(b:double()) * 3) < 1e-5)
+      -- in place, accumulating, as a linear layer's weight gradient
+      local acc = c:clone()
+      acc:addmm_(a, b)
+      assert.is_true(rel_err(acc, a:double():mm(b:double()) + c:double()) < 1e-5)
+    end
+  end)
+
+  it('carries NaN and infinity from an input to the rows and columns they touch', function()
+    local a, b = torch.ones(20, 50), torch.ones(50, 40)
+    a[3][7] = 0 / 0
+    b[9][5] = math.huge
+    local c = a:mm(b)
+    for i = 1, 20 do
+      for j = 1, 40 do
+        local v = c[i][j]
+        if i == 3 then assert.is_true(v ~= v, 'row 3 is NaN')
+        elseif j == 5 then assert.are.equal(math.huge, v)
+        else assert.are.equal(50, v) end
+      end
+    end
+  end)
+
+  it('gives the same bits at 1 and 2 threads, batched products too', function()
+    local before = torch.getnumthreads()
+    local a, b = stored(200, 700, 'n', 5), stored(700, 300, 't', 6)
+    local ba, bb = torch.randn(4, 40, 90), torch.randn(4, 90, 50)
+    local r = {}
+    local ok, err = pcall(function()
+      for i, t in ipairs{1, 2} do
+        torch.setnumthreads(t)
+        r[i] = {a:mm(b), ba:bmm(bb), b:t():mm(a:t())}
+      end
+    end)
+    torch.setnumthreads(before)
+    assert(ok, err)
+    for j = 1, 3 do assert.is_true(torch.equal(r[1][j], r[2][j]), 'product ' .. j .. ' differs') end
+  end)
+
+  it('agrees with OpenBLAS (TH_GEMM=openblas) to float32 rounding', function()
+    local script = os.tmpname() .. '.lua'
+    local f = assert(io.open(script, 'w'))
+    f:write([[
+torch.manual_seed(11)
+local a, b = torch.randn(64, 784), torch.randn(256, 784)
+local c = a:mm(b:t())
+io.write(string.format('%.9g %.9g %.9g\n', c:sum():item(), c[1][1], c[64][256]))
+]])
+    f:close()
+    local ok1, own = th.run(script)
+    local ok2, blas = th.run_env('TH_GEMM=openblas', script)
+    os.remove(script)
+    assert.is_true(ok1, own)
+    assert.is_true(ok2, blas)
+    local x, y = {}, {}
+    for v in own:gmatch('%S+') do x[#x + 1] = tonumber(v) end
+    for v in blas:gmatch('%S+') do y[#y + 1] = tonumber(v) end
+    assert.are.equal(3, #x, own)
+    for i = 1, 3 do assert.is_true(math.abs(x[i] - y[i]) <= 1e-4 * math.max(1, math.abs(y[i])), own .. blas) end
+  end)
+end)

@@ -1,0 +1,276 @@
+/* mt_sgemm.c: moontorch's own float32 matrix product for CPUs with AVX-512
+   (F, DQ, BW, VL), compiled for that ISA whatever the build's -march and
+   taken at run time when cpuid says so; elsewhere, and for the shapes it
+   does not take, OpenBLAS does the product (mt_linalg.c).
+
+   c (m x n, row-major; a column-major c is the product transposed) =
+   beta * c + alpha * a @ b, as BLIS does it: b is packed SG_KC steps by
+   SG_NC columns at a time into slivers of SG_NR columns (a copy when b is
+   n-contiguous, 16 x 16 transposes when it is k-contiguous: x @ w^T, a
+   linear layer's forward), a SG_MC rows by SG_KC steps into tiles of SG_MR
+   rows; the micro-kernel keeps a tile of c (SG_MR x SG_NR, 16 registers of
+   16 floats) while each step broadcasts SG_MR values of a and loads one row
+   of the sliver. A tile of a stays in L1 while the slivers pass by from L2,
+   each prefetched SG_PF steps ahead.
+
+   Each element of c is one chain of fused multiply-adds in the order of k
+   within a block of SG_KC steps, the blocks added in order, whatever tile or
+   block of columns it falls in: the same bits at every thread count. */
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mt_sgemm.h"
+
+#define SG_MR 8
+#define SG_NR 32
+#define SG_KC 384
+#define SG_MC 128            /* rows of a packed at once: SG_MC * SG_KC floats, 192 KB (L2) */
+#define SG_NC 1024           /* columns of b packed at once: 1.5 MB (L2) */
+#define SG_PF 12             /* how many steps ahead the sliver is prefetched */
+#define SG_DM 4
+#define SG_DN 4
+#define SG_DMC 256           /* rows of a the dot kernel sweeps per block of b's rows */
+
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma")))
+#define INLINE static inline __attribute__((always_inline))
+
+static __mmask16 mask_of(int64_t count) {   /* the first count (0..16) lanes */
+  return count >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << count) - 1u);
+}
+
+/* ---- broadcast kernel ---- */
+
+/* c tile (mr <= SG_MR rows, the columns masked by m0, m1) = beta * c + alpha * ap @ bp over kc
+   steps: ap SG_MR floats per step (zeros past mr), bp a sliver, SG_NR floats per step */
+INLINE AVX512 void bcast_tile(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr,
+                              __mmask16 m0, __mmask16 m1, float alpha, float beta) {
+  __m512 acc0[SG_MR], acc1[SG_MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < SG_MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int i = 0; i < mr; i++) {                    /* c's rows, read or written at the end */
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+  }
+  for (int64_t p = 0; p < kc; p++) {
+    _mm_prefetch((const char *)(bp + SG_PF * SG_NR), _MM_HINT_T0);
+    _mm_prefetch((const char *)(bp + SG_PF * SG_NR + 16), _MM_HINT_T0);
+    const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < SG_MR; i++) {
+      const __m512 av = _mm512_set1_ps(ap[i]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+    ap += SG_MR;
+    bp += SG_NR;
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 8
+  for (int i = 0; i < SG_MR; i++) {
+    if (i >= mr) break;
+    float *ci = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(va, acc0[i]), r1 = _mm512_mul_ps(va, acc1[i]);
+    if (beta != 0) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
+    }
+    _mm512_mask_storeu_ps(ci, m0, r0);
+    _mm512_mask_storeu_ps(ci + 16, m1, r1);
+  }
+}
+
+/* a's rows [i0, i0 + mc) and steps [p0, p0 + kc) into ap, SG_MR rows per tile, zeros past m */
+static AVX512 void pack_a(float *ap, const float *a, int64_t a_rs, int64_t a_cs, int64_t mc, int64_t kc) {
+  for (int64_t t = 0; t < mc; t += SG_MR) {
+    const int64_t rows = mc - t < SG_MR ? mc - t : SG_MR;
+    const float *at = a + t * a_rs;
+    float *dst = ap + t * kc;
+    if (a_rs == 1 && rows == SG_MR) {
+      const __mmask16 mm = mask_of(SG_MR);
+      for (int64_t p = 0; p < kc; p++) _mm512_mask_storeu_ps(dst + p * SG_MR, mm, _mm512_maskz_loadu_ps(mm, at + p * a_cs));
+    } else if (a_cs == 1 && rows == SG_MR && SG_MR == 8) {
+      /* eight rows of 8 steps at a time, transposed */
+      int64_t p = 0;
+      for (; p + 8 <= kc; p += 8) {
+        __m256 r[8], s[8];
+        for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(at + i * a_rs + p);
+        for (int i = 0; i < 8; i += 2) {
+          s[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+          s[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+        }
+        for (int i = 0; i < 8; i += 4) {
+          r[i] = _mm256_shuffle_ps(s[i], s[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+          r[i + 1] = _mm256_shuffle_ps(s[i], s[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+          r[i + 2] = _mm256_shuffle_ps(s[i + 1], s[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+          r[i + 3] = _mm256_shuffle_ps(s[i + 1], s[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+        /* r[0..3]: steps 0, 1, 2, 3 of rows 0-3 (low lane) and 4-7 of them (high); r[4..7] rows 4-7 */
+        for (int q = 0; q < 4; q++) {
+          _mm256_storeu_ps(dst + (p + q) * SG_MR, _mm256_permute2f128_ps(r[q], r[q + 4], 0x20));
+          _mm256_storeu_ps(dst + (p + q + 4) * SG_MR, _mm256_permute2f128_ps(r[q], r[q + 4], 0x31));
+        }
+      }
+      for (; p < kc; p++)
+        for (int i = 0; i < SG_MR; i++) dst[p * SG_MR + i] = at[i * a_rs + p];
+    } else {
+      for (int64_t p = 0; p < kc; p++)
+        for (int64_t i = 0; i < SG_MR; i++) dst[p * SG_MR + i] = i < rows ? at[i * a_rs + p * a_cs] : 0.0f;
+    }
+  }
+}
+
+/* the 16 x 16 block r transposed in place: r[j] becomes column j */
+INLINE AVX512 void transpose16(__m512 *r) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {   /* r[i + c], lane l: column 4l + c of rows i .. i + 3 */
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 2]);
+    const __m512d c = _mm512_castps_pd(t[i + 1]), d = _mm512_castps_pd(t[i + 3]);
+    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+  }
+  for (int c = 0; c < 4; c++) {
+    t[c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+    t[4 + c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
+    t[8 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+    t[12 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
+  }
+  for (int c = 0; c < 4; c++) {
+    r[c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88);
+    r[8 + c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd);
+    r[4 + c] = _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0xdd);
+  }
+}
+
+/* b k-contiguous (column j at b + j * ldb): columns [0, nc) and steps [0, kc) packed into slivers
+   of SG_NR columns, kc x SG_NR floats each, zeros past nc */
+static AVX512 void pack_b_t(float *bp, const float *b, int64_t ldb, int64_t kc, int64_t nc) {
+  for (int64_t j0 = 0; j0 < nc; j0 += 16) {
+    float *dst = bp + (j0 / SG_NR) * kc * SG_NR + j0 % SG_NR;
+    const int64_t cols = nc - j0 < 16 ? nc - j0 : 16;
+    for (int64_t p = 0; p < kc; p += 16) {
+      const __mmask16 mk = mask_of(kc - p);
+      __m512 r[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = i < cols ? _mm512_maskz_loadu_ps(mk, b + (j0 + i) * ldb + p) : _mm512_setzero_ps();
+      transpose16(r);
+      const int64_t steps = kc - p < 16 ? kc - p : 16;
+      for (int q = 0; q < steps; q++) _mm512_storeu_ps(dst + (p + q) * SG_NR, r[q]);
+    }
+  }
+}
+
+/* b n-contiguous: rows [0, kc), columns [0, nc) copied into slivers as pack_b_t's */
+static AVX512 void pack_b_n(float *bp, const float *b, int64_t ldb, int64_t kc, int64_t nc) {
+  for (int64_t j = 0; j < nc; j += SG_NR) {
+    const int64_t nr = nc - j;
+    const __mmask16 m0 = mask_of(nr), m1 = mask_of(nr > 16 ? nr - 16 : 0);
+    float *dst = bp + (j / SG_NR) * kc * SG_NR;
+    for (int64_t p = 0; p < kc; p++) {
+      _mm512_storeu_ps(dst + p * SG_NR, _mm512_maskz_loadu_ps(m0, b + p * ldb + j));
+      _mm512_storeu_ps(dst + p * SG_NR + 16, _mm512_maskz_loadu_ps(m1, b + p * ldb + j + 16));
+    }
+  }
+}
+
+/* bt: b k-contiguous (column j at b + j * ldb), else n-contiguous (row p at b + p * ldb) */
+static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs,
+                              int64_t a_cs, const float *b, int64_t ldb, int bt, float beta, float *c,
+                              int64_t ldc, float *ap, float *bp) {
+  for (int64_t p0 = 0; p0 < k; p0 += SG_KC) {
+    const int64_t kc = k - p0 < SG_KC ? k - p0 : SG_KC;
+    const float beta_p = p0 == 0 ? beta : 1.0f;
+    for (int64_t j0 = 0; j0 < n; j0 += SG_NC) {
+      const int64_t nc = n - j0 < SG_NC ? n - j0 : SG_NC;
+      if (bt) pack_b_t(bp, b + j0 * ldb + p0, ldb, kc, nc);
+      else pack_b_n(bp, b + p0 * ldb + j0, ldb, kc, nc);
+      for (int64_t i0 = 0; i0 < m; i0 += SG_MC) {
+        const int64_t mc = m - i0 < SG_MC ? m - i0 : SG_MC;
+        pack_a(ap, a + i0 * a_rs + p0 * a_cs, a_rs, a_cs, mc, kc);
+        /* a tile of a stays in L1 while b's slivers come by from L2 */
+        for (int64_t t = 0; t < mc; t += SG_MR) {
+          const int mr = mc - t < SG_MR ? (int)(mc - t) : SG_MR;
+          for (int64_t j = 0; j < nc; j += SG_NR) {
+            const int64_t nr = nc - j;
+            const __mmask16 m0 = mask_of(nr), m1 = mask_of(nr > 16 ? nr - 16 : 0);
+            bcast_tile(kc, ap + t * kc, bp + (j / SG_NR) * kc * SG_NR, c + (i0 + t) * ldc + j0 + j, ldc, mr, m0,
+                       m1, alpha, beta_p);
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ---- the entry ---- */
+
+/* the calling thread's packing buffers (0: a's, 1: b's), made on its first product and
+   kept for the next; freed when the thread ends */
+static pthread_key_t sg_key;
+static pthread_once_t sg_key_once = PTHREAD_ONCE_INIT;
+static void sg_free(void *p) { free(p); }
+static void sg_make_key(void) { (void)pthread_key_create(&sg_key, sg_free); }
+
+static float *sg_buffer(int which) {
+  (void)pthread_once(&sg_key_once, sg_make_key);
+  float **bufs = pthread_getspecific(sg_key);
+  if (!bufs) {
+    const size_t a = ((size_t)(SG_MC + SG_MR - 1) / SG_MR * SG_MR * SG_KC * sizeof(float) + 63) / 64 * 64;
+    const size_t b = (size_t)SG_KC * ((SG_NC + SG_NR - 1) / SG_NR * SG_NR) * sizeof(float);
+    char *block = aligned_alloc(64, 64 + a + b);
+    if (!block) return NULL;
+    bufs = (float **)block;
+    bufs[0] = (float *)(block + 64);
+    bufs[1] = (float *)(block + 64 + a);
+    if (pthread_setspecific(sg_key, block)) { free(block); return NULL; }
+  }
+  return bufs[which];
+}
+
+static int sg_ready = -1;
+
+static int cpu_has_avx512(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("fma");
+}
+
+int mt_sgemm_available(void) {
+  int r = __atomic_load_n(&sg_ready, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *env = getenv("TH_GEMM");
+    r = cpu_has_avx512() && !(env && strcmp(env, "openblas") == 0);
+    __atomic_store_n(&sg_ready, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
+int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
+             const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
+  if (!mt_sgemm_available() || m < 1 || n < 1 || k < 1) return -1;
+  if (c_cs != 1) {                                          /* c column-major: c^T = b^T @ a^T */
+    if (c_rs != 1) return -1;
+    const int64_t ars = b_cs, acs = b_rs, brs = a_cs, bcs = a_rs, t = m;
+    const float *ta = a;
+    a = b; b = ta;
+    a_rs = ars; a_cs = acs; b_rs = brs; b_cs = bcs;
+    c_rs = c_cs; c_cs = 1;
+    m = n; n = t;
+  }
+  /* what it does no faster than OpenBLAS: few columns (a sliver mostly padding), few steps */
+  if (n < SG_NR || m < 2 * SG_MR || k < 16) return -1;
+  if (b_cs != 1 && b_rs != 1) return -1;
+  float *ap = sg_buffer(0), *bp = sg_buffer(1);
+  if (!ap || !bp) return -1;
+  bcast_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_cs == 1 ? b_rs : b_cs, b_cs != 1, beta, c, c_rs, ap, bp);
+  return 0;
+}

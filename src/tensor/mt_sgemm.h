@@ -1,0 +1,15 @@
+/* mt_sgemm.h: moontorch's own float32 matrix product (AVX-512), beside OpenBLAS. */
+#ifndef MT_SGEMM_H
+#define MT_SGEMM_H
+#include <stdint.h>
+
+/* 1 when this CPU runs the kernels (AVX-512 F/DQ/BW/VL) and TH_GEMM=openblas is not set */
+int mt_sgemm_available(void);
+
+/* c (m x n) = beta * c + alpha * a (m x k) @ b (k x n), strides in elements; c row- or
+   column-major. 0 when done, -1 when the layout or the CPU is not one it takes (nothing
+   written): the caller's BLAS does the product then. beta 0 does not read c. */
+int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
+             const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs);
+
+#endif
