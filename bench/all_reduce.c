@@ -22,10 +22,10 @@ int main(int argc, char **argv) {
   MPI_Init(NULL, NULL);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *names[] = {"256K", "4M", "16M"};
-  const long sizes[] = {1L << 18, 1L << 22, 1L << 24};
-  const int reps[] = {20, 20, 5};
-  for (int s = 0; s < 3; s++) {
+  const char *names[] = {"1MB", "4MB", "16MB", "64MB", "256MB"};
+  const long sizes[] = {1L << 18, 1L << 20, 1L << 22, 1L << 24, 1L << 26};
+  const int reps[] = {20, 20, 10, 5, 3};
+  for (int s = 0; s < 5; s++) {
     long n = sizes[s];
     float *t = malloc(sizeof(float) * (size_t)n);
     for (long i = 0; i < n; i++) t[i] = (float)(rank + 1);

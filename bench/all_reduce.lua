@@ -1,9 +1,10 @@
--- all_reduce: distributed.all_reduce (sum) of float32 tensors of 256K, 4M and 16M elements
--- between 2 ranks on this machine (MPI over shared memory), best of 5 rounds of 20 (5 for
--- 16M); against PyTorch's gloo backend over 2 processes, and MPI_Allreduce called directly
+-- all_reduce: distributed.all_reduce (sum) of float32 tensors of 1, 4, 16, 64 and 256 MB
+-- between 2 ranks on this machine (MPI over shared memory), best of 5 rounds of 20 (10, 5 and
+-- 3 for 16, 64 and 256 MB); against PyTorch's gloo backend over 2 processes, and MPI_Allreduce called directly
 -- from C (the C column). Run outside mpirun, the script starts its 2 ranks itself (th --nproc
 -- 2) and prints rank 0's lines.
-local SIZES = {{'256K', 1 << 18, 20}, {'4M', 1 << 22, 20}, {'16M', 1 << 24, 5}}
+local SIZES = {{'1MB', 1 << 18, 20}, {'4MB', 1 << 20, 20}, {'16MB', 1 << 22, 10}, {'64MB', 1 << 24, 5},
+               {'256MB', 1 << 26, 3}}
 
 if not os.getenv('OMPI_COMM_WORLD_SIZE') then
   local exe = arg[-1] or 'th'
@@ -34,6 +35,9 @@ for _, s in ipairs(SIZES) do
   end
   if rank == 0 then
     print(('TIME %.9g %s'):format(best, name))
+    -- bus bandwidth as NCCL's tests count it: 2 (p - 1) / p of the bytes each rank holds, per second
+    local p = d.get_world_size()
+    print(('NOTE all_reduce %s: bus bandwidth %.2f GB/s'):format(name, 2 * (p - 1) / p * n * 4 / best / 1e9))
     t:fill(rank + 1.0)
     d.all_reduce(t)
     print(('CHECK %s %.6g %.6g'):format(name, t[1], t[n]))

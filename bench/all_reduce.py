@@ -6,7 +6,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-SIZES = [('256K', 1 << 18, 20), ('4M', 1 << 22, 20), ('16M', 1 << 24, 5)]
+SIZES = [('1MB', 1 << 18, 20), ('4MB', 1 << 20, 20), ('16MB', 1 << 22, 10), ('64MB', 1 << 24, 5),
+         ('256MB', 1 << 26, 3)]
 
 
 def worker(rank, port):
