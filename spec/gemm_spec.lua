@@ -27,7 +27,7 @@ local SHAPES = {
   {130, 1030, 20}, {9, 40, 1000}, {1, 64, 64}, {64, 1, 64}, {64, 10, 256}, {3, 5, 2},
 }
 
-describe('float32 matrix products', function()
+describe('matrix products summed in float32', function()
   it('equal the float64 product in every layout of a, b and the result', function()
     for _, s in ipairs(SHAPES) do
       local m, n, k = s[1], s[2], s[3]
@@ -96,6 +96,32 @@ describe('float32 matrix products', function()
     torch.setnumthreads(before)
     assert(ok, err)
     for j = 1, 3 do assert.is_true(torch.equal(r[1][j], r[2][j]), 'product ' .. j .. ' differs') end
+  end)
+
+  it('multiplies bfloat16 and float16 matrices summing in float32 and rounding once, in every layout', function()
+    -- bfloat16 keeps 8 significant bits, float16 11: the result is the float64 product of the
+    -- same inputs to half a unit in the last place (relative to the largest entry, plus the
+    -- float32 sum's rounding)
+    for dt, tol in pairs{bfloat16 = 2 ^ -8, float16 = 2 ^ -10} do
+      for _, s in ipairs{{64, 784, 256}, {40, 70, 769}, {130, 1030, 20}, {17, 33, 40}, {9, 40, 100}} do
+        local m, n, k = s[1], s[2], s[3]
+        for _, la in ipairs{'n', 't'} do
+          for _, lb in ipairs{'n', 't'} do
+            local a, b = stored(m, k, la, m + k):to(dt), stored(k, n, lb, n + 2 * k):to(dt)
+            local want = a:double():mm(b:double())
+            local got = a:mm(b)
+            assert.are.equal(dt, got.dtype)
+            local err = rel_err(got, want)
+            assert.is_true(err < tol, ('%s %dx%d @ %dx%d, a %s, b %s: relative error %g'):format(dt, m, k, k, n, la, lb, err))
+          end
+        end
+      end
+      local ba, bb = torch.randn(3, 40, 50):to(dt), torch.randn(3, 50, 64):to(dt)
+      assert.is_true(rel_err(ba:bmm(bb), ba:double():bmm(bb:double())) < tol, dt .. ' bmm')
+      local acc = torch.randn(40, 64):to(dt)
+      local want = acc:double() * 0.5 + ba[1]:double():mm(bb[1]:double()) * 2
+      assert.is_true(rel_err(torch.addmm(acc, ba[1], bb[1], {beta = 0.5, alpha = 2}), want) < tol, dt .. ' addmm')
+    end
   end)
 
   it('agrees with OpenBLAS (TH_GEMM=openblas) to float32 rounding', function()

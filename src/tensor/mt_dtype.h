@@ -58,6 +58,13 @@ mt_dtype mt_promote(mt_dtype a, mt_dtype b);
 mt_dtype mt_promote_scalar(mt_dtype t, int scalar_is_float, mt_dtype default_float);
 
 /* ---- half and bfloat16 <-> float ---- */
+#if defined(__F16C__)
+/* the CPU's conversions (F16C, round to nearest even whatever MXCSR says): the same values
+   as the portable ones below, a NaN keeping the top bits of its payload */
+#include <immintrin.h>
+static inline float mt_half_to_float(mt_half h) { return _cvtsh_ss(h); }
+static inline mt_half mt_float_to_half(float f) { return (mt_half)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+#else
 static inline float mt_half_to_float(mt_half h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
   uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -93,6 +100,7 @@ static inline mt_half mt_float_to_half(float f) {
   if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
   return (mt_half)(sign | h);
 }
+#endif
 
 static inline float mt_bf16_to_float(mt_bf16 b) {
   uint32_t x = (uint32_t)b << 16; float f; memcpy(&f, &x, 4); return f;

@@ -303,6 +303,62 @@ static void run_blocks(const batch_plan *p, int64_t i, int blas) {
   mt_parallel_for(parts, 1, run_block_range, &job);
 }
 
+/* ---- half and bfloat16 operands on the own kernel: widened as they are packed ---- */
+typedef struct {
+  const char *a, *b;
+  float *c;
+  int et;
+  int64_t m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, units, parts;
+  float alpha, beta;
+  int failed;          /* a block the kernel could not run (no memory for its buffers) */
+} half_job;
+
+static void half_blocks(void *job, int64_t begin, int64_t end) {
+  const half_job *j = job;
+  for (int64_t part = begin; part < end; part++) {
+    const int64_t first = j->units * part / j->parts * 32;
+    const int64_t last = part == j->parts - 1 ? j->n : j->units * (part + 1) / j->parts * 32;
+    if (mt_gemm_f32(j->m, last - first, j->k, j->alpha, j->a, j->et, j->a_rs, j->a_cs, j->b + first * j->b_cs * 2,
+                    j->et, j->b_rs, j->b_cs, j->beta, j->c + first, j->c_rs, 1))
+      __atomic_store_n(&((half_job *)job)->failed, 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* c (float32, each matrix row-major) = beta * c + alpha * a @ b for a and b bfloat16 or
+   float16 of BLAS-readable matrices, on mt_sgemm.c's kernel, which widens them as it packs
+   them (no float32 copies); 1 when it does not take the product (the caller goes on), -1
+   on failure */
+static int half_bgemm(const char *op, mt_tensor *c, const mt_tensor *a, const mt_tensor *b, double alpha,
+                      double beta, int sum_batches) {
+  const int nd = a->ndim, nbd = nd - 2;
+  const int64_t m = a->shape[nd - 2], k = a->shape[nd - 1], n = b->shape[nd - 1];
+  int64_t lda, ldb, ldc, nbatch = 1;
+  for (int i = 0; i < nbd; i++) nbatch *= a->shape[i];
+  if (a->dtype != b->dtype || (a->dtype != MT_BFLOAT16 && a->dtype != MT_FLOAT16) || c->dtype != MT_FLOAT32 ||
+      !mt_gemm_f32_takes(m, n, k) || matrix_layout(a, &lda) < 0 || matrix_layout(b, &ldb) < 0 ||
+      matrix_layout(c, &ldc) != 1 || c->stride[c->ndim - 1] != 1)
+    return 1;
+  const int64_t units = n / 32;
+  int64_t parts = macs(m, n, k) / MT_LINALG_BLOCK_GRAIN;
+  if (parts > units) parts = units;
+  if (parts > block_cap()) parts = block_cap();
+  if (parts < 1) parts = 1;
+  for (int64_t i = 0; i < nbatch; i++) {
+    half_job job = {
+      (const char *)mt_data(a) + batch_offset(i, nbd, a->shape, a->stride) * 2,
+      (const char *)mt_data(b) + batch_offset(i, nbd, a->shape, b->stride) * 2,
+      (float *)mt_data(c) + (sum_batches ? 0 : batch_offset(i, nbd, a->shape, c->stride)),
+      a->dtype == MT_BFLOAT16 ? MT_SG_BF16 : MT_SG_F16,
+      m, n, k, a->stride[nd - 2], a->stride[nd - 1], b->stride[nd - 2], b->stride[nd - 1],
+      c->stride[c->ndim - 2], units, parts, (float)alpha, (float)(sum_batches && i > 0 ? 1 : beta), 0};
+    if (parts > 1) mt_parallel_for(parts, 1, half_blocks, &job);
+    else half_blocks(&job, 0, 1);
+    if (job.failed) return mt_fail("%s: out of memory for the product's packing buffers", op);
+  }
+  c->storage->version++;
+  return 0;
+}
+
 /* The batched product every op ends in: c = beta * c + alpha * a @ b, with
    a (..., M, K), b (..., K, N) of one batch shape and c (..., M, N) of the
    same, or, with sum_batches, c (M, N) accumulating the whole batch. c is
@@ -330,6 +386,10 @@ static int bgemm(const char *op, mt_tensor *c, const mt_tensor *a, const mt_tens
     if (rc == 0) rc = mt_copy(c, &scratch);
     mt_tensor_release(&scratch);
     return rc;
+  }
+  if (dtype == MT_FLOAT32) {
+    const int rc = half_bgemm(op, c, a, b, alpha, beta, sum_batches);
+    if (rc <= 0) return rc;
   }
   mt_tensor pa = {0}, pb = {0};
   if (prep_operand(&pa, a, dtype) || prep_operand(&pb, b, dtype)) {

@@ -1,7 +1,9 @@
 /* mt_sgemm.c: moontorch's own float32 matrix product for CPUs with AVX-512
    (F, DQ, BW, VL), compiled for that ISA whatever the build's -march and
    taken at run time when cpuid says so; elsewhere, and for the shapes it
-   does not take, OpenBLAS does the product (mt_linalg.c).
+   does not take, OpenBLAS does the product (mt_linalg.c). bfloat16 and
+   float16 operands are widened to float32 as they are packed (no float32
+   copies of them); the sums are float32 either way.
 
    c (m x n, row-major; a column-major c is the product transposed) =
    beta * c + alpha * a @ b, as BLIS does it: b is packed SG_KC steps by
@@ -33,11 +35,41 @@
 #define SG_DN 4
 #define SG_DMC 256           /* rows of a the dot kernel sweeps per block of b's rows */
 
-#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma")))
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 
 static __mmask16 mask_of(int64_t count) {   /* the first count (0..16) lanes */
   return count >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << count) - 1u);
+}
+
+/* ---- reading the operands: float32, or bfloat16 / float16 widened to float32 as they are
+   packed (MT_SG_F32, MT_SG_BF16, MT_SG_F16); idx counts elements ---- */
+
+/* the 16 (masked: the first ones, zeros after) elements at idx */
+INLINE AVX512 __m512 load16(const char *base, int64_t idx, int et, __mmask16 m) {
+  if (et == MT_SG_F32) return _mm512_maskz_loadu_ps(m, (const float *)base + idx);
+  const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)base + idx);
+  if (et == MT_SG_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_cvtph_ps(h);
+}
+
+INLINE AVX512 __m256 load8(const char *base, int64_t idx, int et) {
+  if (et == MT_SG_F32) return _mm256_loadu_ps((const float *)base + idx);
+  const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)base + idx));
+  if (et == MT_SG_BF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  return _mm256_cvtph_ps(h);
+}
+
+INLINE AVX512 float load1(const char *base, int64_t idx, int et) {
+  if (et == MT_SG_F32) return ((const float *)base)[idx];
+  const uint16_t v = ((const uint16_t *)base)[idx];
+  if (et == MT_SG_BF16) {
+    const uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  return _cvtsh_ss(v);
 }
 
 /* ---- broadcast kernel ---- */
@@ -81,21 +113,21 @@ INLINE AVX512 void bcast_tile(int64_t kc, const float *ap, const float *bp, floa
   }
 }
 
-/* a's rows [i0, i0 + mc) and steps [p0, p0 + kc) into ap, SG_MR rows per tile, zeros past m */
-static AVX512 void pack_a(float *ap, const float *a, int64_t a_rs, int64_t a_cs, int64_t mc, int64_t kc) {
+/* a's rows [0, mc) and steps [0, kc) (from a, elements of type et) into ap, SG_MR rows per
+   tile, zeros past mc */
+static AVX512 void pack_a(float *ap, const char *a, int et, int64_t a_rs, int64_t a_cs, int64_t mc, int64_t kc) {
   for (int64_t t = 0; t < mc; t += SG_MR) {
     const int64_t rows = mc - t < SG_MR ? mc - t : SG_MR;
-    const float *at = a + t * a_rs;
+    const int64_t at = t * a_rs;                      /* the tile's first element */
     float *dst = ap + t * kc;
     if (a_rs == 1 && rows == SG_MR) {
-      const __mmask16 mm = mask_of(SG_MR);
-      for (int64_t p = 0; p < kc; p++) _mm512_mask_storeu_ps(dst + p * SG_MR, mm, _mm512_maskz_loadu_ps(mm, at + p * a_cs));
-    } else if (a_cs == 1 && rows == SG_MR && SG_MR == 8) {
+      for (int64_t p = 0; p < kc; p++) _mm256_storeu_ps(dst + p * SG_MR, load8(a, at + p * a_cs, et));
+    } else if (a_cs == 1 && rows == SG_MR) {
       /* eight rows of 8 steps at a time, transposed */
       int64_t p = 0;
       for (; p + 8 <= kc; p += 8) {
         __m256 r[8], s[8];
-        for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(at + i * a_rs + p);
+        for (int i = 0; i < 8; i++) r[i] = load8(a, at + i * a_rs + p, et);
         for (int i = 0; i < 8; i += 2) {
           s[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
           s[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -113,10 +145,11 @@ static AVX512 void pack_a(float *ap, const float *a, int64_t a_rs, int64_t a_cs,
         }
       }
       for (; p < kc; p++)
-        for (int i = 0; i < SG_MR; i++) dst[p * SG_MR + i] = at[i * a_rs + p];
+        for (int i = 0; i < SG_MR; i++) dst[p * SG_MR + i] = load1(a, at + i * a_rs + p, et);
     } else {
       for (int64_t p = 0; p < kc; p++)
-        for (int64_t i = 0; i < SG_MR; i++) dst[p * SG_MR + i] = i < rows ? at[i * a_rs + p * a_cs] : 0.0f;
+        for (int64_t i = 0; i < SG_MR; i++)
+          dst[p * SG_MR + i] = i < rows ? load1(a, at + i * a_rs + p * a_cs, et) : 0.0f;
     }
   }
 }
@@ -150,17 +183,16 @@ INLINE AVX512 void transpose16(__m512 *r) {
   }
 }
 
-/* b k-contiguous (column j at b + j * ldb): columns [0, nc) and steps [0, kc) packed into slivers
-   of SG_NR columns, kc x SG_NR floats each, zeros past nc */
-static AVX512 void pack_b_t(float *bp, const float *b, int64_t ldb, int64_t kc, int64_t nc) {
+/* b k-contiguous (column j at element j * ldb): columns [0, nc) and steps [0, kc) packed into
+   slivers of SG_NR columns, kc x SG_NR floats each, zeros past nc */
+static AVX512 void pack_b_t(float *bp, const char *b, int et, int64_t ldb, int64_t kc, int64_t nc) {
   for (int64_t j0 = 0; j0 < nc; j0 += 16) {
     float *dst = bp + (j0 / SG_NR) * kc * SG_NR + j0 % SG_NR;
     const int64_t cols = nc - j0 < 16 ? nc - j0 : 16;
     for (int64_t p = 0; p < kc; p += 16) {
       const __mmask16 mk = mask_of(kc - p);
       __m512 r[16];
-      for (int i = 0; i < 16; i++)
-        r[i] = i < cols ? _mm512_maskz_loadu_ps(mk, b + (j0 + i) * ldb + p) : _mm512_setzero_ps();
+      for (int i = 0; i < 16; i++) r[i] = i < cols ? load16(b, (j0 + i) * ldb + p, et, mk) : _mm512_setzero_ps();
       transpose16(r);
       const int64_t steps = kc - p < 16 ? kc - p : 16;
       for (int q = 0; q < steps; q++) _mm512_storeu_ps(dst + (p + q) * SG_NR, r[q]);
@@ -169,32 +201,34 @@ static AVX512 void pack_b_t(float *bp, const float *b, int64_t ldb, int64_t kc, 
 }
 
 /* b n-contiguous: rows [0, kc), columns [0, nc) copied into slivers as pack_b_t's */
-static AVX512 void pack_b_n(float *bp, const float *b, int64_t ldb, int64_t kc, int64_t nc) {
+static AVX512 void pack_b_n(float *bp, const char *b, int et, int64_t ldb, int64_t kc, int64_t nc) {
   for (int64_t j = 0; j < nc; j += SG_NR) {
     const int64_t nr = nc - j;
     const __mmask16 m0 = mask_of(nr), m1 = mask_of(nr > 16 ? nr - 16 : 0);
     float *dst = bp + (j / SG_NR) * kc * SG_NR;
     for (int64_t p = 0; p < kc; p++) {
-      _mm512_storeu_ps(dst + p * SG_NR, _mm512_maskz_loadu_ps(m0, b + p * ldb + j));
-      _mm512_storeu_ps(dst + p * SG_NR + 16, _mm512_maskz_loadu_ps(m1, b + p * ldb + j + 16));
+      _mm512_storeu_ps(dst + p * SG_NR, load16(b, p * ldb + j, et, m0));
+      _mm512_storeu_ps(dst + p * SG_NR + 16, load16(b, p * ldb + j + 16, et, m1));
     }
   }
 }
 
-/* bt: b k-contiguous (column j at b + j * ldb), else n-contiguous (row p at b + p * ldb) */
-static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs,
-                              int64_t a_cs, const float *b, int64_t ldb, int bt, float beta, float *c,
+/* bt: b k-contiguous (column j at element j * ldb), else n-contiguous (row p at p * ldb);
+   a and b hold elements of types a_et and b_et, of a_es and b_es bytes */
+static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, const char *a, int a_et, int64_t a_rs,
+                              int64_t a_cs, const char *b, int b_et, int64_t ldb, int bt, float beta, float *c,
                               int64_t ldc, float *ap, float *bp) {
+  const int64_t a_es = a_et == MT_SG_F32 ? 4 : 2, b_es = b_et == MT_SG_F32 ? 4 : 2;
   for (int64_t p0 = 0; p0 < k; p0 += SG_KC) {
     const int64_t kc = k - p0 < SG_KC ? k - p0 : SG_KC;
     const float beta_p = p0 == 0 ? beta : 1.0f;
     for (int64_t j0 = 0; j0 < n; j0 += SG_NC) {
       const int64_t nc = n - j0 < SG_NC ? n - j0 : SG_NC;
-      if (bt) pack_b_t(bp, b + j0 * ldb + p0, ldb, kc, nc);
-      else pack_b_n(bp, b + p0 * ldb + j0, ldb, kc, nc);
+      if (bt) pack_b_t(bp, b + (j0 * ldb + p0) * b_es, b_et, ldb, kc, nc);
+      else pack_b_n(bp, b + (p0 * ldb + j0) * b_es, b_et, ldb, kc, nc);
       for (int64_t i0 = 0; i0 < m; i0 += SG_MC) {
         const int64_t mc = m - i0 < SG_MC ? m - i0 : SG_MC;
-        pack_a(ap, a + i0 * a_rs + p0 * a_cs, a_rs, a_cs, mc, kc);
+        pack_a(ap, a + (i0 * a_rs + p0 * a_cs) * a_es, a_et, a_rs, a_cs, mc, kc);
         /* a tile of a stays in L1 while b's slivers come by from L2 */
         for (int64_t t = 0; t < mc; t += SG_MR) {
           const int mr = mc - t < SG_MR ? (int)(mc - t) : SG_MR;
@@ -254,23 +288,34 @@ int mt_sgemm_available(void) {
   return r;
 }
 
-int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
-             const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
+/* what it does no faster than OpenBLAS: few columns (a sliver mostly padding), few rows or steps */
+int mt_gemm_f32_takes(int64_t m, int64_t n, int64_t k) {
+  return mt_sgemm_available() && n >= SG_NR && m >= 2 * SG_MR && k >= 16;
+}
+
+int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int a_et, int64_t a_rs, int64_t a_cs,
+                const void *b, int b_et, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
   if (!mt_sgemm_available() || m < 1 || n < 1 || k < 1) return -1;
   if (c_cs != 1) {                                          /* c column-major: c^T = b^T @ a^T */
     if (c_rs != 1) return -1;
     const int64_t ars = b_cs, acs = b_rs, brs = a_cs, bcs = a_rs, t = m;
-    const float *ta = a;
+    const void *ta = a;
+    const int tet = a_et;
     a = b; b = ta;
+    a_et = b_et; b_et = tet;
     a_rs = ars; a_cs = acs; b_rs = brs; b_cs = bcs;
     c_rs = c_cs; c_cs = 1;
     m = n; n = t;
   }
-  /* what it does no faster than OpenBLAS: few columns (a sliver mostly padding), few steps */
-  if (n < SG_NR || m < 2 * SG_MR || k < 16) return -1;
-  if (b_cs != 1 && b_rs != 1) return -1;
+  if (!mt_gemm_f32_takes(m, n, k) || (b_cs != 1 && b_rs != 1)) return -1;
   float *ap = sg_buffer(0), *bp = sg_buffer(1);
   if (!ap || !bp) return -1;
-  bcast_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_cs == 1 ? b_rs : b_cs, b_cs != 1, beta, c, c_rs, ap, bp);
+  bcast_gemm(m, n, k, alpha, a, a_et, a_rs, a_cs, b, b_et, b_cs == 1 ? b_rs : b_cs, b_cs != 1, beta, c, c_rs, ap,
+             bp);
   return 0;
+}
+
+int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
+             const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
+  return mt_gemm_f32(m, n, k, alpha, a, MT_SG_F32, a_rs, a_cs, b, MT_SG_F32, b_rs, b_cs, beta, c, c_rs, c_cs);
 }

@@ -1,4 +1,4 @@
-/* mt_sgemm.h: moontorch's own float32 matrix product (AVX-512), beside OpenBLAS. */
+/* mt_sgemm.h: moontorch's own matrix product summing in float32 (AVX-512), beside OpenBLAS. */
 #ifndef MT_SGEMM_H
 #define MT_SGEMM_H
 #include <stdint.h>
@@ -11,5 +11,13 @@ int mt_sgemm_available(void);
    written): the caller's BLAS does the product then. beta 0 does not read c. */
 int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
              const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs);
+
+/* the same with a and b of elements of type MT_SG_F32, MT_SG_BF16 or MT_SG_F16 (widened to
+   float32 as they are packed, the products summed in float32), c float32 */
+enum { MT_SG_F32, MT_SG_BF16, MT_SG_F16 };
+/* whether a row-major c of m x n over k steps is a product it takes (on this CPU) */
+int mt_gemm_f32_takes(int64_t m, int64_t n, int64_t k);
+int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int a_et, int64_t a_rs, int64_t a_cs,
+                const void *b, int b_et, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs);
 
 #endif
