@@ -6,17 +6,7 @@
 local SIZES = {{'1MB', 1 << 18, 20}, {'4MB', 1 << 20, 20}, {'16MB', 1 << 22, 10}, {'64MB', 1 << 24, 5},
                {'256MB', 1 << 26, 3}}
 
-if not os.getenv('OMPI_COMM_WORLD_SIZE') then
-  local exe = arg[-1] or 'th'
-  local p = assert(io.popen(exe .. ' --nproc 2 ' .. arg[0] .. ' 2>&1'))
-  local out = p:read('a')
-  if not p:close() then error('all_reduce bench: the ranks failed:\n' .. out) end
-  for line in out:gmatch('[^\n]+') do
-    local body = line:match('^%[rank 0%] (.*)$')
-    if body then print(body) end
-  end
-  return
-end
+if dofile((arg[0]:match('(.*/)') or './') .. 'common/ranks.lua').launched('all_reduce') then return end
 
 torch.setnumthreads(tonumber(os.getenv('BENCH_THREADS') or 1))
 local d = require 'distributed'

@@ -1,10 +1,11 @@
 # all_reduce: torch.distributed.all_reduce (sum) of float32 tensors between 2 processes on
 # this machine, PyTorch's gloo backend (its CPU backend), the sizes and rounds of
 # all_reduce.lua; rank 0 prints.
-import os, socket, sys, time
+import os, sys, time
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
+import ranks
 
 SIZES = [('1MB', 1 << 18, 20), ('4MB', 1 << 20, 20), ('16MB', 1 << 22, 10), ('64MB', 1 << 24, 5),
          ('256MB', 1 << 26, 3)]
@@ -12,8 +13,7 @@ SIZES = [('1MB', 1 << 18, 20), ('4MB', 1 << 20, 20), ('16MB', 1 << 22, 10), ('64
 
 def worker(rank, port):
     torch.set_num_threads(int(os.environ.get('BENCH_THREADS', '1')))
-    os.environ['MASTER_ADDR'], os.environ['MASTER_PORT'] = '127.0.0.1', str(port)
-    dist.init_process_group('gloo', rank=rank, world_size=2)
+    ranks.join(rank, port)
     for name, n, reps in SIZES:
         t = torch.full((n,), rank + 1.0)
         dist.all_reduce(t)
@@ -34,7 +34,4 @@ def worker(rank, port):
 
 
 if __name__ == '__main__':
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
-    mp.spawn(worker, args=(port,), nprocs=2)
+    ranks.run(worker)

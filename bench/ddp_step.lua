@@ -6,17 +6,7 @@
 -- backend over 2 processes. TIME is the data-parallel step; the NOTE says what it adds to
 -- the single-process step and to the no_sync one. Run outside mpirun, the
 -- script starts its 2 ranks itself (th --nproc 2) and prints rank 0's lines.
-if not os.getenv('OMPI_COMM_WORLD_SIZE') then
-  local exe = arg[-1] or 'th'
-  local p = assert(io.popen(exe .. ' --nproc 2 ' .. arg[0] .. ' 2>&1'))
-  local out = p:read('a')
-  if not p:close() then error('ddp_step bench: the ranks failed:\n' .. out) end
-  for line in out:gmatch('[^\n]+') do
-    local body = line:match('^%[rank 0%] (.*)$')
-    if body then print(body) end
-  end
-  return
-end
+if dofile((arg[0]:match('(.*/)') or './') .. 'common/ranks.lua').launched('ddp_step') then return end
 
 torch.setnumthreads(tonumber(os.getenv('BENCH_THREADS') or 1))
 local nn, optim, d = require 'nn', require 'optim', require 'distributed'

@@ -2,10 +2,11 @@
 # of ddp_step.lua: a 784-256-256-10 MLP (ReLU, cross-entropy, SGD) on a batch of 64 per
 # rank; rank 0 prints the step time (best of 3 rounds of 200 after 20 warm-up steps) and
 # the first step's loss.
-import os, socket, sys, time
+import os, sys, time
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
+import ranks
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -17,8 +18,7 @@ def fill(t, scale):
 
 def worker(rank, port):
     torch.set_num_threads(int(os.environ.get('BENCH_THREADS', '1')))
-    os.environ['MASTER_ADDR'], os.environ['MASTER_PORT'] = '127.0.0.1', str(port)
-    dist.init_process_group('gloo', rank=rank, world_size=2)
+    ranks.join(rank, port)
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
     for i, p in enumerate(model.parameters()):
         fill(p, 0.05 / (i + 1))
@@ -54,7 +54,4 @@ def worker(rank, port):
 
 
 if __name__ == '__main__':
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
-    mp.spawn(worker, args=(port,), nprocs=2)
+    ranks.run(worker)
