@@ -184,12 +184,12 @@ print(torch.distributed == d)
         end
       end)
 
-      it('mismatched shapes, dtypes, ops, roots or collectives across ranks raise on every rank'
+      it('mismatched shapes, dtypes, ops, roots, collectives or async_op across ranks raise on every rank'
          .. (c.mode == 'debug' and ', naming the ranks and shapes' or ''), function()
         local r, out = results()
         if not r then return end
         for _, name in ipairs({'mismatch.shapes', 'mismatch.dtypes', 'mismatch.collectives', 'mismatch.ops',
-                               'mismatch.roots', 'mismatch.barrier', 'mismatch.all_gather',
+                               'mismatch.roots', 'mismatch.barrier', 'mismatch.async', 'mismatch.all_gather',
                                'mismatch.scatter_roots', 'mismatch.reduce_scatter', 'mismatch.gather_all_to_all',
                                'refused.gather_list', 'refused.scatter_list', 'refused.all_gather_object',
                                'refused.broadcast_object_list'}) do

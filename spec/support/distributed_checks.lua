@@ -449,6 +449,11 @@ on_every_rank('mismatch.roots', function() d.broadcast(torch.zeros(2), {src = ra
   debug_mode and 'rank 0 passes src=0 but rank 1 src=1' or 'the ranks call with different src/dst ranks')
 on_every_rank('mismatch.barrier', function() if rank == 0 then d.barrier() else d.all_reduce(torch.zeros(1)) end end,
   debug_mode and 'rank 0 called barrier but rank 1 all_reduce at the same point' or 'the ranks call with different collectives')
+on_every_rank('mismatch.async', function()
+  local t = torch.zeros(2)
+  if rank == 0 then d.all_reduce(t, {async_op = true}):wait() else d.all_reduce(t) end
+end, debug_mode and 'rank 0 called all_reduce with async_op=true but rank 1 all_reduce at the same point'
+  or 'the ranks call with different async_op settings (a blocking and a nonblocking call never match)')
 on_every_rank('mismatch.all_gather', function() d.all_gather({}, torch.zeros(rank == 0 and 2 or 3)) end,
   'distributed.all_gather ' .. at, debug_mode and 'rank 0 passes a tensor of shape 2 (float32) but rank 1 one of shape 3 (float32)'
   or 'the ranks pass different element counts (from 2 to 3)')

@@ -244,15 +244,16 @@ static int refused_elsewhere(lua_State *L, const char *op, int64_t who) {
    does not reliably report mismatched counts (a rank whose buffer is too
    small can get MPI_ERR_TRUNCATE, or have its heap overwritten), so the
    ranks agree first. The max of (x, -x) over the ranks gives max and min. */
-#define NSIG 6
-static int check_counts(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t) {
-  int64_t v[NSIG] = {coll, rop, root, t->dtype, mt_numel(t), refused ? rank + 1 : 0}, mm[2 * NSIG];
+#define NSIG 7
+static int check_counts(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t, int async) {
+  int64_t v[NSIG] = {coll, rop, root, t->dtype, mt_numel(t), async != 0, refused ? rank + 1 : 0}, mm[2 * NSIG];
   for (int i = 0; i < NSIG; i++) { mm[i] = v[i]; mm[NSIG + i] = -v[i]; }
   int e;
   GUARDED(op, MPI_Allreduce(MPI_IN_PLACE, mm, 2 * NSIG, MPI_INT64_T, MPI_MAX, comm));
   if (e != MPI_SUCCESS) return mpi_fail(L, op, e);
-  if (mm[5] > 0) return refused_elsewhere(L, op, mm[5] - 1);
-  static const char *const what[NSIG] = {"collectives", "reduction ops", "src/dst ranks", "dtypes", "element counts", "?"};
+  if (mm[6] > 0) return refused_elsewhere(L, op, mm[6] - 1);
+  static const char *const what[NSIG] = {"collectives", "reduction ops", "src/dst ranks", "dtypes", "element counts",
+                                         "async_op settings (a blocking and a nonblocking call never match)", "?"};
   for (int i = 0; i < NSIG; i++)
     if (mm[i] != -mm[NSIG + i]) {
       if (i == 4)
@@ -266,10 +267,11 @@ static int check_counts(lua_State *L, const char *op, int coll, int rop, int roo
   return 0;
 }
 
-/* (collective, its reduction op or -1, its root or -1, dtype, ndim, shape) */
-static int check_shapes(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t) {
-  if (!debug) return check_counts(L, op, coll, rop, root, t);
-  int64_t mine[SIG_LEN] = {coll, rop, root, t->dtype, t->ndim};
+/* (collective + 256 when async_op=true, its reduction op or -1, its root or -1, dtype, ndim,
+   shape): a blocking and a nonblocking collective never match in MPI, so they must agree too */
+static int check_shapes(lua_State *L, const char *op, int coll, int rop, int root, const mt_tensor *t, int async) {
+  if (!debug) return check_counts(L, op, coll, rop, root, t, async);
+  int64_t mine[SIG_LEN] = {coll + (async ? 256 : 0), rop, root, t->dtype, t->ndim};
   for (int i = 0; i < t->ndim; i++) mine[5 + i] = t->shape[i];
   mine[SIG_LEN - 1] = refused ? rank + 1 : 0;
   int64_t nbytes;
@@ -284,11 +286,13 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
   for (int r = 0; r < world; r++) {
     const int64_t *s = all + (size_t)r * SIG_LEN;
     if (s[0] != all[0]) {
-      const char *ca = all[0] >= 1 && all[0] < NCOLL ? coll_names[all[0]] : "?";
-      const char *cb = s[0] >= 1 && s[0] < NCOLL ? coll_names[s[0]] : "?";
+      const int64_t c0 = all[0] % 256, c1 = s[0] % 256;
+      const char *ca = c0 >= 1 && c0 < NCOLL ? coll_names[c0] : "?";
+      const char *cb = c1 >= 1 && c1 < NCOLL ? coll_names[c1] : "?";
+      const char *aa = all[0] >= 256 ? " with async_op=true" : "", *ab = s[0] >= 256 ? " with async_op=true" : "";
       free(all);
-      return fail(L, op, "rank 0 called %s but rank %d %s at the same point (every rank must call the same "
-                  "collectives in the same order)", ca, r, cb);
+      return fail(L, op, "rank 0 called %s%s but rank %d %s%s at the same point (every rank must call the same "
+                  "collectives in the same order, each blocking or each not)", ca, aa, r, cb, ab);
     }
     if (s[1] != all[1]) {
       const char *oa = all[1] >= 0 && all[1] < 4 ? op_names[all[1]] : "?", *ob = s[1] >= 0 && s[1] < 4 ? op_names[s[1]] : "?";
@@ -402,7 +406,7 @@ static work *work_new(lua_State *L, const char *name, int nreq);
 static int l_barrier(lua_State *L) {
   if (check_init(L, "barrier")) return 1;
   mt_tensor none = {0};
-  if (check_shapes(L, "barrier", COLL_BARRIER, -1, -1, &none)) return 1;
+  if (check_shapes(L, "barrier", COLL_BARRIER, -1, -1, &none, lua_toboolean(L, 1))) return 1;
   int e;
   if (lua_toboolean(L, 1)) {
     work *w = work_new(L, "barrier", 1);
@@ -604,7 +608,7 @@ static int collective_failed(lua_State *L, const char *name, work *w, int starte
 static int reduce_common(lua_State *L, const char *name, int coll, int dst, int async) {
   mt_tensor *t = check_tensor(L, 1, name);
   int op = luaL_checkoption(L, 2, NULL, op_names);
-  if (check_init(L, name) || check_shapes(L, name, coll, op, dst, t)) return 1;
+  if (check_init(L, name) || check_shapes(L, name, coll, op, dst, t, async)) return 1;
   int write = coll == COLL_ALL_REDUCE || rank == dst;
   int dtype = reduce_dtype(t->dtype);
   buffer b;
@@ -643,7 +647,7 @@ static int l_broadcast(lua_State *L) {
   mt_tensor *t = check_tensor(L, 1, name);
   int src = (int)luaL_checkinteger(L, 2);
   int async = lua_toboolean(L, 4);
-  if (check_init(L, name) || check_shapes(L, name, COLL_BROADCAST, -1, src, t)) return 1;
+  if (check_init(L, name) || check_shapes(L, name, COLL_BROADCAST, -1, src, t, async)) return 1;
   int write = rank != src;
   buffer b;
   if (buf_open(L, name, &b, t, t->dtype, write)) return 1;
@@ -768,7 +772,7 @@ static int l_all_gather(lua_State *L) {
                 "(input %s)", mt_shape_str(out, sa, sizeof sa), (long long)mt_numel(out), world, (long long)n,
                 mt_shape_str(t, sb, sizeof sb));
   if (n > INT_MAX) return fail(L, name, "the input has %lld elements; at most %d go in one all_gather", (long long)n, INT_MAX);
-  if (check_shapes(L, name, COLL_ALL_GATHER, -1, -1, t)) return 1;
+  if (check_shapes(L, name, COLL_ALL_GATHER, -1, -1, t, 0)) return 1;
   buffer bi, bo;
   if (buf_open(L, name, &bi, t, t->dtype, 0)) return 1;
   if (buf_open(L, name, &bo, out, out->dtype, 1)) { mt_tensor_release(&bi.t); return 1; }
@@ -833,7 +837,7 @@ static int l_gather(lua_State *L) {
       return fail(L, "gather", "the gather buffer must hold world size (%d) x the input's %lld elements of %s",
                   world, (long long)n, mt_dtypes[t->dtype].name);
   }
-  if (check_count(L, "gather", n) || check_shapes(L, "gather", COLL_GATHER, -1, dst, t)) return 1;
+  if (check_count(L, "gather", n) || check_shapes(L, "gather", COLL_GATHER, -1, dst, t, 0)) return 1;
   buffer bi, bo;
   if (buf_open(L, "gather", &bi, t, t->dtype, 0)) return 1;
   if (out) {
@@ -864,7 +868,7 @@ static int l_scatter(lua_State *L) {
       return fail(L, "scatter", "the scatter buffer must hold world size (%d) x the output's %lld elements of %s",
                   world, (long long)n, mt_dtypes[t->dtype].name);
   }
-  if (check_count(L, "scatter", n) || check_shapes(L, "scatter", COLL_SCATTER, -1, src, t)) return 1;
+  if (check_count(L, "scatter", n) || check_shapes(L, "scatter", COLL_SCATTER, -1, src, t, 0)) return 1;
   buffer bi, bo;
   if (buf_open(L, "scatter", &bo, t, t->dtype, 1)) return 1;
   if (in) {
@@ -898,7 +902,7 @@ static int l_reduce_scatter(lua_State *L) {
     return fail(L, name, "the input (%s, %lld elements) must hold world size (%d) x the output's %lld elements "
                 "(output %s)", mt_shape_str(in, sa, sizeof sa), (long long)mt_numel(in), world, (long long)n,
                 mt_shape_str(out, sb, sizeof sb));
-  if (check_count(L, name, n) || check_shapes(L, name, COLL_REDUCE_SCATTER, op, -1, out)) return 1;
+  if (check_count(L, name, n) || check_shapes(L, name, COLL_REDUCE_SCATTER, op, -1, out, 0)) return 1;
   int dtype = reduce_dtype(out->dtype);
   buffer bi, bo;
   if (buf_open(L, name, &bo, out, dtype, 1)) return 1;
@@ -927,7 +931,7 @@ static int l_all_to_all(lua_State *L) {
   if (mt_numel(out) != n || n % world)
     return fail(L, name, "the output (%s) and the input (%s) must have the same number of elements, a multiple "
                 "of the world size (%d)", mt_shape_str(out, sa, sizeof sa), mt_shape_str(in, sb, sizeof sb), world);
-  if (check_count(L, name, n / world) || check_shapes(L, name, COLL_ALL_TO_ALL, -1, -1, in)) return 1;
+  if (check_count(L, name, n / world) || check_shapes(L, name, COLL_ALL_TO_ALL, -1, -1, in, 0)) return 1;
   buffer bi, bo;
   if (buf_open(L, name, &bo, out, out->dtype, 1)) return 1;
   if (buf_open(L, name, &bi, in, in->dtype, 0)) { mt_tensor_release(&bo.t); return 1; }
@@ -989,7 +993,7 @@ static int l_all_to_allv(lua_State *L) {
   if (r) { free(c); free(ic); free(all); return 1; }
   mt_tensor sig = {0};
   sig.dtype = in->dtype;
-  if (check_shapes(L, name, COLL_ALL_TO_ALLV, -1, -1, &sig)) { free(c); free(ic); free(all); return 1; }
+  if (check_shapes(L, name, COLL_ALL_TO_ALLV, -1, -1, &sig, 0)) { free(c); free(ic); free(all); return 1; }
   int e;
   GUARDED(name, MPI_Alltoall(sc, 1, MPI_INT64_T, peer, 1, MPI_INT64_T, comm));   /* what each rank sends me */
   if (e != MPI_SUCCESS) { free(c); free(ic); free(all); return mpi_fail(L, name, e); }
@@ -1089,7 +1093,7 @@ static int l_refuse(lua_State *L) {
   mt_tensor none = {0};
   int top = lua_gettop(L);
   refused = 1;
-  check_shapes(L, name, 0, -1, -1, &none);      /* pushes a message only if MPI itself failed */
+  check_shapes(L, name, 0, -1, -1, &none, 0);      /* pushes a message only if MPI itself failed */
   refused = 0;
   return lua_gettop(L) > top ? 1 : 0;
 }
