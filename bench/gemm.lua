@@ -1,16 +1,25 @@
--- gemm: float32 matrix products, N = 256, 1024, 2048
+-- gemm: float32 matrix products, N = 256, 1024, 2048; bfloat16 ones, N = 1024, 2048
 torch.setnumthreads(tonumber(os.getenv('BENCH_THREADS') or 1))
-for _, n in ipairs({256, 1024, 2048}) do
-  local a = torch.ones(n, n) * 0.5
-  local b = torch.ones(n, n) * 0.25
+if torch._gemm_kernel() == 'OpenBLAS' then
+  print('NOTE gemm: every product on OpenBLAS (bfloat16 through float32 copies)')
+else
+  print("NOTE gemm: n256 and the bfloat16 products on moontorch's AVX-512 kernel; float32 n1024 and n2048 "
+        .. '(over 2^28 multiply-adds) on OpenBLAS')
+end
+for _, case in ipairs({{256}, {1024}, {2048}, {1024, 'bfloat16'}, {2048, 'bfloat16'}}) do
+  local n, dtype = case[1], case[2]
+  local a = (torch.ones(n, n) * 0.5):to(dtype or 'float32')
+  local b = (torch.ones(n, n) * 0.25):to(dtype or 'float32')
+  n = dtype and n .. '_' .. dtype or n
   local c = a:mm(b)
-  local reps = math.max(1, math.floor(2e9 / (2 * n * n * n)))
+  local size = case[1]
+  local reps = math.max(1, math.floor(2e9 / (2 * size * size * size)))
   local best = math.huge
   for _ = 1, 3 do
     local t0 = torch.clock()
     for _ = 1, reps do c = a:mm(b) end
     best = math.min(best, (torch.clock() - t0) / reps)
   end
-  print(string.format('TIME %.9g n%d', best, n))
-  print(string.format('CHECK n%d %.6g %.6g', n, c[1][1], c[n][n]))
+  print(string.format('TIME %.9g n%s', best, n))
+  print(string.format('CHECK n%s %.6g %.6g', n, c[1][1], c[size][size]))
 end

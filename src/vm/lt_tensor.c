@@ -6,6 +6,7 @@
 #include "../ops/dispatch.h"
 #include "../tensor/mt_alloc.h"
 #include "../tensor/mt_parallel.h"
+#include "../tensor/mt_sgemm.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_shape.h"
 
@@ -1188,6 +1189,12 @@ static int t_getnumthreads(lua_State *L) { lua_pushinteger(L, mt_get_num_threads
 /* torch._parallel_width(): the threads a parallel loop started now would
    use, after the pool's look at the machine's load (for specs). */
 static int t_parallel_width(lua_State *L) { lua_pushinteger(L, mt_parallel_width()); return 1; }
+/* torch._gemm_kernel(): what computes float32, bfloat16 and float16 matrix products on this
+   CPU (for the benches' notes): 'moontorch AVX-512' (mt_sgemm.c) or 'OpenBLAS'. */
+static int t_gemm_kernel(lua_State *L) {
+  lua_pushstring(L, mt_sgemm_available() ? "moontorch AVX-512" : "OpenBLAS");
+  return 1;
+}
 
 static int t_memory_stats(lua_State *L) {
   mt_alloc_stats s;
@@ -1245,7 +1252,7 @@ static const luaL_Reg functions[] = {
   {"set_default_dtype", t_set_default_dtype}, {"get_default_dtype", t_get_default_dtype},
   {"setnumthreads", t_setnumthreads}, {"getnumthreads", t_getnumthreads},
   {"set_num_threads", t_setnumthreads}, {"get_num_threads", t_getnumthreads},
-  {"_parallel_width", t_parallel_width},
+  {"_parallel_width", t_parallel_width}, {"_gemm_kernel", t_gemm_kernel},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
   {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor},
   {"numel", t_numel},
