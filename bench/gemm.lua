@@ -3,8 +3,8 @@ torch.setnumthreads(tonumber(os.getenv('BENCH_THREADS') or 1))
 if torch._gemm_kernel() == 'OpenBLAS' then
   print('NOTE gemm: every product on OpenBLAS (bfloat16 through float32 copies)')
 else
-  print("NOTE gemm: n256 and the bfloat16 products on moontorch's AVX-512 kernel; float32 n1024 and n2048 "
-        .. '(over 2^28 multiply-adds) on OpenBLAS')
+  print("NOTE gemm: n256, n1024 and the bfloat16 products on moontorch's AVX-512 kernel; float32 n2048 "
+        .. '(over 2^31 multiply-adds) on OpenBLAS')
 end
 for _, case in ipairs({{256}, {1024}, {2048}, {1024, 'bfloat16'}, {2048, 'bfloat16'}}) do
   local n, dtype = case[1], case[2]
