@@ -7,12 +7,11 @@ else
         .. '(over 2^31 multiply-adds) on OpenBLAS')
 end
 for _, case in ipairs({{256}, {1024}, {2048}, {1024, 'bfloat16'}, {2048, 'bfloat16'}}) do
-  local n, dtype = case[1], case[2]
-  local a = (torch.ones(n, n) * 0.5):to(dtype or 'float32')
-  local b = (torch.ones(n, n) * 0.25):to(dtype or 'float32')
-  n = dtype and n .. '_' .. dtype or n
+  local size, dtype = case[1], case[2]
+  local name = dtype and size .. '_' .. dtype or size
+  local a = (torch.ones(size, size) * 0.5):to(dtype or 'float32')
+  local b = (torch.ones(size, size) * 0.25):to(dtype or 'float32')
   local c = a:mm(b)
-  local size = case[1]
   local reps = math.max(1, math.floor(2e9 / (2 * size * size * size)))
   local best = math.huge
   for _ = 1, 3 do
@@ -20,6 +19,6 @@ for _, case in ipairs({{256}, {1024}, {2048}, {1024, 'bfloat16'}, {2048, 'bfloat
     for _ = 1, reps do c = a:mm(b) end
     best = math.min(best, (torch.clock() - t0) / reps)
   end
-  print(string.format('TIME %.9g n%s', best, n))
-  print(string.format('CHECK n%s %.6g %.6g', n, c[1][1], c[size][size]))
+  print(string.format('TIME %.9g n%s', best, name))
+  print(string.format('CHECK n%s %.6g %.6g', name, c[1][1], c[size][size]))
 end

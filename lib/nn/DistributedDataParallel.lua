@@ -143,6 +143,13 @@ local function unfinished(st)
   return names
 end
 
+-- the sum of bucket b's buffer over the ranks: blocking for the last bucket (see start), else
+-- started asynchronously (b.work, waited for in finish)
+local function reduce_bucket(st, b, last)
+  if last then st.dist.all_reduce(b.flat, {op = 'sum'})
+  else b.work = st.dist.all_reduce(b.flat, {op = 'sum', async_op = true}) end
+end
+
 -- starts averaging bucket b over the ranks: the gradients into its buffer, then an
 -- asynchronous all-reduce of it (backward goes on meanwhile). The last bucket's is a
 -- blocking one: nothing is left to overlap it with, and OpenMPI's blocking all-reduce
@@ -157,11 +164,7 @@ local function start(st, b, last)
       elseif not (st.as_view and g:reshape(-1):isSetTo(v)) then v:copy(g:reshape(-1)) end
     end
   end)
-  if last then
-    st.dist.all_reduce(b.flat, {op = 'sum'})
-  else
-    b.work = st.dist.all_reduce(b.flat, {op = 'sum', async_op = true})
-  end
+  reduce_bucket(st, b, last)
 end
 
 -- waits for bucket b's all-reduce and writes the average into each .grad
@@ -328,10 +331,10 @@ function DDP:join(fn, ...)
     torch.no_grad(function()
       if st.broadcast_buffers then for _, buf in ipairs(bufs) do st.dist.broadcast(buf, {src = 0}) end end
       if flags[2] > 0 then
-        for i, b in ipairs(st.buckets) do          -- as start() does: the last one blocking
+        for i, b in ipairs(st.buckets) do          -- the same calls as the other ranks' buckets
           b.flat:zero()
-          if i == #st.buckets then st.dist.all_reduce(b.flat, {op = 'sum'})
-          else st.dist.all_reduce(b.flat, {op = 'sum', async_op = true}):wait() end
+          reduce_bucket(st, b, i == #st.buckets)
+          if b.work then b.work:wait(); b.work = nil end
         end
       end
     end)

@@ -859,14 +859,17 @@ check('zero.same_as_one_process', function()
   local owned = 0
   for i = 1, #model:parameters() do if zero.owner[i] == rank then owned = owned + 1 end end
   assert(owned == (zero.local_optimizer and #zero.local_optimizer.param_groups[1].params or 0), 'the shard')
-  for step = 1, 5 do
-    local X, Y = batch(40 + step)
-    zero:zero_grad()
+  -- one step of opt on the data-parallel model (this rank's rows) and of adam on the reference
+  local function step_both(opt, X, Y)
+    opt:zero_grad()
     adam:zero_grad()
     ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
     ;((ref(X) - Y) ^ 2):mean():backward()
-    zero:step()
+    opt:step()
     adam:step()
+  end
+  for step = 1, 5 do
+    step_both(zero, batch(40 + step))
     if step == 3 then zero.param_groups[1].lr = 0.005; adam.param_groups[1].lr = 0.005 end   -- a schedule
   end
   expect_same_params(model, ref, 'after 5 Adam steps')
@@ -887,13 +890,7 @@ check('zero.same_as_one_process', function()
   d.broadcast_object_list(sd)
   local again = d.ZeroRedundancyOptimizer(model:parameters(), optim.Adam, {lr = 0.01})
   again:load_state_dict(sd[1])
-  local X, Y = batch(50)
-  again:zero_grad()
-  adam:zero_grad()
-  ;((ddp(mine(X)) - mine(Y)) ^ 2):mean():backward()
-  ;((ref(X) - Y) ^ 2):mean():backward()
-  again:step()
-  adam:step()
+  step_both(again, batch(50))
   expect_same_params(model, ref, 'after a step from the loaded state')
 end)
 

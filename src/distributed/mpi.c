@@ -686,15 +686,19 @@ static int p2p_args(lua_State *L, const char *name, mt_tensor **t, int *peer, in
   return 0;
 }
 
+/* p2p_args, then the tensor's buffer b (read to send, written by a receive) */
+static int p2p_open(lua_State *L, const char *name, mt_tensor **t, int *peer, int *tag, int recv, buffer *b) {
+  return p2p_args(L, name, t, peer, tag, recv) || buf_open(L, name, b, *t, (*t)->dtype, recv);
+}
+
 /* send(t, dst, tag[, async]) */
 static int l_send(lua_State *L) {
   int async = lua_toboolean(L, 4);
   const char *name = async ? "isend" : "send";
   mt_tensor *t;
   int dst, tag;
-  if (p2p_args(L, name, &t, &dst, &tag, 0)) return 1;
   buffer b;
-  if (buf_open(L, name, &b, t, t->dtype, 0)) return 1;
+  if (p2p_open(L, name, &t, &dst, &tag, 0, &b)) return 1;
   int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size, pieces = (n + PIECE - 1) / PIECE;
   char *p = mt_data(&b.t);
   work *w = work_new(L, name, (int)(1 + pieces));
@@ -726,9 +730,8 @@ static int l_recv(lua_State *L) {
   const char *name = async ? "irecv" : "recv";
   mt_tensor *t;
   int src, tag;
-  if (p2p_args(L, name, &t, &src, &tag, 1)) return 1;
   buffer b;
-  if (buf_open(L, name, &b, t, t->dtype, 1)) return 1;
+  if (p2p_open(L, name, &t, &src, &tag, 1, &b)) return 1;
   work *w = work_new(L, name, 0);
   w->b = b;
   w->write = 1;

@@ -26,6 +26,7 @@
 #include "mt_sgemm.h"
 
 #define SG_MR 8
+_Static_assert(SG_MR == 8, "pack_a transposes a tile of a as 8 x 8 blocks");
 #define SG_NR 32
 #define SG_KC 384
 #define SG_MC 128            /* rows of a packed at once: SG_MC * SG_KC floats, 192 KB (L2) */
