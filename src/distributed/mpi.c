@@ -459,12 +459,14 @@ static void post_data(work *w) {
   char *p;
   if (header_matches(w)) {
     p = mt_data(&w->b.t);
-  } else {
-    w->scratch = malloc((size_t)(n * esize > 0 ? n * esize : 1));
+  } else {                                       /* the sender's count, checked before it sizes anything */
+    int64_t nbytes;
+    if (mt_mul_size("recv", n, esize, &nbytes)) { w->post_error = MPI_ERR_COUNT; return; }
+    w->scratch = malloc((size_t)(nbytes > 0 ? nbytes : 1));
     if (!w->scratch) { w->post_error = MPI_ERR_NO_MEM; return; }
     p = w->scratch;
   }
-  int64_t pieces = (n + PIECE - 1) / PIECE;
+  int64_t pieces = n / PIECE + (n % PIECE != 0);
   free(w->req);
   w->req = calloc((size_t)(pieces > 0 ? pieces : 1), sizeof(MPI_Request));
   if (!w->req) { w->nreq = 0; w->post_error = MPI_ERR_NO_MEM; return; }
