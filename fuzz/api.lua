@@ -36,6 +36,8 @@ local DENY = {
   ['torch._waitpid'] = true, ['torch._sleep'] = true, ['torch._usleep'] = true, ['torch._recv_msg'] = true,
   ['torch._send_msg'] = true, ['torch._socketpair'] = true, ['torch._close'] = true,
   ['torch._fsync'] = true,
+  -- runs its argument as a shell command
+  ['torch.PipeFile'] = true,
   -- process-wide callbacks: every later call would run a pool function instead
   ['torch._set_tracer'] = true, ['torch._set_field_hook'] = true,
   -- the thread pool's size: a huge count starts that many threads

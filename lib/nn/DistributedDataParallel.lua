@@ -109,11 +109,11 @@ function DDP:__init(module, opts)
     for _, e in ipairs(st.plain) do dist.broadcast(e.m[e.name], {src = 0}) end
     for _, buf in ipairs(module:buffers()) do dist.broadcast(buf, {src = 0}) end
   end)
-  -- the accumulator node of each parameter, to find the unused ones in a forward's graph
+  -- each parameter's key in a forward's graph, to find the unused ones: its accumulator
+  -- node's leaf (not the node's id: a parameter gets a new node once no graph holds the old)
   if st.find_unused then
     for _, e in ipairs(st.params) do
-      local node = e.p:view(e.p:size()).grad_fn.next_functions[1][1]
-      st.slots[e.p].node_id = node.id
+      st.slots[e.p].leaf_id = e.p:view(e.p:size()).grad_fn.next_functions[1][1]._leaf_id
     end
   end
   for _, e in ipairs(st.params) do
@@ -227,14 +227,15 @@ local function mark_unused(st, outs)
     local id = node.id
     if not seen[id] then
       seen[id] = true
-      if node.is_accumulator then reached[id] = true end
+      local leaf = node._leaf_id
+      if leaf then reached[leaf] = true end
       for _, e in ipairs(node.next_functions) do if e[1] then stack[#stack + 1] = e[1] end end
     end
   end
   local any = false
   for _, b in ipairs(st.buckets) do
     for _, s in ipairs(b.slots) do
-      if not reached[s.node_id] then
+      if not reached[s.leaf_id] then
         s.ready = true
         b.pending = b.pending - 1
         any = true

@@ -756,9 +756,21 @@ check('ddp.find_unused_parameters', function()
   local ddp = nn.DistributedDataParallel(model, {find_unused_parameters = true, bucket_cap_mb = 1e-4})
   torch.manual_seed(0)
   local ref = Branchy():double()
+  -- a parameter's AccumulateGrad node lives only as long as some graph holds it: the one the
+  -- construction saw is freed here, and other leaves' nodes take its memory, so that the
+  -- forwards below reach new nodes (at other addresses) for the same parameters
+  local hold = {}
+  for _ = 1, 2 do
+    collectgarbage()
+    for i = 1, 16 do
+      local leaf = torch.zeros(3, 1 + i % 5, {dtype = 'float64', requires_grad = true})
+      hold[#hold + 1] = leaf:view(leaf:size()).grad_fn.next_functions[1][1]
+    end
+  end
   for step = 1, 4 do
     local X, Y = batch(step)
     local both = step % 2 == 0
+    collectgarbage()
     ;((ddp(mine(X), both) - mine(Y:narrow(2, 1, 3))) ^ 2):mean():backward()
     ;((ref(X, both) - Y:narrow(2, 1, 3)) ^ 2):mean():backward()
     sgd(model, 0.1)

@@ -81,6 +81,13 @@ static int node_index(lua_State *L) {
   if (!strcmp(k, "id")) { lua_pushinteger(L, (lua_Integer)(intptr_t)n); return 1; }
   if (!strcmp(k, "released")) { lua_pushboolean(L, n->released); return 1; }
   if (!strcmp(k, "is_accumulator")) { lua_pushboolean(L, n->leaf != NULL); return 1; }
+  /* an AccumulateGrad's leaf, as a number that stays the same while the leaf lives (the node
+     itself lives only while a graph holds it, and the next is another node: its id differs) */
+  if (!strcmp(k, "_leaf_id")) {
+    if (n->leaf) lua_pushinteger(L, (lua_Integer)(intptr_t)n->leaf);
+    else lua_pushnil(L);
+    return 1;
+  }
   if (!strcmp(k, "variable_shape")) {            /* AccumulateGrad: its leaf's shape */
     if (!n->leaf) { lua_pushnil(L); return 1; }
     lt_push_size(L, n->in_ndim[0], n->in_shape[0]);
