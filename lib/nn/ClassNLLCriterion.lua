@@ -31,6 +31,24 @@ end, function(self, input, target)
 end)
 ClassNLLCriterion.batch_of = batch_of
 
+-- the loss and its gradient in closed form (see _Criterion7) when no class is weighted or
+-- ignored: -mean (or -sum) of the picked log-probabilities; the gradient is -1/N (or -1)
+-- at each sample's label, 0 elsewhere
+function ClassNLLCriterion:_direct(input, target)
+  if self.weights ~= nil then return nil end
+  local logp, t, ignore = batch_of(self, input, target, self.ignoreIndex)
+  if ignore ~= nil then return nil end
+  local x, idx = logp:detach(), t:view(-1, 1)
+  local n, mean = x:size(1), self.sizeAverage and t:numel() > 0
+  local picked = x:gather(2, idx)
+  local loss = -(mean and picked:mean() or picked:sum()):item()
+  return loss, function()
+    local g = torch.zeros_like(x)
+    g:scatter_(2, idx, mean and -1 / n or -1)
+    return input:dim() == 1 and g:view(input:size()) or g
+  end
+end
+
 -- #crit: the number of class weights (0 without)
 function ClassNLLCriterion:__len() return self.weights and self.weights:numel() or 0 end
 

@@ -269,10 +269,27 @@ end
 -- with it.
 local last_forward = setmetatable({}, {__mode = 'k'})
 
+-- A criterion whose class has _direct(self, input, target) computes the loss and its
+-- gradient in closed form, without a graph: _direct gives the loss as a number and a
+-- function that returns the gradient of the input, or nothing for the cases it leaves to
+-- the general path. The function is kept for the backward on the same input and target.
+local last_direct = setmetatable({}, {__mode = 'k'})
+
 -- crit:updateOutput(input, target) / crit:forward(input, target): the loss as a number,
 -- kept in crit.output
 function methods:updateOutput(input, target)
   last_forward[self] = nil
+  last_direct[self] = nil
+  local direct = self._direct
+  if direct ~= nil then
+    local loss, grad = direct(self, input, target)
+    if loss ~= nil then
+      last_direct[self] = {input = input, target = target, grad = grad,
+                           versions = versions(target, versions(input, {}))}
+      self.output = loss
+      return loss
+    end
+  end
   if torch.is_grad_enabled() then
     local entry = torch.enable_grad(function()
       local x = leaves(input)
@@ -294,6 +311,13 @@ end
 -- crit:updateGradInput(input, target) / crit:backward(input, target): d loss / d input,
 -- kept in crit.gradInput
 function methods:updateGradInput(input, target)
+  local d = last_direct[self]
+  last_direct[self] = nil
+  if d and rawequal(d.input, input) and rawequal(d.target, target)
+     and same_list(d.versions, versions(target, versions(input, {}))) then
+    self.gradInput = d.grad()
+    return self.gradInput
+  end
   local e = last_forward[self]
   last_forward[self] = nil
   if e and rawequal(e.input, input) and rawequal(e.target, target)
