@@ -86,16 +86,18 @@ describe('matrix products summed in float32', function()
     local before = torch.getnumthreads()
     local a, b = stored(200, 700, 'n', 5), stored(700, 300, 't', 6)
     local ba, bb = torch.randn(4, 40, 90), torch.randn(4, 90, 50)
+    -- a linear layer's forward (x @ w^T) and weight gradient (g^T @ x)
+    local x, w, g = torch.randn(64, 784), torch.randn(256, 784), torch.randn(64, 256)
     local r = {}
     local ok, err = pcall(function()
       for i, t in ipairs{1, 2} do
         torch.setnumthreads(t)
-        r[i] = {a:mm(b), ba:bmm(bb), b:t():mm(a:t())}
+        r[i] = {a:mm(b), ba:bmm(bb), b:t():mm(a:t()), x:mm(w:t()), g:t():mm(x)}
       end
     end)
     torch.setnumthreads(before)
     assert(ok, err)
-    for j = 1, 3 do assert.is_true(torch.equal(r[1][j], r[2][j]), 'product ' .. j .. ' differs') end
+    for j = 1, 5 do assert.is_true(torch.equal(r[1][j], r[2][j]), 'product ' .. j .. ' differs') end
   end)
 
   it('multiplies bfloat16 and float16 matrices summing in float32 and rounding once, in every layout', function()

@@ -285,6 +285,37 @@ static int block_cap(void) {
   return c;
 }
 
+/* A float32 product whose every block moontorch's own kernel takes: its sums do not depend
+   on the blocks (mt_sgemm.c), so with one thread it runs whole, a and b packed once
+   instead of once per block, with the same bits as the blocks at any thread count. */
+static int own_takes_blocks(const batch_plan *p, int by_columns, int64_t units, int64_t parts) {
+  const gemm_geom *g = &p->g;
+  if (p->kernel != kernels[MT_FLOAT32]) return 0;
+  for (int64_t part = 0; part < parts; part++) {
+    int64_t first = units * part / parts * MT_LINALG_BLOCK_ALIGN;
+    int64_t last = units * (part + 1) / parts * MT_LINALG_BLOCK_ALIGN;
+    const int64_t dim = by_columns ? g->n : g->m;
+    if (last > dim) last = dim;
+    if (!mt_sgemm_takes(by_columns ? g->m : last - first, by_columns ? last - first : g->n, g->k, g->a_rs, g->a_cs,
+                        g->b_rs, g->b_cs, g->c_rs, g->c_cs))
+      return 0;
+  }
+  return 1;
+}
+
+static void run_own_whole(const batch_plan *p, int64_t i) {
+  const gemm_geom *g = &p->g;
+  char *c = p->c;
+  double beta = p->beta;
+  if (p->c_stride) c += batch_offset(i, p->nbatch_dims, p->shape, p->c_stride) * p->elem_size;
+  else if (i > 0) beta = 1;
+  const char *a = p->a + batch_offset(i, p->nbatch_dims, p->shape, p->a_stride) * p->elem_size;
+  const char *b = p->b + batch_offset(i, p->nbatch_dims, p->shape, p->b_stride) * p->elem_size;
+  int rc = mt_gemm_f32(g->m, g->n, g->k, (float)g->alpha, a, MT_SG_F32, g->a_rs, g->a_cs, b, MT_SG_F32, g->b_rs,
+                       g->b_cs, (float)beta, (float *)c, g->c_rs, g->c_cs);
+  if (rc != 0) run_product(p, i);              /* no memory for its buffers: the blocks' own way */
+}
+
 /* Product i of the plan, cut into one block per core when it is large
    enough to pay for it (BLAS matrix-matrix products only). */
 static void run_blocks(const batch_plan *p, int64_t i, int blas) {
@@ -297,6 +328,10 @@ static void run_blocks(const batch_plan *p, int64_t i, int blas) {
   if (parts > block_cap()) parts = block_cap();
   if (parts < 2) {
     run_product(p, i);
+    return;
+  }
+  if (mt_get_num_threads() == 1 && own_takes_blocks(p, by_columns, units, parts)) {
+    run_own_whole(p, i);
     return;
   }
   block_job job = {p, i, by_columns, units, parts};

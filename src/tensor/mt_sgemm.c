@@ -32,9 +32,6 @@ _Static_assert(SG_MR == 8, "pack_a transposes a tile of a as 8 x 8 blocks");
 #define SG_MC 128            /* rows of a packed at once: SG_MC * SG_KC floats, 192 KB (L2) */
 #define SG_NC 1024           /* columns of b packed at once: 1.5 MB (L2) */
 #define SG_PF 12             /* how many steps ahead the sliver is prefetched */
-#define SG_DM 4
-#define SG_DN 4
-#define SG_DMC 256           /* rows of a the dot kernel sweeps per block of b's rows */
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
@@ -294,21 +291,35 @@ int mt_gemm_f32_takes(int64_t m, int64_t n, int64_t k) {
   return mt_sgemm_available() && n >= SG_NR && m >= 2 * SG_MR && k >= 16;
 }
 
+/* the product as the kernel runs it: c row-major (a column-major c is c^T = b^T @ a^T);
+   0 when c is neither */
+static int sg_orient(int64_t *m, int64_t *n, int64_t *a_rs, int64_t *a_cs, int64_t *b_rs, int64_t *b_cs,
+                     int64_t *c_rs, int64_t *c_cs) {
+  if (*c_cs == 1) return 1;
+  if (*c_rs != 1) return 0;
+  const int64_t ars = *b_cs, acs = *b_rs, brs = *a_cs, bcs = *a_rs, t = *m;
+  *a_rs = ars; *a_cs = acs; *b_rs = brs; *b_cs = bcs;
+  *c_rs = *c_cs; *c_cs = 1;
+  *m = *n; *n = t;
+  return 1;
+}
+
+int mt_gemm_f32_takes_layout(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+                             int64_t b_cs, int64_t c_rs, int64_t c_cs) {
+  if (m < 1 || n < 1 || k < 1 || !sg_orient(&m, &n, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs)) return 0;
+  return mt_gemm_f32_takes(m, n, k) && (b_cs == 1 || b_rs == 1);
+}
+
 int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int a_et, int64_t a_rs, int64_t a_cs,
                 const void *b, int b_et, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
-  if (!mt_sgemm_available() || m < 1 || n < 1 || k < 1) return -1;
+  if (!mt_gemm_f32_takes_layout(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs)) return -1;
   if (c_cs != 1) {                                          /* c column-major: c^T = b^T @ a^T */
-    if (c_rs != 1) return -1;
-    const int64_t ars = b_cs, acs = b_rs, brs = a_cs, bcs = a_rs, t = m;
     const void *ta = a;
     const int tet = a_et;
     a = b; b = ta;
     a_et = b_et; b_et = tet;
-    a_rs = ars; a_cs = acs; b_rs = brs; b_cs = bcs;
-    c_rs = c_cs; c_cs = 1;
-    m = n; n = t;
+    sg_orient(&m, &n, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs);
   }
-  if (!mt_gemm_f32_takes(m, n, k) || (b_cs != 1 && b_rs != 1)) return -1;
   float *ap = sg_buffer(0), *bp = sg_buffer(1);
   if (!ap || !bp) return -1;
   bcast_gemm(m, n, k, alpha, a, a_et, a_rs, a_cs, b, b_et, b_cs == 1 ? b_rs : b_cs, b_cs != 1, beta, c, c_rs, ap,
@@ -316,11 +327,17 @@ int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int
   return 0;
 }
 
+/* above 2^31 multiply-adds OpenBLAS is as fast or faster (2048^3: 1.03-1.06 of its time; 1024^3
+   0.97-1.00, and faster in moontorch's two blocks of columns, each of which OpenBLAS repacks) */
+int mt_sgemm_takes(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs,
+                   int64_t c_rs, int64_t c_cs) {
+  int64_t mn, mnk;
+  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &mnk) || mnk > ((int64_t)1 << 31)) return 0;
+  return mt_gemm_f32_takes_layout(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs);
+}
+
 int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
              const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
-  /* above 2^31 multiply-adds OpenBLAS is as fast or faster (2048^3: 1.03-1.06 of its time; 1024^3
-     0.97-1.00, and faster in moontorch's two blocks of columns, each of which OpenBLAS repacks) */
-  int64_t mn, mnk;
-  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &mnk) || mnk > ((int64_t)1 << 31)) return -1;
+  if (!mt_sgemm_takes(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs)) return -1;
   return mt_gemm_f32(m, n, k, alpha, a, MT_SG_F32, a_rs, a_cs, b, MT_SG_F32, b_rs, b_cs, beta, c, c_rs, c_cs);
 }

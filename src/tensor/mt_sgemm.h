@@ -17,6 +17,12 @@ int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64
 enum { MT_SG_F32, MT_SG_BF16, MT_SG_F16 };
 /* whether a row-major c of m x n over k steps is a product it takes (on this CPU) */
 int mt_gemm_f32_takes(int64_t m, int64_t n, int64_t k);
+/* ... and with these strides (in elements; c row- or column-major) */
+int mt_gemm_f32_takes_layout(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+                             int64_t b_cs, int64_t c_rs, int64_t c_cs);
+/* whether mt_sgemm runs this product (else it returns -1) */
+int mt_sgemm_takes(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs,
+                   int64_t c_rs, int64_t c_cs);
 int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int a_et, int64_t a_rs, int64_t a_cs,
                 const void *b, int b_et, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs);
 
