@@ -127,6 +127,10 @@ describe('matrix products summed in float32', function()
   end)
 
   it('agrees with OpenBLAS (TH_GEMM=openblas) to float32 rounding', function()
+    if torch._gemm_kernel() == 'OpenBLAS' then
+      pending('this CPU has no AVX-512: every product is on OpenBLAS already')
+      return
+    end
     local script = os.tmpname() .. '.lua'
     local f = assert(io.open(script, 'w'))
     f:write([[

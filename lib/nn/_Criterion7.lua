@@ -262,30 +262,41 @@ local function same_list(a, b)
   return true
 end
 
--- Torch7's loop calls forward, then backward on the same input and target: forward
--- keeps its loss's graph (on leaves of the input) so that backward differentiates it
--- instead of computing the loss again, when neither input nor target has changed
--- since (same objects, same version counters). Weak keys: a criterion's entry goes
--- with it.
+-- Torch7's loop calls forward, then backward on the same input and target: forward keeps
+-- what backward needs -- the loss's graph (on leaves of the input), or, for a criterion
+-- whose class has _direct, the function that gives the gradient in closed form -- so that
+-- backward does not compute the loss again, when neither input nor target has changed since
+-- (same objects, same version counters). Weak keys: a criterion's entry goes with it.
+-- _direct(self, input, target) gives the loss as a number and that function, or nothing for
+-- the cases it leaves to the graph.
 local last_forward = setmetatable({}, {__mode = 'k'})
 
--- A criterion whose class has _direct(self, input, target) computes the loss and its
--- gradient in closed form, without a graph: _direct gives the loss as a number and a
--- function that returns the gradient of the input, or nothing for the cases it leaves to
--- the general path. The function is kept for the backward on the same input and target.
-local last_direct = setmetatable({}, {__mode = 'k'})
+-- entry, stamped with the call it was made for
+local function remember(self, entry, input, target)
+  entry.input, entry.target = input, target
+  entry.versions = versions(target, versions(input, {}))
+  last_forward[self] = entry
+end
+
+-- forward's entry when backward is called on the same input and target, unchanged since
+local function recall(self, input, target)
+  local e = last_forward[self]
+  last_forward[self] = nil
+  if e and rawequal(e.input, input) and rawequal(e.target, target)
+     and same_list(e.versions, versions(target, versions(input, {}))) then
+    return e
+  end
+end
 
 -- crit:updateOutput(input, target) / crit:forward(input, target): the loss as a number,
 -- kept in crit.output
 function methods:updateOutput(input, target)
   last_forward[self] = nil
-  last_direct[self] = nil
   local direct = self._direct
   if direct ~= nil then
     local loss, grad = direct(self, input, target)
     if loss ~= nil then
-      last_direct[self] = {input = input, target = target, grad = grad,
-                           versions = versions(target, versions(input, {}))}
+      remember(self, {grad = grad}, input, target)
       self.output = loss
       return loss
     end
@@ -295,11 +306,7 @@ function methods:updateOutput(input, target)
       local x = leaves(input)
       return {x = x, loss = self:loss(x, target)}
     end)
-    if torch.is_tensor(entry.loss) and entry.loss.requires_grad then
-      entry.input, entry.target = input, target
-      entry.versions = versions(target, versions(input, {}))
-      last_forward[self] = entry
-    end
+    if torch.is_tensor(entry.loss) and entry.loss.requires_grad then remember(self, entry, input, target) end
     self.output = Criterion7.number(entry.loss)
     return self.output
   end
@@ -311,23 +318,16 @@ end
 -- crit:updateGradInput(input, target) / crit:backward(input, target): d loss / d input,
 -- kept in crit.gradInput
 function methods:updateGradInput(input, target)
-  local d = last_direct[self]
-  last_direct[self] = nil
-  if d and rawequal(d.input, input) and rawequal(d.target, target)
-     and same_list(d.versions, versions(target, versions(input, {}))) then
-    self.gradInput = d.grad()
-    return self.gradInput
-  end
-  local e = last_forward[self]
-  last_forward[self] = nil
-  if e and rawequal(e.input, input) and rawequal(e.target, target)
-     and same_list(e.versions, versions(target, versions(input, {}))) then
+  local e = recall(self, input, target)
+  if e and e.grad then
+    self.gradInput = e.grad()
+  elseif e then
     local xs = flat(e.x, {})
     local grads = torch.autograd.grad({e.loss}, xs, {allow_unused = true})
     self.gradInput = rebuild(e.x, grads, {0})
-    return self.gradInput
+  else
+    self.gradInput = Criterion7.gradient(function(x) return self:loss(x, target) end, input)
   end
-  self.gradInput = Criterion7.gradient(function(x) return self:loss(x, target) end, input)
   return self.gradInput
 end
 

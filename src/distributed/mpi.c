@@ -324,6 +324,8 @@ static int check_shapes(lua_State *L, const char *op, int coll, int rop, int roo
 
 /* Element counts go to MPI as int: longer tensors go through in pieces. */
 #define PIECE ((int64_t)1 << 30)
+/* the pieces n elements take (n >= 0), rounding up without an addition that could overflow */
+static int64_t pieces_of(int64_t n) { return n / PIECE + (n % PIECE != 0); }
 
 static int check_init(lua_State *L, const char *op) {
   if (world_comm == MPI_COMM_NULL)
@@ -466,7 +468,7 @@ static void post_data(work *w) {
     if (!w->scratch) { w->post_error = MPI_ERR_NO_MEM; return; }
     p = w->scratch;
   }
-  int64_t pieces = n / PIECE + (n % PIECE != 0);
+  int64_t pieces = pieces_of(n);
   free(w->req);
   w->req = calloc((size_t)(pieces > 0 ? pieces : 1), sizeof(MPI_Request));
   if (!w->req) { w->nreq = 0; w->post_error = MPI_ERR_NO_MEM; return; }
@@ -583,7 +585,7 @@ static int l_work_gc(lua_State *L) {
    per piece), its result going to t; pushed on the stack */
 static work *collective_work(lua_State *L, const char *name, int64_t n, const buffer *b, int write,
                              const mt_tensor *t) {
-  work *w = work_new(L, name, (int)((n + PIECE - 1) / PIECE));
+  work *w = work_new(L, name, (int)pieces_of(n));
   w->b = *b;
   w->write = write;
   mt_tensor_alias(&w->target, t);
@@ -701,7 +703,7 @@ static int l_send(lua_State *L) {
   int dst, tag;
   buffer b;
   if (p2p_open(L, name, &t, &dst, &tag, 0, &b)) return 1;
-  int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size, pieces = (n + PIECE - 1) / PIECE;
+  int64_t n = mt_numel(&b.t), esize = mt_dtypes[t->dtype].size, pieces = pieces_of(n);
   char *p = mt_data(&b.t);
   work *w = work_new(L, name, (int)(1 + pieces));
   w->b = b;

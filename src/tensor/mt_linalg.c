@@ -225,13 +225,22 @@ typedef struct {
   double beta;
 } batch_plan;
 
-static void run_product(const batch_plan *p, int64_t i) {
-  char *c = p->c;
+/* product i's matrices, and its beta (1 past the first when the batch sums into one c) */
+static double product_at(const batch_plan *p, int64_t i, const char **a, const char **b, char **c) {
   double beta = p->beta;
-  if (p->c_stride) c += batch_offset(i, p->nbatch_dims, p->shape, p->c_stride) * p->elem_size;
+  *c = p->c;
+  if (p->c_stride) *c += batch_offset(i, p->nbatch_dims, p->shape, p->c_stride) * p->elem_size;
   else if (i > 0) beta = 1;
-  p->kernel(&p->g, c, p->a + batch_offset(i, p->nbatch_dims, p->shape, p->a_stride) * p->elem_size,
-            p->b + batch_offset(i, p->nbatch_dims, p->shape, p->b_stride) * p->elem_size, beta);
+  *a = p->a + batch_offset(i, p->nbatch_dims, p->shape, p->a_stride) * p->elem_size;
+  *b = p->b + batch_offset(i, p->nbatch_dims, p->shape, p->b_stride) * p->elem_size;
+  return beta;
+}
+
+static void run_product(const batch_plan *p, int64_t i) {
+  const char *a, *b;
+  char *c;
+  const double beta = product_at(p, i, &a, &b, &c);
+  p->kernel(&p->g, c, a, b, beta);
 }
 
 static void run_products(void *plan, int64_t begin, int64_t end) {
@@ -247,19 +256,25 @@ typedef struct {
 
 /* Blocks [begin, end) of one product: each a product of its own, a block of
    c from a block of b's columns (or of a's rows) and all of the other. */
+/* block `part` of `parts` along a dim of size dim cut in units of MT_LINALG_BLOCK_ALIGN:
+   [*first, returned) */
+static int64_t block_bounds(int64_t units, int64_t parts, int64_t part, int64_t dim, int64_t *first) {
+  *first = units * part / parts * MT_LINALG_BLOCK_ALIGN;
+  const int64_t last = units * (part + 1) / parts * MT_LINALG_BLOCK_ALIGN;
+  return last < dim ? last : dim;
+}
+
 static void run_block_range(void *job, int64_t begin, int64_t end) {
   const block_job *j = job;
   for (int64_t part = begin; part < end; part++) {
     batch_plan sub = *j->plan;
-    int64_t first = j->units * part / j->parts * MT_LINALG_BLOCK_ALIGN;
-    int64_t last = j->units * (part + 1) / j->parts * MT_LINALG_BLOCK_ALIGN;
+    int64_t first;
+    const int64_t last = block_bounds(j->units, j->parts, part, j->by_columns ? sub.g.n : sub.g.m, &first);
     if (j->by_columns) {
-      if (last > sub.g.n) last = sub.g.n;
       sub.g.n = last - first;
       sub.b += first * sub.g.b_cs * sub.elem_size;
       sub.c += first * sub.g.c_cs * sub.elem_size;
     } else {
-      if (last > sub.g.m) last = sub.g.m;
       sub.g.m = last - first;
       sub.a += first * sub.g.a_rs * sub.elem_size;
       sub.c += first * sub.g.c_rs * sub.elem_size;
@@ -292,10 +307,8 @@ static int own_takes_blocks(const batch_plan *p, int by_columns, int64_t units, 
   const gemm_geom *g = &p->g;
   if (p->kernel != kernels[MT_FLOAT32]) return 0;
   for (int64_t part = 0; part < parts; part++) {
-    int64_t first = units * part / parts * MT_LINALG_BLOCK_ALIGN;
-    int64_t last = units * (part + 1) / parts * MT_LINALG_BLOCK_ALIGN;
-    const int64_t dim = by_columns ? g->n : g->m;
-    if (last > dim) last = dim;
+    int64_t first;
+    const int64_t last = block_bounds(units, parts, part, by_columns ? g->n : g->m, &first);
     if (!mt_sgemm_takes(by_columns ? g->m : last - first, by_columns ? last - first : g->n, g->k, g->a_rs, g->a_cs,
                         g->b_rs, g->b_cs, g->c_rs, g->c_cs))
       return 0;
@@ -305,12 +318,9 @@ static int own_takes_blocks(const batch_plan *p, int by_columns, int64_t units, 
 
 static void run_own_whole(const batch_plan *p, int64_t i) {
   const gemm_geom *g = &p->g;
-  char *c = p->c;
-  double beta = p->beta;
-  if (p->c_stride) c += batch_offset(i, p->nbatch_dims, p->shape, p->c_stride) * p->elem_size;
-  else if (i > 0) beta = 1;
-  const char *a = p->a + batch_offset(i, p->nbatch_dims, p->shape, p->a_stride) * p->elem_size;
-  const char *b = p->b + batch_offset(i, p->nbatch_dims, p->shape, p->b_stride) * p->elem_size;
+  const char *a, *b;
+  char *c;
+  const double beta = product_at(p, i, &a, &b, &c);
   int rc = mt_gemm_f32(g->m, g->n, g->k, (float)g->alpha, a, MT_SG_F32, g->a_rs, g->a_cs, b, MT_SG_F32, g->b_rs,
                        g->b_cs, (float)beta, (float *)c, g->c_rs, g->c_cs);
   if (rc != 0) run_product(p, i);              /* no memory for its buffers: the blocks' own way */

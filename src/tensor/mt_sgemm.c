@@ -291,34 +291,44 @@ int mt_gemm_f32_takes(int64_t m, int64_t n, int64_t k) {
   return mt_sgemm_available() && n >= SG_NR && m >= 2 * SG_MR && k >= 16;
 }
 
-/* the product as the kernel runs it: c row-major (a column-major c is c^T = b^T @ a^T);
-   0 when c is neither */
+/* the product as the kernel runs it: c row-major (a column-major c is c^T = b^T @ a^T, a
+   and b trading places: *swapped); 0 when c is neither */
 static int sg_orient(int64_t *m, int64_t *n, int64_t *a_rs, int64_t *a_cs, int64_t *b_rs, int64_t *b_cs,
-                     int64_t *c_rs, int64_t *c_cs) {
+                     int64_t *c_rs, int64_t *c_cs, int *swapped) {
+  *swapped = 0;
   if (*c_cs == 1) return 1;
   if (*c_rs != 1) return 0;
   const int64_t ars = *b_cs, acs = *b_rs, brs = *a_cs, bcs = *a_rs, t = *m;
   *a_rs = ars; *a_cs = acs; *b_rs = brs; *b_cs = bcs;
   *c_rs = *c_cs; *c_cs = 1;
   *m = *n; *n = t;
+  *swapped = 1;
   return 1;
+}
+
+/* an oriented product (c row-major) it takes: b k- or n-contiguous */
+static int sg_takes_oriented(int64_t m, int64_t n, int64_t k, int64_t b_rs, int64_t b_cs) {
+  return mt_gemm_f32_takes(m, n, k) && (b_cs == 1 || b_rs == 1);
 }
 
 int mt_gemm_f32_takes_layout(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs,
                              int64_t b_cs, int64_t c_rs, int64_t c_cs) {
-  if (m < 1 || n < 1 || k < 1 || !sg_orient(&m, &n, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs)) return 0;
-  return mt_gemm_f32_takes(m, n, k) && (b_cs == 1 || b_rs == 1);
+  int swapped;
+  return sg_orient(&m, &n, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs, &swapped) &&
+         sg_takes_oriented(m, n, k, b_rs, b_cs);
 }
 
 int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int a_et, int64_t a_rs, int64_t a_cs,
                 const void *b, int b_et, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
-  if (!mt_gemm_f32_takes_layout(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs)) return -1;
-  if (c_cs != 1) {                                          /* c column-major: c^T = b^T @ a^T */
+  int swapped;
+  if (!sg_orient(&m, &n, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs, &swapped) ||
+      !sg_takes_oriented(m, n, k, b_rs, b_cs))
+    return -1;
+  if (swapped) {
     const void *ta = a;
     const int tet = a_et;
     a = b; b = ta;
     a_et = b_et; b_et = tet;
-    sg_orient(&m, &n, &a_rs, &a_cs, &b_rs, &b_cs, &c_rs, &c_cs);
   }
   float *ap = sg_buffer(0), *bp = sg_buffer(1);
   if (!ap || !bp) return -1;
@@ -329,15 +339,18 @@ int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int
 
 /* above 2^31 multiply-adds OpenBLAS is as fast or faster (2048^3: 1.03-1.06 of its time; 1024^3
    0.97-1.00, and faster in moontorch's two blocks of columns, each of which OpenBLAS repacks) */
+static int sg_within_limit(int64_t m, int64_t n, int64_t k) {
+  int64_t mn, mnk;
+  return !__builtin_mul_overflow(m, n, &mn) && !__builtin_mul_overflow(mn, k, &mnk) && mnk <= ((int64_t)1 << 31);
+}
+
 int mt_sgemm_takes(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs,
                    int64_t c_rs, int64_t c_cs) {
-  int64_t mn, mnk;
-  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &mnk) || mnk > ((int64_t)1 << 31)) return 0;
-  return mt_gemm_f32_takes_layout(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs);
+  return sg_within_limit(m, n, k) && mt_gemm_f32_takes_layout(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs);
 }
 
 int mt_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t a_rs, int64_t a_cs,
              const float *b, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs) {
-  if (!mt_sgemm_takes(m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs)) return -1;
+  if (!sg_within_limit(m, n, k)) return -1;
   return mt_gemm_f32(m, n, k, alpha, a, MT_SG_F32, a_rs, a_cs, b, MT_SG_F32, b_rs, b_cs, beta, c, c_rs, c_cs);
 }
