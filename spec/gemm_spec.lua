@@ -20,10 +20,10 @@ local function stored(rows, cols, layout, seed)
   return x
 end
 
--- (m, n, k): tiles of 8 rows by 32 columns, blocks of 384 steps, 128 rows and 1024 columns;
--- each shape leaves a part of some block over
+-- (m, n, k): tiles of 8 rows by 32 columns, blocks of 384 steps, 128 rows and at most 1024
+-- columns (512 for blocks of 384 steps); each shape leaves a part of some block over
 local SHAPES = {
-  {16, 32, 16}, {17, 33, 17}, {24, 100, 383}, {64, 784, 256}, {40, 70, 769},
+  {16, 32, 16}, {17, 33, 17}, {24, 100, 383}, {64, 784, 256}, {40, 70, 769}, {20, 600, 400},
   {130, 1030, 20}, {9, 40, 1000}, {1, 64, 64}, {64, 1, 64}, {64, 10, 256}, {3, 5, 2},
 }
 

@@ -7,7 +7,7 @@
 
    c (m x n, row-major; a column-major c is the product transposed) =
    beta * c + alpha * a @ b, as BLIS does it: b is packed SG_KC steps by
-   SG_NC columns at a time into slivers of SG_NR columns (a copy when b is
+   up to SG_NC columns (as many as stay in L2) at a time into slivers of SG_NR columns (a copy when b is
    n-contiguous, 16 x 16 transposes when it is k-contiguous: x @ w^T, a
    linear layer's forward), a SG_MC rows by SG_KC steps into tiles of SG_MR
    rows; the micro-kernel keeps a tile of c (SG_MR x SG_NR, 16 registers of
@@ -30,7 +30,8 @@ _Static_assert(SG_MR == 8, "pack_a transposes a tile of a as 8 x 8 blocks");
 #define SG_NR 32
 #define SG_KC 384
 #define SG_MC 128            /* rows of a packed at once: SG_MC * SG_KC floats, 192 KB (L2) */
-#define SG_NC 1024           /* columns of b packed at once: 1.5 MB (L2) */
+#define SG_NC 1024           /* columns of b packed at once, at most (the buffer: 1.5 MB) */
+#define SG_B_L2 (SG_KC * 512)  /* floats of packed b that stay in L2 beside a's tile: 768 KB */
 #define SG_PF 12             /* how many steps ahead the sliver is prefetched */
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma,f16c")))
@@ -220,8 +221,12 @@ static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, cons
   for (int64_t p0 = 0; p0 < k; p0 += SG_KC) {
     const int64_t kc = k - p0 < SG_KC ? k - p0 : SG_KC;
     const float beta_p = p0 == 0 ? beta : 1.0f;
-    for (int64_t j0 = 0; j0 < n; j0 += SG_NC) {
-      const int64_t nc = n - j0 < SG_NC ? n - j0 : SG_NC;
+    /* b's columns in blocks of at most SG_B_L2 / kc (and SG_NC), as even as whole slivers
+       allow: 1024 columns of 384 steps in two blocks of 512, 784 columns of 64 steps in one */
+    const int64_t ncap = kc * SG_NC <= SG_B_L2 ? SG_NC : SG_B_L2 / kc / SG_NR * SG_NR;
+    const int64_t nblocks = (n - 1) / ncap + 1, nstep = ((n - 1) / nblocks / SG_NR + 1) * SG_NR;
+    for (int64_t j0 = 0; j0 < n; j0 += nstep) {
+      const int64_t nc = n - j0 < nstep ? n - j0 : nstep;
       if (bt) pack_b_t(bp, b + (j0 * ldb + p0) * b_es, b_et, ldb, kc, nc);
       else pack_b_n(bp, b + (p0 * ldb + j0) * b_es, b_et, ldb, kc, nc);
       for (int64_t i0 = 0; i0 < m; i0 += SG_MC) {
