@@ -182,6 +182,49 @@ describe("Torch7's class criteria", function()
     assert.are.same({{0, 0, -0.5}, {-0.5, 0, 0}}, g:totable())
   end)
 
+  it('ClassNLLCriterion without weights: -x[y] by definition for every layout, dtype and target type', function()
+    -- the definition, element by element: -(1/N) sum_i x[i][y_i] and -1/N at [i][y_i]
+    local function expected(x, y, mean)
+      local n, total = x:size(1), 0
+      local g = torch.zeros(x:size(1), x:size(2), {dtype = 'float64'})
+      for i = 1, n do
+        total = total - x[i][y[i]]
+        g[i][y[i]] = mean and -1 / n or -1
+      end
+      return mean and total / n or total, g
+    end
+    local base = torch.randn(3, 5, {dtype = 'float64'})
+    local labels = {4, 1, 5}
+    local cases = {
+      {base, L(labels)},
+      {base:float(), torch.tensor(labels, {dtype = 'float32'})},          -- Torch7's float labels
+      {base:t():contiguous():t(), D(labels)},                             -- a column-major input
+      {torch.randn(5, 3, {dtype = 'float64'}):t(), L(labels)},           -- a transposed view
+      {base, L({{4}, {1}, {5}})},                                         -- labels as a column
+      {base, L({4, 0, 1, 0, 5, 0}):view(3, 2):select(2, 1)},             -- labels with a stride
+    }
+    for k, c in ipairs(cases) do
+      for _, mean in ipairs({true, false}) do
+        local x, y = c[1], c[2]
+        local crit = nn.ClassNLLCriterion(nil, mean)
+        local want, want_g = expected(x:double(), labels, mean)
+        local tol = x.dtype == 'float32' and 1e-5 or 1e-12
+        assert.is_true(math.abs(crit:forward(x, y) - want) < tol, 'case ' .. k)
+        local g = crit:backward(x, y)
+        assert.are.equal(x.dtype, g.dtype)
+        assert.is_true((g:double() - want_g):abs():max() < tol, 'case ' .. k)
+      end
+    end
+    -- one sample given as a 1-D input and a one-element tensor
+    local crit = nn.ClassNLLCriterion()
+    near(crit:forward(D({-1, -2, -3}), L({3})), 3)
+    assert.are.same({0, 0, -1}, crit:backward(D({-1, -2, -3}), L({3})):totable())
+    -- a label equal to ignoreIndex: left out of the sum and of the count
+    crit = nn.ClassNLLCriterion(nil, true, 5)
+    near(crit:forward(base, L(labels)), -(base[1][4] + base[2][1]) / 2)
+    assert.are.same({0, 0, 0, 0, 0}, crit:backward(base, L(labels))[3]:totable())
+  end)
+
   it('CrossEntropyCriterion: LogSoftMax then ClassNLLCriterion (crit.nll)', function()
     near(nn.CrossEntropyCriterion():forward(D({0, 0}), 1), math.log(2))
     local x = D({{0, 0, 0}, {math.log(2), 0, 0}})

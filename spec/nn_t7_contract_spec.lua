@@ -238,6 +238,47 @@ describe("Torch7's module walks", function()
     assert.are.equal('nn.Sigmoid', torch.type(single))
   end)
 
+  it('zeroGradParameters and updateParameters see every change to the structure between steps', function()
+    in_torch7(function()
+      -- p moves by -lr * its gradient (1 after a sum's backward); checked against p's value before
+      local function step(model, x, lr)
+        model:zeroGradParameters()
+        model:backward(x, model:forward(x):clone():fill(1))
+        model:updateParameters(lr)
+      end
+      local x = torch.ones(1, 2)
+      local a = nn.Linear(2, 2)
+      local model = nn.Sequential():add(a)
+      step(model, x, 0.5)                                 -- the walk is made and kept
+      local b = nn.Linear(2, 2)                           -- a child added after it
+      model:add(b)
+      local bb = b.bias:clone()
+      step(model, x, 0.5)
+      assert.is_true(max_diff(b.bias, bb - 0.5) < 1e-6)  -- d sum / d bias = 1
+      local w = nn.Parameter(torch.zeros(2))              -- a parameter replaced by another
+      b.bias = w
+      step(model, x, 0.25)
+      assert.is_true(max_diff(w, torch.full({2}, -0.25)) < 1e-6)
+      local c = nn.Linear(2, 2)                           -- a child replaced in place
+      model[2] = c
+      local cb = c.bias:clone()
+      step(model, x, 0.5)
+      assert.is_true(max_diff(c.bias, cb - 0.5) < 1e-6)
+      model:remove(2)                                     -- a child taken out is left alone
+      local cb2 = c.bias:clone()
+      step(model, x, 0.5)
+      assert.is_true(max_diff(c.bias, cb2) == 0)
+      local d = nn.Linear(2, 2)                           -- a module whose bias is shared with a's
+      model:add(d)
+      d:share(a, 'bias')
+      local ab = a.bias:clone()
+      local through_d = d.weight:sum(1):view(2)          -- d sum / d a's output: d.weight^T 1
+      step(model, x, 0.5)
+      assert.are.equal(a.bias, d.bias)
+      assert.is_true(max_diff(a.bias, ab - (through_d + 1) * 0.5) < 1e-5)  -- moved once, by both gradients
+    end)
+  end)
+
   it('reset draws new values in place, with Torch7 stdv', function()
     in_torch7(function()
       local s = nn.Sequential():add(nn.Linear(4, 4))

@@ -36,6 +36,19 @@ ClassNLLCriterion.batch_of = batch_of
 -- at each sample's label, 0 elsewhere
 function ClassNLLCriterion:_direct(input, target)
   if self.weights ~= nil then return nil end
+  local one = torch.is_tensor(input) and input:dim() == 1
+  if torch.is_tensor(target) and torch.is_tensor(input) and (one or input:dim() == 2) then
+    -- in C, one pass (it declines what the lines below check and explain)
+    local logp = one and input:view(1, -1) or input
+    local n = logp:size(1)
+    local loss = torch._class_nll(logp, target, self.ignoreIndex, self.sizeAverage)
+    if loss ~= nil then
+      return loss, function()
+        local g = torch._class_nll_grad(logp, target, self.sizeAverage and -1 / n or -1)
+        return one and g:view(input:size()) or g
+      end
+    end
+  end
   local logp, t, ignore = batch_of(self, input, target, self.ignoreIndex)
   if ignore ~= nil then return nil end
   local x, idx = logp:detach(), t:view(-1, 1)

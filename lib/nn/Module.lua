@@ -59,11 +59,23 @@ nn.is_module = is_module
 
 local list_of_kind = {parameter = '_param_names', buffer = '_buffer_names', module = '_module_names'}
 
+-- The generation of every module's structure: bumped by each change that can add, drop
+-- or replace a parameter, a plain weight/bias (or their gradients) or a child, in any
+-- module. The per-step walks (zeroGradParameters, updateParameters) keep what they
+-- found while it stays the same. Code that writes a module's _fields directly calls
+-- nn.Module._restructured().
+local generation = 0
+local function restructured() generation = generation + 1 end
+Module._restructured = restructured
+-- the names step_tensors reads besides the registered ones
+local plain_names = {weight = true, bias = true, gradWeight = true, gradBias = true}
+
 -- name becomes registered as kind (leaving the kind it had), in registration order
 local function set_kind(self, name, kind)
   local kinds = rawget(self, '_kinds')
   local old = kinds[name]
   if old == kind then return end
+  restructured()
   if old ~= nil then
     local names = rawget(self, list_of_kind[old])
     for i, n in ipairs(names) do if n == name then table.remove(names, i) break end end
@@ -87,6 +99,7 @@ function Module:__init()
   rawset(self, '_forward_hooks', {})
   rawset(self, '_forward_pre_hooks', {})
   rawset(self, '_backward_hooks', {})
+  restructured()
 end
 
 -- Module:extend(name): a new module class, a subclass of this one, as subclassing
@@ -194,6 +207,7 @@ function Module.__newindex(self, k, v)
   end
   local kinds = rawget(self, '_kinds')
   local kind = kinds[k]
+  if kind ~= nil or plain_names[k] then restructured() end
   if k == 'gradInput' and kind == nil then no_grad_input[self] = v == nil or nil end
   if type(k) == 'string' and ((torch.is_tensor(v) and k:find('^grad%u') and kind == nil)
                               or ((k == 'train' or (kind == 'parameter' and torch.is_tensor(v) and not is_parameter(v)))
@@ -229,6 +243,7 @@ function Module:register_parameter(name, p)
   end
   set_kind(self, name, 'parameter')
   fields[name] = p
+  restructured()
 end
 
 -- module:register_buffer(name, t, {persistent=true}): a tensor saved in state_dict
@@ -239,6 +254,7 @@ function Module:register_buffer(name, t, opts)
   set_kind(self, name, 'buffer')
   rawget(self, '_non_persistent')[name] = opts and opts.persistent == false or nil
   fields[name] = t
+  restructured()
 end
 
 -- module:add_module(name, m): registers a child module under name.
@@ -248,6 +264,7 @@ function Module:add_module(name, m)
   name = tostring(name)
   set_kind(self, name, 'module')
   fields[name] = m
+  restructured()
   return self
 end
 
@@ -262,6 +279,7 @@ function Module:_set_children(list)
     fields[names[i]], kinds[names[i]] = m, 'module'
   end
   rawset(self, '_module_names', names)
+  restructured()
 end
 
 -- ---- walking ----
@@ -635,6 +653,7 @@ local function torch7_type(self, dtype, cache)
           end
         elseif kinds[k] ~= 'module' and not is_module(v) then
           fields[k] = torch7_convert_value(v, dtype, cache, seen)
+          restructured()
         end
       end
       set_t7_input(m, nil, nil)
@@ -1266,7 +1285,10 @@ end
 -- weight/gradWeight and bias/gradBias pairs as {tensor, gradient}: what the per-step
 -- loops below walk, without the dotted names named_parameters builds
 local PLAIN = {{'weight', 'gradWeight'}, {'bias', 'gradBias'}}
+local walked = setmetatable({}, {__mode = 'k'})     -- module -> {generation, params, plain}
 local function step_tensors(self)
+  local w = walked[self]
+  if w ~= nil and w[1] == generation then return w[2], w[3] end
   local params, plain, seen = {}, {}, {}
   local function visit(m)
     local fields = rawget(m, '_fields')
@@ -1287,6 +1309,7 @@ local function step_tensors(self)
     end
   end
   visit(self)
+  walked[self] = {generation, params, plain}
   return params, plain
 end
 
@@ -1517,6 +1540,7 @@ function Module:share(other, ...)
       end
     end
   end
+  restructured()
   return self
 end
 

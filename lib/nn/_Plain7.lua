@@ -46,6 +46,7 @@ function Plain.define_to(cls, names)
     for _, name in ipairs(names) do
       local v = self[name]
       if v ~= nil then rawget(self, '_fields')[name] = convert(v, dtype, device) end
+      nn.Module._restructured()
     end
     return self
   end

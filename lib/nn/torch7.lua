@@ -314,6 +314,7 @@ local function plain_fields(m, f, names)
   for _, k in ipairs(names) do
     if f[k] ~= nil then rawget(m, '_fields')[k] = f[k] end
   end
+  nn.Module._restructured()
   return m
 end
 from['nn.SparseLinear'] = function(f)

@@ -6,6 +6,7 @@
 #include "lt.h"
 #include "../ops/dispatch.h"
 #include "../tensor/mt_index.h"
+#include "../tensor/mt_loss.h"
 #include "../tensor/mt_ops.h"
 #include "../autograd/ag_shape.h"
 #include "../autograd/ag_index.h"
@@ -321,12 +322,31 @@ static int m_where(lua_State *L) { return where(L, 2, 1, 3); }
    indexAdd, indexCopy, indexFill, maskedFill, maskedCopy, which write in
    place as in Torch7. Torch7's in-place scatter is PyTorch's scatter_;
    scatter copies. */
+/* torch._class_nll(logp, target, ignore_index, mean): Torch7's ClassNLLCriterion
+   loss in closed form (mt_loss.h) as a number; nil when the closed form does
+   not take these tensors (the criterion's general path does) */
+static int l_class_nll(lua_State *L) {
+  mt_tensor *logp = lt_test_any(L, 1), *target = lt_test_any(L, 2);
+  double loss;
+  if (!logp || !target || !mt_class_nll(logp, target, (int64_t)luaL_checkinteger(L, 3), lua_toboolean(L, 4), &loss))
+    return 0;
+  lua_pushnumber(L, loss);
+  return 1;
+}
+
+/* torch._class_nll_grad(logp, target, value): its gradient, value at each label */
+static int l_class_nll_grad(lua_State *L) {
+  mt_tensor *logp = lt_check(L, 1, "_class_nll_grad"), *target = lt_check(L, 2, "_class_nll_grad");
+  LT_TRY(L, mt_class_nll_grad(lt_push(L), logp, target, luaL_checknumber(L, 3)));
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
   {"nonzero", l_nonzero}, {"where", m_where},
   {NULL, NULL}};
 
 static const luaL_Reg functions[] = {
-  {"nonzero", l_nonzero}, {"where", l_where},
+  {"nonzero", l_nonzero}, {"where", l_where}, {"_class_nll", l_class_nll}, {"_class_nll_grad", l_class_nll_grad},
   {NULL, NULL}};
 
 void lt_open_index(lua_State *L) {
