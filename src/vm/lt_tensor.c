@@ -114,27 +114,29 @@ static int to_device(lua_State *L, int i, int dtype, int device, int index, cons
 
 lua_State *lt_last_L;
 
-/* Bytes allocated since the last full collection, and what was live after it. */
-static int64_t since_full, live_after_full;
+/* What was live after the last full collection. */
+static int64_t live_after_full;
 
 /* Pays the allocator's debt to Lua's collector. A step alone is not enough
    under the generational collector (th's): tensors still referenced when a
    young collection runs (an op's operands, a step's activations) become
    old, and old objects go only at a major collection, which Lua's own
    accounting -- blind to tensor memory -- seldom starts. So once the bytes
-   allocated since the last full collection pass what was live after it
-   (and LT_GC_FULL_MIN), a full collection runs: memory stays within about
-   twice the live size, and the cost, proportional to the Lua heap, is paid
-   once per that many bytes. */
+   live now exceed what was live after the last full collection by as much
+   again (and by LT_GC_FULL_MIN), a full collection runs: memory stays
+   within about twice the live size, and the cost, proportional to the Lua
+   heap, is paid once per that much growth. Growth, not bytes allocated:
+   the temporaries that C frees at once (a backward's products, an op's
+   scratch) leave nothing for the collector, and counting them ran a full
+   collection every ~100 steps of a small training loop (2-3 ms each). */
 static void pay_gc_debt(lua_State *L) {
   int64_t debt = mt_alloc_take_debt();
-  since_full += debt;
-  if (since_full > (live_after_full > LT_GC_FULL_MIN ? live_after_full : LT_GC_FULL_MIN)) {
+  mt_alloc_stats st;
+  mt_alloc_get_stats(&st);
+  if (st.allocated - live_after_full > (live_after_full > LT_GC_FULL_MIN ? live_after_full : LT_GC_FULL_MIN)) {
     lua_gc(L, LUA_GCCOLLECT);
-    mt_alloc_stats st;
     mt_alloc_get_stats(&st);
     live_after_full = st.allocated;
-    since_full = 0;
   } else {
     lua_gc(L, LUA_GCSTEP, (int)(debt >> 10));
   }
