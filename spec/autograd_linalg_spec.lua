@@ -201,3 +201,92 @@ describe('derivatives of the other products', function()
     assert.is_true(m:detach():allclose(ld + ld:mm(ld), {rtol = 0, atol = 1e-12}))
   end)
 end)
+
+-- A product's gradient for a leaf that already has .grad is added into it by the
+-- product itself (no buffer, no second pass): the values, the tensor's identity,
+-- hooks and retain_grad must be as if AccumulateGrad had added it.
+describe('product gradients added into an existing .grad', function()
+  torch.manual_seed(12)
+  -- L = sum(w * (a @ b)): dL/da = w @ b^T, dL/db = a^T @ w (the definition)
+  local function loss(y, w) return (y * w):sum() end
+
+  it("keep the .grad tensor and add to what it held, through x:t() too (a linear layer's weight)", function()
+    for _, dtype in ipairs({'float64', 'float32'}) do
+      local tol = dtype == 'float64' and 1e-12 or 1e-4
+      local x = torch.randn(5, 4, {dtype = dtype})
+      local W = torch.randn(3, 4, {dtype = dtype}):requires_grad_()
+      local bias = torch.randn(3, {dtype = dtype}):requires_grad_()
+      local w = torch.randn(5, 3, {dtype = dtype})
+      local g0, gb0 = torch.randn(3, 4, {dtype = dtype}), torch.randn(3, {dtype = dtype})
+      W.grad, bias.grad = g0:clone(), gb0:clone()
+      local held = W.grad
+      loss(bias:addmm(x, W:t()), w):backward()
+      close(held, g0 + w:t():mm(x), tol)                     -- the tensor it held, in place
+      close(W.grad, g0 + w:t():mm(x), tol)
+      close(bias.grad, gb0 + w:sum(1):view(3), tol)
+      loss(torch.mm(x, W:t()), w):backward()                 -- again: added once more
+      close(W.grad, g0 + w:t():mm(x) * 2, tol)
+    end
+  end)
+
+  it('add into both factors of mm, and into one leaf used as both', function()
+    local a, b = randd(4, 3):requires_grad_(), randd(3, 2):requires_grad_()
+    local w = randd(4, 2)
+    local ga, gb = randd(4, 3), randd(3, 2)
+    a.grad, b.grad = ga:clone(), gb:clone()
+    loss(a:mm(b), w):backward()
+    close(a.grad, ga + w:mm(b:t()), 1e-12)
+    close(b.grad, gb + a:t():mm(w), 1e-12)
+    local m, v = randd(3, 3):requires_grad_(), randd(3, 3)
+    local gm = randd(3, 3)
+    m.grad = gm:clone()
+    loss(m:mm(m), v):backward()                              -- d/dm sum(v * m m) = v m^T + m^T v
+    close(m.grad, gm + v:mm(m:t()) + m:t():mm(v), 1e-12)
+    local n = randd(3, 3):requires_grad_()
+    n.grad = gm:clone()
+    loss(n:mm(n:t()), v):backward()                          -- sum(v * n n^T): (v + v^T) n
+    close(n.grad, gm + (v + v:t()):mm(n), 1e-12)
+  end)
+
+  it("run the leaf's hooks and post-accumulate hooks, and fill a retained transpose's .grad", function()
+    local x, w = randd(5, 4), randd(5, 3)
+    local W = randd(3, 4):requires_grad_()
+    local g0 = randd(3, 4)
+    W.grad = g0:clone()
+    W:register_hook(function(g) return g * 2 end)
+    loss(x:mm(W:t()), w):backward()
+    close(W.grad, g0 + w:t():mm(x) * 2, 1e-12)
+
+    local V = randd(3, 4):requires_grad_()
+    V.grad = g0:clone()
+    local seen = {}
+    V:register_post_accumulate_grad_hook(function(p) seen[#seen + 1] = p.grad:clone() end)
+    loss(x:mm(V:t()), w):backward()
+    assert.are.equal(1, #seen)
+    close(seen[1], g0 + w:t():mm(x), 1e-12)
+
+    local U = randd(3, 4):requires_grad_()
+    U.grad = g0:clone()
+    local Ut = U:t()
+    Ut:retain_grad()
+    loss(x:mm(Ut), w):backward()
+    close(Ut.grad, x:t():mm(w), 1e-12)
+    close(U.grad, g0 + w:t():mm(x), 1e-12)
+  end)
+
+  it('leave .grad alone under autograd.grad, and build a graph under create_graph', function()
+    local x, w = randd(5, 4), randd(5, 3)
+    local W = randd(3, 4):requires_grad_()
+    local g0 = randd(3, 4)
+    W.grad = g0:clone()
+    local gs = torch.autograd.grad({loss(x:mm(W:t()), w)}, {W})
+    close(gs[1], w:t():mm(x), 1e-12)
+    close(W.grad, g0, 0)
+    W.grad = nil
+    loss(x:mm(W:t()), w):backward()
+    local first = W.grad
+    loss(torch.tanh(x:mm(W:t())), w):backward({create_graph = true})
+    assert.is_true(W.grad.requires_grad)                     -- the sum is recorded, as PyTorch's
+    assert.are_not.equal(first, W.grad)
+  end)
+end)

@@ -102,6 +102,18 @@ struct mt_ag_meta {
   mt_ag_meta *next_dying;            /* the release queue, once its last reference went */
 };
 
+/* For the gradient of input i of node n during a backward walk: the .grad
+   of the leaf it would reach, when the derivative may add its result into
+   that tensor itself (in place, as AccumulateGrad would) and hand nothing on
+   for that edge; *transposed says the leaf is reached through a 2-D
+   transposing view (the gradient's transpose goes in). NULL when the
+   gradient must take the graph: autograd.grad, create_graph, tracing or
+   anomaly mode, a leaf without .grad yet, hooks on the leaf or the view, a
+   view that retains its gradient. The caller checks shape, dtype, device. */
+mt_tensor *mt_ag_direct_grad(const mt_node *n, int i, int *transposed);
+/* Whether n is the node of a 2-D transpose (x:t(), x:transpose(1, 2)). */
+int mt_ag_is_transpose2d(const mt_node *n);
+
 /* What the engine calls back into the bindings for (Lua functions live
    there): run a tensor's hooks on the gradient arriving for it (they may
    replace *grad), and let go of a handle when its owner is freed. */

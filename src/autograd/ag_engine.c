@@ -9,6 +9,10 @@
 static _Thread_local int grad_disabled;
 static _Thread_local int anomaly;
 static _Thread_local int tracing;
+/* the walk under way accumulates into leaves plainly: a backward (not
+   autograd.grad) without create_graph, tracing or anomaly checks, so that a
+   derivative may add its result into a leaf's .grad itself (mt_ag_direct_grad) */
+static _Thread_local int plain_walk;
 
 struct mt_ag_ckpt {
   int64_t refcount;            /* its nodes, and the recording run until it leaves */
@@ -621,6 +625,22 @@ static int accumulate_backward(mt_node *n, const mt_tensor *grad_out, mt_tensor 
   return 0;
 }
 
+mt_tensor *mt_ag_direct_grad(const mt_node *n, int i, int *transposed) {
+  if (!plain_walk || i >= n->nedges) return NULL;
+  mt_node *next = n->next[i].node;
+  *transposed = 0;
+  if (next && mt_ag_is_transpose2d(next)) {
+    const mt_ag_meta *view = next->owner;      /* the transpose: its hooks and retain_grad see the whole gradient */
+    if (view && (view->hook_ref || view->retains_grad)) return NULL;
+    next = next->next[0].node;
+    *transposed = 1;
+  }
+  if (!next || next->backward != accumulate_backward) return NULL;
+  mt_ag_meta *m = next->leaf;
+  if (!m->grad.storage || m->hook_ref || m->post_hook_ref || mt_ag_requires_grad(&m->grad)) return NULL;
+  return &m->grad;
+}
+
 /* Whether g is the only tensor on a storage it fills exactly (densely, from
    its start): then .grad can take that storage instead of a copy, as
    PyTorch steals an unshared gradient; later accumulation in place touches
@@ -806,6 +826,8 @@ static int walk_graph(int nroots, mt_node **starts, mt_tensor *grads, int retain
                       capture *cap) {
   int was_enabled = mt_ag_grad_enabled();
   mt_ag_set_grad_enabled(create_graph);
+  const int was_plain = plain_walk;
+  plain_walk = !cap && !create_graph && !tracing && !anomaly;
   node_list all = {0}, ready = {0};
   int rc = 0;
   for (int i = 0; i < nroots && rc == 0; i++) rc = collect(starts[i], &all);
@@ -857,6 +879,7 @@ static int walk_graph(int nroots, mt_node **starts, mt_tensor *grads, int retain
   free(ready.items);
   for (int i = 0; i < nroots; i++) { drop_tensor(&grads[i]); mt_ag_node_release(starts[i]); }
   mt_ag_set_grad_enabled(was_enabled);
+  plain_walk = was_plain;
   return rc;
 }
 

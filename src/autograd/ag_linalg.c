@@ -142,6 +142,36 @@ static const unsigned char product_reads[MT_NUM_OPS - MT_OP_END_SELECT][3] = {
 #undef DERIV2
 };
 
+/* The gradient of factor f (0: a, 1: b) of mm or addmm added straight into
+   the .grad of the leaf it reaches (mt_ag_direct_grad), by one product with
+   beta = 1: d a = alpha g @ b^T, d b = alpha a^T @ g, or their transposes
+   for a leaf read through x:t() (a linear layer's weight). Saves the
+   product's own buffer and the pass that would add it. 1 when done, 0 when
+   the gradient takes the graph, -1 on failure. */
+static int product_into_leaf(mt_node *n, int f, const mt_tensor *g, const mt_tensor *a, const mt_tensor *b) {
+  if (n->op != MT_OP_mm && n->op != MT_OP_addmm) return 0;
+  const int edge = n->nedges - 2 + f;
+  const mt_tensor *other = f == 0 ? b : a;     /* the factor this gradient reads */
+  int transposed;
+  mt_tensor *dst = other && g->ndim == 2 ? mt_ag_direct_grad(n, edge, &transposed) : NULL;
+  if (!dst || dst->ndim != 2 || dst->dtype != g->dtype || other->dtype != g->dtype ||
+      (g->dtype != MT_FLOAT32 && g->dtype != MT_FLOAT64) || mt_device_of(dst) != MT_CPU ||
+      mt_device_of(g) != MT_CPU || mt_device_of(other) != MT_CPU)
+    return 0;
+  /* the gradient (rows, cols): a's is g's rows by b's rows, b's is a's columns by g's columns */
+  const int64_t rows = f == 0 ? g->shape[0] : other->shape[1], cols = f == 0 ? other->shape[0] : g->shape[1];
+  if (dst->shape[0] != (transposed ? cols : rows) || dst->shape[1] != (transposed ? rows : cols)) return 0;
+  mt_tensor gt = {0}, ot = {0};
+  int rc = mt_transpose(&gt, g, 0, 1) || mt_transpose(&ot, other, 0, 1);
+  /* f 0: g @ b^T, transposed b @ g^T; f 1: a^T @ g, transposed g^T @ a */
+  const mt_tensor *l = f == 0 ? (transposed ? other : g) : (transposed ? &gt : &ot);
+  const mt_tensor *r = f == 0 ? (transposed ? &gt : &ot) : (transposed ? other : g);
+  if (!rc) rc = mt_call_add_product(dst, dst, l, r, MT_OP_addmm, 1, n->scalar, 1);
+  mt_tensor_release(&gt);
+  mt_tensor_release(&ot);
+  return rc ? -1 : 1;
+}
+
 static int product_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
   const mt_tensor *a = NULL, *b = NULL;           /* saved slots in dims[0], dims[1] */
   if (n->dims[0] >= 0 && mt_ag_saved(n, n->dims[0], &a)) return -1;
@@ -157,10 +187,12 @@ static int product_backward(mt_node *n, const mt_tensor *grad, mt_tensor *gi) {
 #define MT(t) f_mT(V(t))
 #define NAMED(fn) fn(n, which_, G, A, B)
 #define GRAD(i, expr)                                              \
-  if (n->next[i].node) {                                           \
-    const int which_ = i;                                          \
+  if (n->next[i].node && !ag_failed) {                             \
+    const int which_ = i, f_ = i - (n->nedges - 2);                \
     (void)which_;                                                  \
-    ag_formula_finish(n, i, V(expr), mark, &gi[i]);                \
+    const int direct_ = f_ >= 0 ? product_into_leaf(n, f_, grad, a, b) : 0; \
+    if (direct_ < 0) ag_failed = 1;                                \
+    else if (!direct_) ag_formula_finish(n, i, V(expr), mark, &gi[i]); \
   }
 #define DERIV2(ra, ea, rb, eb) GRAD(0, ea) GRAD(1, eb)
 #define DERIV3(ri, ei, ra, ea, rb, eb) GRAD(0, ei) GRAD(1, ea) GRAD(2, eb)

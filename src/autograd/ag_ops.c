@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "ag.h"
+#include "ag_shape.h"
 #include "ag_expr.h"
 #include "../ops/dispatch.h"
 #include "../tensor/mt_reduce.h"
@@ -180,6 +181,11 @@ int mt_ag_record_cast(mt_tensor *r, const mt_tensor *x) {
     m->grad_fn->dims[1] = mt_device_index_of(x);
   }
   return 0;
+}
+
+int mt_ag_is_transpose2d(const mt_node *n) {
+  return n->nedges == 1 && n->in_ndim[0] == 2 &&
+         ((n->backward == transpose_backward && n->dims[0] != n->dims[1]) || ag_is_t_view(n));
 }
 
 int mt_ag_record_transpose(mt_tensor *r, const mt_tensor *x, int d0, int d1) {

@@ -64,6 +64,8 @@ static int record_args(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view
   return mt_ag_attach(r, n);
 }
 
+int ag_is_t_view(const mt_node *n) { return n->backward == view_backward && n->op == MT_OP_t; }
+
 /* as_strided's gradient reads x's elements through its storage offsets:
    x must be contiguous and hold every element the view reads */
 static int strided_check(const mt_tensor *x, const mt_view_args *a) {

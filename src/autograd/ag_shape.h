@@ -12,6 +12,8 @@
 
 /* the dispatcher's hook for the view ops: r = op(x, a) */
 int mt_ag_record_view_op(mt_tensor *r, const mt_tensor *x, mt_op op, const mt_view_args *a);
+/* Whether n is the node of x:t() (the registry's view op t). */
+int ag_is_t_view(const mt_node *n);
 /* the dispatcher's hook for the joins: r = op(ts[0..n), dim) (cat, stack) */
 int mt_ag_record_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int dim);
 
