@@ -8,7 +8,7 @@ local data = require 'data'
 function data.len(ds)
   local mt = getmetatable(ds)
   if mt and mt.__len then return mt.__len(ds) end
-  if type(ds.size) == 'function' then return ds:size() end
+  if type(ds.size) == 'function' then return (ds:size()) end
   if type(ds.__len) == 'function' then return ds:__len() end
   return #ds
 end
@@ -19,7 +19,7 @@ end
 -- items; so do `for item in ds do` and pairs(ds) (i, item).
 --   local MyData = data.Dataset:extend('MyData')   -- or torch.class('MyData', 'data.Dataset')
 local Dataset = torch.class('data.Dataset')
-Dataset.__len = function(self) return self:size() end
+Dataset.__len = function(self) return (self:size()) end
 -- print(ds): its class and length (printing never reads the items)
 Dataset.__tostring = function(self)
   local ok, n = pcall(data.len, self)
@@ -242,7 +242,7 @@ function MNIST:__init(opts)
   self.transform, self.target_transform = opts.transform, opts.target_transform
   self.train = train
 end
-function MNIST:size() return self.images:size(1) end
+function MNIST:size() return (self.images:size(1)) end
 MNIST.__len = MNIST.size
 function MNIST:get(i)
   check_index(torch.typename(self), i, self:size())

@@ -32,7 +32,7 @@ end
 -- make one pass (a random sampler draws its order as a pass starts).
 --   local Evens = data.Sampler:extend('Evens')   -- or torch.class('Evens', 'data.Sampler')
 local Sampler = torch.class('data.Sampler')
-Sampler.__len = function(self) return self:size() end
+Sampler.__len = function(self) return (self:size()) end
 Sampler.__tostring = function(self)
   local ok, n = pcall(data.len, self)
   return string.format('%s (%s indices)', torch.typename(self), ok and tostring(n) or '?')

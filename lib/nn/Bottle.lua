@@ -15,7 +15,7 @@ local Bottle = Decorator.class('Bottle', {
     local sizes = {}
     for d = lead + 1, x:dim() do sizes[#sizes + 1] = x:size(d) end
     for d = 1, lead do sizes[1] = sizes[1] * x:size(d) end
-    return x:reshape(sizes)
+    return (x:reshape(sizes))
   end,
   output = function(self, y, x)
     local lead = x:dim() - self.nInputDim
@@ -31,15 +31,15 @@ local Bottle = Decorator.class('Bottle', {
     sizes[lead + 1] = y:size(1) // fold
     for d = 2, y:dim() do sizes[lead + d] = y:size(d) end
     self._childOutputSize = y:size()
-    return y:reshape(sizes)
+    return (y:reshape(sizes))
   end,
   grad_output = function(self, g, x)
     if x:dim() - self.nInputDim < 1 then return g end
-    return g:reshape(self._childOutputSize)
+    return (g:reshape(self._childOutputSize))
   end,
   grad_input = function(self, gi, x)
     if gi == nil or x:dim() - self.nInputDim < 1 then return gi end
-    return gi:reshape(x:size())
+    return (gi:reshape(x:size()))
   end,
 })
 

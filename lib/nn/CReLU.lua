@@ -16,7 +16,7 @@ function CReLU:updateOutput(x)
   end
   local dim = x:dim() == self.nInputDims + 1 and 2 or 1
   if dim > x:dim() then error('nn.CReLU: input of size ' .. tostring(x:size()) .. ' has no feature dim', 3) end
-  return torch.cat({x:relu(), (-x):relu()}, dim)
+  return (torch.cat({x:relu(), (-x):relu()}, dim))
 end
 function CReLU:__tostring__() return 'CReLU()' end
 

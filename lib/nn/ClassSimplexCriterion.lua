@@ -51,7 +51,7 @@ end, 'nn.MSECriterion')
 -- crit:getPredictions(input): (N, nClasses) dot products of each sample with each class
 function ClassSimplexCriterion:getPredictions(input)
   local x = input:dim() == 1 and input:view(1, -1) or input
-  return x:mm(self.simplex:to(x.dtype):t())
+  return (x:mm(self.simplex:to(x.dtype):t()))
 end
 
 -- crit:getTopPrediction(input): the 1-based label of each sample's best class (N)

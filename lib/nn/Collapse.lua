@@ -12,8 +12,8 @@ function Collapse:__init(n_input_dim)
 end
 function Collapse:updateOutput(x)
   if not torch.is_tensor(x) then error('nn.Collapse: expected a tensor input, got ' .. torch.type(x), 3) end
-  if x:dim() > self.nInputDim then return x:reshape(x:size(1), -1) end
-  return x:reshape(-1)
+  if x:dim() > self.nInputDim then return (x:reshape(x:size(1), -1)) end
+  return (x:reshape(-1))
 end
 function Collapse:extra_repr() return 'nInputDim=' .. self.nInputDim end
 

@@ -11,7 +11,7 @@ end
 function Concat:updateOutput(x)
   local outs = {}
   for i = 1, #rawget(self, '_items') do outs[i] = self:_run_child(i, x) end
-  return torch.cat(outs, self.dimension)
+  return (torch.cat(outs, self.dimension))
 end
 function Concat:extra_repr() return 'dim=' .. self.dimension end
 

@@ -66,23 +66,23 @@ function Convert:_convert(x)
   end
   if to == 'bf' then
     if from == 'bt' then fail(self, '%s', 'conversion of shape bt to bf is not supported') end
-    if #from == 1 then return x:reshape(-1, 1) end
+    if #from == 1 then return (x:reshape(-1, 1)) end
     local b = axis(self, from, 'b')
     if b ~= 1 then x = x:transpose(1, b) end
-    return x:reshape(x:size(1), -1)
+    return (x:reshape(x:size(1), -1))
   elseif to == 'b' then
-    if from == 'bt' or from == 'tb' then return x:select(axis(self, from, 't'), 1) end
+    if from == 'bt' or from == 'tb' then return (x:select(axis(self, from, 't'), 1)) end
     if from == 'bf' or from == 'fb' then
       local f = axis(self, from, 'f')
       if x:size(f) > 1 then
         fail(self, '%s', 'cannot convert shape ' .. from .. ' to b when there is more than one feature')
       end
-      return x:select(f, 1)
+      return (x:select(f, 1))
     end
     fail(self, '%s', 'cannot convert shape ' .. from .. ' to b')
   else  -- 'bt'
     if from ~= 'b' then fail(self, '%s', "cannot convert shape '" .. from .. "' to bt") end
-    return x:reshape(-1, 1)
+    return (x:reshape(-1, 1))
   end
 end
 

@@ -32,7 +32,7 @@ function DepthConcat:updateOutput(x)
     end
     if padded then outs[i] = nn.functional.pad(o, pads) end
   end
-  return torch.cat(outs, d)
+  return (torch.cat(outs, d))
 end
 function DepthConcat:extra_repr() return 'dim=' .. self.dimension end
 

@@ -28,7 +28,7 @@ function Euclidean:differences(x)
   return x:unsqueeze(-1) - self.weight
 end
 function Euclidean:updateOutput(x)
-  return (self:differences(x) ^ 2):sum(-2):sqrt()
+  return ((self:differences(x) ^ 2):sum(-2):sqrt())
 end
 function Euclidean:extra_repr() return string.format('%d -> %d', self.weight:size(1), self.weight:size(2)) end
 

@@ -45,8 +45,8 @@ function FeatureLPPooling:updateOutput(input)
   local p = self.power
   local out = torch.no_grad(function()
     local u = windows(self, input:detach(), d)
-    if p == 1 then return u:sum(-1) end
-    return u:pow(p):sum(-1):pow(1 / p)
+    if p == 1 then return (u:sum(-1)) end
+    return (u:pow(p):sum(-1):pow(1 / p))
   end)
   self.output = out
   return out

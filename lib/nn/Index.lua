@@ -17,7 +17,7 @@ function Index:updateOutput(input)
     error(string.format('nn.Index: expected a vector of integer indices, got %s of size %s', indices:type(),
                         tostring(indices:size())), 3)
   end
-  return t:index_select(self.dimension, indices)
+  return (t:index_select(self.dimension, indices))
 end
 function Index:extra_repr() return 'dim=' .. self.dimension end
 

@@ -21,7 +21,7 @@ function JoinTable:updateOutput(input)
       error(string.format('nn.JoinTable: cannot join %s along dim %d', Table.describe(input), d), 0)
     end
   end
-  return torch.cat(input, d)
+  return (torch.cat(input, d))
 end
 function JoinTable:extra_repr() return 'dim=' .. self.dimension end
 

@@ -65,7 +65,7 @@ end
 -- 1 / (the count of each position's index in idx, flat int64), one value a position
 local function inverse_counts(idx, n, dtype)
   local counts = torch.zeros(n, {dtype = dtype}):index_add_(1, idx, torch.ones(idx:numel(), {dtype = dtype}))
-  return counts:index_select(1, idx):reciprocal()
+  return (counts:index_select(1, idx):reciprocal())
 end
 
 -- lookup:accUpdateOnly(): Torch7's marker of a table updated by accUpdateGradParameters

@@ -20,8 +20,8 @@ function MM:updateOutput(input)
   if a:size(nd) ~= b:size(nd - 1) or (nd == 3 and a:size(1) ~= b:size(1)) then
     error(string.format('nn.MM: cannot multiply %s by %s', Table.describe(a), Table.describe(b)), 0)
   end
-  if nd == 2 then return a:mm(b) end
-  return a:bmm(b)
+  if nd == 2 then return (a:mm(b)) end
+  return (a:bmm(b))
 end
 function MM:extra_repr() return string.format('transA=%s, transB=%s', self.transA, self.transB) end
 

@@ -19,7 +19,7 @@ function MV:updateOutput(input)
   if m:size(nd) ~= v:size(nd - 1) or (nd == 3 and m:size(1) ~= v:size(1)) then
     error(string.format('nn.MV: cannot multiply %s by %s', Table.describe(m), Table.describe(v)), 0)
   end
-  if nd == 2 then return m:mv(v) end
+  if nd == 2 then return (m:mv(v)) end
   return m:bmm(v:unsqueeze(3)):squeeze(3)
 end
 function MV:extra_repr() return 'trans=' .. tostring(self.trans) end

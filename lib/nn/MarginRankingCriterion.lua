@@ -18,7 +18,7 @@ end, function(self, input, target)
   x1, x2 = x1:reshape(-1), x2:reshape(-1)
   local _, y = C7.pair(self, x1, target)
   local loss = (-y * (x1 - x2) + self.margin):clamp_min(0)
-  if type(target) == 'number' then return loss:sum() end
+  if type(target) == 'number' then return (loss:sum()) end
   return C7.reduce(self, loss, x1:numel())
 end)
 

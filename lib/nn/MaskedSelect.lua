@@ -17,7 +17,7 @@ function MaskedSelect:updateOutput(input)
                         Table.describe(x)), 0)
   end
   if mask.dtype ~= 'bool' then mask = mask:ne(0) end
-  return x:masked_select(mask)
+  return (x:masked_select(mask))
 end
 
 return MaskedSelect

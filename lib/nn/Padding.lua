@@ -27,7 +27,7 @@ function Padding:updateOutput(x)
   local sizes = x:size():totable()
   sizes[dim] = math.abs(self.pad)
   local fill = torch.full(sizes, self.value, {dtype = x.dtype, device = x.device})
-  return torch.cat({x:narrow(dim, 1, index - 1), fill, x:narrow(dim, index, n - index + 1)}, dim)
+  return (torch.cat({x:narrow(dim, 1, index - 1), fill, x:narrow(dim, index, n - index + 1)}, dim))
 end
 function Padding:extra_repr()
   return string.format('dim=%d, pad=%d, value=%g, index=%d', self.dim, self.pad, self.value, self.index)

@@ -25,7 +25,7 @@ function Parallel:updateOutput(x)
   end
   local outs = {}
   for i = 1, x:size(self.inputDimension) do outs[i] = self:_run_child(i, x:select(self.inputDimension, i)) end
-  return torch.cat(outs, self.outputDimension)
+  return (torch.cat(outs, self.outputDimension))
 end
 function Parallel:extra_repr() return string.format('inputDim=%d, outputDim=%d', self.inputDimension, self.outputDimension) end
 

@@ -19,9 +19,9 @@ function Reshape:updateOutput(x)
   local n, unknown = 1, false
   for _, s in ipairs(self.size) do if s == -1 then unknown = true else n = n * s end end
   local mode = self.batchMode
-  if unknown or (mode == nil and x:numel() ~= n) then return x:reshape(helpers.batch_shape(x, self.size)) end
-  if mode == false or (mode == nil and (x:dim() == 0 or x:size(1) ~= 1)) then return x:reshape(self.size) end
-  return x:reshape({x:size(1), table.unpack(self.size)})     -- a batch (of one, when the first dim is 1)
+  if unknown or (mode == nil and x:numel() ~= n) then return (x:reshape(helpers.batch_shape(x, self.size))) end
+  if mode == false or (mode == nil and (x:dim() == 0 or x:size(1) ~= 1)) then return (x:reshape(self.size)) end
+  return (x:reshape({x:size(1), table.unpack(self.size)}))     -- a batch (of one, when the first dim is 1)
 end
 function Reshape:extra_repr() return table.concat(self.size, 'x') end
 

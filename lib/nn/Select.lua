@@ -23,7 +23,7 @@ function Select:updateOutput(x)
     error(string.format('nn.Select: index %d is out of range for dim %d of input of size %s%s', self.index, dim,
                         tostring(x:size()), self.index == 0 and ' (indices are 1-based)' or ''), 3)
   end
-  return x:select(dim, index)
+  return (x:select(dim, index))
 end
 function Select:extra_repr() return string.format('dimension=%d, index=%d', self.dimension, self.index) end
 

@@ -11,7 +11,7 @@ nn.SparseJacobian = SparseJacobian
 
 local PERTURBATION = 1e-6
 
-local function flat(t) return t:reshape(-1) end
+local function flat(t) return (t:reshape(-1)) end
 
 local function check(module, input, who)
   if not nn.is_module(module) then

@@ -74,7 +74,7 @@ local function starts(u, n, o, k)
   local i = torch.arange(o - 1, {dtype = u.dtype}):view(1, 1, o - 1)
   local uu = u:view(N, C, 1)
   local s = ((i + uu) * alpha):floor() - (uu * alpha):floor()
-  return torch.cat({s:to('int64'), last}, 3)
+  return (torch.cat({s:to('int64'), last}, 3))
 end
 
 function SpatialFractionalMaxPooling:updateOutput(input)

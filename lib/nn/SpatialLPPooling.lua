@@ -30,8 +30,8 @@ function SpatialLPPooling:updateOutput(x)
   local p = self.pnorm
   local powered = p == 2 and x * x or x:pow(p)
   local sums = F.avg_pool2d(powered, {self.kH, self.kW}, {stride = {self.dH, self.dW}, divisor_override = 1})
-  if p == 2 then return sums:sqrt() end
-  return sums:pow(1 / p)
+  if p == 2 then return (sums:sqrt()) end
+  return (sums:pow(1 / p))
 end
 
 function SpatialLPPooling:extra_repr()

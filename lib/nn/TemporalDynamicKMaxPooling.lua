@@ -36,7 +36,7 @@ function TemporalDynamicKMaxPooling:updateOutput(x)
   local _, order = x:detach():topk(k, dim)
   local idx = order:sort(dim)
   self.indices = idx
-  return x:gather(dim, idx)
+  return (x:gather(dim, idx))
 end
 
 function TemporalDynamicKMaxPooling:extra_repr()

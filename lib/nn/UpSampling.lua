@@ -62,7 +62,7 @@ end
 local function nearest_along(x, d, s)
   if s == 1 then return x end
   local idx = torch.arange(0, x:size(d) * s, {dtype = 'int64', device = x.device}):div(s, {rounding_mode = 'floor'}) + 1
-  return x:index_select(d, idx)
+  return (x:index_select(d, idx))
 end
 
 function UpSampling:updateOutput(x)

@@ -56,7 +56,7 @@ end
 
 -- each row's norm sqrt(||v||^2 + eps) as a column
 function WeightNorm:_norms()
-  return (self.v:detach():pow(2):sum(2, true) + EPS):sqrt()
+  return ((self.v:detach():pow(2):sum(2, true) + EPS):sqrt())
 end
 
 -- wn:updateWeight(): writes the module's weight g * v / ||v|| (in place).

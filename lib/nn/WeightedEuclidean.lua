@@ -14,7 +14,7 @@ function WeightedEuclidean:reset(stdv)
   return self
 end
 function WeightedEuclidean:updateOutput(x)
-  return ((self:differences(x) * self.diagCov) ^ 2):sum(-2):sqrt()
+  return (((self:differences(x) * self.diagCov) ^ 2):sum(-2):sqrt())
 end
 
 return WeightedEuclidean

@@ -89,7 +89,7 @@ local function list_class(name)
   end
   cls.append = cls.add
   -- insert(m, index): adds a child at index.
-  function cls:insert(m, index) return self:add(m, index or #rawget(self, '_items') + 1) end
+  function cls:insert(m, index) return (self:add(m, index or #rawget(self, '_items') + 1)) end
   -- remove(index=last): takes out a child; returns it.
   function cls:remove(index)
     local mods = rawget(self, '_items')

@@ -101,7 +101,7 @@ function Criterion7.labels(self, target, n)
     fail(self, 'expected %d class label%s, got %s', n, n == 1 and '' or 's',
          torch.is_tensor(target) and 'a target of size ' .. size_of(target) or 'one number')
   end
-  return t:reshape(n)
+  return (t:reshape(n))
 end
 
 -- Criterion7.check_labels(self, t, classes, used): t, whose labels (those where the bool

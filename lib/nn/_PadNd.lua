@@ -20,7 +20,7 @@ local function pad_class(name, mode, torch7_name)
   function cls:extra_repr() return '{' .. table.concat(self.pads, ', ') .. '}' end
   -- Torch7's name, nn.SpatialZeroPadding(l, r, t, b) and the like: nn.<name>({l, r, t, b}), with
   -- r, t and b l when left out
-  if torch7_name then nn[torch7_name] = function(l, r, t, b) return nn[name]({l, r or l, t or l, b or l}) end end
+  if torch7_name then nn[torch7_name] = function(l, r, t, b) return (nn[name]({l, r or l, t or l, b or l})) end end
   return cls
 end
 

@@ -51,7 +51,7 @@ local function pool_class(name, fn)
   }
   cls.__index = function(self, k)
     local v = read(self, k)
-    if v == nil and alias[k] and rawget(self, '_fields') and self.opts then return alias[k](self) end
+    if v == nil and alias[k] and rawget(self, '_fields') and self.opts then return (alias[k](self)) end
     return v
   end
   return cls

@@ -92,7 +92,7 @@ local function cell_class(kind)
     local unbatched = x:dim() == 1
     if unbatched then x = x:unsqueeze(1) end
     local B = x:size(1)
-    local function zeros() return torch.zeros(B, self.hidden_size, {dtype = x.dtype}) end
+    local function zeros() return (torch.zeros(B, self.hidden_size, {dtype = x.dtype})) end
     local function batch(t) return t and (unbatched and t:unsqueeze(1) or t) or zeros() end
     local out1, out2
     if kind == 'LSTM' then

@@ -86,8 +86,8 @@ function F.linear(x, weight, bias)
          is_tensor(bias) and tostring(bias:size()) or type(bias))
   end
   if x:dim() == 2 then
-    if bias ~= nil then return bias:addmm(x, weight:t()) end
-    return x:mm(weight:t())
+    if bias ~= nil then return (bias:addmm(x, weight:t())) end
+    return (x:mm(weight:t()))
   end
   if bias ~= nil and x:is_contiguous() then
     -- every token in one product, the bias added by it (no pass of its own)
@@ -129,14 +129,14 @@ end
 for _, name in ipairs({'relu', 'silu', 'sigmoid', 'tanh'}) do
   F[name] = function(x)
     check_float(name, 'input', x)
-    return x[name](x)
+    return (x[name](x))
   end
 end
 
 -- F.relu6(x): min(max(x, 0), 6).
 function F.relu6(x)
   check_float('relu6', 'input', x)
-  return x:clamp(0, 6)
+  return (x:clamp(0, 6))
 end
 
 -- F.leaky_relu(x, negative_slope=0.01) or F.leaky_relu(x, {negative_slope=}).
@@ -215,7 +215,7 @@ function F.hardtanh(x, min_val, max_val)
   if type(min_val) == 'table' then min_val, max_val = min_val.min_val, min_val.max_val end
   min_val, max_val = min_val or -1, max_val or 1
   if min_val > max_val then fail('hardtanh', 'min_val (%g) cannot be greater than max_val (%g)', min_val, max_val) end
-  return x:clamp(min_val, max_val)
+  return (x:clamp(min_val, max_val))
 end
 
 -- F.prelu(x, weight): x where x >= 0, weight * x elsewhere; weight has 1 element or one per
@@ -446,7 +446,7 @@ function F.instance_norm(x, running_mean, running_var, weight, bias, use_input_s
     if mean ~= nil then running_mean:copy_(mean:view(n, channels):mean(1)) end
     if var ~= nil then running_var:copy_(var:view(n, channels):mean(1)) end
   end)
-  return y:reshape(x:size())
+  return (y:reshape(x:size()))
 end
 
 -- F.normalize(x, {p=2, dim=2, eps=1e-12}) or F.normalize(x, p, dim, eps): x divided by its
@@ -486,7 +486,7 @@ function F.scaled_dot_product_attention(q, k, v, opts)
   end
   local attn = scores:softmax(-1)
   if opts.dropout_p and opts.dropout_p > 0 then attn = F.dropout(attn, opts.dropout_p, true) end
-  return attn:matmul(v)
+  return (attn:matmul(v))
 end
 
 -- ---- losses ----

@@ -193,7 +193,7 @@ for class, keys in pairs(same_name) do
   from[class] = function(f)
     local args = {}
     for i, k in ipairs(keys) do args[i] = f[k] end
-    return nn[class:sub(4)](table.unpack(args, 1, #keys))
+    return (nn[class:sub(4)](table.unpack(args, 1, #keys)))
   end
 end
 
@@ -278,7 +278,7 @@ for class, keys in pairs(simple_same_name) do
   from[class] = function(f)
     local args = {}
     for i, k in ipairs(keys) do args[i] = f[k] end
-    return nn[class:sub(4)](table.unpack(args, 1, #keys))
+    return (nn[class:sub(4)](table.unpack(args, 1, #keys)))
   end
 end
 -- the decorators: their child is modules[1]

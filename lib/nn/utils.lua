@@ -67,7 +67,7 @@ end
 function utils.parameters_to_vector(params)
   local parts = {}
   for i, p in ipairs(param_list(params, 'parameters_to_vector')) do parts[i] = p:detach():reshape(-1) end
-  return torch.cat(parts, 1)
+  return (torch.cat(parts, 1))
 end
 
 -- nn.utils.vector_to_parameters(vec, params): copies consecutive slices of vec into params.

@@ -25,7 +25,7 @@ function ModuleFromCriterion:updateOutput(input)
   if torch.isTensor(target) then target = target:detach() end
   local loss = self.criterion(prediction, target)
   if not torch.isTensor(loss) then loss = torch.tensor(loss, {dtype = prediction.dtype}) end
-  return loss:reshape(1)
+  return (loss:reshape(1))
 end
 
 function ModuleFromCriterion:extra_repr() return (tostring(self.criterion):gsub('\n.*', '')) end

@@ -67,9 +67,9 @@ local function classes_of(t, what)
   end
   if t:dim() == 1 then return t end
   if t:dim() == 2 then
-    if t:size(2) == 1 then return t:select(2, 1) end
+    if t:size(2) == 1 then return (t:select(2, 1)) end
     local _, index = t:max(2)
-    return index:reshape(-1)
+    return (index:reshape(-1))
   end
   fail('optim.ConfusionMatrix:batchAdd: %s has an invalid number of dimensions (%d; 1 or 2 expected)', what, t:dim())
 end

@@ -300,7 +300,7 @@ local function fractional_starts(u, n, out, pool)
   local i = torch.arange(0, out - 1, {dtype = u.dtype, device = u.device}):view(1, 1, out - 1)
   local uu = u:view(N, C, 1)
   local first = ((i + uu) * a):trunc() - (uu * a):trunc()
-  return torch.cat({first:long(), last}, 3)
+  return (torch.cat({first:long(), last}, 3))
 end
 
 -- the maxima of x along dim d over the windows [start, start + pool) (starts (N, C, out)),
@@ -317,7 +317,8 @@ local function window_max(x, d, starts, pool)
   local wshape = x:size():totable()
   wshape[d] = out
   table.insert(wshape, d + 1, pool)
-  return g:view(wshape):max(d + 1)
+  local values, indices = g:view(wshape):max(d + 1)   -- not a tail call: see spec/library_tail_calls_spec.lua
+  return values, indices
 end
 
 -- F.fractional_max_pool3d(x, kernel, {output_size=, output_ratio=, return_indices=false,
