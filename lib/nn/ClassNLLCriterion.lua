@@ -31,24 +31,37 @@ end, function(self, input, target)
 end)
 ClassNLLCriterion.batch_of = batch_of
 
+-- the (N, C) log-probabilities the C closed form reads (a 1-D input as one row), or nil
+local function as_batch(self, input, target)
+  if self.weights ~= nil or not torch.is_tensor(target) or not torch.is_tensor(input)
+     or math.tointeger(self.ignoreIndex) == nil then
+    return nil
+  end
+  local d = input:dim()
+  if d == 2 then return input end
+  if d == 1 then return input:view(1, -1) end
+end
+
+-- the loss and its gradient in C, each in one pass and from nothing forward kept
+-- (torch._class_nll, _class_nll_grad): no class weights, every label in 1..C and none
+-- ignored; nil for anything else, which the paths below take (and explain, when wrong)
+function ClassNLLCriterion:_closed_loss(input, target)
+  local logp = as_batch(self, input, target)
+  if logp ~= nil then return torch._class_nll(logp, target, math.tointeger(self.ignoreIndex), self.sizeAverage) end
+end
+function ClassNLLCriterion:_closed_grad(input, target)
+  local logp = as_batch(self, input, target)
+  local g = logp and torch._class_nll_grad(logp, target, math.tointeger(self.ignoreIndex), self.sizeAverage)
+  if g ~= nil and input:dim() == 1 then return g:view(input:size()) end
+  return g
+end
+
 -- the loss and its gradient in closed form (see _Criterion7) when no class is weighted or
 -- ignored: -mean (or -sum) of the picked log-probabilities; the gradient is -1/N (or -1)
--- at each sample's label, 0 elsewhere
+-- at each sample's label, 0 elsewhere. In Lua, for what the C forms decline (tensors off
+-- the CPU): the loss and a function that gives its gradient
 function ClassNLLCriterion:_direct(input, target)
   if self.weights ~= nil then return nil end
-  local one = torch.is_tensor(input) and input:dim() == 1
-  if torch.is_tensor(target) and torch.is_tensor(input) and (one or input:dim() == 2) then
-    -- in C, one pass (it declines what the lines below check and explain)
-    local logp = one and input:view(1, -1) or input
-    local n = logp:size(1)
-    local loss = torch._class_nll(logp, target, self.ignoreIndex, self.sizeAverage)
-    if loss ~= nil then
-      return loss, function()
-        local g = torch._class_nll_grad(logp, target, self.sizeAverage and -1 / n or -1)
-        return one and g:view(input:size()) or g
-      end
-    end
-  end
   local logp, t, ignore = batch_of(self, input, target, self.ignoreIndex)
   if ignore ~= nil then return nil end
   local x, idx = logp:detach(), t:view(-1, 1)

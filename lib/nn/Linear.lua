@@ -38,8 +38,9 @@ function Linear:noBias()
   return self
 end
 
+local dim, size = torch._method('dim'), torch._method('size')
 function Linear:updateOutput(x)
-  if not torch.is_tensor(x) or x:dim() == 0 or x:size(-1) ~= self.in_features then
+  if not torch.is_tensor(x) or dim(x) == 0 or size(x, -1) ~= self.in_features then
     error(string.format('nn.Linear: expected input with %d features in its last dim, got %s (size mismatch)',
                         self.in_features, torch.is_tensor(x) and tostring(x:size()) or type(x)), 3)
   end

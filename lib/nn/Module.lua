@@ -30,7 +30,9 @@ local function t7_input(m, k) local e = t7_inputs[m] return e and e[k] end
 -- (a network's first layer), so that its computation is skipped
 local no_grad_input = setmetatable({}, {__mode = 'k'})
 local function set_t7_input(m, input, given)
-  if input == nil and given == nil then t7_inputs[m] = nil else t7_inputs[m] = {input = input, given = given} end
+  if input == nil and given == nil then t7_inputs[m] = nil return end
+  local e = t7_inputs[m]
+  if e == nil then t7_inputs[m] = {input = input, given = given} else e.input, e.given = input, given end
 end
 
 -- nn.Parameter(t): t itself, now requiring grad and marked as a parameter, so
@@ -1067,7 +1069,10 @@ function Module.__call(self, ...)
 end
 
 call_module = function(self, ...)
-  if is_graph_call(self, ...) then return require('nngraph').node(self, ...) end
+  local first = ...
+  if (first == nil or type(first) == 'table') and is_graph_call(self, ...) then
+    return require('nngraph').node(self, ...)
+  end
   local pre, post, back = rawget(self, '_forward_pre_hooks'), rawget(self, '_forward_hooks'),
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
@@ -1171,6 +1176,7 @@ local function clear_grads(x)
   elseif type(x) == 'table' then for _, v in pairs(x) do clear_grads(v) end end
 end
 
+local same_shape = torch._same_shape
 local function roots_and_seeds(self, gradOutput)
   local roots, seeds = tensors_of(self.output), tensors_of(gradOutput)
   if #roots == 0 or #roots ~= #seeds then
@@ -1183,9 +1189,7 @@ local function roots_and_seeds(self, gradOutput)
       local g = seeds[i]
       -- a gradOutput of the output's element count in another shape is read in the
       -- output's (Torch7 went element by element)
-      if g:dim() ~= o:dim() or g:size() ~= o:size() then
-        if g:numel() == o:numel() then g = g:reshape(o:size()) end
-      end
+      if not same_shape(g, o) and g:numel() == o:numel() then g = g:reshape(o:size()) end
       r[#r + 1] = o; s[#s + 1] = g
     end
   end

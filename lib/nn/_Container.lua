@@ -42,12 +42,15 @@ end
 
 -- the i-th child called on the arguments: in the Torch7 dialect its error goes up with
 -- Torch7's context in front (the containers' updateOutput calls their children so)
+local function child_done(self, i, ok, ...)
+  if ok then return ... end
+  error(in_module(self, i, (...)), 0)
+end
+local dialect = torch.dialect
 local function run_child(self, i, ...)
   local m = rawget(self, '_items')[i]
-  if torch.dialect() ~= 'torch7' then return m(...) end
-  local res = table.pack(pcall(m, ...))
-  if res[1] then return table.unpack(res, 2, res.n) end
-  error(in_module(self, i, res[2]), 0)
+  if dialect() ~= 'torch7' then return m(...) end
+  return child_done(self, i, pcall(m, ...))
 end
 
 -- An ordered list of children (kept in _items) registered as '1', '2', ...: integer

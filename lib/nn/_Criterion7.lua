@@ -262,6 +262,8 @@ local function same_list(a, b)
   return true
 end
 
+-- A criterion whose class has _closed_loss(self, input, target) and _closed_grad(...)
+-- computes them from nothing else (a number, a tensor; nil leaves the case to what follows).
 -- Torch7's loop calls forward, then backward on the same input and target: forward keeps
 -- what backward needs -- the loss's graph (on leaves of the input), or, for a criterion
 -- whose class has _direct, the function that gives the gradient in closed form -- so that
@@ -292,6 +294,14 @@ end
 -- kept in crit.output
 function methods:updateOutput(input, target)
   last_forward[self] = nil
+  local closed = self._closed_loss
+  if closed ~= nil then
+    local loss = closed(self, input, target)
+    if loss ~= nil then
+      self.output = loss
+      return loss
+    end
+  end
   local direct = self._direct
   if direct ~= nil then
     local loss, grad = direct(self, input, target)
@@ -318,6 +328,15 @@ end
 -- crit:updateGradInput(input, target) / crit:backward(input, target): d loss / d input,
 -- kept in crit.gradInput
 function methods:updateGradInput(input, target)
+  local closed = self._closed_grad
+  if closed ~= nil then
+    local g = closed(self, input, target)
+    if g ~= nil then
+      last_forward[self] = nil
+      self.gradInput = g
+      return g
+    end
+  end
   local e = recall(self, input, target)
   if e and e.grad then
     self.gradInput = e.grad()

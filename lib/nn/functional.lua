@@ -6,6 +6,9 @@ local torch = require 'torch'
 local F = {}
 
 local is_tensor = torch.is_tensor
+-- the tensor methods F.linear calls, as PyTorch's whatever the dialect (torch._method)
+local dim, size, numel, addmm, mm, t = torch._method('dim'), torch._method('size'), torch._method('numel'),
+                                       torch._method('addmm'), torch._method('mm'), torch._method('t')
 local floating = {float32 = true, float64 = true, float16 = true, bfloat16 = true}
 local DEFAULT_IGNORE_INDEX = -100   -- PyTorch's default; never a valid 1-based class
 local COSINE_EPS = 1e-12            -- added to squared norms in cosine_embedding_loss (PyTorch)
@@ -77,17 +80,18 @@ end
 function F.linear(x, weight, bias)
   check_float('linear', 'input', x)
   check_float('linear', 'weight', weight)
-  if weight:dim() ~= 2 or x:dim() == 0 or x:size(-1) ~= weight:size(2) then
+  local xd = dim(x)
+  if dim(weight) ~= 2 or xd == 0 or size(x, -1) ~= size(weight, 2) then
     fail('linear', 'input of size %s does not match weight of size %s (expected (*, in) and (out, in))',
          tostring(x:size()), tostring(weight:size()))
   end
-  if bias ~= nil and (not is_tensor(bias) or bias:numel() ~= weight:size(1)) then
+  if bias ~= nil and (not is_tensor(bias) or numel(bias) ~= size(weight, 1)) then
     fail('linear', 'bias must be a tensor of %d elements, got %s', weight:size(1),
          is_tensor(bias) and tostring(bias:size()) or type(bias))
   end
-  if x:dim() == 2 then
-    if bias ~= nil then return (bias:addmm(x, weight:t())) end
-    return (x:mm(weight:t()))
+  if xd == 2 then
+    if bias ~= nil then return (addmm(bias, x, t(weight))) end
+    return (mm(x, t(weight)))
   end
   if bias ~= nil and x:is_contiguous() then
     -- every token in one product, the bias added by it (no pass of its own)

@@ -54,17 +54,7 @@ local own_packages = {torch = true, nn = true, optim = true, data = true, distri
                       paths = true, sys = true, xlua = true, nngraph = true}
 local library_source = {}
 
--- true when the first Lua function up the stack from `level` (1: the
--- caller of the function calling this) is a file of moontorch's libraries
-local function from_library(level)
-  level = level + 2
-  local info = debug.getinfo(level, 'S')
-  while info and info.what == 'C' do
-    level = level + 1
-    info = debug.getinfo(level, 'S')
-  end
-  if not info then return false end
-  local src = info.source
+local function source_in_library(src)
   local known = library_source[src]
   if known == nil then
     known = false
@@ -72,6 +62,23 @@ local function from_library(level)
       known = own_packages[src:sub(#lib_root + 1):match('^([%w_]+)[/\\]')] or false
     end
     library_source[src] = known
+  end
+  return known
+end
+
+-- each Lua function met up the stack -> whether it is one of the libraries' (weak keys)
+local function_in_library = setmetatable({}, {__mode = 'k'})
+local caller_function = torch._caller_function
+
+-- true when the first Lua function up the stack from `level` (1: the
+-- caller of the function calling this) is a file of moontorch's libraries
+local function from_library(level)
+  local f = caller_function(level + 2)
+  if f == nil then return false end
+  local known = function_in_library[f]
+  if known == nil then
+    known = source_in_library(debug.getinfo(f, 'S').source)
+    function_in_library[f] = known
   end
   return known
 end
@@ -823,6 +830,16 @@ local function install(tbl, name, fn)
   if saved[key] == nil then saved[key] = {tbl, name, rawget(tbl, name)} end
   torch._help_alias(fn, saved[key][3])
   rawset(tbl, name, fn)
+end
+
+-- torch._method(name): the tensor method as the PyTorch dialect has it, whichever dialect
+-- is on. The libraries get PyTorch's forms anyway; their hot paths (a linear layer's
+-- forward) call these to skip the dialect's wrapper and its look at who is calling.
+function torch._method(name)
+  local s = type(name) == 'string' and saved[tostring(methods) .. name]
+  local f = s and s[3] or methods[name]
+  if type(f) ~= 'function' then error('torch._method: no tensor method ' .. tostring(name), 2) end
+  return f
 end
 
 -- a 0-dim result is a number unless it requires grad through a tensor the

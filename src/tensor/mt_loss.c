@@ -43,22 +43,21 @@ int mt_class_nll(const mt_tensor *logp, const mt_tensor *target, int64_t ignore,
   return 1;
 }
 
-int mt_class_nll_grad(mt_tensor *g, const mt_tensor *logp, const mt_tensor *target, double value) {
-  if (!takes(logp, target)) return mt_fail("class_nll_grad: expected (N, C) log-probabilities and N labels on the CPU");
+int mt_class_nll_grad(mt_tensor *g, const mt_tensor *logp, const mt_tensor *target, int64_t ignore, int mean) {
+  if (!takes(logp, target)) return 0;
   const int64_t n = logp->shape[0], c = logp->shape[1];
+  for (int64_t i = 0; i < n; i++) {                /* every label checked before any memory is taken */
+    const double y = label_at(target, i);
+    if (!(y >= 1 && y <= (double)c) || y != floor(y) || y == (double)ignore) return 0;
+  }
   if (mt_tensor_init(g, logp->dtype, 2, logp->shape)) return -1;
   char *out = mt_data(g);
   if (mt_numel(g) > 0) memset(out, 0, (size_t)mt_numel(g) * mt_dtypes[g->dtype].size);   /* the memory just allocated */
+  const double value = mean ? -1.0 / (double)n : -1.0;
   for (int64_t i = 0; i < n; i++) {
-    const double y = label_at(target, i);
-    if (!(y >= 1 && y <= (double)c) || y != floor(y)) {
-      mt_tensor_release(g);
-      return mt_fail("class_nll_grad: class label %g of sample %lld is out of range 1..%lld", y, (long long)i + 1,
-                     (long long)c);
-    }
-    const int64_t at = i * c + (int64_t)y - 1;
+    const int64_t at = i * c + (int64_t)label_at(target, i) - 1;   /* checked above: in bounds */
     if (g->dtype == MT_FLOAT32) ((float *)out)[at] = (float)value;
     else ((double *)out)[at] = value;
   }
-  return 0;
+  return 1;
 }

@@ -11,8 +11,9 @@
    that is a fraction, out of 1..C or equal to ignore: the general path
    handles or refuses them); never fails. */
 int mt_class_nll(const mt_tensor *logp, const mt_tensor *target, int64_t ignore, int mean, double *loss);
-/* Its gradient: g (N, C) of logp's dtype, zero but value at each sample's
-   label. -1 with the error set for a label out of range. */
-int mt_class_nll_grad(mt_tensor *g, const mt_tensor *logp, const mt_tensor *target, double value);
+/* Its gradient: g (N, C) of logp's dtype, zero but -1/N (mean) or -1 at each
+   sample's label. Returns 1 with g made; 0 when it does not take these (as
+   mt_class_nll: nothing is made); -1 out of memory. */
+int mt_class_nll_grad(mt_tensor *g, const mt_tensor *logp, const mt_tensor *target, int64_t ignore, int mean);
 
 #endif

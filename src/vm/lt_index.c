@@ -334,11 +334,17 @@ static int l_class_nll(lua_State *L) {
   return 1;
 }
 
-/* torch._class_nll_grad(logp, target, value): its gradient, value at each label */
+/* torch._class_nll_grad(logp, target, ignore_index, mean): its gradient; nil
+   when the closed form does not take these tensors */
 static int l_class_nll_grad(lua_State *L) {
-  mt_tensor *logp = lt_check(L, 1, "_class_nll_grad"), *target = lt_check(L, 2, "_class_nll_grad");
-  LT_TRY(L, mt_class_nll_grad(lt_push(L), logp, target, luaL_checknumber(L, 3)));
-  return 1;
+  mt_tensor *logp = lt_test_any(L, 1), *target = lt_test_any(L, 2);
+  const lua_Integer ignore = luaL_checkinteger(L, 3);
+  const int mean = lua_toboolean(L, 4);
+  if (!logp || !target) return 0;
+  mt_tensor *g = lt_push(L);
+  const int rc = mt_class_nll_grad(g, logp, target, (int64_t)ignore, mean);
+  if (rc < 0) lt_error(L);
+  return rc;
 }
 
 static const luaL_Reg methods[] = {

@@ -1221,6 +1221,13 @@ static int t_set_field_hook(lua_State *L) {
   return 0;
 }
 
+/* torch._same_shape(a, b): whether a and b are tensors of one shape (any device) */
+static int t_same_shape(lua_State *L) {
+  mt_tensor *a = lt_test_any(L, 1), *b = lt_test_any(L, 2);
+  lua_pushboolean(L, a && b && mt_same_shape(a, b));
+  return 1;
+}
+
 static int t_is_tensor(lua_State *L) { lua_pushboolean(L, lt_test_any(L, 1) != NULL); return 1; }
 
 static const luaL_Reg methods[] = {
@@ -1256,7 +1263,7 @@ static const luaL_Reg functions[] = {
   {"set_num_threads", t_setnumthreads}, {"get_num_threads", t_getnumthreads},
   {"_parallel_width", t_parallel_width}, {"_gemm_kernel", t_gemm_kernel},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
-  {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor},
+  {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor}, {"_same_shape", t_same_shape},
   {"numel", t_numel},
   {NULL, NULL}};
 

@@ -112,7 +112,22 @@ static const luaL_Reg timer_methods[] = {
   {"time", timer_time}, {"stop", timer_stop}, {"resume", timer_resume}, {"reset", timer_reset},
   {NULL, NULL}};
 
-static const luaL_Reg functions[] = {{"clock", u_clock}, {"Timer", timer_new}, {"_usleep", u_usleep},
+/* torch._caller_function(level): the first Lua function at or above stack
+   level `level` (0: this function, as debug.getinfo counts), past C
+   functions; nil when there is none. Without debug.getinfo's table and
+   strings: the Torch7 dialect's wrappers ask it on every call from the
+   libraries, and remember each function's answer. */
+static int u_caller_function(lua_State *L) {
+  lua_Debug ar;
+  for (int level = (int)luaL_checkinteger(L, 1); lua_getstack(L, level, &ar); level++) {
+    lua_getinfo(L, "f", &ar);
+    if (!lua_iscfunction(L, -1)) return 1;
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+static const luaL_Reg functions[] = {{"clock", u_clock}, {"_caller_function", u_caller_function}, {"Timer", timer_new}, {"_usleep", u_usleep},
                                      {"_uname", u_uname}, {NULL, NULL}};
 
 void lt_open_util(lua_State *L) {
