@@ -62,6 +62,16 @@ describe('printing a large tensor', function()
     for line in out:gmatch('[^\n]+') do assert.is_true(#line <= 80, line) end
   end)
 
+  it('keeps a summary on one line per row when its values need the exponent form', function()
+    -- values from -2.2 to 7e-5 in magnitude: "-7.2646e-05" is 11 characters, and 6 of them
+    -- with a gap as wide would pass 80 columns; the left-out columns then show as "..."
+    local ok, out = th('local x = torch.full({1000, 1000}, 0.5) x[1][1000] = -7.2646e-05 x[2][1] = -2.1697 print(x)')
+    assert.is_true(ok, out)
+    assert.are.equal(8, count_lines(out), out)
+    for line in out:gmatch('[^\n]+') do assert.is_true(#line <= 80, line) end
+    assert.truthy(out:find('^ 5%.0000e%-01  5%.0000e%-01  5%.0000e%-01 %.%.%.  5%.0000e%-01  5%.0000e%-01 %-7%.2646e%-05\n'), out)
+  end)
+
   it('prints the same summary in the REPL as tostring does', function()
     local tmp = os.tmpname()
     local f = assert(io.open(tmp, 'w'))

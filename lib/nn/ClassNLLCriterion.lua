@@ -31,28 +31,30 @@ end, function(self, input, target)
 end)
 ClassNLLCriterion.batch_of = batch_of
 
--- the (N, C) log-probabilities the C closed form reads (a 1-D input as one row), or nil
+-- the (N, C) log-probabilities the C closed form reads (a 1-D input as one row) and the
+-- ignored label, or nil
+local dim, view = torch._method('dim'), torch._method('view')
+local is_tensor = torch.is_tensor
 local function as_batch(self, input, target)
-  if self.weights ~= nil or not torch.is_tensor(target) or not torch.is_tensor(input)
-     or math.tointeger(self.ignoreIndex) == nil then
-    return nil
-  end
-  local d = input:dim()
-  if d == 2 then return input end
-  if d == 1 then return input:view(1, -1) end
+  local f = rawget(self, '_fields') or self
+  local ignore = math.tointeger(f.ignoreIndex)
+  if f.weights ~= nil or not is_tensor(target) or not is_tensor(input) or ignore == nil then return nil end
+  local d = dim(input)
+  if d == 2 then return input, ignore, f.sizeAverage end
+  if d == 1 then return view(input, 1, -1), ignore, f.sizeAverage end
 end
 
 -- the loss and its gradient in C, each in one pass and from nothing forward kept
 -- (torch._class_nll, _class_nll_grad): no class weights, every label in 1..C and none
 -- ignored; nil for anything else, which the paths below take (and explain, when wrong)
 function ClassNLLCriterion:_closed_loss(input, target)
-  local logp = as_batch(self, input, target)
-  if logp ~= nil then return torch._class_nll(logp, target, math.tointeger(self.ignoreIndex), self.sizeAverage) end
+  local logp, ignore, mean = as_batch(self, input, target)
+  if logp ~= nil then return (torch._class_nll(logp, target, ignore, mean)) end
 end
 function ClassNLLCriterion:_closed_grad(input, target)
-  local logp = as_batch(self, input, target)
-  local g = logp and torch._class_nll_grad(logp, target, math.tointeger(self.ignoreIndex), self.sizeAverage)
-  if g ~= nil and input:dim() == 1 then return g:view(input:size()) end
+  local logp, ignore, mean = as_batch(self, input, target)
+  local g = logp and torch._class_nll_grad(logp, target, ignore, mean)
+  if g ~= nil and logp ~= input then return view(g, input:size()) end
   return g
 end
 

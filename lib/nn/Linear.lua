@@ -40,11 +40,12 @@ end
 
 local dim, size = torch._method('dim'), torch._method('size')
 function Linear:updateOutput(x)
-  if not torch.is_tensor(x) or dim(x) == 0 or size(x, -1) ~= self.in_features then
+  local fields = rawget(self, '_fields')          -- (read once: the values live there)
+  if not torch.is_tensor(x) or dim(x) == 0 or size(x, -1) ~= fields.in_features then
     error(string.format('nn.Linear: expected input with %d features in its last dim, got %s (size mismatch)',
                         self.in_features, torch.is_tensor(x) and tostring(x:size()) or type(x)), 3)
   end
-  return F.linear(x, self.weight, self.bias)
+  return (F.linear(x, fields.weight, fields.bias))
 end
 
 function Linear:extra_repr()

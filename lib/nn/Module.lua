@@ -858,6 +858,16 @@ local torch7_scope = {__close = function(scope)
   torch7_open = torch7_open - 1
 end}
 local running = coroutine.running
+-- the scope object of a thread's Torch7 calls (one per coroutine, closed once per call)
+local scopes = setmetatable({}, {__mode = 'k'})
+local function scope_of(thread)
+  local scope = scopes[thread]
+  if scope == nil then
+    scope = setmetatable({thread = thread}, torch7_scope)
+    scopes[thread] = scope
+  end
+  return scope
+end
 local function in_torch7_call() return torch7_open > 0 and torch7_depth[running()] ~= nil end
 
 -- a module called inside a Torch7 call keeps its input (the one the caller's own
@@ -1077,7 +1087,7 @@ call_module = function(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then
+    if torch7_open > 0 and torch7_depth[running()] ~= nil and not is_torch7_class(getmetatable(self)) then
       keep(self, 'output', out)
       keep_given(self, ...)
     end
@@ -1152,7 +1162,7 @@ function Module:forward(input, ...)
   local thread = running()
   torch7_depth[thread] = (torch7_depth[thread] or 0) + 1
   torch7_open = torch7_open + 1
-  local scope <close> = setmetatable({thread = thread}, torch7_scope)
+  local scope <close> = scope_of(thread)
   return Module.__call(self, x, ...)
 end
 
@@ -1317,13 +1327,14 @@ local function step_tensors(self)
   return params, plain
 end
 
+local zero_grad, add_grad = torch._zero_grad, torch._add_grad   -- (in C: no tensor object made)
 local function zero_step_grads(params, plain)
   for _, t in ipairs(params) do
     local flat = flat_grads[t]
     if flat ~= nil then
       flat:zero_()
       t.grad = flat
-    else
+    elseif not zero_grad(t) then
       local g = t.grad
       if g ~= nil then g:zero_() end
     end
@@ -1338,12 +1349,18 @@ function Module:zeroGradParameters()
 end
 
 local function update_step(params, plain, lr)
-  local opts = {alpha = -lr}
+  local opts
   for _, t in ipairs(params) do
-    local g = t.grad
-    if g ~= nil then t:add_(g, opts) end
+    if not add_grad(t, -lr) then
+      local g = t.grad
+      opts = opts or {alpha = -lr}
+      if g ~= nil then t:add_(g, opts) end
+    end
   end
-  for _, pg in ipairs(plain) do pg[1]:add_(pg[2], opts) end
+  for _, pg in ipairs(plain) do
+    opts = opts or {alpha = -lr}
+    pg[1]:add_(pg[2], opts)
+  end
 end
 
 -- module:updateParameters(lr): p = p - lr * p.grad for every parameter.

@@ -8,11 +8,12 @@ function Sequential:__init(...)
   for i = 1, select('#', ...) do self:add((select(i, ...))) end
 end
 Sequential._gradInput_from_first = true     -- (Torch7's) its gradInput is its first child's
+local run_child = rawget(Sequential, '_run_child')
 function Sequential:updateOutput(x, ...)
   local mods = rawget(self, '_items')
   if #mods == 0 then return x end
-  x = self:_run_child(1, x, ...)
-  for i = 2, #mods do x = self:_run_child(i, x) end
+  x = run_child(self, 1, x, ...)
+  for i = 2, #mods do x = run_child(self, i, x) end
   return x
 end
 

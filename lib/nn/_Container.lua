@@ -18,11 +18,17 @@ local read, assign = Module.__index, Module.__newindex
 -- #seq.modules, ipairs, pairs); called as a method, seq:modules() is still
 -- PyTorch's list of every descendant. (The children list itself stays a plain
 -- table, as files save it.)
+local views = setmetatable({}, {__mode = 'k'})      -- children list -> its view (made once)
 local function children_view(items)
-  return setmetatable({}, {__index = items, __len = function() return #items end,
-                           __pairs = function() return next, items, nil end,
-                           __newindex = function() error('nn: seq.modules is read-only: use add, insert or remove', 2) end,
-                           __call = function(_, self, ...) return Module.modules(self, ...) end})
+  local view = views[items]
+  if view == nil then
+    view = setmetatable({}, {__index = items, __len = function() return #items end,
+                             __pairs = function() return next, items, nil end,
+                             __newindex = function() error('nn: seq.modules is read-only: use add, insert or remove', 2) end,
+                             __call = function(_, self, ...) return Module.modules(self, ...) end})
+    views[items] = view
+  end
+  return view
 end
 
 local function position(self, k, who)

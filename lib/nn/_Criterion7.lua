@@ -290,6 +290,12 @@ local function recall(self, input, target)
   end
 end
 
+-- self[k] = v for a plain field (output, gradInput), straight into the module's values
+local function set_plain(self, k, v)
+  local f = rawget(self, '_fields')
+  if f ~= nil then f[k] = v else self[k] = v end
+end
+
 -- crit:updateOutput(input, target) / crit:forward(input, target): the loss as a number,
 -- kept in crit.output
 function methods:updateOutput(input, target)
@@ -298,7 +304,7 @@ function methods:updateOutput(input, target)
   if closed ~= nil then
     local loss = closed(self, input, target)
     if loss ~= nil then
-      self.output = loss
+      set_plain(self, 'output', loss)
       return loss
     end
   end
@@ -333,7 +339,7 @@ function methods:updateGradInput(input, target)
     local g = closed(self, input, target)
     if g ~= nil then
       last_forward[self] = nil
-      self.gradInput = g
+      set_plain(self, 'gradInput', g)
       return g
     end
   end

@@ -181,17 +181,34 @@ end
 local function matrix_lines(out, values, base, rows, cols, style, indent)
   local fmt, width, scale, edge = style.fmt, style.width, style.scale, style.edge
   local dots = string.rep(' ', math.max(0, width - 3)) .. '...'
-  -- the cells of a row: a column's position in the kept ones, or false for '...'
+  -- the cells of a row: a column's position in the kept ones, or false for '...' (the
+  -- columns left out: as wide as a value, or three characters when that is what makes
+  -- a summary of 3 + 3 columns fit the line)
   local cells = {}
   for j = 1, #cols do
     cells[#cells + 1] = j
     if #cols < style.ncols and j == edge then cells[#cells + 1] = false end
   end
-  local per_line = math.max(1, (style.linewidth - #indent) // (width + 1))
+  local room = style.linewidth - #indent
+  local gap = dots
+  if #cells * (width + 1) > room then gap = '...' end
+  -- the blocks of cells that fit the line width, each [c0, c1] (a cell and its space
+  -- counted together, as Torch7 counts them)
+  local blocks = {}
+  local c0, used = 1, 0
+  for c = 1, #cells do
+    local w = (cells[c] and width or #gap) + 1
+    if used + w > room and c > c0 then
+      blocks[#blocks + 1] = {c0, c - 1}
+      c0, used = c, 0
+    end
+    used = used + w
+  end
+  blocks[#blocks + 1] = {c0, #cells}
   local row_indent = scale ~= 1 and indent .. ' ' or indent
-  for c0 = 1, #cells, per_line do
-    local c1 = math.min(c0 + per_line - 1, #cells)
-    if per_line < #cells then
+  for _, block in ipairs(blocks) do
+    local c0, c1 = block[1], block[2]
+    if #blocks > 1 then
       if c0 ~= 1 then out[#out + 1] = '' end
       local first, last
       for c = c0, c1 do
@@ -203,7 +220,7 @@ local function matrix_lines(out, values, base, rows, cols, style, indent)
     for r = 1, #rows do
       local parts, row = {}, base + (r - 1) * #cols
       for c = c0, c1 do
-        parts[#parts + 1] = cells[c] and format_value(values[row + cells[c]], fmt, width, scale) or dots
+        parts[#parts + 1] = cells[c] and format_value(values[row + cells[c]], fmt, width, scale) or gap
       end
       out[#out + 1] = row_indent .. table.concat(parts, ' ')
       if #rows < style.nrows and r == edge then out[#out + 1] = row_indent .. dots end

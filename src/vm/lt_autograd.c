@@ -251,6 +251,43 @@ void lt_setfuncs_guarded(lua_State *L, const luaL_Reg *methods, const luaL_Reg *
   }
 }
 
+/* ---- Torch7's per-step parameter walks (nn's zeroGradParameters, updateParameters) ---- */
+
+/* t's .grad when it can be written in place as t's own: t's shape, dtype and device, no
+   stride-0 dims; NULL otherwise (the caller takes the general path) */
+static mt_tensor *own_grad(mt_tensor *t) {
+  mt_ag_meta *m = t->grad_meta;
+  if (!m || !m->grad.storage || !mt_same_shape(t, &m->grad) || m->grad.dtype != t->dtype ||
+      !mt_same_device(t, &m->grad))
+    return NULL;
+  for (int i = 0; i < m->grad.ndim; i++)
+    if (m->grad.stride[i] == 0 && m->grad.shape[i] > 1) return NULL;
+  return &m->grad;
+}
+
+/* torch._zero_grad(t): zeroes t.grad in place and answers true; false (nothing done)
+   when t has no .grad of its own shape */
+static int a_zero_grad(lua_State *L) {
+  mt_tensor *g = own_grad(lt_check_any(L, 1, "_zero_grad"));
+  if (g) LT_TRY(L, mt_fill(g, 0));
+  lua_pushboolean(L, g != NULL);
+  return 1;
+}
+
+/* torch._add_grad(t, alpha): t = t + alpha * t.grad in place, as under no_grad, and true;
+   false (nothing done) when t has no .grad of its own shape */
+static int a_add_grad(lua_State *L) {
+  mt_tensor *t = lt_check_any(L, 1, "_add_grad");
+  const double alpha = luaL_checknumber(L, 2);
+  mt_tensor *g = own_grad(t);
+  if (g && g->storage != t->storage) {
+    mt_operand a = {t, 0, 0}, b = {g, 0, 0};
+    LT_TRY(L, mt_run_binary(t, &a, &b, MT_OP_add, alpha, 1, t->dtype));
+  }
+  lua_pushboolean(L, g && g->storage != t->storage);
+  return 1;
+}
+
 /* ---- methods ---- */
 static int a_requires_grad_(lua_State *L) {
   mt_tensor *t = lt_check(L, 1, "requires_grad_");
@@ -888,6 +925,7 @@ static const luaL_Reg functions[] = {
   {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
   {"_autocast_state", a_autocast_state}, {"_autocast_set", a_autocast_set}, {"_autocast_region", a_autocast_region},
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
+  {"_zero_grad", a_zero_grad}, {"_add_grad", a_add_grad},
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {"_inplace_commit", a_inplace_commit},
