@@ -126,6 +126,28 @@ describe('matrix products summed in float32', function()
     end
   end)
 
+  it("reads a linear layer's weight where it is (x @ w^T, few rows of x), to the bits of its contiguous copy", function()
+    if torch._gemm_kernel() == 'OpenBLAS' then
+      pending('this CPU has no AVX-512: OpenBLAS computes both, each its own way')
+      return
+    end
+    -- the own kernel sums each element over k in the same order either way: with w^T read
+    -- in place (a batch of at most 128 rows against at least twice as many columns) and
+    -- with w^T copied contiguous (packed as it is)
+    for _, s in ipairs{{64, 784, 256}, {37, 100, 300}, {128, 333, 257}, {16, 64, 32}, {33, 17, 70}, {20, 900, 41}} do
+      local m, k, n = s[1], s[2], s[3]
+      torch.manual_seed(m + k + n)
+      local x, w, bias = torch.randn(m, k), torch.randn(n, k), torch.randn(n)
+      local what = ('%dx%d @ (%dx%d)^T'):format(m, k, n, k)
+      assert.is_true(torch.equal(x:mm(w:t()), x:mm(w:t():contiguous())), what)
+      assert.is_true(torch.equal(torch.addmm(bias, x, w:t()), torch.addmm(bias, x, w:t():contiguous())), what .. ' + bias')
+      local c = torch.randn(m, n)
+      assert.is_true(torch.equal(torch.addmm(c, x, w:t(), {beta = 0.5, alpha = -2}),
+                                 torch.addmm(c, x, w:t():contiguous(), {beta = 0.5, alpha = -2})), what .. ', alpha, beta')
+      assert.is_true(rel_err(x:mm(w:t()), x:double():mm(w:double():t())) < 1e-5, what)
+    end
+  end)
+
   it('agrees with OpenBLAS (TH_GEMM=openblas) to float32 rounding', function()
     if torch._gemm_kernel() == 'OpenBLAS' then
       pending('this CPU has no AVX-512: every product is on OpenBLAS already')

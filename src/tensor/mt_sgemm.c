@@ -19,6 +19,7 @@
    within a block of SG_KC steps, the blocks added in order, whatever tile or
    block of columns it falls in: the same bits at every thread count. */
 #include <immintrin.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -247,6 +248,84 @@ static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, cons
   }
 }
 
+/* ---- b's rows where they are: x @ w^T with few rows of x ----
+   For b k-contiguous (a linear layer's weight read as w^T) the kernel above transposes
+   all of b into slivers as it packs it: for a few rows of a (a batch), that transposing
+   copy of the whole weight costs more than it saves. Here a is packed transposed
+   instead (pack_b_t on its rows: slivers of SG_NR rows of a, SG_NR floats per step),
+   and b's rows are read where they are, SG_RB at a time, one value of each broadcast per
+   step; a tile of c (SG_NR rows x SG_RB columns) is held one register per half-column.
+   Each element of c is the same chain of fused multiply-adds over k as in bcast_tile
+   (the product a b and b a are one product), scaled the same way: the same bits. */
+#define SG_RB 8
+
+/* c tile (mr <= SG_NR rows, nr <= SG_RB columns) = beta * c + alpha * (ap @ rows) over kc
+   steps: ap SG_NR floats per step (a's rows, zeros past mr), rows[j] the kc steps of b's
+   column j (zeros past nr) */
+INLINE AVX512 void rows_tile(int64_t kc, const float *ap, const float *const *rows, float *c, int64_t ldc,
+                             int mr, int nr, float alpha, float beta) {
+  const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+  const float *r4 = rows[4], *r5 = rows[5], *r6 = rows[6], *r7 = rows[7];
+  __m512 lo[SG_RB], hi[SG_RB];
+#pragma GCC unroll 8
+  for (int j = 0; j < SG_RB; j++) lo[j] = hi[j] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; p++) {
+    _mm_prefetch((const char *)(ap + SG_PF * SG_NR), _MM_HINT_T0);
+    _mm_prefetch((const char *)(ap + SG_PF * SG_NR + 16), _MM_HINT_T0);
+    const __m512 a0 = _mm512_load_ps(ap), a1 = _mm512_load_ps(ap + 16);
+    const float bv[SG_RB] = {r0[p], r1[p], r2[p], r3[p], r4[p], r5[p], r6[p], r7[p]};
+#pragma GCC unroll 8
+    for (int j = 0; j < SG_RB; j++) {
+      const __m512 b = _mm512_set1_ps(bv[j]);
+      lo[j] = _mm512_fmadd_ps(b, a0, lo[j]);
+      hi[j] = _mm512_fmadd_ps(b, a1, hi[j]);
+    }
+    ap += SG_NR;
+  }
+  float t[SG_RB][SG_NR];                             /* the tile by columns, then c by rows */
+#pragma GCC unroll 8
+  for (int j = 0; j < SG_RB; j++) {
+    _mm512_storeu_ps(t[j], lo[j]);
+    _mm512_storeu_ps(t[j] + 16, hi[j]);
+  }
+  for (int i = 0; i < mr; i++) {
+    float *ci = c + i * ldc;
+    for (int j = 0; j < nr; j++) {
+      float r = alpha * t[j][i];
+      if (beta != 0) r = fmaf(beta, ci[j], r);
+      ci[j] = r;
+    }
+  }
+}
+
+/* c (m x n) = beta * c + alpha * a @ b for a k-contiguous (a_cs 1: row i at i * a_rs) of
+   at most SG_MC rows, b float32 and k-contiguous (column j at b + j * ldb) */
+static AVX512 void rows_gemm(int64_t m, int64_t n, int64_t k, float alpha, const char *a, int a_et, int64_t a_rs,
+                             const float *b, int64_t ldb, float beta, float *c, int64_t ldc, float *ap) {
+  static const float zeros[SG_KC] __attribute__((aligned(64)));
+  const int64_t a_es = a_et == MT_SG_F32 ? 4 : 2;
+  for (int64_t p0 = 0; p0 < k; p0 += SG_KC) {
+    const int64_t kc = k - p0 < SG_KC ? k - p0 : SG_KC;
+    const float beta_p = p0 == 0 ? beta : 1.0f;
+    pack_b_t(ap, a + p0 * a_es, a_et, a_rs, kc, m);   /* a's rows as slivers of SG_NR */
+    for (int64_t j0 = 0; j0 < n; j0 += SG_RB) {
+      const int nr = n - j0 < SG_RB ? (int)(n - j0) : SG_RB;
+      const float *rows[SG_RB];
+      for (int j = 0; j < SG_RB; j++) rows[j] = j < nr ? b + (j0 + j) * ldb + p0 : zeros;
+      for (int64_t i0 = 0; i0 < m; i0 += SG_NR) {
+        const int mr = m - i0 < SG_NR ? (int)(m - i0) : SG_NR;
+        rows_tile(kc, ap + (i0 / SG_NR) * kc * SG_NR, rows, c + i0 * ldc + j0, ldc, mr, nr, alpha, beta_p);
+      }
+    }
+  }
+}
+
+/* whether rows_gemm takes an oriented product: b float32 and k-contiguous, a k-contiguous
+   with few rows against b's columns (its transposing pack is the cheaper one) */
+static int rows_takes(int64_t m, int64_t n, int64_t a_cs, int b_et, int bt) {
+  return bt && b_et == MT_SG_F32 && a_cs == 1 && m <= SG_MC && n >= 2 * m;
+}
+
 /* ---- the entry ---- */
 
 /* the calling thread's packing buffers (0: a's, 1: b's), made on its first product and
@@ -337,6 +416,10 @@ int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int
   }
   float *ap = sg_buffer(0), *bp = sg_buffer(1);
   if (!ap || !bp) return -1;
+  if (rows_takes(m, n, a_cs, b_et, b_cs != 1)) {
+    rows_gemm(m, n, k, alpha, a, a_et, a_rs, (const float *)b, b_cs, beta, c, c_rs, ap);
+    return 0;
+  }
   bcast_gemm(m, n, k, alpha, a, a_et, a_rs, a_cs, b, b_et, b_cs == 1 ? b_rs : b_cs, b_cs != 1, beta, c, c_rs, ap,
              bp);
   return 0;
