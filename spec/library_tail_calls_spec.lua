@@ -10,12 +10,7 @@ local nn = require 'nn'
 local F = nn.functional
 local lint = dofile('spec/support/tail_calls.lua')
 
-local function in_torch7(fn)
-  torch.dialect('torch7')
-  local ok, err = pcall(fn)
-  torch.dialect('pytorch')
-  if not ok then error(err, 0) end
-end
+local in_torch7 = dofile('spec/support/dialect.lua').in_torch7
 
 local function max_diff(a, b)
   return (a:double():reshape(-1) - b:double():reshape(-1)):abs():max()

@@ -7,12 +7,7 @@
 local torch = require 'torch'
 local nn = require 'nn'
 
-local function in_torch7(fn)
-  torch.dialect('torch7')
-  local ok, err = pcall(fn)
-  torch.dialect('pytorch')
-  if not ok then error(err, 0) end
-end
+local in_torch7 = dofile('spec/support/dialect.lua').in_torch7
 
 local function d(t) return torch.tensor(t, {dtype = 'float64'}) end
 

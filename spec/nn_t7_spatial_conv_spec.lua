@@ -30,13 +30,7 @@ end
 
 local function set(p, v) torch.no_grad(function() p:copy_(v:reshape(p:size())) end) end
 
--- fn() run in the Torch7 dialect (the dialect restored after, error or not)
-local function in_torch7(fn)
-  torch.dialect('torch7')
-  local ok, err = pcall(fn)
-  torch.dialect('pytorch')
-  if not ok then error(err, 0) end
-end
+local in_torch7 = dofile('spec/support/dialect.lua').in_torch7
 
 describe('nn.SpatialConvolutionMM', function()
   local function mm()

@@ -5,13 +5,7 @@
 local torch = require 'torch'
 local raises = dofile('spec/support/raises.lua')
 
--- runs fn in the Torch7 dialect, switching back even when it fails
-local function in_torch7(fn)
-  torch.dialect('torch7')
-  local ok, err = pcall(fn)
-  torch.dialect('pytorch')
-  if not ok then error(err, 0) end
-end
+local in_torch7 = dofile('spec/support/dialect.lua').in_torch7
 
 describe('storages', function()
   it('are made from a size, a table, or a window onto another storage', function()
