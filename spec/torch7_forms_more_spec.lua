@@ -50,6 +50,28 @@ describe("Torch7's forms", function()
       assert.are.same({{1, 3}, {2, 4}}, y:totable())
     end)
   end)
+
+  it("x:addmm(a, b) and its kin add into x, which must have the result's size (Torch7's size mismatch)", function()
+    in_torch7(function()
+      local a, b = torch.Tensor({{1, 2}, {3, 4}}), torch.Tensor({{5, 6}, {7, 8}})
+      local M = torch.Tensor({{1, 1}, {1, 1}})
+      local r = M:addmm(a, b)                             -- M + a b, in M
+      assert.are.same({{20, 23}, {44, 51}}, M:totable())
+      assert.are.equal(M, r)
+      local bias = torch.Tensor({10, 20})
+      local ok, err = pcall(function() local y = bias:addmm(a, b) return y end)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find('addmm: size mismatch: x is 2 and the result 2x2', 1, true), tostring(err))
+      assert.are.same({10, 20}, bias:totable())             -- left as it was
+      local v = torch.Tensor({1, 1})
+      v:addmv(a, torch.Tensor({1, 1}))                      -- v + a (1, 1)
+      assert.are.same({4, 8}, v:totable())
+      assert.has_error(function() local y = torch.Tensor({1}):addmv(a, torch.Tensor({1, 1})) return y end)
+      local c = torch.Tensor({1, 2})
+      c:addcmul(torch.Tensor({2, 3}), torch.Tensor({4, 5}))  -- c + 2*4, 3*5
+      assert.are.same({9, 17}, c:totable())
+    end)
+  end)
 end)
 
 describe('nn.Parallel and the dual input of SpatialFullConvolution', function()

@@ -111,6 +111,13 @@ local fits
 
 -- ---- result-tensor-first forms (both dialects) ----
 
+-- a tensor's size as 2x3 ('[]' for 0-dim)
+local function size_text(x)
+  local d = {}
+  for i = 1, x:dim() do d[i] = tostring(x:size(i)) end
+  return #d == 0 and '[]' or table.concat(d, 'x')
+end
+
 -- r's values into res, res resized to r's size as Torch7 did
 local function into(res, r)
   if not is_tensor(r) then
@@ -1213,7 +1220,12 @@ local function method_switch(name)
       elseif name == 'lerp' then rf_call = T(a) and T(b) and c ~= nil
       elseif name == 'addcmul' or name == 'addcdiv' or name:match('^b?add[mbr]') then
         if count_tensors(...) == 3 then return into(x, at_caller(tf, ...)) end
-        return into(x, at_caller(tf, x, ...))                     -- x takes M's place
+        local r = at_caller(tf, x, ...)                             -- x takes M's place
+        if T(r) and not x:isSameSizeAs(r) then                      -- and must be the result's size
+          error(string.format("%s: size mismatch: x is %s and the result %s (Torch7's x:%s(...) adds into x; "
+                              .. "torch.%s(x, ...) broadcasts x)", name, size_text(x), size_text(r), name, name), 2)
+        end
+        return into(x, r)
       else
         rf_call = n >= 2 and (T(a) or N(a)) and (T(b) or N(b)) and (T(a) or T(b))
                   and not (additive[name] and N(a) and T(b) and c == nil)
