@@ -1087,7 +1087,7 @@ call_module = function(self, ...)
                           rawget(self, '_backward_hooks')
   if (not pre or #pre == 0) and (not post or #post == 0) and (not back or #back == 0) then
     local out, extra = compute(self, ...)
-    if torch7_open > 0 and torch7_depth[running()] ~= nil and not is_torch7_class(getmetatable(self)) then
+    if in_torch7_call() and not is_torch7_class(getmetatable(self)) then
       keep(self, 'output', out)
       keep_given(self, ...)
     end

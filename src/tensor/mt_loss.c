@@ -17,6 +17,15 @@ static double label_at(const mt_tensor *target, int64_t i) {
   }
 }
 
+/* sample i's class, 0-based, when the closed form takes its label: a whole number in
+   1..c that is not the ignored class; -1 otherwise (a fraction, out of range, ignored:
+   the general path says which) */
+static int64_t class_of(const mt_tensor *target, int64_t i, int64_t c, int64_t ignore) {
+  const double y = label_at(target, i);
+  if (!(y >= 1 && y <= (double)c) || y != floor(y) || y == (double)ignore) return -1;
+  return (int64_t)y - 1;
+}
+
 /* Whether these tensors are what the closed form reads: logp (N, C) of
    float32 or float64 and N labels of int64, float32 or float64, contiguous,
    both on the CPU. */
@@ -33,10 +42,9 @@ int mt_class_nll(const mt_tensor *logp, const mt_tensor *target, int64_t ignore,
   const char *base = mt_data(logp);
   double sum = 0;
   for (int64_t i = 0; i < n; i++) {
-    const double y = label_at(target, i);
-    /* a fraction, a label out of 1..C or the ignored class: the general path says which */
-    if (!(y >= 1 && y <= (double)c) || y != floor(y) || y == (double)ignore) return 0;
-    const int64_t at = i * s0 + ((int64_t)y - 1) * s1;   /* an element of logp: in bounds */
+    const int64_t k = class_of(target, i, c, ignore);
+    if (k < 0) return 0;
+    const int64_t at = i * s0 + k * s1;                   /* an element of logp: in bounds */
     sum += logp->dtype == MT_FLOAT32 ? ((const float *)base)[at] : ((const double *)base)[at];
   }
   *loss = -(mean && n > 0 ? sum / (double)n : sum);
@@ -46,16 +54,14 @@ int mt_class_nll(const mt_tensor *logp, const mt_tensor *target, int64_t ignore,
 int mt_class_nll_grad(mt_tensor *g, const mt_tensor *logp, const mt_tensor *target, int64_t ignore, int mean) {
   if (!takes(logp, target)) return 0;
   const int64_t n = logp->shape[0], c = logp->shape[1];
-  for (int64_t i = 0; i < n; i++) {                /* every label checked before any memory is taken */
-    const double y = label_at(target, i);
-    if (!(y >= 1 && y <= (double)c) || y != floor(y) || y == (double)ignore) return 0;
-  }
+  for (int64_t i = 0; i < n; i++)                  /* every label checked before any memory is taken */
+    if (class_of(target, i, c, ignore) < 0) return 0;
   if (mt_tensor_init(g, logp->dtype, 2, logp->shape)) return -1;
   char *out = mt_data(g);
   if (mt_numel(g) > 0) memset(out, 0, (size_t)mt_numel(g) * mt_dtypes[g->dtype].size);   /* the memory just allocated */
   const double value = mean ? -1.0 / (double)n : -1.0;
   for (int64_t i = 0; i < n; i++) {
-    const int64_t at = i * c + (int64_t)label_at(target, i) - 1;   /* checked above: in bounds */
+    const int64_t at = i * c + class_of(target, i, c, ignore);   /* checked above: in bounds */
     if (g->dtype == MT_FLOAT32) ((float *)out)[at] = (float)value;
     else ((double *)out)[at] = value;
   }
