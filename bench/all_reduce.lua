@@ -1,10 +1,12 @@
 -- all_reduce: distributed.all_reduce (sum) of float32 tensors of 1, 4, 16, 64 and 256 MB
--- between 2 ranks on this machine (MPI over shared memory), best of 5 rounds of 20 (10, 5 and
--- 3 for 16, 64 and 256 MB); against PyTorch's gloo backend over 2 processes, and MPI_Allreduce called directly
+-- between 2 ranks on this machine (MPI over shared memory), best of 15 rounds of 20 (10 for 16
+-- MB; 5 rounds of 5 and 3 for 64 and 256 MB); against PyTorch's gloo backend over 2 processes, and MPI_Allreduce called directly
 -- from C (the C column). Run outside mpirun, the script starts its 2 ranks itself (th --nproc
 -- 2) and prints rank 0's lines.
-local SIZES = {{'1MB', 1 << 18, 20}, {'4MB', 1 << 20, 20}, {'16MB', 1 << 22, 10}, {'64MB', 1 << 24, 5},
-               {'256MB', 1 << 26, 3}}
+-- (NOTE lines: the bus bandwidth, and the same all-reduce started with async_op=true and
+-- waited for at once against the blocking one, rounds interleaved)
+local SIZES = {{'1MB', 1 << 18, 20, 15}, {'4MB', 1 << 20, 20, 15}, {'16MB', 1 << 22, 10, 15}, {'64MB', 1 << 24, 5, 5},
+               {'256MB', 1 << 26, 3, 5}}
 
 if dofile((arg[0]:match('(.*/)') or './') .. 'common/ranks.lua').launched('all_reduce') then return end
 
@@ -13,21 +15,27 @@ local d = require 'distributed'
 d.init_process_group{backend = 'mpi'}
 local rank = d.get_rank()
 for _, s in ipairs(SIZES) do
-  local name, n, reps = s[1], s[2], s[3]
+  local name, n, reps, rounds = s[1], s[2], s[3], s[4]
   local t = torch.full({n}, rank + 1.0)
   d.all_reduce(t)                                   -- warm-up
-  local best = math.huge
-  for _ = 1, 5 do
+  local best, best_async = math.huge, math.huge
+  for _ = 1, rounds do
     d.barrier()
     local t0 = torch.clock()
     for _ = 1, reps do d.all_reduce(t) end
     best = math.min(best, (torch.clock() - t0) / reps)
+    d.barrier()
+    t0 = torch.clock()
+    for _ = 1, reps do d.all_reduce(t, {async_op = true}):wait() end
+    best_async = math.min(best_async, (torch.clock() - t0) / reps)
   end
   if rank == 0 then
     print(('TIME %.9g %s'):format(best, name))
     -- bus bandwidth as NCCL's tests count it: 2 (p - 1) / p of the bytes each rank holds, per second
     local p = d.get_world_size()
     print(('NOTE all_reduce %s: bus bandwidth %.2f GB/s'):format(name, 2 * (p - 1) / p * n * 4 / best / 1e9))
+    print(('NOTE all_reduce %s: async_op=true %.1f us, blocking %.1f us (ratio %.3f)'):format(name, best_async * 1e6,
+          best * 1e6, best_async / best))
     t:fill(rank + 1.0)
     d.all_reduce(t)
     print(('CHECK %s %.6g %.6g'):format(name, t[1], t[n]))

@@ -7,18 +7,18 @@ import torch.distributed as dist
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
 import ranks
 
-SIZES = [('1MB', 1 << 18, 20), ('4MB', 1 << 20, 20), ('16MB', 1 << 22, 10), ('64MB', 1 << 24, 5),
-         ('256MB', 1 << 26, 3)]
+SIZES = [('1MB', 1 << 18, 20, 15), ('4MB', 1 << 20, 20, 15), ('16MB', 1 << 22, 10, 15), ('64MB', 1 << 24, 5, 5),
+         ('256MB', 1 << 26, 3, 5)]
 
 
 def worker(rank, port):
     torch.set_num_threads(int(os.environ.get('BENCH_THREADS', '1')))
     ranks.join(rank, port)
-    for name, n, reps in SIZES:
+    for name, n, reps, rounds in SIZES:
         t = torch.full((n,), rank + 1.0)
         dist.all_reduce(t)
         best = float('inf')
-        for _ in range(5):
+        for _ in range(rounds):
             dist.barrier()
             t0 = time.perf_counter()
             for _ in range(reps):

@@ -150,13 +150,13 @@ print(torch.distributed == d)
         expect_ok(r, out, c.np, 'broadcast_object_list')
       end)
 
-      it('async_op=true: handles that wait and poll; isend/irecv in a ring of large messages; send/recv, '
+      it('async_op=true: handles that wait and poll, a queue of them run in order before the next blocking collective, a blocking and an asynchronous call matching; isend/irecv in a ring of large messages; send/recv, '
          .. 'a message of the wrong size refused on the receiver; '
          .. 'uneven all_to_all, and split sizes that disagree across ranks; new_group\'s collectives among its '
          .. 'members', function()
         local r, out = results()
         if not r then return end
-        for _, name in ipairs({'async.collectives', 'p2p.ring', 'p2p.blocking', 'all_to_all.uneven', 'new_group'}) do
+        for _, name in ipairs({'async.collectives', 'async.queue', 'p2p.ring', 'p2p.blocking', 'all_to_all.uneven', 'new_group'}) do
           expect_ok(r, out, c.np, name)
         end
       end)
@@ -184,7 +184,7 @@ print(torch.distributed == d)
         end
       end)
 
-      it('mismatched shapes, dtypes, ops, roots, collectives or async_op across ranks raise on every rank'
+      it('mismatched shapes, dtypes, ops, roots or collectives across ranks raise on every rank, an asynchronous collective at its wait()'
          .. (c.mode == 'debug' and ', naming the ranks and shapes' or ''), function()
         local r, out = results()
         if not r then return end

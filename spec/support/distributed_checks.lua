@@ -449,11 +449,12 @@ on_every_rank('mismatch.roots', function() d.broadcast(torch.zeros(2), {src = ra
   debug_mode and 'rank 0 passes src=0 but rank 1 src=1' or 'the ranks call with different src/dst ranks')
 on_every_rank('mismatch.barrier', function() if rank == 0 then d.barrier() else d.all_reduce(torch.zeros(1)) end end,
   debug_mode and 'rank 0 called barrier but rank 1 all_reduce at the same point' or 'the ranks call with different collectives')
+-- an asynchronous collective disagreed on is raised by its wait(), on every rank
 on_every_rank('mismatch.async', function()
-  local t = torch.zeros(2)
-  if rank == 0 then d.all_reduce(t, {async_op = true}):wait() else d.all_reduce(t) end
-end, debug_mode and 'rank 0 called all_reduce with async_op=true but rank 1 all_reduce at the same point'
-  or 'the ranks call with different async_op settings (a blocking and a nonblocking call never match)')
+  local h = d.all_reduce(torch.zeros(rank == 1 and 5 or 4), {async_op = true})
+  h:wait()
+end, 'distributed.all_reduce ' .. at, debug_mode and 'rank 0 passes a tensor of shape 4 (float32) but rank 1 one of shape 5 (float32)'
+  or 'the ranks pass different element counts (from 4 to 5)')
 on_every_rank('mismatch.all_gather', function() d.all_gather({}, torch.zeros(rank == 0 and 2 or 3)) end,
   'distributed.all_gather ' .. at, debug_mode and 'rank 0 passes a tensor of shape 2 (float32) but rank 1 one of shape 3 (float32)'
   or 'the ranks pass different element counts (from 2 to 3)')
@@ -609,6 +610,41 @@ check('async.collectives', function()
   d.barrier({async_op = true}):wait()
   local list = d.all_gather({}, torch.full({2}, rank), {async_op = true}):wait()
   for i = 1, n do expect_equal(list[i], torch.full({2}, i - 1), 'all_gather list[' .. i .. ']') end
+end)
+
+-- a blocking and an asynchronous call of the same collective at the same point match; a
+-- queue of asynchronous collectives runs in the order started, before the next blocking one
+check('async.queue', function()
+  local t = torch.full({3}, rank + 1.0)
+  if rank == 0 then d.all_reduce(t, {async_op = true}):wait() else d.all_reduce(t) end
+  expect_equal(t, torch.full({3}, n * (n + 1) / 2), 'blocking and asynchronous together')
+  local hs, ts = {}, {}
+  for i = 1, 6 do
+    ts[i] = torch.full({1000 * i}, (rank + 1.0) * i)
+    hs[i] = i % 3 == 0 and d.broadcast(ts[i], {src = i % n, async_op = true})
+      or d.all_reduce(ts[i], {op = i % 3 == 1 and 'sum' or 'max', async_op = true})
+  end
+  local last = torch.full({2}, rank + 1.0)
+  d.all_reduce(last, {op = 'product'})                            -- after all six
+  expect_equal(last, torch.full({2}, factorial(n)), 'the blocking all_reduce after the queue')
+  for i = 6, 1, -1 do                                             -- waited for in any order
+    assert(rawequal(hs[i]:wait(), ts[i]), 'wait returns the tensor')
+    local want = i % 3 == 0 and (i % n + 1.0) * i or i % 3 == 1 and i * n * (n + 1) / 2 or n * i
+    expect_equal(ts[i], torch.full({1000 * i}, want), 'queued collective ' .. i)
+  end
+  -- started, never waited for, then collected: the collection waits
+  local dropped = torch.full({4}, rank + 1.0)
+  d.all_reduce(dropped, {async_op = true})
+  collectgarbage(); collectgarbage()
+  expect_equal(dropped, torch.full({4}, n * (n + 1) / 2), 'a collected handle\'s tensor')
+  -- a send and a receive go on while a collective waits in the queue for a late rank
+  local h = d.all_reduce(torch.ones(8), {async_op = true})
+  local got = torch.zeros(2)
+  local hr = d.irecv(got, (rank - 1) % n, {tag = 9})
+  d.isend(torch.full({2}, rank * 1.0), (rank + 1) % n, {tag = 9}):wait()
+  hr:wait()
+  expect_equal(got, torch.full({2}, (rank - 1) % n * 1.0), 'the message beside the queue')
+  expect_equal(h:wait(), torch.full({8}, n * 1.0), 'the queued all_reduce')
 end)
 
 check('p2p.ring', function()
