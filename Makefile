@@ -74,7 +74,14 @@ else ifeq ($(MPI),auto)
 MPI_TARGET := mpi-auto
 endif
 
-all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET) $(MPI_TARGET)
+STORE_LIB := $(BUILD)/distributed/store.so
+NCCL ?= $(if $(and $(filter 1,$(CUDA)),$(wildcard $(CUDA_ROOT)/include/nccl.h)),1,0)
+NCCL_LIB := $(BUILD)/distributed/nccl.so
+ifeq ($(NCCL),1)
+NCCL_TARGET := $(NCCL_LIB)
+endif
+
+all: $(LIB) $(CORE) $(TH) $(CUDA_TARGET) $(MPI_TARGET) $(STORE_LIB) $(NCCL_TARGET)
 
 $(BUILD)/src/distributed/%.o: src/distributed/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -91,6 +98,29 @@ mpi: $(MPI_LIB)
 mpi-auto: $(LIB) | $(DEPS_STAMP)
 	@if command -v mpicc > /dev/null 2>&1; then $(MAKE) --no-print-directory MPI=1 $(MPI_LIB); fi
 .PHONY: mpi mpi-auto
+
+# ---- the rendezvous of init_process_group{backend='nccl'} (src/distributed/store.c ->
+# build/distributed/store.so): rank 0 hands a blob to the others over TCP at
+# MASTER_ADDR:MASTER_PORT. Plain C and POSIX sockets: built always.
+-include $(BUILD)/src/distributed/store.d
+$(STORE_LIB): $(BUILD)/src/distributed/store.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $<
+
+# ---- the NCCL backend of lib/distributed (src/distributed/nccl.c -> build/distributed/nccl.so) ----
+# Built with the CUDA backend when the toolkit has NCCL (nccl.h); it links
+# cuda.so (the tensors' streams) and libnccl, and is loaded only by
+# init_process_group{backend='nccl'}. `make NCCL=0` skips it (NCCL, NCCL_LIB
+# and STORE_LIB are set above `all`).
+-include $(BUILD)/src/distributed/nccl.d
+$(BUILD)/src/distributed/nccl.o: src/distributed/nccl.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CUDA_CFLAGS) -MMD -MP -c $< -o $@
+$(NCCL_LIB): $(BUILD)/src/distributed/nccl.o $(CUDA_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,nodelete -o $@ $< -L$(BUILD) -lmoontorch -L$(BUILD)/torch -l:cuda.so \
+	  -L$(CUDA_ROOT)/lib64 -lnccl -lcudart \
+	  -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../torch:$$ORIGIN/../../..:$(CUDA_ROOT)/lib64:/usr/local/cuda/lib64' -lm
 
 
 cuda: $(CUDA_LIB)
@@ -192,12 +222,13 @@ asan: asan-build
 	$(call run_specs,$(ASAN_BUSTED),$(ASAN_BUILD)/test.tap)
 
 # The GPU's checks, where one is: spec/cuda_spec.lua (every registry op, the index, conv and
-# norm kernels, autograd, the optimizers and both FashionMNIST examples against the CPU), then
+# norm kernels, autograd, the optimizers and both FashionMNIST examples against the CPU) and
+# spec/distributed_nccl_spec.lua (the NCCL backend's collectives and DDP on the GPU), then
 # the GPU benchmarks against PyTorch on the same GPU when python3 has torch. Without a GPU the
 # spec says why and skips.
 .PHONY: gpu-check
 gpu-check: all
-	@$(BUSTED) -o TAP spec/cuda_spec.lua > $(BUILD)/gpu-check.tap 2>&1; status=$$?; \
+	@$(BUSTED) -o TAP spec/cuda_spec.lua spec/distributed_nccl_spec.lua > $(BUILD)/gpu-check.tap 2>&1; status=$$?; \
 	  cat $(BUILD)/gpu-check.tap; \
 	  passed=$$(grep -c '^ok ' $(BUILD)/gpu-check.tap); failed=$$(grep -c '^not ok ' $(BUILD)/gpu-check.tap); \
 	  if [ $$status -ne 0 ] && [ $$failed -eq 0 ]; then failed=1; fi; \
@@ -224,8 +255,10 @@ install: all
 	install -m 755 $(CORE) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/
 	install -m 755 $(TH) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(CUDA_TARGET),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch/)
-	if [ -f $(MPI_LIB) ]; then install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed && \
-	  install -m 755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/; fi
+	install -d $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed
+	install -m 755 $(STORE_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/
+	if [ -f $(MPI_LIB) ]; then install -m 755 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/; fi
+	$(if $(NCCL_TARGET),install -m 755 $(NCCL_LIB) $(DESTDIR)$(PREFIX)/lib/lua/5.4/distributed/)
 	cp -r lib/* $(DESTDIR)$(PREFIX)/share/lua/5.4/
 
 clean:

@@ -8,7 +8,8 @@
 #                                         modules, OpenBLAS, readline, FashionMNIST) and
 #                                         build.tar.xz
 #   bash scripts/gpu_kit.sh run [DIR]    (there, in the repository root) unpacks both under
-#                                         /tmp/kit and runs spec/cuda_spec.lua with busted;
+#                                         /tmp/kit and runs spec/cuda_spec.lua and
+#                                         spec/distributed_nccl_spec.lua with busted;
 #                                         BENCH=1 also runs the GPU benchmarks against the
 #                                         machine's PyTorch
 #
@@ -23,7 +24,7 @@ pack)
   mkdir -p "$dir"
   make -j"$(nproc)" BUILD=build-gpu OPT='-O3 -march=x86-64-v3' MPI=0 all > "$dir/build.log" 2>&1 ||
     { tail -30 "$dir/build.log"; exit 1; }
-  tar cJf "$dir/build.tar.xz" build-gpu/th build-gpu/libmoontorch.so build-gpu/torch
+  tar cJf "$dir/build.tar.xz" build-gpu/th build-gpu/libmoontorch.so build-gpu/torch build-gpu/distributed
   lib=/usr/lib/x86_64-linux-gnu
   files=(/usr/bin/lua5.4 "$lib"/liblua5.4.so.0* "$lib"/libopenblas.so.0 "$lib"/libgfortran.so.5*
          "$lib"/libquadmath.so.0* "$lib"/libreadline.so.8* /usr/share/lua/5.4 /usr/lib/x86_64-linux-gnu/lua/5.4
@@ -43,7 +44,7 @@ run)
   mkdir -p /usr/share/datasets && cp -r "$k/usr/share/datasets/fashion-mnist" /usr/share/datasets/
   export LD_LIBRARY_PATH="$k/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # cuDNN where the toolkit lacks it: the one PyTorch's wheels bring
-  for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, s, "lib") for p in nvidia.__path__ for s in ("cudnn", "cublas", "cuda_runtime")))' 2> /dev/null || true); do
+  for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, s, "lib") for p in nvidia.__path__ for s in ("cudnn", "cublas", "cuda_runtime", "nccl")))' 2> /dev/null || true); do
     [ -d "$d" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
   done
   export LUA_PATH="./lib/?.lua;./lib/?/init.lua;$k/usr/share/lua/5.4/?.lua;$k/usr/share/lua/5.4/?/init.lua;;"
@@ -52,7 +53,7 @@ run)
   ldd build/torch/cuda.so | grep -E 'not found|cudnn|cublas' || true
   set +e
   "$k/usr/bin/lua5.4" "$k/usr/bin/busted" --lpath='./lib/?.lua;./lib/?/init.lua' --cpath='./build/?.so' \
-    -o TAP spec/cuda_spec.lua > /tmp/gpu-check.tap 2>&1
+    -o TAP spec/cuda_spec.lua spec/distributed_nccl_spec.lua > /tmp/gpu-check.tap 2>&1
   status=$?
   set -e
   grep -v '^ok ' /tmp/gpu-check.tap | head -150

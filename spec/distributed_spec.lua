@@ -71,7 +71,7 @@ local ok, err = pcall(function() d.all_reduce(torch.ones(2)) end)
 print(err)
 ok, err = pcall(function() d.get_rank() end)
 print(err)
-ok, err = pcall(function() d.init_process_group{backend = 'nccl'} end)
+ok, err = pcall(function() d.init_process_group{backend = 'gloo'} end)
 print(err)
 ok, err = pcall(function() d.init_process_group{backend = 'mpi', timeout = -1} end)
 print(err)
@@ -86,7 +86,8 @@ print(torch.distributed == d)
     assert.truthy(out:find(name .. ':3: distributed.all_reduce: the default process group is not initialised: '
                            .. "call distributed.init_process_group{backend='mpi'} first", 1, true), out)
     assert.truthy(out:find(name .. ':5: distributed.get_rank: the default process group is not initialised', 1, true), out)
-    assert.truthy(out:find(name .. ':7: distributed.init_process_group: the NCCL backend is not there yet', 1, true), out)
+    assert.truthy(out:find(name .. ":7: distributed.init_process_group: unknown backend 'gloo' (backend='mpi' for CPU "
+                           .. "tensors, 'nccl' for CUDA tensors)", 1, true), out)
     assert.truthy(out:find(name .. ':9: distributed.init_process_group: timeout= must be a number of seconds > 0, '
                            .. 'got -1', 1, true), out)
     assert.truthy(out:find('\ntrue\n', 1, true), out)

@@ -1,6 +1,7 @@
--- distributed: process groups and collectives over MPI (OpenMPI), for
--- training across processes and machines. `local distributed = require
--- 'distributed'` (also torch.distributed). Run a script under mpirun:
+-- distributed: process groups and collectives over MPI (OpenMPI) for CPU
+-- tensors and NCCL for CUDA tensors, for training across processes and
+-- machines. `local distributed = require 'distributed'` (also
+-- torch.distributed). Run a script under mpirun (or th --nproc):
 --   mpirun -np 2 th train.lua
 -- Ranks count from 0, as mpirun, RANK/WORLD_SIZE and every log line do (the
 -- one exception to 1-based numbering). The collectives work in place on CPU
@@ -15,24 +16,30 @@ package.loaded.distributed = distributed
 -- the reduction ops, as PyTorch's torch.distributed.ReduceOp (strings here)
 distributed.ReduceOp = {SUM = 'sum', AVG = 'avg', PRODUCT = 'product', MIN = 'min', MAX = 'max'}
 
-local backend            -- the functions of build/distributed/mpi.so, once loaded
+local backend            -- the functions of build/distributed/mpi.so or nccl.so, once loaded
 local default_group      -- the default group: {backend=, rank=, world=, timeout=}, nil before init
 local group              -- the group the current collective runs in: default_group, or a new_group's
                          -- (check_group resets it, options picks the one opts.group names)
 
-local function load_backend(level)
-  if backend then return backend end
-  local path = package.searchpath('distributed.mpi', package.cpath)
+local BUILT = {
+  mpi = 'install OpenMPI (libopenmpi-dev openmpi-bin, as scripts/deps.sh does) and run make again (without MPI=0)',
+  nccl = 'it is built with the CUDA backend where the CUDA toolkit has NCCL: run make (without CUDA=0 or NCCL=0) '
+         .. 'on a machine with the toolkit',
+}
+
+-- the functions of build/distributed/<name>.so
+local function load_backend(name, level)
+  local path = package.searchpath('distributed.' .. name, package.cpath)
   if not path then
-    error("distributed.init_process_group: the MPI backend (distributed/mpi.so) is not built: install OpenMPI "
-          .. "(libopenmpi-dev openmpi-bin, as scripts/deps.sh does) and run make again (without MPI=0)", level + 1)
+    error(('distributed.init_process_group: the %s backend (distributed/%s.so) is not built: %s'):format(
+          name:upper(), name, BUILT[name]), level + 1)
   end
-  local open, err = package.loadlib(path, 'luaopen_distributed_mpi')
+  local open, err = package.loadlib(path, 'luaopen_distributed_' .. name)
   if not open then
-    error('distributed.init_process_group: the MPI backend could not be loaded: ' .. tostring(err), level + 1)
+    error(('distributed.init_process_group: the %s backend could not be loaded: %s'):format(name:upper(),
+          tostring(err)), level + 1)
   end
-  backend = open()(getmetatable(torch.empty(0)))
-  return backend
+  return open()(getmetatable(torch.empty(0)))
 end
 
 -- "distributed.op (rank r of n): " for the Lua side's messages
@@ -159,9 +166,12 @@ local function check_tensor(op, t, what, level)
     error(('distributed.%s: expected %s to be a tensor, got %s'):format(op, what, torch.typename(t) or type(t)),
           level + 1)
   end
-  if t.device ~= 'cpu' then
-    error(('distributed.%s: %s is on %s; the MPI backend takes CPU tensors (the NCCL backend for GPU tensors '
-           .. 'is not there yet)'):format(op, what, tostring(t.device)), level + 1)
+  if default_group.backend == 'mpi' and t.device ~= 'cpu' then
+    error(('distributed.%s: %s is on %s; the MPI backend takes CPU tensors (init_process_group{backend=\'nccl\'} '
+           .. 'takes CUDA tensors)'):format(op, what, tostring(t.device)), level + 1)
+  elseif default_group.backend == 'nccl' and t.device ~= default_group.device then
+    error(('distributed.%s: %s is on %s; this rank\'s NCCL group works on %s (move it with :to(\'%s\'))')
+          :format(op, what, tostring(t.device), default_group.device, default_group.device), level + 1)
   end
 end
 
@@ -200,12 +210,80 @@ end
 -- the default group, as PyTorch's torch.distributed.group.WORLD
 distributed.group = {WORLD = setmetatable({}, {__tostring = function() return 'distributed.group.WORLD' end})}
 
+-- an integer from the first of the environment variables names that is set
+local function env_integer(names, what, level)
+  for _, name in ipairs(names) do
+    local v = os.getenv(name)
+    if v ~= nil and v ~= '' then
+      local n = math.tointeger(tonumber(v))
+      if not n or n < 0 then
+        error(('distributed.init_process_group: %s=%s is not %s (an integer >= 0)'):format(name, v, what), level + 1)
+      end
+      return n
+    end
+  end
+end
+
+-- the NCCL backend's process group: rank and world size from rank=/world_size=, RANK and
+-- WORLD_SIZE, or mpirun's; the device from LOCAL_RANK (or mpirun's local rank); rank 0's
+-- NCCL id handed to the others at MASTER_ADDR:MASTER_PORT (build/distributed/store.so)
+local function init_nccl(opts, debug_on, timeout, level)
+  local rank = opts.rank
+  if rank == nil then rank = env_integer({'RANK', 'OMPI_COMM_WORLD_RANK', 'PMI_RANK'}, 'a rank', level + 1) end
+  local world = opts.world_size
+  if world == nil then
+    world = env_integer({'WORLD_SIZE', 'OMPI_COMM_WORLD_SIZE', 'PMI_SIZE'}, 'a world size', level + 1)
+  end
+  if rank == nil or world == nil then
+    error("distributed.init_process_group: backend='nccl' needs this process's rank and the world size: pass "
+          .. 'rank= and world_size=, set RANK and WORLD_SIZE, or start the script with th --nproc N or mpirun',
+          level + 1)
+  end
+  if math.type(rank) ~= 'integer' or math.type(world) ~= 'integer' or world < 1 or rank < 0 or rank >= world then
+    error(('distributed.init_process_group: rank %s of world size %s: ranks count from 0 to world size - 1')
+          :format(tostring(rank), tostring(world)), level + 1)
+  end
+  local addr, port = os.getenv('MASTER_ADDR'), os.getenv('MASTER_PORT')
+  if world > 1 and (not addr or addr == '' or not port or port == '') then
+    error('distributed.init_process_group: backend=\'nccl\' hands rank 0\'s NCCL id to the others over TCP: set '
+          .. 'MASTER_ADDR (rank 0\'s host) and MASTER_PORT (a free port on it) on every rank (th --nproc sets them)',
+          level + 1)
+  end
+  local nport = math.tointeger(tonumber(port or '0'))
+  if world > 1 and (not nport or nport < 1 or nport > 65535) then
+    error(('distributed.init_process_group: MASTER_PORT=%s is not a port (1 to 65535)'):format(port), level + 1)
+  end
+  if not torch.cuda.is_available() then
+    error("distributed.init_process_group: backend='nccl' takes CUDA tensors, and there is no CUDA device: "
+          .. torch.cuda.unavailable_reason() .. " (backend='mpi' runs on CPU tensors)", level + 1)
+  end
+  local local_rank = env_integer({'LOCAL_RANK', 'OMPI_COMM_WORLD_LOCAL_RANK', 'MPI_LOCALRANKID'}, 'a local rank',
+                                 level + 1) or rank
+  local dev = local_rank % torch.cuda.device_count()
+  torch.cuda.set_device(dev)
+  local C = load_backend('nccl', level + 1)
+  local id = rank == 0 and C.unique_id() or nil
+  if world > 1 then
+    local store = package.loadlib(assert(package.searchpath('distributed.store', package.cpath),
+                                         'distributed/store.so is not built'), 'luaopen_distributed_store')()
+    local err
+    id, err = store.exchange(addr, nport, rank, world, id, timeout)
+    if not id then error(err, level + 1) end
+  end
+  local r, w = C.init(debug_on, timeout, rank, world, dev, id)
+  if not r then error(('distributed.init_process_group (rank %d of %d): %s'):format(rank, world, w), level + 1) end
+  return C, rank, world, 'cuda:' .. dev
+end
+
 -- distributed.init_process_group{backend='mpi', timeout=1800}: joins the
--- default process group. Rank and world size come from MPI (start the
--- script with mpirun); rank= and world_size=, when given, must agree with
--- them. A collective that waits longer than timeout (seconds, default
--- 1800, as PyTorch) for the other ranks prints what timed out and ends the
--- process; mpirun then stops the others (docs/distributed.md). Set
+-- default process group. backend='mpi' (CPU tensors): rank and world size
+-- come from MPI (start the script with mpirun or th --nproc); rank= and
+-- world_size=, when given, must agree with them. backend='nccl' (CUDA
+-- tensors): rank and world size from rank=/world_size=, RANK/WORLD_SIZE or
+-- mpirun, the device from LOCAL_RANK, and rank 0 reached at
+-- MASTER_ADDR:MASTER_PORT (docs/distributed.md). A collective that waits
+-- longer than timeout (seconds, default 1800, as PyTorch) for the other
+-- ranks prints what timed out and ends the process. Set
 -- TH_DISTRIBUTED_DEBUG=1 to check, before each collective, that every rank
 -- passes the same shape and dtype.
 function distributed.init_process_group(opts)
@@ -214,10 +292,9 @@ function distributed.init_process_group(opts)
                  init_method = true}, 2)
   if group then error('distributed.init_process_group: the default process group is already initialised', 2) end
   local name = opts.backend or 'mpi'
-  if name == 'nccl' then
-    error("distributed.init_process_group: the NCCL backend is not there yet; backend='mpi' runs on CPU tensors", 2)
-  elseif name ~= 'mpi' then
-    error(("distributed.init_process_group: unknown backend '%s' (backend='mpi')"):format(tostring(name)), 2)
+  if name ~= 'mpi' and name ~= 'nccl' then
+    error(("distributed.init_process_group: unknown backend '%s' (backend='mpi' for CPU tensors, 'nccl' for "
+           .. "CUDA tensors)"):format(tostring(name)), 2)
   end
   local timeout = opts.timeout or 1800
   if type(timeout) ~= 'number' or not (timeout > 0) then
@@ -225,29 +302,43 @@ function distributed.init_process_group(opts)
           tostring(opts.timeout)), 2)
   end
   if opts.init_method ~= nil and opts.init_method ~= 'env://' and opts.init_method ~= 'mpi://' then
-    error(('distributed.init_process_group: init_method=%s: the MPI backend takes its ranks from mpirun'):format(
-          tostring(opts.init_method)), 2)
+    error(('distributed.init_process_group: init_method=%s: the ranks find each other through mpirun or the '
+           .. 'environment (env://)'):format(tostring(opts.init_method)), 2)
   end
-  local C = load_backend(2)
   local debug_env = os.getenv('TH_DISTRIBUTED_DEBUG')
-  local rank, world = C.init(debug_env ~= nil and debug_env ~= '' and debug_env ~= '0', timeout)
-  if not rank then error('distributed.init_process_group: ' .. world, 2) end
-  for key, value in pairs({rank = rank, world_size = world}) do
-    if opts[key] ~= nil and opts[key] ~= value then
-      C.destroy()
-      error(('distributed.init_process_group: %s=%s, but mpirun started this process as rank %d of %d '
-             .. '(ranks count from 0)'):format(key, tostring(opts[key]), rank, world), 2)
+  local debug_on = debug_env ~= nil and debug_env ~= '' and debug_env ~= '0'
+  local C, rank, world, device
+  if name == 'nccl' then
+    C, rank, world, device = init_nccl(opts, debug_on, timeout, 2)
+  else
+    C = load_backend('mpi', 2)
+    rank, world = C.init(debug_on, timeout)
+    if not rank then error('distributed.init_process_group: ' .. world, 2) end
+    for key, value in pairs({rank = rank, world_size = world}) do
+      if opts[key] ~= nil and opts[key] ~= value then
+        C.destroy()
+        error(('distributed.init_process_group: %s=%s, but mpirun started this process as rank %d of %d '
+               .. '(ranks count from 0)'):format(key, tostring(opts[key]), rank, world), 2)
+      end
     end
+    device = 'cpu'
   end
-  default_group = {backend = name, rank = rank, world = world, timeout = timeout}
+  backend = C
+  default_group = {backend = name, rank = rank, world = world, timeout = timeout, device = device}
   group = default_group
 end
 
 -- distributed.is_initialized(): whether the default process group is initialised
 function distributed.is_initialized() return group ~= nil end
 
--- distributed.is_available(): whether the MPI backend is built (distributed/mpi.so)
-function distributed.is_available() return package.searchpath('distributed.mpi', package.cpath) ~= nil end
+-- distributed.is_mpi_available(): whether the MPI backend is built (distributed/mpi.so)
+function distributed.is_mpi_available() return package.searchpath('distributed.mpi', package.cpath) ~= nil end
+
+-- distributed.is_nccl_available(): whether the NCCL backend is built (distributed/nccl.so)
+function distributed.is_nccl_available() return package.searchpath('distributed.nccl', package.cpath) ~= nil end
+
+-- distributed.is_available(): whether a backend is built (MPI or NCCL)
+function distributed.is_available() return distributed.is_mpi_available() or distributed.is_nccl_available() end
 
 -- distributed.get_rank(): this process's rank, 0 .. get_world_size() - 1 (ranks count from 0)
 function distributed.get_rank(g)
@@ -312,7 +403,13 @@ function distributed.new_group(ranks, opts)
                        backend = default_group.backend, timeout = default_group.timeout}, ProcessGroup)
 end
 
--- distributed.get_backend(): 'mpi'
+-- the device the default group's collectives take tensors on ('cpu' for MPI, 'cuda:N' for NCCL)
+function distributed._default_device()
+  check_group('_default_device', 2)
+  return default_group.device
+end
+
+-- distributed.get_backend(): 'mpi' or 'nccl'
 function distributed.get_backend()
   check_group('get_backend', 2)
   return group.backend
@@ -453,7 +550,7 @@ function distributed.all_gather(list, t, opts)
   end
   local shape = {group.world}
   for d = 1, t:dim() do shape[d + 1] = t:size(d) end
-  local buf = torch.empty(shape, {dtype = t.dtype})
+  local buf = torch.empty(shape, {dtype = t.dtype, device = t.device})
   local err = backend.all_gather(buf, t, 'all_gather')
   if err then error(err, 2) end
   for i = 1, group.world do
@@ -502,7 +599,7 @@ end
 local function stacked(like)
   local shape = {group.world}
   for k = 1, like:dim() do shape[k + 1] = like:size(k) end
-  return torch.empty(shape, {dtype = like.dtype})
+  return torch.empty(shape, {dtype = like.dtype, device = like.device})
 end
 
 -- the list's tensors, one after the other in one new tensor
@@ -702,7 +799,7 @@ function distributed.all_to_all(output_list, input_list, opts)
     end
     local total = 0
     for i = 1, group.world do total = total + rc[i] end
-    local out = torch.empty({total}, {dtype = like.dtype})
+    local out = torch.empty({total}, {dtype = like.dtype, device = like.device})
     local err = backend.all_to_allv(out, torch.cat(flat_in), sc, rc, 'all_to_all')
     if err then error(err, 2) end
     local at = 0
@@ -799,15 +896,18 @@ function distributed.all_gather_object(object_list, obj, opts)
     local b = to_bytes('all_gather_object', obj, AT_CALLER)
     return b                                     -- (not a tail call: it would change the levels)
   end)
-  local sizes = torch.empty({group.world}, {dtype = 'int64'})
-  local err = backend.all_gather(sizes, torch.tensor({bytes:numel()}, {dtype = 'int64'}), 'all_gather_object')
+  local dev = default_group.device
+  local sizes = torch.empty({group.world}, {dtype = 'int64', device = dev})
+  local err = backend.all_gather(sizes, torch.tensor({bytes:numel()}, {dtype = 'int64', device = dev}),
+                                 'all_gather_object')
   if err then error(err, 2) end
   local max = sizes:max():item()
-  local padded = torch.zeros({max}, {dtype = 'uint8'})
+  local padded = torch.zeros({max}, {dtype = 'uint8', device = dev})
   if bytes:numel() > 0 then padded:narrow(1, 1, bytes:numel()):copy(bytes) end
-  local all = torch.empty({group.world, max}, {dtype = 'uint8'})
+  local all = torch.empty({group.world, max}, {dtype = 'uint8', device = dev})
   err = backend.all_gather(all, padded, 'all_gather_object')
   if err then error(err, 2) end
+  all, sizes = all:to('cpu'), sizes:to('cpu')
   for i = 1, group.world do
     object_list[i] = from_bytes('all_gather_object', all:select(1, i):narrow(1, 1, sizes[i]), 2)
   end
@@ -836,12 +936,14 @@ function distributed.broadcast_object_list(object_list, opts)
       return b                                   -- (not a tail call: it would change the levels)
     end)
   end
-  local size = torch.tensor({bytes and bytes:numel() or 0}, {dtype = 'int64'})
+  local dev = default_group.device
+  local size = torch.tensor({bytes and bytes:numel() or 0}, {dtype = 'int64', device = dev})
   local err = backend.broadcast(size, src, 'broadcast_object_list')
   if err then error(err, 2) end
-  if not bytes then bytes = torch.empty({size[1]}, {dtype = 'uint8'}) end
+  bytes = bytes and bytes:to(dev) or torch.empty({size:to('cpu')[1]}, {dtype = 'uint8', device = dev})
   err = backend.broadcast(bytes, src, 'broadcast_object_list')
   if err then error(err, 2) end
+  bytes = bytes:to('cpu')
   if group.rank ~= src then
     local got = from_bytes('broadcast_object_list', bytes, 2)
     for i = #object_list, got.n + 1, -1 do object_list[i] = nil end

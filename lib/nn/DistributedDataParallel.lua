@@ -249,7 +249,8 @@ function DDP:updateOutput(...)
   if st.joining then
     -- inside join: tell the ranks that have joined that this iteration runs, and whether its
     -- backward averages the gradients (so that they shadow its all-reduces)
-    local flags = torch.tensor({1, st.sync and torch.is_grad_enabled() and 1 or 0}, {dtype = 'float64'})
+    local flags = torch.tensor({1, st.sync and torch.is_grad_enabled() and 1 or 0},
+                               {dtype = 'float64', device = st.dist._default_device()})
     st.dist.all_reduce(flags, {op = 'max'})
     st.join_forwards = st.join_forwards + 1
   end
@@ -325,7 +326,7 @@ function DDP:join(fn, ...)
   if not res[1] then error(res[2], 0) end
   local bufs = self.module:buffers()
   while true do
-    local flags = torch.tensor({0, 0}, {dtype = 'float64'})
+    local flags = torch.tensor({0, 0}, {dtype = 'float64', device = st.dist._default_device()})
     st.dist.all_reduce(flags, {op = 'max'})
     if flags[1] == 0 then break end                   -- every rank has joined
     torch.no_grad(function()
@@ -341,7 +342,8 @@ function DDP:join(fn, ...)
   end
   -- the last rank to join (the most forwards; the highest rank on ties) holds the model
   -- every step reached: its parameters and buffers go to every rank
-  local last = torch.tensor({st.join_forwards * st.world + st.dist.get_rank()}, {dtype = 'float64'})
+  local last = torch.tensor({st.join_forwards * st.world + st.dist.get_rank()},
+                            {dtype = 'float64', device = st.dist._default_device()})
   st.dist.all_reduce(last, {op = 'max'})
   local src = math.tointeger(last[1] % st.world)
   torch.no_grad(function()

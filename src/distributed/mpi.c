@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../tensor/mt_tensor.h"
+#include "common.h"
 
 /* The group the current call runs in: its communicator, this process's rank
    in it and its size. The default group (a duplicate of MPI_COMM_WORLD) unless
@@ -99,27 +100,8 @@ static void *watchdog(void *arg) {
   return NULL;
 }
 
-/* ---- messages ----
-   say() words a message into out (MSG_LEN bytes) for rank r of w; the
-   communication thread words its own into its job, the Lua functions into
-   msg and push it (fail, mpi_fail). */
-#define MSG_LEN 1024
+/* ---- messages (say: common.h) ---- */
 static char msg[MSG_LEN];
-
-static int vsay(char *out, const char *op, int r, int w, const char *fmt, va_list ap) {
-  int n = snprintf(out, MSG_LEN, "distributed.%s (rank %d of %d): ", op, r, w);
-  if (n >= 0 && n < MSG_LEN) vsnprintf(out + n, MSG_LEN - (size_t)n, fmt, ap);
-  return 1;
-}
-
-static int say(char *out, const char *op, int r, int w, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int say(char *out, const char *op, int r, int w, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsay(out, op, r, w, fmt, ap);
-  va_end(ap);
-  return 1;
-}
 
 static int say_mpi(char *out, const char *op, int r, int w, int code) {
   char s[MPI_MAX_ERROR_STRING];
@@ -158,8 +140,8 @@ static mt_tensor *check_tensor(lua_State *L, int i, const char *op) {
   }
   if (t->storage->device != MT_CPU) {
     char b[200], dev[32];
-    snprintf(b, sizeof b, "distributed.%s: the tensor is on %s; the MPI backend takes CPU tensors (the NCCL "
-             "backend for GPU tensors is not there yet)", op, mt_tensor_device_str(t, dev, sizeof dev));
+    snprintf(b, sizeof b, "distributed.%s: the tensor is on %s; the MPI backend takes CPU tensors "
+             "(init_process_group{backend='nccl'} takes CUDA tensors)", op, mt_tensor_device_str(t, dev, sizeof dev));
     lua_pushstring(L, b);
     lua_error(L);
   }
@@ -182,8 +164,6 @@ static MPI_Datatype mpi_type(int dtype) {
   }
 }
 
-enum { OP_SUM, OP_PRODUCT, OP_MIN, OP_MAX };
-static const char *const op_names[] = {"sum", "product", "min", "max", NULL};
 
 static MPI_Op mpi_op(int op, int dtype) {
   if (dtype == MT_BOOL) return op == OP_SUM || op == OP_MAX ? MPI_LOR : MPI_LAND;
@@ -243,46 +223,16 @@ typedef struct work {
 #define WORK_MT "distributed.Work"
 static int live_works;              /* started and not finished: destroy_process_group refuses */
 
-/* ---- the agreement ----
-   Before each collective the ranks agree on what they call: every rank
-   contributes (collective, op, root, dtype, count or shape) and compares
-   them all, so that each raises the same error instead of one waiting
-   forever in a collective the others left. Outside debug mode one small
-   all-reduce checks op, root, dtype and element count: OpenMPI does not
-   reliably report mismatched counts (a rank whose buffer is too small can
-   get MPI_ERR_TRUNCATE, or have its heap overwritten), so the ranks agree
-   first. A blocking and an asynchronous call of the same collective match
-   (both run MPI's blocking call, see "the communication thread"). */
-enum { COLL_ALL_REDUCE = 1, COLL_BROADCAST, COLL_REDUCE, COLL_ALL_GATHER, COLL_BARRIER, COLL_GATHER, COLL_SCATTER,
-       COLL_REDUCE_SCATTER, COLL_ALL_TO_ALL, COLL_ALL_TO_ALLV, NCOLL };
-static const char *const coll_names[] = {"?", "all_reduce", "broadcast", "reduce", "all_gather", "barrier", "gather",
-                                         "scatter", "reduce_scatter", "all_to_all", "all_to_all (uneven)"};
-
-/* what one rank brings: the collective, its reduction op or -1, its root or
-   -1, the tensor's dtype and shape, and refused: this rank + 1 when its own
-   arguments were refused (refuse(): a bad list on the root, an object that
-   does not serialize), so that the others raise too rather than wait in the
-   collective until the timeout */
-typedef struct {
-  int coll, rop, root, dtype, ndim, refused;
-  int64_t numel, shape[MT_MAX_DIMS];
-} sig;
-
+/* ---- the agreement (what is compared: common.h) ----
+   Outside debug mode one small all-reduce checks op, root, dtype and element
+   count: OpenMPI does not reliably report mismatched counts (a rank whose
+   buffer is too small can get MPI_ERR_TRUNCATE, or have its heap
+   overwritten), so the ranks agree first. A blocking and an asynchronous
+   call of the same collective match (both run MPI's blocking call, see "the
+   communication thread"). */
 static int refused;
 static void sig_of(sig *s, int coll, int rop, int root, const mt_tensor *t) {
-  memset(s, 0, sizeof *s);
-  s->coll = coll; s->rop = rop; s->root = root; s->dtype = t->dtype; s->ndim = t->ndim;
-  s->numel = mt_numel(t);
-  for (int i = 0; i < t->ndim; i++) s->shape[i] = t->shape[i];
-  s->refused = refused ? rank + 1 : 0;
-}
-
-/* returns 0 (agreed), 1 (a message in out) or 2 (this rank's own arguments
-   were refused: lib/distributed raises its own message) */
-static int refused_elsewhere(char *out, const char *op, int r, int w, const sig *s, int64_t who) {
-  if (s->refused) return 2;
-  return say(out, op, r, w, "rank %lld's arguments were refused on that rank (its error says why); every rank "
-             "stops this %s", (long long)who, op);
+  sig_fill(s, coll, rop, root, t, refused ? rank + 1 : 0);
 }
 
 /* The max of (x, -x) over the ranks gives max and min. */
@@ -308,47 +258,17 @@ static int agree_counts(const char *op, const sig *s, MPI_Comm c, int r, int w, 
   return 0;
 }
 
-/* debug mode: every rank's (collective, op, root, dtype, ndim, shape,
-   refused), gathered, so that the message names who passes what */
-#define SIG_LEN (6 + MT_MAX_DIMS)
+/* debug mode: every rank's signature gathered, so that the message names
+   who passes what */
 static int agree_shapes(const char *op, const sig *s, MPI_Comm c, int r, int w, char *out) {
-  int64_t mine[SIG_LEN] = {s->coll, s->rop, s->root, s->dtype, s->ndim};
-  for (int i = 0; i < s->ndim; i++) mine[5 + i] = s->shape[i];
-  mine[SIG_LEN - 1] = s->refused;
+  int64_t mine[SIG_LEN];
+  sig_pack(s, mine);
   int64_t nbytes;
   if (mt_mul_size(op, w, SIG_LEN * (int64_t)sizeof(int64_t), &nbytes)) return say(out, op, r, w, "%s", mt_error());
   int64_t *all = malloc((size_t)nbytes);
   if (!all) return say(out, op, r, w, "out of memory");
   int e = MPI_Allgather(mine, SIG_LEN, MPI_INT64_T, all, SIG_LEN, MPI_INT64_T, c);
-  if (e != MPI_SUCCESS) { free(all); return say_mpi(out, op, r, w, e); }
-  int res = 0;
-  for (int q = 0; q < w && !res; q++)
-    if (all[(size_t)q * SIG_LEN + SIG_LEN - 1]) res = refused_elsewhere(out, op, r, w, s, q);
-  for (int q = 0; q < w && !res; q++) {
-    const int64_t *o = all + (size_t)q * SIG_LEN;
-    if (o[0] != all[0]) {
-      const char *ca = all[0] >= 1 && all[0] < NCOLL ? coll_names[all[0]] : "?";
-      const char *cb = o[0] >= 1 && o[0] < NCOLL ? coll_names[o[0]] : "?";
-      res = say(out, op, r, w, "rank 0 called %s but rank %d %s at the same point (every rank must call the same "
-                "collectives in the same order)", ca, q, cb);
-    } else if (o[1] != all[1]) {
-      const char *oa = all[1] >= 0 && all[1] < 4 ? op_names[all[1]] : "?", *ob = o[1] >= 0 && o[1] < 4 ? op_names[o[1]] : "?";
-      res = say(out, op, r, w, "rank 0 reduces with op='%s' but rank %d with op='%s' (every rank must pass the same "
-                "op)", oa, q, ob);
-    } else if (o[2] != all[2]) {
-      const char *what = s->coll == COLL_BROADCAST || s->coll == COLL_SCATTER ? "src" : "dst";
-      res = say(out, op, r, w, "rank 0 passes %s=%lld but rank %d %s=%lld (every rank must pass the same one)", what,
-                (long long)all[2], q, what, (long long)o[2]);
-    } else if (memcmp(o + 3, all + 3, (SIG_LEN - 3) * sizeof(int64_t))) {
-      char a[128], b[128];
-      mt_dims_str(all + 5, (int)all[4], a, sizeof a);
-      mt_dims_str(o + 5, (int)o[4], b, sizeof b);
-      const char *da = all[3] >= 0 && all[3] < MT_NDTYPES ? mt_dtypes[all[3]].name : "?";
-      const char *db = o[3] >= 0 && o[3] < MT_NDTYPES ? mt_dtypes[o[3]].name : "?";
-      res = say(out, op, r, w, "rank 0 passes a tensor of shape %s (%s) but rank %d one of shape %s (%s) (every "
-                "rank must pass the same shape and dtype)", a, da, q, b, db);
-    }
-  }
+  int res = e != MPI_SUCCESS ? say_mpi(out, op, r, w, e) : sig_compare(op, s, all, r, w, out);
   free(all);
   return res;
 }

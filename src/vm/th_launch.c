@@ -1,9 +1,10 @@
 /* th_launch.c: `th --nproc N script.lua args`, the launcher of lib/distributed:
    th replaces itself with `mpirun -np N --oversubscribe th script.lua args`
    (exec: Ctrl-C reaches mpirun, which stops every rank), after setting
-   TH_RANK_PREFIX=1 (passed to the ranks with -x) and, as root, OpenMPI's two
-   consent variables (mpirun refuses root otherwise; the user asked th to
-   launch). A rank started with TH_RANK_PREFIX set prefixes every line it
+   TH_RANK_PREFIX=1 (passed to the ranks with -x), MASTER_ADDR and
+   MASTER_PORT where they are not set (127.0.0.1 and a port free now: the
+   NCCL backend's rank 0 listens there) and, as root, OpenMPI's two consent
+   variables (mpirun refuses root otherwise; the user asked th to launch). A rank started with TH_RANK_PREFIX set prefixes every line it
    writes to stdout and stderr with "[rank R] ": its fds 1 and 2 become pipes
    read by a small process of its own, which writes each line with the prefix
    to the real outputs and drains the pipes after the rank ends (even by
@@ -17,7 +18,26 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "th_launch.h"
+
+/* a TCP port of 127.0.0.1 that is free now (the kernel's pick), or 0 */
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
 
 /* the N of --nproc N / --nproc=N at argv[i] (*used: how many argv entries
    it took); -1 with a message when N is not a positive integer */
@@ -51,8 +71,8 @@ int th_launch(int argc, char **argv) {
   exe[len] = 0;
   char np[16];
   snprintf(np, sizeof np, "%d", n);
-  /* mpirun -np N --oversubscribe -x TH_RANK_PREFIX th <the other arguments> */
-  char **args = calloc((size_t)argc + 8, sizeof *args);
+  /* mpirun -np N --oversubscribe -x TH_RANK_PREFIX -x MASTER_ADDR -x MASTER_PORT th <the other arguments> */
+  char **args = calloc((size_t)argc + 12, sizeof *args);
   if (!args) { fprintf(stderr, "th --nproc: out of memory\n"); return 2; }
   int k = 0;
   args[k++] = "mpirun";
@@ -61,6 +81,17 @@ int th_launch(int argc, char **argv) {
   args[k++] = "--oversubscribe";
   args[k++] = "-x";
   args[k++] = "TH_RANK_PREFIX";
+  if (!getenv("MASTER_ADDR")) setenv("MASTER_ADDR", "127.0.0.1", 1);
+  if (!getenv("MASTER_PORT")) {
+    char port[16];
+    int p = free_port();
+    snprintf(port, sizeof port, "%d", p ? p : 29500);
+    setenv("MASTER_PORT", port, 1);
+  }
+  args[k++] = "-x";
+  args[k++] = "MASTER_ADDR";
+  args[k++] = "-x";
+  args[k++] = "MASTER_PORT";
   args[k++] = exe;
   for (int i = 1; i < argc; i++)
     if (i < at || i >= at + used) args[k++] = argv[i];
