@@ -11,6 +11,7 @@
 #ifndef MT_DISTRIBUTED_COMMON_H
 #define MT_DISTRIBUTED_COMMON_H
 
+#include <lua.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,24 @@ static inline int say(char *out, const char *op, int r, int w, const char *fmt, 
   vsay(out, op, r, w, fmt, ap);
   va_end(ap);
   return 1;
+}
+
+/* counts[q] from the Lua array at index i (w integers >= 0) and their sum:
+   0, or 1 with what is wrong worded into out (for op, rank r of w) */
+static inline int counts_from(lua_State *L, int i, int w, const char *what, int64_t *counts, int64_t *sum,
+                              const char *op, int r, char *out) {
+  if (!lua_istable(L, i)) return say(out, op, r, w, "%s must be a list of %d counts", what, w);
+  *sum = 0;
+  for (int q = 0; q < w; q++) {
+    lua_rawgeti(L, i, q + 1);
+    int ok = 0;
+    lua_Integer c = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok || c < 0) return say(out, op, r, w, "%s[%d] must be a count of elements >= 0", what, q + 1);
+    counts[q] = c;
+    if (__builtin_add_overflow(*sum, c, sum)) return say(out, op, r, w, "%s add up past 2^63", what);
+  }
+  return 0;
 }
 
 /* the reduction ops, in lib/distributed's names (avg is sum, then a division) */

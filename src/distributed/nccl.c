@@ -729,20 +729,12 @@ static int l_all_to_all(lua_State *L) {
   return enqueued(L, name, st, 0, -1);
 }
 
-/* counts[r] from the Lua array at index i (world integers >= 0), their sum */
+/* counts[r] from the Lua array at index i (world integers >= 0), their sum;
+   1 and a message when one is not a count */
 static int read_counts(lua_State *L, const char *name, int i, const char *what, int64_t *counts, int64_t *sum) {
-  luaL_checktype(L, i, LUA_TTABLE);
-  *sum = 0;
-  for (int r = 0; r < world; r++) {
-    lua_rawgeti(L, i, r + 1);
-    int ok = 0;
-    lua_Integer c = lua_tointegerx(L, -1, &ok);
-    lua_pop(L, 1);
-    if (!ok || c < 0) return fail(L, name, "%s[%d] must be a count of elements >= 0", what, r + 1);
-    counts[r] = c;
-    if (__builtin_add_overflow(*sum, c, sum)) return fail(L, name, "%s add up past 2^63", what);
-  }
-  return 0;
+  if (!counts_from(L, i, world, what, counts, sum, name, rank, msg)) return 0;
+  lua_pushstring(L, msg);
+  return 1;
 }
 
 /* all_to_allv(out, in, send_counts, recv_counts, name): uneven blocks. The
