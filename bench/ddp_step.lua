@@ -3,8 +3,9 @@
 -- rank 1 waiting), then the same step in nn.DistributedDataParallel over 2 ranks (a batch
 -- of 64 each, gradients averaged through MPI during backward), then the 2 ranks stepping
 -- without communicating (no_sync); against PyTorch's DistributedDataParallel on its gloo
--- backend over 2 processes. TIME is the data-parallel step; the NOTE says what it adds to
--- the single-process step and to the no_sync one. Run outside mpirun, the
+-- backend over 2 processes. TIME is the data-parallel step; the NOTEs say what it adds to
+-- the single-process step and to the no_sync one, and the step with the parameters sharded
+-- (FullyShardedDataParallel). Run outside mpirun, the
 -- script starts its 2 ranks itself (th --nproc 2) and prints rank 0's lines.
 if dofile((arg[0]:match('(.*/)') or './') .. 'common/ranks.lua').launched('ddp_step') then return end
 
@@ -56,8 +57,14 @@ do
   local g <close> = ddp:no_sync()
   quiet = timed(ddp, 200)
 end
+-- the same step with the parameters sharded (FSDP, a unit per nn.Linear)
+local fresh = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+for i, p in ipairs(fresh:parameters()) do fill(p, 0.05 / i) end
+local sharded = timed(d.FullyShardedDataParallel(fresh, {auto_wrap_policy = 'linear'}), 200)
 if rank == 0 then
   print(('TIME %.9g step'):format(step))
+  print(('NOTE ddp_step: the parameters sharded (distributed.FullyShardedDataParallel, a unit per nn.Linear) %.1f us'
+         .. ' a step'):format(sharded * 1e6))
   print(('NOTE ddp_step: one process %.1f us; 2 ranks without communication (no_sync) %.1f us; 2 ranks in '
          .. 'DistributedDataParallel %.1f us: +%.1f%% over one process, +%.1f%% over no_sync')
         :format(single * 1e6, quiet * 1e6, step * 1e6, (step / single - 1) * 100, (step / quiet - 1) * 100))

@@ -177,6 +177,18 @@ print(torch.distributed == d)
         end
       end)
 
+      it('distributed.FullyShardedDataParallel: a shard of ceil(numel / world) per unit (the whole module, or '
+         .. 'one per nn.Linear), the whole parameters given up; the same parameters as one process on the whole '
+         .. 'batch (float64, 1e-12) with SGD and Adam, a module used twice; the whole state dict into a plain '
+         .. 'module and back into a sharded one', function()
+        local r, out = results()
+        if not r then return end
+        for _, name in ipairs({'fsdp.one_unit_sgd', 'fsdp.linear_units_adam', 'fsdp.state_dict', 'fsdp.shared_module',
+                               'fsdp.errors'}) do
+          expect_ok(r, out, c.np, name)
+        end
+      end)
+
       it('raises at the caller\'s line, naming the collective, the rank and what is wrong', function()
         local r, out = results()
         if not r then return end

@@ -217,7 +217,6 @@ describe('distributed.store.exchange (the rendezvous of the nccl backend)', func
     assert.is_false(results[1].ok)
     assert.is_true(results[2].ok, results[2].value)
     assert.are.equal(hex(make_blob('bytes128')), results[2].value)
-    assert.is_true(results[2].seconds < 0.1, results[2].seconds)
   end)
 
   it('the master times out naming the port and the missing rank', function()
@@ -225,7 +224,8 @@ describe('distributed.store.exchange (the rendezvous of the nccl backend)', func
     assert.is_false(results[1].ok)
     assert.are.equal(PREFIX:format(0, 2) .. ('timed out after 1 s waiting for the other ranks at port %d: ' ..
       '1 of 2 ranks arrived (rank 0); missing: rank 1'):format(port), results[1].value)
-    assert.is_true(results[1].seconds >= 0.9 and results[1].seconds < 3, results[1].seconds)
+    -- waited for the timeout, and not much longer (no hang)
+    assert.is_true(results[1].seconds >= 0.9 and results[1].seconds < 10, results[1].seconds)
   end)
 
   it('the master lists the ranks that arrived and those missing as ranges', function()
@@ -241,7 +241,7 @@ describe('distributed.store.exchange (the rendezvous of the nccl backend)', func
       assert.is_false(results[i].ok)
       assert.matches('the master %(rank 0%) at 127%.0%.0%.1:' .. port .. ' gave up: timed out after 1%.5 s',
         results[i].value)
-      assert.is_true(results[i].seconds < 3, results[i].seconds)
+      assert.is_true(results[i].seconds < 4.5, results[i].seconds)   -- before their own timeout of 5 s
     end
   end)
 
@@ -250,7 +250,7 @@ describe('distributed.store.exchange (the rendezvous of the nccl backend)', func
     assert.is_false(results[1].ok)
     assert.are.equal(PREFIX:format(1, 2) .. ('timed out after 1 s connecting to the master (rank 0) at ' ..
       '127.0.0.1:%d: Connection refused'):format(port), results[1].value)
-    assert.is_true(results[1].seconds >= 0.9 and results[1].seconds < 3, results[1].seconds)
+    assert.is_true(results[1].seconds >= 0.9 and results[1].seconds < 10, results[1].seconds)
   end)
 
   it('a host name that does not resolve is named', function()
@@ -267,7 +267,7 @@ describe('distributed.store.exchange (the rendezvous of the nccl backend)', func
     })
     assert.are.equal(PREFIX:format(0, 2) .. ('cannot listen on port %d: Address already in use'):format(port),
       results[2].value)
-    assert.is_true(results[2].seconds < 0.5, results[2].seconds)
+    assert.is_true(results[2].seconds < 0.9, results[2].seconds)   -- at once, not at its timeout of 1 s
     assert.matches('1 of 2 ranks arrived', results[1].value)
   end)
 
@@ -283,7 +283,7 @@ describe('distributed.store.exchange (the rendezvous of the nccl backend)', func
     assert.matches('^' .. PREFIX:format(1, 3):gsub('%p', '%%%0') .. 'the master %(rank 0%) at 127%.0%.0%.1:' .. port ..
       ' refused this rank: rank 1 connected from [%d.:]+ with world size 3, but rank 0 has world size 2',
       results[2].value)
-    assert.is_true(results[1].seconds < 3 and results[2].seconds < 3)
+    assert.is_true(results[1].seconds < 4.5 and results[2].seconds < 4.5)   -- before their timeouts of 5 s
   end)
 
   it('two processes with the same rank fail, saying so', function()

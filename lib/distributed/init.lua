@@ -952,9 +952,11 @@ function distributed.broadcast_object_list(object_list, opts)
   return object_list
 end
 
--- distributed.ZeroRedundancyOptimizer (lib/distributed/zero.lua) loads when first named
+-- distributed.ZeroRedundancyOptimizer (lib/distributed/zero.lua) and
+-- distributed.FullyShardedDataParallel (lib/distributed/fsdp.lua) load when first named
 setmetatable(distributed, {__index = function(_, k)
   if k == 'ZeroRedundancyOptimizer' then return require('distributed.zero') end
+  if k == 'FullyShardedDataParallel' then return require('distributed.fsdp') end
 end})
 
 torch.distributed = distributed

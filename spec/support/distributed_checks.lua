@@ -942,6 +942,92 @@ check('zero.same_as_one_process', function()
   expect_same_params(model, ref, 'after a step from the loaded state')
 end)
 
+-- ---- distributed.FullyShardedDataParallel ----
+-- Each rank holds its shard of every unit's parameters and trains on its rows; the
+-- parameters are those of one process training on the whole batch (float64, 1e-12).
+local function fsdp_against_one_process(policy, opt_class, opts)
+  local optim = require 'optim'
+  local model, ref = make_model(rank), make_model(0)               -- rank 0's weights win
+  local fsdp = d.FullyShardedDataParallel(model, {auto_wrap_policy = policy})
+  local opt, ropt = optim[opt_class](fsdp:parameters(), opts), optim[opt_class](ref:parameters(), opts)
+  for step = 1, 5 do
+    local X, Y = batch(step)
+    opt:zero_grad(); ropt:zero_grad()
+    ;((fsdp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+    ;((ref(X) - Y) ^ 2):mean():backward()
+    opt:step(); ropt:step()
+  end
+  local sd, rsd = fsdp:state_dict(), ref:state_dict()
+  for _, k in ipairs({'1.weight', '1.bias', '3.weight', '3.bias'}) do
+    assert(sd[k] and sd[k]:size() == rsd[k]:size(), 'state_dict ' .. k)
+    expect_close(sd[k], rsd[k], k .. ' after 5 steps')
+  end
+  return fsdp, model, ref
+end
+
+check('fsdp.one_unit_sgd', function()
+  local fsdp, model = fsdp_against_one_process(nil, 'SGD', {lr = 0.1, momentum = 0.9})
+  local shards = fsdp:parameters()
+  -- 5*6 + 6 + 6*3 + 3 = 57 elements, each rank holding ceil(57 / n)
+  assert(#shards == 1 and shards[1]:numel() == (57 + n - 1) // n, 'one shard of ceil(57 / n): ' .. shards[1]:numel())
+  assert(model:get(1).weight == nil and #model:parameters() == 0, 'the whole parameters are given up between steps')
+end)
+
+check('fsdp.linear_units_adam', function()
+  local fsdp = fsdp_against_one_process('linear', 'Adam', {lr = 0.01})
+  local shards = fsdp:parameters()
+  assert(#shards == 2 and shards[1]:numel() == (36 + n - 1) // n and shards[2]:numel() == (21 + n - 1) // n,
+         'a shard per nn.Linear')
+end)
+
+check('fsdp.state_dict', function()
+  local fsdp, _, ref = fsdp_against_one_process('linear', 'SGD', {lr = 0.05})
+  -- the whole state dict loads into the plain module, and computes what the sharded one does
+  local plain = make_model(9)
+  plain:load_state_dict(fsdp:state_dict())
+  local X = batch(77)
+  expect_close(plain(X), ref(X), 'the plain model from fsdp:state_dict()')
+  expect_close(fsdp(X):detach(), ref(X), 'the sharded model\'s forward')
+  -- and loads back into another sharded one (each rank keeping its shard)
+  local other = d.FullyShardedDataParallel(make_model(5), {auto_wrap_policy = 'linear'})
+  other:load_state_dict(ref:state_dict())
+  expect_close(other(X):detach(), ref(X), 'a sharded model loaded from a state dict')
+end)
+
+check('fsdp.shared_module', function()
+  -- one nn.Linear used twice: its parameters are one unit, met once
+  torch.manual_seed(4)
+  local lin = nn.Linear(4, 4):double()
+  local model = nn.Sequential(lin, nn.Tanh(), lin)
+  torch.manual_seed(4)
+  local rlin = nn.Linear(4, 4):double()
+  local ref = nn.Sequential(rlin, nn.Tanh(), rlin)
+  local fsdp = d.FullyShardedDataParallel(model, {auto_wrap_policy = 'linear'})
+  assert(#fsdp:parameters() == 1, 'one unit')
+  local optim = require 'optim'
+  local opt, ropt = optim.SGD(fsdp:parameters(), {lr = 0.1}), optim.SGD(ref:parameters(), {lr = 0.1})
+  for step = 1, 3 do
+    torch.manual_seed(500 + step)
+    local X, Y = torch.randn(B * n, 4, {dtype = 'float64'}), torch.randn(B * n, 4, {dtype = 'float64'})
+    opt:zero_grad(); ropt:zero_grad()
+    ;((fsdp(mine(X)) - mine(Y)) ^ 2):mean():backward()
+    ;((ref(X) - Y) ^ 2):mean():backward()
+    opt:step(); ropt:step()
+  end
+  local sd = fsdp:state_dict()
+  expect_close(sd['1.weight'], rlin.weight:detach(), 'the shared weight')
+  expect_close(sd['3.weight'], rlin.weight:detach(), 'the shared weight, second place')
+end)
+
+check('fsdp.errors', function()
+  local ok, err = pcall(d.FullyShardedDataParallel, make_model(0), {auto_wrap_policy = 'conv'})
+  assert(not ok and tostring(err):find("auto_wrap_policy='conv': the named policy is 'linear'", 1, true), tostring(err))
+  ok, err = pcall(d.FullyShardedDataParallel, make_model(0), {cpu_offload = true})
+  assert(not ok and tostring(err):find('unknown option cpu_offload', 1, true), tostring(err))
+  ok, err = pcall(d.FullyShardedDataParallel, 'model')
+  assert(not ok and tostring(err):find('expected a module, got string', 1, true), tostring(err))
+end)
+
 check('ddp.errors', function()
   local ok, err = pcall(nn.DistributedDataParallel, make_model(0), {bucket_cap_mb = 0})
   assert(not ok and tostring(err):find('bucket_cap_mb must be > 0, got 0', 1, true), tostring(err))

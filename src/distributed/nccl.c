@@ -367,19 +367,6 @@ static int l_unique_id(lua_State *L) {
   return 1;
 }
 
-/* waits for a communicator made with blocking=0 until it is ready or the
-   timeout passes (then aborts it) */
-static ncclResult_t ready(ncclComm_t c, ncclResult_t e) {
-  int64_t until = now_ns() + (int64_t)(timeout_s * 1e9);
-  while (e == ncclInProgress) {
-    if (now_ns() > until) { ncclCommAbort(c); return ncclInProgress; }
-    struct timespec nap = {0, 1000000};
-    nanosleep(&nap, NULL);
-    if (ncclCommGetAsyncError(c, &e) != ncclSuccess) break;
-  }
-  return e;
-}
-
 /* init(debug, timeout, rank, world, device, id) -> rank, world | nil, message */
 static int l_init(lua_State *L) {
   const char *op = "init_process_group";
@@ -403,17 +390,14 @@ static int l_init(lua_State *L) {
     }
     ring_ready = 1;
   }
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  /* a blocking communicator (NCCL's default, as PyTorch's): the rendezvous has
+     already seen every rank arrive, so the initialisation does not wait for a
+     missing one */
   ncclComm_t c = NULL;
-  ncclResult_t e = ready(c, ncclCommInitRankConfig(&c, w, uid, r, &config));
-  if (e == ncclInProgress || e != ncclSuccess) {
+  ncclResult_t e = ncclCommInitRank(&c, w, uid, r);
+  if (e != ncclSuccess) {
     lua_pushnil(L);
-    if (e == ncclInProgress)
-      lua_pushfstring(L, "NCCL's communicator was not ready after %f s (init_process_group's timeout=): is every "
-                      "rank started, with the same MASTER_ADDR and MASTER_PORT?", timeout_s);
-    else
-      lua_pushfstring(L, "NCCL failed: %s", ncclGetErrorString(e));
+    lua_pushfstring(L, "NCCL failed: %s", ncclGetErrorString(e));
     return 2;
   }
   comm = world_comm = c;
@@ -851,11 +835,8 @@ static int l_new_group(lua_State *L) {
     if (lua_tointeger(L, -1) == rank) me = i - 1;
     lua_pop(L, 1);
   }
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
   ncclComm_t sub = NULL;
-  ncclResult_t e = ncclCommSplit(comm, me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, me, &sub, &config);
-  if (e == ncclInProgress) e = ready(sub ? sub : comm, e);   /* a non-member has no new communicator */
+  ncclResult_t e = ncclCommSplit(comm, me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, me, &sub, NULL);
   if (e != ncclSuccess) return nccl_fail(L, name, e, comm);
   if (me < 0) { lua_pushboolean(L, 0); return 1; }
   group_ud *g = malloc(sizeof *g);
