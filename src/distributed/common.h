@@ -57,6 +57,32 @@ static inline int counts_from(lua_State *L, int i, int w, const char *what, int6
   return 0;
 }
 
+/* the sizes of a collective between one tensor and world blocks: BLOCKS_GATHER, out
+   holds w blocks of in's size (all_gather); BLOCKS_SCATTER, in holds w blocks of out's
+   size (reduce_scatter); BLOCKS_EVEN, out and in have the same size, a multiple of w
+   (all_to_all). Both of one dtype. 0, or 1 with what is wrong worded into msg_out */
+enum { BLOCKS_GATHER, BLOCKS_SCATTER, BLOCKS_EVEN };
+static inline int blocks_check(const char *op, int r, int w, const mt_tensor *out, const mt_tensor *in, int kind,
+                               char *msg_out) {
+  char sa[128], sb[128];
+  if (out->dtype != in->dtype)
+    return say(msg_out, op, r, w, "the output is %s but the input %s (they must have the same dtype)",
+               mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
+  if (kind == BLOCKS_EVEN) {
+    if (mt_numel(out) == mt_numel(in) && mt_numel(in) % w == 0) return 0;
+    return say(msg_out, op, r, w, "the output (%s) and the input (%s) must have the same number of elements, a "
+               "multiple of the world size (%d)", mt_shape_str(out, sa, sizeof sa), mt_shape_str(in, sb, sizeof sb), w);
+  }
+  const mt_tensor *whole = kind == BLOCKS_GATHER ? out : in, *block = kind == BLOCKS_GATHER ? in : out;
+  int64_t n = mt_numel(block), total;
+  if (mt_mul_size(op, n, w, &total)) return say(msg_out, op, r, w, "%s", mt_error());
+  if (mt_numel(whole) == total) return 0;
+  return say(msg_out, op, r, w, "the %s (%s, %lld elements) must hold world size (%d) x the %s's %lld elements (%s %s)",
+             kind == BLOCKS_GATHER ? "output" : "input", mt_shape_str(whole, sa, sizeof sa), (long long)mt_numel(whole),
+             w, kind == BLOCKS_GATHER ? "input" : "output", (long long)n, kind == BLOCKS_GATHER ? "input" : "output",
+             mt_shape_str(block, sb, sizeof sb));
+}
+
 /* the reduction ops, in lib/distributed's names (avg is sum, then a division) */
 static const char *const op_names[] = {"sum", "product", "min", "max", NULL};
 enum { OP_SUM, OP_PRODUCT, OP_MIN, OP_MAX };

@@ -111,15 +111,8 @@ static int say_mpi(char *out, const char *op, int r, int w, int code) {
              "TH_DISTRIBUTED_DEBUG=1 checks)", s);
 }
 
-static int fail(lua_State *L, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(lua_State *L, const char *op, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsay(msg, op, rank, world, fmt, ap);
-  va_end(ap);
-  lua_pushstring(L, msg);
-  return 1;
-}
+/* fail, read_counts and the all_reduce / reduce / broadcast bindings */
+#include "bindings.h"
 
 static int mpi_fail(lua_State *L, const char *op, int code) {
   say_mpi(msg, op, rank, world, code);
@@ -178,28 +171,6 @@ static MPI_Op mpi_op(int op, int dtype) {
 /* the dtype a reduction computes in: float32 for the 16-bit floats */
 static int reduce_dtype(int dtype) { return dtype == MT_FLOAT16 || dtype == MT_BFLOAT16 ? MT_FLOAT32 : dtype; }
 
-/* ---- a contiguous buffer over a tensor ----
-   buf aliases t when t is contiguous and of dtype; otherwise it is a copy
-   (converted to dtype), copied back into t by buf_finish when write is set. */
-typedef struct { mt_tensor t; int copied; } buffer;
-
-static int buf_open(lua_State *L, const char *op, buffer *b, const mt_tensor *t, int dtype, int write) {
-  memset(b, 0, sizeof *b);
-  if (write && mt_check_writable(op, t)) return fail(L, op, "%s", mt_error());
-  if (mt_contiguous_as(&b->t, t, dtype)) return fail(L, op, "%s", mt_error());
-  b->copied = b->t.storage != t->storage;
-  return 0;
-}
-
-static int buf_finish(lua_State *L, const char *op, buffer *b, mt_tensor *t, int write) {
-  int r = 0;
-  if (write) {
-    if (b->copied && mt_copy(t, &b->t)) r = fail(L, op, "%s", mt_error());
-    t->storage->version++;                       /* an in-place write, as autograd sees one */
-  }
-  mt_tensor_release(&b->t);
-  return r;
-}
 
 /* a collective or message in flight (async_op=true): see "collectives in
    flight" below */
@@ -722,27 +693,6 @@ static int rooted_common(lua_State *L, const char *name, mt_tensor *t, int coll,
   return buf_finish(L, name, &b, t, write);
 }
 
-static int l_all_reduce(lua_State *L) {
-  mt_tensor *t = check_tensor(L, 1, "all_reduce");
-  int op = luaL_checkoption(L, 2, NULL, op_names);
-  return rooted_common(L, "all_reduce", t, COLL_ALL_REDUCE, op, -1, lua_toboolean(L, 3));
-}
-
-static int l_reduce(lua_State *L) {
-  mt_tensor *t = check_tensor(L, 1, "reduce");
-  int op = luaL_checkoption(L, 2, NULL, op_names);
-  int dst = (int)luaL_checkinteger(L, 3);
-  return rooted_common(L, "reduce", t, COLL_REDUCE, op, dst, lua_toboolean(L, 4));
-}
-
-/* broadcast(t, src, name[, async]): name (default "broadcast") names it in the messages */
-static int l_broadcast(lua_State *L) {
-  const char *name = luaL_optstring(L, 3, "broadcast");
-  mt_tensor *t = check_tensor(L, 1, name);
-  int src = (int)luaL_checkinteger(L, 2);
-  return rooted_common(L, name, t, COLL_BROADCAST, -1, src, lua_toboolean(L, 4));
-}
-
 /* ---- point to point: send / recv (blocking) and isend / irecv (works) ----
    A message is a header (dtype, element count) then the data in pieces,
    tags 2 * tag and 2 * tag + 1: the receiver checks the header against its
@@ -842,16 +792,8 @@ static int l_all_gather(lua_State *L) {
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *t = check_tensor(L, 2, name);
   if (check_init(L, name)) return 1;
-  int64_t n = mt_numel(t), total;
-  char sa[128], sb[128];
-  if (mt_mul_size(name, n, world, &total)) return fail(L, name, "%s", mt_error());
-  if (out->dtype != t->dtype)
-    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
-                mt_dtypes[out->dtype].name, mt_dtypes[t->dtype].name);
-  if (mt_numel(out) != total)
-    return fail(L, name, "the output (%s, %lld elements) must hold world size (%d) x the input's %lld elements "
-                "(input %s)", mt_shape_str(out, sa, sizeof sa), (long long)mt_numel(out), world, (long long)n,
-                mt_shape_str(t, sb, sizeof sb));
+  if (blocks_check(name, rank, world, out, t, BLOCKS_GATHER, msg)) { lua_pushstring(L, msg); return 1; }
+  int64_t n = mt_numel(t), total = mt_numel(out);
   if (n > INT_MAX) return fail(L, name, "the input has %lld elements; at most %d go in one all_gather", (long long)n, INT_MAX);
   if (check_shapes(L, name, COLL_ALL_GATHER, -1, -1, t)) return 1;
   buffer bi, bo;
@@ -973,16 +915,8 @@ static int l_reduce_scatter(lua_State *L) {
   mt_tensor *in = check_tensor(L, 2, name);
   int op = luaL_checkoption(L, 3, NULL, op_names);
   if (check_init(L, name)) return 1;
-  int64_t n = mt_numel(out), total;
-  char sa[128], sb[128];
-  if (mt_mul_size(name, n, world, &total)) return fail(L, name, "%s", mt_error());
-  if (out->dtype != in->dtype)
-    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
-                mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
-  if (mt_numel(in) != total)
-    return fail(L, name, "the input (%s, %lld elements) must hold world size (%d) x the output's %lld elements "
-                "(output %s)", mt_shape_str(in, sa, sizeof sa), (long long)mt_numel(in), world, (long long)n,
-                mt_shape_str(out, sb, sizeof sb));
+  if (blocks_check(name, rank, world, out, in, BLOCKS_SCATTER, msg)) { lua_pushstring(L, msg); return 1; }
+  int64_t n = mt_numel(out);
   if (check_count(L, name, n) || check_shapes(L, name, COLL_REDUCE_SCATTER, op, -1, out)) return 1;
   int dtype = reduce_dtype(out->dtype);
   buffer bi, bo;
@@ -1004,14 +938,8 @@ static int l_all_to_all(lua_State *L) {
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *in = check_tensor(L, 2, name);
   if (check_init(L, name)) return 1;
+  if (blocks_check(name, rank, world, out, in, BLOCKS_EVEN, msg)) { lua_pushstring(L, msg); return 1; }
   int64_t n = mt_numel(in);
-  char sa[128], sb[128];
-  if (out->dtype != in->dtype)
-    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
-                mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
-  if (mt_numel(out) != n || n % world)
-    return fail(L, name, "the output (%s) and the input (%s) must have the same number of elements, a multiple "
-                "of the world size (%d)", mt_shape_str(out, sa, sizeof sa), mt_shape_str(in, sb, sizeof sb), world);
   if (check_count(L, name, n / world) || check_shapes(L, name, COLL_ALL_TO_ALL, -1, -1, in)) return 1;
   buffer bi, bo;
   if (buf_open(L, name, &bo, out, out->dtype, 1)) return 1;
@@ -1026,13 +954,6 @@ static int l_all_to_all(lua_State *L) {
   return buf_finish(L, name, &bo, out, 1);
 }
 
-/* counts[r] from the Lua array at index i (world integers >= 0), their sum;
-   1 and a message when one is not a count */
-static int read_counts(lua_State *L, const char *name, int i, const char *what, int64_t *counts, int64_t *sum) {
-  if (!counts_from(L, i, world, what, counts, sum, name, rank, msg)) return 0;
-  lua_pushstring(L, msg);
-  return 1;
-}
 
 /* all_to_allv(out, in, send_counts, recv_counts, name): in's first
    send_counts[r + 1] elements after those before go to rank r; out's block
@@ -1045,9 +966,7 @@ static int l_all_to_allv(lua_State *L) {
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *in = check_tensor(L, 2, name);
   if (check_init(L, name)) return 1;
-  if (out->dtype != in->dtype)
-    return fail(L, name, "the output is %s but the input %s (they must have the same dtype)",
-                mt_dtypes[out->dtype].name, mt_dtypes[in->dtype].name);
+  if (out->dtype != in->dtype) { blocks_check(name, rank, world, out, in, BLOCKS_EVEN, msg); lua_pushstring(L, msg); return 1; }
   int64_t *c = calloc((size_t)world * 4, sizeof(int64_t));
   int *ic = calloc((size_t)world * 4, sizeof(int));
   int64_t *all = calloc((size_t)world * 4, sizeof(int64_t));
@@ -1177,7 +1096,6 @@ static int l_is_initialized(lua_State *L) { lua_pushboolean(L, world_comm != MPI
 /* luaopen_distributed_mpi(): a function that takes the tensor metatable
    and returns the functions (their upvalue: that metatable) */
 static int l_bind(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
   static const luaL_Reg fns[] = {
     {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier}, {"all_reduce", l_all_reduce},
     {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
@@ -1185,21 +1103,9 @@ static int l_bind(lua_State *L) {
     {"refuse", l_refuse}, {"send", l_send}, {"recv", l_recv}, {"all_to_allv", l_all_to_allv},
     {"new_group", l_new_group}, {"use", l_use},
     {"is_initialized", l_is_initialized}, {NULL, NULL}};
-  luaL_newmetatable(L, GROUP_MT);
-  lua_pop(L, 1);
-  if (luaL_newmetatable(L, WORK_MT)) {
-    static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
-                                  {NULL, NULL}};
-    lua_newtable(L);
-    luaL_setfuncs(L, wm, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, l_work_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_pushvalue(L, 1);
-  luaL_setfuncs(L, fns, 1);
+  static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
+                                {NULL, NULL}};
+  bind_functions(L, fns, GROUP_MT, WORK_MT, wm, l_work_gc);
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(lib, &len);

@@ -61,15 +61,8 @@ static group_ud *groups;
 /* ---- messages ---- */
 static char msg[MSG_LEN];
 
-static int fail(lua_State *L, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(lua_State *L, const char *op, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsay(msg, op, rank, world, fmt, ap);
-  va_end(ap);
-  lua_pushstring(L, msg);
-  return 1;
-}
+/* fail, read_counts and the all_reduce / reduce / broadcast bindings */
+#include "bindings.h"
 
 static int nccl_fail(lua_State *L, const char *op, ncclResult_t e, ncclComm_t c) {
   const char *last = c ? ncclGetLastError(c) : NULL;
@@ -213,27 +206,6 @@ static ncclRedOp_t red_op(int op, int dtype) {
   return op == OP_SUM ? ncclSum : op == OP_PRODUCT ? ncclProd : op == OP_MIN ? ncclMin : ncclMax;
 }
 
-/* ---- a contiguous buffer over a tensor (on the device; a copy when t is
-   not contiguous, copied back by buf_finish on the same stream) ---- */
-typedef struct { mt_tensor t; int copied; } buffer;
-
-static int buf_open(lua_State *L, const char *op, buffer *b, const mt_tensor *t, int write) {
-  memset(b, 0, sizeof *b);
-  if (write && mt_check_writable(op, t)) return fail(L, op, "%s", mt_error());
-  if (mt_contiguous_as(&b->t, t, t->dtype)) return fail(L, op, "%s", mt_error());
-  b->copied = b->t.storage != t->storage;
-  return 0;
-}
-
-static int buf_finish(lua_State *L, const char *op, buffer *b, mt_tensor *t, int write) {
-  int r = 0;
-  if (write) {
-    if (b->copied && mt_copy(t, &b->t)) r = fail(L, op, "%s", mt_error());
-    t->storage->version++;                       /* an in-place write, as autograd sees one */
-  }
-  mt_tensor_release(&b->t);
-  return r;
-}
 
 /* bytes of n elements of dtype, checked */
 static int nbytes_of(lua_State *L, const char *op, int64_t n, int dtype, size_t *out) {
@@ -467,7 +439,7 @@ static int rooted_common(lua_State *L, const char *name, mt_tensor *t, int coll,
                 mt_dtypes[t->dtype].name);
   if (check_shapes(L, name, coll, op, root, t, 0)) return 1;
   buffer b;
-  if (buf_open(L, name, &b, t, write)) return 1;
+  if (buf_open(L, name, &b, t, t->dtype, write)) return 1;
   cudaStream_t st = cu_stream(device);
   int64_t n = mt_numel(&b.t);
   size_t count = (size_t)n;
@@ -481,26 +453,6 @@ static int rooted_common(lua_State *L, const char *name, mt_tensor *t, int coll,
   return enqueued(L, name, st, async, -1);
 }
 
-static int l_all_reduce(lua_State *L) {
-  mt_tensor *t = check_tensor(L, 1, "all_reduce");
-  int op = luaL_checkoption(L, 2, NULL, op_names);
-  return rooted_common(L, "all_reduce", t, COLL_ALL_REDUCE, op, -1, lua_toboolean(L, 3));
-}
-
-static int l_reduce(lua_State *L) {
-  mt_tensor *t = check_tensor(L, 1, "reduce");
-  int op = luaL_checkoption(L, 2, NULL, op_names);
-  int dst = (int)luaL_checkinteger(L, 3);
-  return rooted_common(L, "reduce", t, COLL_REDUCE, op, dst, lua_toboolean(L, 4));
-}
-
-static int l_broadcast(lua_State *L) {
-  const char *name = luaL_optstring(L, 3, "broadcast");
-  mt_tensor *t = check_tensor(L, 1, name);
-  int src = (int)luaL_checkinteger(L, 2);
-  return rooted_common(L, name, t, COLL_BROADCAST, -1, src, lua_toboolean(L, 4));
-}
-
 /* the object collectives may be refused on one rank alone: they agree first */
 static int is_object_call(const char *name) {
   return !strcmp(name, "all_gather_object") || !strcmp(name, "broadcast_object_list");
@@ -510,8 +462,8 @@ static int is_object_call(const char *name) {
    cloned when it shares out's storage (NCCL's buffers must not overlap
    unless in place, which these callers do not ask for) */
 static int open_pair(lua_State *L, const char *name, buffer *bi, const mt_tensor *in, buffer *bo, const mt_tensor *out) {
-  if (buf_open(L, name, bo, out, 1)) return 1;
-  if (buf_open(L, name, bi, in, 0)) { mt_tensor_release(&bo->t); return 1; }
+  if (buf_open(L, name, bo, out, out->dtype, 1)) return 1;
+  if (buf_open(L, name, bi, in, in->dtype, 0)) { mt_tensor_release(&bo->t); return 1; }
   if (bi->t.storage == bo->t.storage) {
     mt_tensor c = {0};
     if (mt_clone(&c, &bi->t)) { mt_tensor_release(&bi->t); mt_tensor_release(&bo->t); return fail(L, name, "%s", mt_error()); }
@@ -521,25 +473,14 @@ static int open_pair(lua_State *L, const char *name, buffer *bi, const mt_tensor
   return 0;
 }
 
-static int same_dtype(lua_State *L, const char *name, const mt_tensor *out, const mt_tensor *in) {
-  if (out->dtype == in->dtype) return 0;
-  return fail(L, name, "the output is %s but the input %s (they must have the same dtype)", mt_dtypes[out->dtype].name,
-              mt_dtypes[in->dtype].name);
-}
-
 /* all_gather(out, in, name): out (world x numel(in)) receives every rank's in */
 static int l_all_gather(lua_State *L) {
   const char *name = luaL_optstring(L, 3, "all_gather");
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *t = check_tensor(L, 2, name);
-  if (check_init(L, name) || same_dtype(L, name, out, t)) return 1;
-  int64_t n = mt_numel(t), total;
-  char sa[128], sb[128];
-  if (mt_mul_size(name, n, world, &total)) return fail(L, name, "%s", mt_error());
-  if (mt_numel(out) != total)
-    return fail(L, name, "the output (%s, %lld elements) must hold world size (%d) x the input's %lld elements "
-                "(input %s)", mt_shape_str(out, sa, sizeof sa), (long long)mt_numel(out), world, (long long)n,
-                mt_shape_str(t, sb, sizeof sb));
+  if (check_init(L, name)) return 1;
+  if (blocks_check(name, rank, world, out, t, BLOCKS_GATHER, msg)) { lua_pushstring(L, msg); return 1; }
+  int64_t n = mt_numel(t);
   if (check_shapes(L, name, COLL_ALL_GATHER, -1, -1, t, is_object_call(name))) return 1;
   size_t bytes;
   if (nbytes_of(L, name, n, t->dtype, &bytes)) return 1;
@@ -560,14 +501,9 @@ static int l_reduce_scatter(lua_State *L) {
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *in = check_tensor(L, 2, name);
   int op = luaL_checkoption(L, 3, NULL, op_names);
-  if (check_init(L, name) || same_dtype(L, name, out, in)) return 1;
-  int64_t n = mt_numel(out), total;
-  char sa[128], sb[128];
-  if (mt_mul_size(name, n, world, &total)) return fail(L, name, "%s", mt_error());
-  if (mt_numel(in) != total)
-    return fail(L, name, "the input (%s, %lld elements) must hold world size (%d) x the output's %lld elements "
-                "(output %s)", mt_shape_str(in, sa, sizeof sa), (long long)mt_numel(in), world, (long long)n,
-                mt_shape_str(out, sb, sizeof sb));
+  if (check_init(L, name)) return 1;
+  if (blocks_check(name, rank, world, out, in, BLOCKS_SCATTER, msg)) { lua_pushstring(L, msg); return 1; }
+  int64_t n = mt_numel(out);
   ncclDataType_t type;
   if (red_type(out->dtype, &type))
     return fail(L, name, "NCCL cannot reduce %s tensors (no such NCCL type): convert to int32 first",
@@ -623,7 +559,7 @@ static int l_gather(lua_State *L) {
   size_t *c = blocks(world, bytes);
   if (!c) return fail(L, name, "out of memory");
   buffer bi, bo;
-  int r = out ? open_pair(L, name, &bi, t, &bo, out) : buf_open(L, name, &bi, t, 0);
+  int r = out ? open_pair(L, name, &bi, t, &bo, out) : buf_open(L, name, &bi, t, t->dtype, 0);
   if (r) { free(c); return 1; }
   cudaStream_t st = cu_stream(device);
   ncclResult_t e;
@@ -663,7 +599,7 @@ static int l_scatter(lua_State *L) {
   size_t *c = blocks(world, bytes);
   if (!c) return fail(L, name, "out of memory");
   buffer bi, bo;
-  int r = in ? open_pair(L, name, &bi, in, &bo, t) : buf_open(L, name, &bo, t, 1);
+  int r = in ? open_pair(L, name, &bi, in, &bo, t) : buf_open(L, name, &bo, t, t->dtype, 1);
   if (r) { free(c); return 1; }
   cudaStream_t st = cu_stream(device);
   ncclResult_t e;
@@ -691,12 +627,9 @@ static int l_all_to_all(lua_State *L) {
   const char *name = luaL_optstring(L, 3, "all_to_all");
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *in = check_tensor(L, 2, name);
-  if (check_init(L, name) || same_dtype(L, name, out, in)) return 1;
+  if (check_init(L, name)) return 1;
+  if (blocks_check(name, rank, world, out, in, BLOCKS_EVEN, msg)) { lua_pushstring(L, msg); return 1; }
   int64_t n = mt_numel(in);
-  char sa[128], sb[128];
-  if (mt_numel(out) != n || n % world)
-    return fail(L, name, "the output (%s) and the input (%s) must have the same number of elements, a multiple "
-                "of the world size (%d)", mt_shape_str(out, sa, sizeof sa), mt_shape_str(in, sb, sizeof sb), world);
   if (check_shapes(L, name, COLL_ALL_TO_ALL, -1, -1, in, 0)) return 1;
   size_t bytes;
   if (nbytes_of(L, name, n / world, in->dtype, &bytes)) return 1;
@@ -713,13 +646,6 @@ static int l_all_to_all(lua_State *L) {
   return enqueued(L, name, st, 0, -1);
 }
 
-/* counts[r] from the Lua array at index i (world integers >= 0), their sum;
-   1 and a message when one is not a count */
-static int read_counts(lua_State *L, const char *name, int i, const char *what, int64_t *counts, int64_t *sum) {
-  if (!counts_from(L, i, world, what, counts, sum, name, rank, msg)) return 0;
-  lua_pushstring(L, msg);
-  return 1;
-}
 
 /* all_to_allv(out, in, send_counts, recv_counts, name): uneven blocks. The
    ranks agree first, then exchange their counts (one all-to-all of int64
@@ -729,7 +655,8 @@ static int l_all_to_allv(lua_State *L) {
   const char *name = luaL_optstring(L, 5, "all_to_all_single");
   mt_tensor *out = check_tensor(L, 1, name);
   mt_tensor *in = check_tensor(L, 2, name);
-  if (check_init(L, name) || same_dtype(L, name, out, in)) return 1;
+  if (check_init(L, name)) return 1;
+  if (out->dtype != in->dtype) { blocks_check(name, rank, world, out, in, BLOCKS_EVEN, msg); lua_pushstring(L, msg); return 1; }
   int64_t *c = calloc((size_t)world * 3, sizeof(int64_t));
   size_t *b = calloc((size_t)world * 4, sizeof(size_t));
   if (!c || !b) { free(c); free(b); return fail(L, name, "out of memory"); }
@@ -795,7 +722,7 @@ static int p2p(lua_State *L, int is_recv) {
   size_t bytes;
   if (nbytes_of(L, name, mt_numel(t), t->dtype, &bytes)) return 1;
   buffer b;
-  if (buf_open(L, name, &b, t, is_recv)) return 1;
+  if (buf_open(L, name, &b, t, t->dtype, is_recv)) return 1;
   cudaStream_t st = cu_stream(device);
   ncclResult_t e = ncclSuccess;
   if (bytes) e = is_recv ? ncclRecv(mt_data(&b.t), bytes, ncclUint8, peer, comm, st)
@@ -866,28 +793,15 @@ static int l_is_initialized(lua_State *L) { lua_pushboolean(L, world_comm != NUL
 /* luaopen_distributed_nccl(): a function that takes the tensor metatable and
    returns the functions (their upvalue: that metatable) */
 static int l_bind(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
   static const luaL_Reg fns[] = {
     {"unique_id", l_unique_id}, {"init", l_init}, {"destroy", l_destroy}, {"barrier", l_barrier},
     {"all_reduce", l_all_reduce}, {"reduce", l_reduce}, {"broadcast", l_broadcast}, {"all_gather", l_all_gather},
     {"gather", l_gather}, {"scatter", l_scatter}, {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_all_to_all},
     {"all_to_allv", l_all_to_allv}, {"refuse", l_refuse}, {"send", l_send}, {"recv", l_recv},
     {"new_group", l_new_group}, {"use", l_use}, {"is_initialized", l_is_initialized}, {NULL, NULL}};
-  luaL_newmetatable(L, GROUP_MT);
-  lua_pop(L, 1);
-  if (luaL_newmetatable(L, WORK_MT)) {
-    static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
-                                  {NULL, NULL}};
-    lua_newtable(L);
-    luaL_setfuncs(L, wm, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, l_work_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_pushvalue(L, 1);
-  luaL_setfuncs(L, fns, 1);
+  static const luaL_Reg wm[] = {{"wait", l_work_wait}, {"is_completed", l_work_test}, {"source", l_work_source},
+                                {NULL, NULL}};
+  bind_functions(L, fns, GROUP_MT, WORK_MT, wm, l_work_gc);
   int version = 0;
   ncclGetVersion(&version);
   lua_pushfstring(L, "NCCL %d.%d.%d", version / 10000, version / 100 % 100, version % 100);
