@@ -28,6 +28,8 @@ function train.options(title, checkpoint, epochs)
   cmd:option('--seed', 1, 'random seed')
   cmd:option('--checkpoint', checkpoint, 'file the final checkpoint goes to ("" for none)')
   cmd:option('--limit', 0, 'use only this many training batches per epoch (0: all)')
+  cmd:option('--amp', false, 'mixed precision: forward in autocast regions (bfloat16 on the CPU, float16 on a '
+             .. 'GPU, with a gradient scaler)')
   local opt = cmd:parse(arg)
   if opt.threads > 0 then torch.setnumthreads(opt.threads) end
   torch.manual_seed(opt.seed)
@@ -71,6 +73,15 @@ function train.run(opt, make_model)
   local criterion = nn.CrossEntropyLoss()
   local optimizer = optim.Adam(model:parameters(), {lr = opt.lr})
   local net = opt.ddp and nn.DistributedDataParallel(model) or model
+  -- --amp: the forward and the loss in an autocast region of the device's type; float16 (on a
+  -- GPU) needs its loss scaled, bfloat16 has float32's range and does not
+  local device_type = opt.device:match('^(%a+)')
+  local function forward(fn, ...)
+    if not opt.amp then return fn(...) end
+    return torch.autocast(device_type, fn, ...)
+  end
+  local scaler = torch.amp.GradScaler(device_type,
+                                      {enabled = opt.amp and torch.get_autocast_dtype(device_type) == 'float16'})
   -- the ranks' figures summed (one rank: as they are)
   local function summed(...)
     if not opt.ddp then return ... end
@@ -85,8 +96,8 @@ function train.run(opt, make_model)
     torch.no_grad(function()
       for _, batch in loader:iter() do
         local x, y = batch[1]:to(opt.device), batch[2]:to(opt.device)
-        local logits = model(x)
-        loss = loss + criterion(logits, y):item() * y:size(1)
+        local logits, l = forward(function() local o = model(x) return o, criterion(o, y) end)
+        loss = loss + l:item() * y:size(1)
         correct = correct + logits:argmax(2):eq(y):sum():item()
         count = count + y:size(1)
       end
@@ -107,10 +118,10 @@ function train.run(opt, make_model)
     for _, batch in torch.progress(train_loader, n, {text = running_loss, disable = rank ~= 0}) do
       local x, y = batch[1]:to(opt.device), batch[2]:to(opt.device)
       optimizer:zero_grad()
-      local logits = net(x)
-      local loss = criterion(logits, y)
-      loss:backward()
-      optimizer:step()
+      local logits, loss = forward(function() local o = net(x) return o, criterion(o, y) end)
+      scaler:scale(loss):backward()
+      scaler:step(optimizer)
+      scaler:update()
       total_loss = total_loss + loss:item() * y:size(1)
       correct = correct + logits:argmax(2):eq(y):sum():item()
       count = count + y:size(1)

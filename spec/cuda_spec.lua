@@ -982,6 +982,27 @@ describe('CUDA tensors', function()
     for _, p in ipairs(model:parameters()) do assert.are.equal('cpu', p.device) end
   end)
 
+  it('unscales gradients for torch.amp.GradScaler in one kernel, finding infs and NaNs', function()
+    local optim = require 'optim'
+    for _, dt in ipairs{'float32', 'float64', 'float16', 'bfloat16'} do
+      local w = torch.zeros(3, {dtype = dt, device = 'cuda'}):requires_grad_()
+      local v = torch.zeros(2, 2, {dtype = dt, device = 'cuda'}):requires_grad_()
+      w.grad = torch.tensor({4, -8, 2}, {dtype = dt}):to('cuda')
+      v.grad = torch.tensor({{4, 12}, {8, 16}}, {dtype = dt}):t():to('cuda')     -- not contiguous
+      local s = torch.amp.GradScaler('cuda', {init_scale = 4})
+      local opt = optim.SGD({w, v}, {lr = 0})
+      s:unscale_(opt)
+      assert.is_true(torch.equal(w.grad:to('cpu'), torch.tensor({1, -2, 0.5}, {dtype = dt})), dt)
+      assert.is_true(torch.equal(v.grad:to('cpu'), torch.tensor({{1, 2}, {3, 4}}, {dtype = dt})), dt)
+      assert.is_false(s.per_optimizer[opt].found_inf, dt)
+      s:update()
+      w.grad = torch.tensor({4, 0 / 0, 2}, {dtype = dt}):to('cuda')
+      s:step(opt)
+      assert.is_true(s.per_optimizer[opt].found_inf, dt .. ': the NaN')
+      assert.are.equal(1, w.grad:to('cpu')[1], dt .. ': unscaled even so')
+    end
+  end)
+
   it('runs every fused optimizer step on the GPU as on the CPU', function()
     local optim = require 'optim'
     local cases = {

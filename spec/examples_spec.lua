@@ -70,6 +70,15 @@ describe('examples', function()
     assert.are.same({256, 784}, loaded.model['2.weight']:size():totable())
   end)
 
+  it('fashion_mnist_mlp.lua --amp trains in bfloat16 autocast regions to the float32 accuracy of the same '
+     .. 'batches', function()
+    local amp = train_briefly('examples/fashion_mnist_mlp.lua --amp --threads 1', 60)
+    if not amp then return end
+    local full = train_briefly('examples/fashion_mnist_mlp.lua --threads 1', 60)
+    -- 60 steps from the same seed: bfloat16 products round differently, the accuracy may not
+    assert.is_true(math.abs(amp - full) < 3, ('--amp %.2f%%, float32 %.2f%%'):format(amp, full))
+  end)
+
   it('fashion_mnist_cnn.lua trains the CNN a few batches and writes its checkpoint', function()
     local acc, loaded = train_briefly('examples/fashion_mnist_cnn.lua', 30)
     if not acc then return end

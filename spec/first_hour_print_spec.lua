@@ -57,7 +57,9 @@ describe('printing a large tensor', function()
     local ok, out = th('print(torch.randn(1000, 1000))')
     assert.is_true(ok, out)
     assert.are.equal(8, count_lines(out), out)
-    assert.truthy(out:find('\n    ...\n', 1, true), out)
+    -- the row of '...' is indented as wide as a column (more when a value shown needs the
+    -- exponent form, as 6.2792e-05 does for about one seed in 300)
+    assert.truthy(out:find('\n +%.%.%.\n'), out)
     assert.truthy(out:find('\n%[torch%.FloatTensor of size 1000x1000%]\n$'), out)
     for line in out:gmatch('[^\n]+') do assert.is_true(#line <= 80, line) end
   end)

@@ -113,4 +113,194 @@ end
 torch.amp = torch.amp or {}
 torch.amp.autocast = torch.autocast
 
+-- ---- torch.amp.GradScaler ----
+-- Scales the loss so that small gradients survive a 16-bit backward, unscales
+-- them before the optimizer sees them, and skips the steps whose gradients
+-- hold an inf or a NaN, lowering the scale; after growth_interval steps in a
+-- row without one it raises the scale. PyTorch's loop, in Lua:
+--   local scaler = torch.amp.GradScaler()
+--   opt:zero_grad()
+--   local loss = torch.autocast('cpu', function() return loss_fn(model(x), y) end)
+--   scaler:scale(loss):backward()
+--   scaler:unscale_(opt)                   -- (only to clip or read the true gradients)
+--   nn.utils.clip_grad_norm_(model:parameters(), 1.0)
+--   scaler:step(opt)                       -- skipped when a gradient is not finite
+--   scaler:update()
+local GradScaler = {__name = 'torch.amp.GradScaler'}
+GradScaler.__index = GradScaler
+
+local SCALER_OPTIONS = {init_scale = 'number', growth_factor = 'number', backoff_factor = 'number',
+                        growth_interval = 'number', enabled = 'boolean'}
+
+local function scaler_fail(level, fmt, ...)
+  error('torch.amp.GradScaler: ' .. string.format(fmt, ...), level + 1)
+end
+
+-- torch.amp.GradScaler([device,] {init_scale=2^16, growth_factor=2, backoff_factor=0.5,
+-- growth_interval=2000, enabled=true}): device 'cpu' (default) or 'cuda' names where the
+-- gradients live; disabled, every method passes its argument through.
+function torch.amp.GradScaler(device, opts)
+  if type(device) == 'table' and opts == nil then device, opts = nil, device end
+  device = device or 'cpu'
+  check_device(device, 2)
+  opts = opts or {}
+  if type(opts) ~= 'table' then scaler_fail(2, 'options must be a table, got %s', type(opts)) end
+  for k, v in pairs(opts) do
+    if not SCALER_OPTIONS[k] then
+      scaler_fail(2, 'unknown option %s (it takes backoff_factor, enabled, growth_factor, growth_interval, '
+                  .. 'init_scale)', tostring(k))
+    end
+    if type(v) ~= SCALER_OPTIONS[k] then scaler_fail(2, '%s must be a %s, got %s', k, SCALER_OPTIONS[k], type(v)) end
+  end
+  local self = setmetatable({
+    device = device, enabled = opts.enabled ~= false, scale_value = opts.init_scale or 65536.0,
+    growth_factor = opts.growth_factor or 2.0, backoff_factor = opts.backoff_factor or 0.5,
+    growth_interval = opts.growth_interval or 2000, growth_tracker = 0,
+    per_optimizer = setmetatable({}, {__mode = 'k'}),   -- optimizer -> {unscaled=, stepped=, found_inf=}
+  }, GradScaler)
+  if not (self.scale_value > 0) then scaler_fail(2, 'init_scale must be > 0, got %s', tostring(self.scale_value)) end
+  if not (self.growth_factor > 1) then
+    scaler_fail(2, 'growth_factor must be > 1, got %s', tostring(self.growth_factor))
+  end
+  if not (self.backoff_factor > 0 and self.backoff_factor < 1) then
+    scaler_fail(2, 'backoff_factor must be between 0 and 1 (excluded), got %s', tostring(self.backoff_factor))
+  end
+  if math.type(self.growth_interval) ~= 'integer' and self.growth_interval ~= math.floor(self.growth_interval)
+     or self.growth_interval < 1 then
+    scaler_fail(2, 'growth_interval must be an integer >= 1, got %s', tostring(self.growth_interval))
+  end
+  self.growth_interval = math.tointeger(self.growth_interval)
+  return self
+end
+
+function GradScaler:__tostring()
+  return ('torch.amp.GradScaler(scale=%g, growth_factor=%g, backoff_factor=%g, growth_interval=%d%s)')
+    :format(self.scale_value, self.growth_factor, self.backoff_factor, self.growth_interval,
+            self.enabled and '' or ', disabled')
+end
+
+local function state_of(self, optimizer)
+  local st = self.per_optimizer[optimizer]
+  if not st then
+    st = {unscaled = false, stepped = false, found_inf = false}
+    self.per_optimizer[optimizer] = st
+  end
+  return st
+end
+
+-- scaler:scale(outputs): outputs times the scale (a tensor, or a table of them, nested);
+-- outputs themselves when disabled
+function GradScaler:scale(outputs)
+  if not self.enabled then return outputs end
+  local function scaled(v)
+    if torch.is_tensor(v) then return v * self.scale_value end
+    if type(v) == 'table' then
+      local out = {}
+      for k, x in pairs(v) do out[k] = scaled(x) end
+      return out
+    end
+    scaler_fail(3, 'scale: expected a tensor or a table of tensors, got %s', type(v))
+  end
+  return scaled(outputs)
+end
+
+-- scaler:unscale_(optimizer): divides the gradients of optimizer's parameters by the
+-- scale in place (one fused pass each on the CPU) and notes whether one holds an inf or a
+-- NaN. Once per optimizer between updates; step() calls it when you did not.
+function GradScaler:unscale_(optimizer)
+  if not self.enabled then return end
+  local st = state_of(self, optimizer)
+  if st.unscaled then scaler_fail(2, 'unscale_() has already been called on this optimizer since the last update()') end
+  if st.stepped then scaler_fail(2, 'unscale_() is being called after step()') end
+  if type(optimizer) ~= 'table' or type(optimizer.param_groups) ~= 'table' then
+    scaler_fail(2, 'unscale_: expected an optimizer (with param_groups), got %s', torch.typename(optimizer) or type(optimizer))
+  end
+  local grads = {}
+  for _, group in ipairs(optimizer.param_groups) do
+    for _, p in ipairs(group.params) do
+      if p.grad ~= nil then grads[#grads + 1] = p.grad end
+    end
+  end
+  st.found_inf = torch._amp_unscale_(grads, 1.0 / self.scale_value)   -- one pass per gradient, in C
+  st.unscaled = true
+end
+
+-- scaler:step(optimizer, ...): optimizer:step(...) unless a gradient held an inf or a NaN
+-- (then nothing, and update() lowers the scale); unscales first when unscale_ was not
+-- called. Returns what optimizer:step returned, or nil when skipped.
+function GradScaler:step(optimizer, ...)
+  if not self.enabled then return optimizer:step(...) end
+  local st = state_of(self, optimizer)
+  if st.stepped then scaler_fail(2, 'step() has already been called since the last update()') end
+  if not st.unscaled then self:unscale_(optimizer) end
+  st.stepped = true
+  if st.found_inf then return nil end
+  return optimizer:step(...)
+end
+
+-- scaler:update([new_scale]): after the step(s) of an iteration: the scale times
+-- backoff_factor when any optimizer's gradients held an inf or a NaN, times growth_factor
+-- after growth_interval iterations in a row without; new_scale sets it instead.
+function GradScaler:update(new_scale)
+  if not self.enabled then return end
+  if new_scale ~= nil then
+    if torch.is_tensor(new_scale) then new_scale = new_scale:item() end
+    if type(new_scale) ~= 'number' or not (new_scale > 0) then
+      scaler_fail(2, 'update: new_scale must be a number > 0, got %s', tostring(new_scale))
+    end
+    self.scale_value = new_scale
+  else
+    local any, found = false, false
+    for _, st in pairs(self.per_optimizer) do
+      if st.unscaled then any = true end
+      if st.found_inf then found = true end
+    end
+    if not any then scaler_fail(2, 'update: no inf checks were recorded prior to update() (call step() first)') end
+    if found then
+      self.scale_value = self.scale_value * self.backoff_factor
+      self.growth_tracker = 0
+    else
+      self.growth_tracker = self.growth_tracker + 1
+      if self.growth_tracker == self.growth_interval then
+        self.scale_value = self.scale_value * self.growth_factor
+        self.growth_tracker = 0
+      end
+    end
+  end
+  self.per_optimizer = setmetatable({}, {__mode = 'k'})
+end
+
+-- scaler:get_scale(): the scale (1 when disabled)
+function GradScaler:get_scale() return self.enabled and self.scale_value or 1.0 end
+function GradScaler:get_growth_factor() return self.growth_factor end
+function GradScaler:set_growth_factor(v) self.growth_factor = v end
+function GradScaler:get_backoff_factor() return self.backoff_factor end
+function GradScaler:set_backoff_factor(v) self.backoff_factor = v end
+function GradScaler:get_growth_interval() return self.growth_interval end
+function GradScaler:set_growth_interval(v) self.growth_interval = v end
+function GradScaler:is_enabled() return self.enabled end
+
+-- scaler:state_dict(): PyTorch's keys (scale, growth_factor, backoff_factor,
+-- growth_interval, _growth_tracker), for checkpoints; empty when disabled
+function GradScaler:state_dict()
+  if not self.enabled then return {} end
+  return {scale = self.scale_value, growth_factor = self.growth_factor, backoff_factor = self.backoff_factor,
+          growth_interval = self.growth_interval, _growth_tracker = self.growth_tracker}
+end
+
+-- scaler:load_state_dict(sd): from state_dict()
+function GradScaler:load_state_dict(sd)
+  if not self.enabled then return end
+  if type(sd) ~= 'table' or sd.scale == nil then
+    scaler_fail(2, 'load_state_dict: expected a GradScaler state dict (with scale), got %s', type(sd))
+  end
+  local scale = sd.scale
+  if torch.is_tensor(scale) then scale = scale:item() end
+  self.scale_value = scale
+  self.growth_factor = sd.growth_factor or self.growth_factor
+  self.backoff_factor = sd.backoff_factor or self.backoff_factor
+  self.growth_interval = sd.growth_interval or self.growth_interval
+  self.growth_tracker = sd._growth_tracker or 0
+end
+
 return torch

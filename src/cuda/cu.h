@@ -96,6 +96,8 @@ extern "C" {
 #ifdef __cplusplus
 }
 #endif
+/* torch.amp.GradScaler's unscale (mt_amp_unscale_fn): g *= inv_scale, *found_inf = 1 on an inf or NaN */
+CU_EXTERN int cu_amp_unscale(mt_tensor *g, double inv_scale, int *found_inf);
 CU_EXTERN int cu_optim_update(const char *name, mt_optim_kind kind, mt_tensor *const *ops, int nops,
                               const void *args);
 /* cu_where.cu: where and the fused activation gradients (mt_device_extra) */

@@ -329,6 +329,7 @@ int luaopen_torch_cuda(lua_State *L) {
     mt_register_device(MT_CUDA, &backend);
     mt_register_kernels(MT_CUDA, &kernels);
     mt_register_optim(MT_CUDA, cu_optim_update);
+    mt_register_amp_unscale(MT_CUDA, cu_amp_unscale);
     mt_register_extra(MT_CUDA, &extra);
   }
   static const luaL_Reg fns[] = {

@@ -338,3 +338,65 @@ extern "C" int cu_optim_update(const char *name, mt_optim_kind kind, mt_tensor *
     if (copied[k]) mt_tensor_release(&work[k]);
   return rc;
 }
+
+/* ---- torch.amp.GradScaler's unscale on the GPU (mt_amp_unscale) ----
+   One launch: g *= inv, and *found = 1 where an element was inf or NaN
+   (every writer writes the same 1). The host reads the flag back, as
+   GradScaler's step must know it. */
+template <class T, class IDX>
+__global__ void __launch_bounds__(CU_THREADS) cu_unscale_kernel(IDX n, T *__restrict__ g, T inv, int *__restrict__ found) {
+  const IDX step = (IDX)gridDim.x * blockDim.x;
+  int bad = 0;
+  for (IDX i = (IDX)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    const T v = g[i];
+    bad |= !isfinite(v);
+    g[i] = v * inv;
+  }
+  if (bad) *found = 1;
+}
+
+template <class T>
+static int cu_unscale_launch(const char *name, T *g, int64_t n, double inv, int *found, cudaStream_t s) {
+  if (n == 0) return 0;
+  int64_t blocks = (n + CU_THREADS - 1) / CU_THREADS;
+  if (blocks > CU_MAX_BLOCKS) blocks = CU_MAX_BLOCKS;
+  if (n + blocks * CU_THREADS <= (int64_t)UINT32_MAX)
+    cu_unscale_kernel<T, uint32_t><<<(unsigned)blocks, CU_THREADS, 0, s>>>((uint32_t)n, g, (T)inv, found);
+  else
+    cu_unscale_kernel<T, uint64_t><<<(unsigned)blocks, CU_THREADS, 0, s>>>((uint64_t)n, g, (T)inv, found);
+  return CU_LAUNCHED(name);
+}
+
+/* The engine's device unscale (mt_amp_unscale_fn): g floating, on a CUDA
+   device; a gradient that is not contiguous float32/float64 goes through a
+   copy written back, all on the device's stream. */
+extern "C" int cu_amp_unscale(mt_tensor *g, double inv_scale, int *found_inf) {
+  const char *name = "GradScaler.unscale_";
+  const int index = mt_device_index_of(g);
+  if (cu_set_device(name, index)) return -1;
+  const int dtype = g->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
+  mt_tensor work;
+  memset(&work, 0, sizeof work);
+  const int copied = g->dtype != dtype || !mt_is_contiguous(g);
+  if (copied && (mt_tensor_init_on(name, &work, dtype, g->ndim, g->shape, MT_CUDA, index) || mt_copy(&work, g))) {
+    mt_tensor_release(&work);
+    return -1;
+  }
+  cudaStream_t s = cu_stream(index);
+  int *flag = (int *)cu_alloc(sizeof(int), index);
+  if (!flag) { if (copied) mt_tensor_release(&work); return -1; }
+  int host = 0;
+  int rc = cu_fail(name, cudaMemsetAsync(flag, 0, sizeof(int), s));
+  char *data = mt_data(copied ? &work : g);
+  if (rc == 0)
+    rc = dtype == MT_FLOAT64 ? cu_unscale_launch<double>(name, (double *)data, mt_numel(g), inv_scale, flag, s)
+                             : cu_unscale_launch<float>(name, (float *)data, mt_numel(g), inv_scale, flag, s);
+  if (rc == 0) rc = cu_fail(name, cudaMemcpyAsync(&host, flag, sizeof(int), cudaMemcpyDeviceToHost, s));
+  if (rc == 0) rc = cu_fail(name, cudaStreamSynchronize(s));
+  cu_free(flag, sizeof(int), index);
+  if (rc == 0 && copied) rc = mt_copy(g, &work);
+  else if (rc == 0) g->storage->version++;
+  if (copied) mt_tensor_release(&work);
+  if (rc == 0 && host) *found_inf = 1;
+  return rc;
+}

@@ -1,6 +1,7 @@
 /* mt_optim.c: the fused optimizer updates of mt_optim.h: one kernel per
    optimizer and compute type, run over [begin, end) ranges of contiguous
    operands, split across threads above a grain. */
+#include <stdatomic.h>
 #include <tgmath.h>
 #include "mt_optim.h"
 #include "mt_parallel.h"
@@ -515,4 +516,77 @@ int mt_optim_radam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tens
   if (need("optim.radam", exp_avg, "exp_avg") || need("optim.radam", exp_avg_sq, "exp_avg_sq")) return -1;
   mt_tensor *ops[] = {p, (mt_tensor *)g, exp_avg, exp_avg_sq};
   return run_update("optim.radam", MT_OPTIM_RADAM, ops, 4, radam_f32, radam_f64, a);
+}
+
+/* ---- the gradient scaler's unscale (torch.amp.GradScaler:unscale_) ----
+   One pass per gradient: g *= inv_scale, noting whether any element was
+   inf or NaN before. Every element is scaled, found or not, as PyTorch's
+   _amp_foreach_non_finite_check_and_unscale_ does. */
+typedef struct { double inv; atomic_int found; } unscale_args;
+
+static void unscale_f32(char **data, int64_t begin, int64_t end, const void *args) {
+  unscale_args *a = (unscale_args *)args;
+  float *g = (float *)data[0];
+  const float inv = (float)a->inv;
+  int bad = 0;
+#pragma omp simd reduction(| : bad)
+  for (int64_t i = begin; i < end; i++) {
+    const float v = g[i];
+    bad |= !isfinite(v);
+    g[i] = v * inv;
+  }
+  if (bad) atomic_store(&a->found, 1);
+}
+
+static void unscale_f64(char **data, int64_t begin, int64_t end, const void *args) {
+  unscale_args *a = (unscale_args *)args;
+  double *g = (double *)data[0];
+  const double inv = a->inv;
+  int bad = 0;
+#pragma omp simd reduction(| : bad)
+  for (int64_t i = begin; i < end; i++) {
+    const double v = g[i];
+    bad |= !isfinite(v);
+    g[i] = v * inv;
+  }
+  if (bad) atomic_store(&a->found, 1);
+}
+
+static mt_amp_unscale_fn device_unscales[MT_NUM_DEVICES];
+void mt_register_amp_unscale(int device, mt_amp_unscale_fn fn) {
+  if (device > MT_CPU && device < MT_NUM_DEVICES) device_unscales[device] = fn;
+}
+
+int mt_amp_unscale(mt_tensor *g, double inv_scale, int *found_inf) {
+  const char *name = "GradScaler.unscale_";
+  char d[32];
+  if (!g->storage) return mt_fail("%s: the gradient has no data", name);
+  if (!mt_dtype_is_float(g->dtype))
+    return mt_fail("%s: gradients must be floating point, got %s", name, mt_dtypes[g->dtype].name);
+  if (mt_check_writable(name, g)) return -1;
+  int device = g->storage->device;
+  if (device != MT_CPU) {
+    if (device < 0 || device >= MT_NUM_DEVICES || !device_unscales[device])
+      return mt_fail("%s: no kernel for gradients on %s", name, mt_tensor_device_str(g, d, sizeof d));
+    return device_unscales[device](g, inv_scale, found_inf);
+  }
+  int dtype = g->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
+  unscale_args a = {inv_scale, 0};
+  mt_tensor work = {0};
+  int copied = g->dtype != dtype || !mt_is_contiguous(g);
+  if (copied && (mt_tensor_init(&work, dtype, g->ndim, g->shape) || mt_copy(&work, g))) {
+    mt_tensor_release(&work);
+    return -1;
+  }
+  char *data[1] = {mt_data(copied ? &work : g)};
+  run_ranges(dtype == MT_FLOAT64 ? unscale_f64 : unscale_f32, data, mt_numel(g), &a);
+  int rc = 0;
+  if (copied) {
+    rc = mt_copy(g, &work);
+    mt_tensor_release(&work);
+  } else {
+    g->storage->version++;
+  }
+  if (atomic_load(&a.found)) *found_inf = 1;
+  return rc;
 }

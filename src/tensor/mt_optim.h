@@ -83,6 +83,16 @@ typedef struct {
 int mt_optim_radam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
                    const mt_radam_args *a);
 
+/* torch.amp.GradScaler's unscale: g *= inv_scale in one pass over a CPU
+   gradient, *found_inf set to 1 when an element was inf or NaN (left as it
+   is otherwise). float64 computes in double, the other floating dtypes in
+   float; a gradient that is not contiguous float32/float64 goes through a
+   copy that is written back. */
+int mt_amp_unscale(mt_tensor *g, double inv_scale, int *found_inf);
+/* the same on another device: its backend registers the function (same contract) */
+typedef int (*mt_amp_unscale_fn)(mt_tensor *g, double inv_scale, int *found_inf);
+void mt_register_amp_unscale(int device, mt_amp_unscale_fn fn);
+
 /* ---- on other devices ----
    The updates above run on the device their parameter lives on. A backend
    registers one function that runs any of them: ops are the parameter, the

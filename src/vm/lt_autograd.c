@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lt.h"
+#include "../tensor/mt_optim.h"
 #include "../ops/dispatch.h"
 #include "../autograd/ag.h"
 
@@ -285,6 +286,24 @@ static int a_add_grad(lua_State *L) {
     LT_TRY(L, mt_run_binary(t, &a, &b, MT_OP_add, alpha, 1, t->dtype));
   }
   lua_pushboolean(L, g && g->storage != t->storage);
+  return 1;
+}
+
+/* torch._amp_unscale_(grads, inv_scale): every tensor of the list grads (a
+   Lua array) times inv_scale in place, in one pass each (GradScaler's
+   unscale_; on a GPU one kernel each); whether any held an inf or a NaN */
+static int a_amp_unscale(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const double inv = luaL_checknumber(L, 2);
+  int found = 0;
+  const lua_Integer n = luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, 1, i);
+    mt_tensor *g = lt_check_any(L, -1, "_amp_unscale_");
+    LT_TRY(L, mt_amp_unscale(g, inv, &found));
+    lua_pop(L, 1);
+  }
+  lua_pushboolean(L, found);
   return 1;
 }
 
@@ -925,7 +944,7 @@ static const luaL_Reg functions[] = {
   {"no_grad", a_no_grad}, {"enable_grad", a_enable_grad}, {"inference_mode", a_no_grad},
   {"_autocast_state", a_autocast_state}, {"_autocast_set", a_autocast_set}, {"_autocast_region", a_autocast_region},
   {"detach", a_detach}, {"_autograd_grad", a_grad}, {"_autograd_backward", a_autograd_backward},
-  {"_zero_grad", a_zero_grad}, {"_add_grad", a_add_grad},
+  {"_zero_grad", a_zero_grad}, {"_add_grad", a_add_grad}, {"_amp_unscale_", a_amp_unscale},
   {"_ag_custom_node", a_custom_node}, {"_set_detect_anomaly", a_set_detect_anomaly},
   {"_is_anomaly_enabled", a_is_anomaly_enabled}, {"_detect_anomaly", a_detect_anomaly},
   {"_inplace_commit", a_inplace_commit},
