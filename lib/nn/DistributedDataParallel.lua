@@ -46,17 +46,7 @@ function DDP:__init(module, opts)
   if type(module) ~= 'table' or not torch.isTypeOf(module, 'nn.Module') then
     fail('expected a module, got %s', torch.typename(module) or type(module))
   end
-  if opts ~= nil and type(opts) ~= 'table' then fail('options must be a table, got %s', type(opts)) end
-  opts = opts or {}
-  for k, v in pairs(opts) do
-    if not OPTIONS[k] then
-      local known = {}
-      for name in pairs(OPTIONS) do known[#known + 1] = name end
-      table.sort(known)
-      fail('unknown option %s (it takes %s)', tostring(k), table.concat(known, ', '))
-    end
-    if type(v) ~= OPTIONS[k] then fail('%s must be a %s, got %s', k, OPTIONS[k], type(v)) end
-  end
+  opts = torch._check_options('nn.DistributedDataParallel', opts, OPTIONS, 2)
   local cap_mb = opts.bucket_cap_mb or 25
   if not (cap_mb > 0) then fail('bucket_cap_mb must be > 0, got %s', tostring(cap_mb)) end
   if not dist.is_initialized() then

@@ -143,15 +143,7 @@ function torch.amp.GradScaler(device, opts)
   if type(device) == 'table' and opts == nil then device, opts = nil, device end
   device = device or 'cpu'
   check_device(device, 2)
-  opts = opts or {}
-  if type(opts) ~= 'table' then scaler_fail(2, 'options must be a table, got %s', type(opts)) end
-  for k, v in pairs(opts) do
-    if not SCALER_OPTIONS[k] then
-      scaler_fail(2, 'unknown option %s (it takes backoff_factor, enabled, growth_factor, growth_interval, '
-                  .. 'init_scale)', tostring(k))
-    end
-    if type(v) ~= SCALER_OPTIONS[k] then scaler_fail(2, '%s must be a %s, got %s', k, SCALER_OPTIONS[k], type(v)) end
-  end
+  opts = torch._check_options('torch.amp.GradScaler', opts, SCALER_OPTIONS, 2)
   local self = setmetatable({
     device = device, enabled = opts.enabled ~= false, scale_value = opts.init_scale or 65536.0,
     growth_factor = opts.growth_factor or 2.0, backoff_factor = opts.backoff_factor or 0.5,

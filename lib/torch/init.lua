@@ -547,6 +547,26 @@ function core.trace(x)
 end
 methods.trace = core.trace
 
+-- torch._check_options(who, opts, types, level): opts (nil or a table) holds only names
+-- that types lists, each value of its type ('number', 'boolean', ...); otherwise raises
+-- "who: unknown option k (it takes a, b, c)" or "who: k must be a number, got string" at
+-- level (error's, counted from the caller). Returns opts, or {} for nil.
+function torch._check_options(who, opts, types, level)
+  level = (level or 1) + 1
+  if opts == nil then return {} end
+  if type(opts) ~= 'table' then error(('%s: options must be a table, got %s'):format(who, type(opts)), level) end
+  for k, v in pairs(opts) do
+    if not types[k] then
+      local known = {}
+      for name in pairs(types) do known[#known + 1] = name end
+      table.sort(known)
+      error(('%s: unknown option %s (it takes %s)'):format(who, tostring(k), table.concat(known, ', ')), level)
+    end
+    if type(v) ~= types[k] then error(('%s: %s must be a %s, got %s'):format(who, k, types[k], type(v)), level) end
+  end
+  return opts
+end
+
 require 'torch.gradcheck'
 require 'torch.autograd_viz'
 require 'torch.help'

@@ -533,11 +533,17 @@ static ncclResult_t exchange(const char *sp, const size_t *scount, const size_t 
   return e != ncclSuccess ? e : g;
 }
 
-/* per-rank counts and offsets: world blocks of `bytes` each (NULL: none) */
+/* per-rank counts and offsets: n blocks of `bytes` each (NULL with mt_error()
+   set: out of memory, or offsets past 2^63) */
 static size_t *blocks(int n, size_t bytes) {
   size_t *c = calloc((size_t)n * 2, sizeof *c);
-  if (!c) return NULL;
-  for (int q = 0; q < n; q++) { c[q] = bytes; c[n + q] = (size_t)q * bytes; }
+  if (!c) { mt_fail("out of memory"); return NULL; }
+  for (int q = 0; q < n; q++) {
+    int64_t off;
+    if (mt_mul_size("NCCL blocks", q, (int64_t)bytes, &off)) { free(c); return NULL; }
+    c[q] = bytes;
+    c[n + q] = (size_t)off;
+  }
   return c;
 }
 
@@ -557,7 +563,7 @@ static int l_gather(lua_State *L) {
   size_t bytes;
   if (nbytes_of(L, name, n, t->dtype, &bytes)) return 1;
   size_t *c = blocks(world, bytes);
-  if (!c) return fail(L, name, "out of memory");
+  if (!c) return fail(L, name, "%s", mt_error());
   buffer bi, bo;
   int r = out ? open_pair(L, name, &bi, t, &bo, out) : buf_open(L, name, &bi, t, t->dtype, 0);
   if (r) { free(c); return 1; }
@@ -597,7 +603,7 @@ static int l_scatter(lua_State *L) {
   size_t bytes;
   if (nbytes_of(L, name, n, t->dtype, &bytes)) return 1;
   size_t *c = blocks(world, bytes);
-  if (!c) return fail(L, name, "out of memory");
+  if (!c) return fail(L, name, "%s", mt_error());
   buffer bi, bo;
   int r = in ? open_pair(L, name, &bi, in, &bo, t) : buf_open(L, name, &bo, t, t->dtype, 1);
   if (r) { free(c); return 1; }
@@ -634,7 +640,7 @@ static int l_all_to_all(lua_State *L) {
   size_t bytes;
   if (nbytes_of(L, name, n / world, in->dtype, &bytes)) return 1;
   size_t *c = blocks(world, bytes);
-  if (!c) return fail(L, name, "out of memory");
+  if (!c) return fail(L, name, "%s", mt_error());
   buffer bi, bo;
   if (open_pair(L, name, &bi, in, &bo, out)) { free(c); return 1; }
   cudaStream_t st = cu_stream(device);
@@ -693,10 +699,16 @@ static int l_all_to_allv(lua_State *L) {
     if (peer[q] != rc[q])
       r = fail(L, name, "rank %d sends %lld elements to rank %d, which expects %lld (every rank's input split for "
                "rank r must match rank r's output split for it)", q, (long long)peer[q], rank, (long long)rc[q]);
-  size_t esize = (size_t)mt_dtypes[in->dtype].size, so = 0, ro = 0;
+  /* bytes and offsets: each within the tensors' own byte sizes, checked all the same */
+  int64_t esize = mt_dtypes[in->dtype].size, so = 0, ro = 0, sb, rb;
   for (int q = 0; q < world && !r; q++) {
-    b[q] = (size_t)sc[q] * esize; b[world + q] = so; so += b[q];
-    b[2 * world + q] = (size_t)rc[q] * esize; b[3 * world + q] = ro; ro += b[2 * world + q];
+    if (mt_mul_size(name, sc[q], esize, &sb) || mt_mul_size(name, rc[q], esize, &rb) ||
+        mt_add_size(name, so, sb, &so) || mt_add_size(name, ro, rb, &ro)) {
+      r = fail(L, name, "%s", mt_error());
+      break;
+    }
+    b[q] = (size_t)sb; b[world + q] = (size_t)(so - sb);
+    b[2 * world + q] = (size_t)rb; b[3 * world + q] = (size_t)(ro - rb);
   }
   free(c);
   buffer bi, bo;

@@ -524,33 +524,23 @@ int mt_optim_radam(mt_tensor *p, const mt_tensor *g, mt_tensor *exp_avg, mt_tens
    _amp_foreach_non_finite_check_and_unscale_ does. */
 typedef struct { double inv; atomic_int found; } unscale_args;
 
-static void unscale_f32(char **data, int64_t begin, int64_t end, const void *args) {
-  unscale_args *a = (unscale_args *)args;
-  float *g = (float *)data[0];
-  const float inv = (float)a->inv;
-  int bad = 0;
-#pragma omp simd reduction(| : bad)
-  for (int64_t i = begin; i < end; i++) {
-    const float v = g[i];
-    bad |= !isfinite(v);
-    g[i] = v * inv;
+/* the pass over [begin, end) of a T gradient */
+#define UNSCALE_RANGE(name, T)                                                    \
+  static void name(char **data, int64_t begin, int64_t end, const void *args) {   \
+    unscale_args *a = (unscale_args *)args;                                       \
+    T *g = (T *)data[0];                                                          \
+    const T inv = (T)a->inv;                                                      \
+    int bad = 0;                                                                  \
+    _Pragma("omp simd reduction(| : bad)")                                        \
+    for (int64_t i = begin; i < end; i++) {                                       \
+      const T v = g[i];                                                           \
+      bad |= !isfinite(v);                                                        \
+      g[i] = v * inv;                                                             \
+    }                                                                             \
+    if (bad) atomic_store(&a->found, 1);                                          \
   }
-  if (bad) atomic_store(&a->found, 1);
-}
-
-static void unscale_f64(char **data, int64_t begin, int64_t end, const void *args) {
-  unscale_args *a = (unscale_args *)args;
-  double *g = (double *)data[0];
-  const double inv = a->inv;
-  int bad = 0;
-#pragma omp simd reduction(| : bad)
-  for (int64_t i = begin; i < end; i++) {
-    const double v = g[i];
-    bad |= !isfinite(v);
-    g[i] = v * inv;
-  }
-  if (bad) atomic_store(&a->found, 1);
-}
+UNSCALE_RANGE(unscale_f32, float)
+UNSCALE_RANGE(unscale_f64, double)
 
 static mt_amp_unscale_fn device_unscales[MT_NUM_DEVICES];
 void mt_register_amp_unscale(int device, mt_amp_unscale_fn fn) {
