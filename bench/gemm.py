@@ -1,6 +1,7 @@
 import os, time, torch
 torch.set_num_threads(int(os.environ.get('BENCH_THREADS', '1')))
-for size, dtype in ((256, None), (1024, None), (2048, None), (1024, 'bfloat16'), (2048, 'bfloat16')):
+for size, dtype in ((256, None), (1024, None), (2048, None), (4096, None), (1024, 'bfloat16'), (2048, 'bfloat16'),
+                    (4096, 'bfloat16')):
     a = torch.ones(size, size) * 0.5
     b = torch.ones(size, size) * 0.25
     if dtype:

@@ -126,6 +126,42 @@ describe('matrix products summed in float32', function()
     end
   end)
 
+  it('multiplies bfloat16 exactly on each kernel (pairs of steps where AVX512_BF16 is, widened), alike', function()
+    -- spec/support/bf16_gemm_checks.lua under each kernel: small integers multiplied exactly
+    -- in every layout, across blocks of steps, odd k and addmm; the same bits at 1 and 2
+    -- threads; then a random product, which the two kernels sum in different orders
+    local res = {}
+    for _, mode in ipairs{'native', 'widen'} do
+      local ok, out = th.run_env('TH_GEMM_BF16=' .. mode, 'spec/support/bf16_gemm_checks.lua')
+      assert.is_true(ok, out)
+      assert.is_truthy(out:find('DONE 0\n'), mode .. ':\n' .. out)
+      local vals = {}
+      for v in out:match('DONE 0\n(.*)'):gmatch('%S+') do vals[#vals + 1] = tonumber(v) end
+      assert.are.equal(3, #vals, out)
+      res[mode] = {kernel = out:match('KERNEL ([^\n]*)'), vals = vals}
+    end
+    assert.is_falsy(res.widen.kernel:find('BF16'), res.widen.kernel)
+    if not res.native.kernel:find('AVX512_BF16') then
+      pending('this CPU has no AVX512_BF16 (' .. res.native.kernel .. '): the widening kernel alone was checked')
+      return
+    end
+    -- each result rounded to bfloat16 (8 bits): the kernels agree to a unit in its last place
+    for i = 1, 3 do
+      local x, y = res.native.vals[i], res.widen.vals[i]
+      assert.is_true(math.abs(x - y) <= 2 ^ -7 * math.max(1, math.abs(y)), x .. ' against ' .. y)
+    end
+  end)
+
+  it('takes the bfloat16 kernel that multiply-adds faster on this CPU unless TH_GEMM_BF16 says', function()
+    local ok, auto = th.run('-e "io.write(torch._gemm_kernel(\'bfloat16\'))"')
+    assert.is_true(ok, auto)
+    assert.is_truthy(auto == 'OpenBLAS' or auto:find('^moontorch '), auto)
+    assert.are.equal(torch._gemm_kernel('bfloat16'), auto)
+    assert.are.equal(torch._gemm_kernel(), torch._gemm_kernel('float16'))
+    assert.has_error(function() torch._gemm_kernel('int8') end,
+                     "torch._gemm_kernel: expected 'float32', 'bfloat16' or 'float16', got 'int8'")
+  end)
+
   it("reads a linear layer's weight where it is (x @ w^T, few rows of x), to the bits of its contiguous copy", function()
     if torch._gemm_kernel() == 'OpenBLAS' then
       pending('this CPU has no AVX-512: OpenBLAS computes both, each its own way')

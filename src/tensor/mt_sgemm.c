@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "mt_sgemm.h"
 
 #define SG_MR 8
@@ -326,6 +327,236 @@ static int rows_takes(int64_t m, int64_t n, int64_t a_cs, int b_et, int bt) {
   return bt && b_et == MT_SG_F32 && a_cs == 1 && m <= SG_MC && n >= 2 * m;
 }
 
+/* ---- bfloat16 on AVX512_BF16: two steps per instruction ----
+   Where the CPU has AVX512_BF16 and both operands are bfloat16, they are not widened: a and
+   b are packed as pairs of steps (step 2q in a 32-bit word's low half, 2q + 1 in its high
+   half, a zero past an odd k), laid out as bcast_gemm's tiles and slivers with a pair in
+   place of a step, and the micro-kernel's vdpbf16ps adds a[i][2q] b[2q][j] + a[i][2q+1]
+   b[2q+1][j] (exact products, summed in float32, rounded to nearest even) into each lane of
+   c's tile: twice the multiply-adds of an FMA per instruction. Blocks of SG_KC pairs (2 SG_KC
+   steps) take the bytes the float32 blocks take. Denormal bfloat16 inputs count as zero (the
+   instruction's rule); each element of c is one chain in the order of k, whatever the
+   thread count. */
+#define BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,fma")))
+
+INLINE BF16 void bf_tile(int64_t kp, const uint32_t *ap, const uint32_t *bp, float *c, int64_t ldc, int mr,
+                         __mmask16 m0, __mmask16 m1, float alpha, float beta) {
+  __m512 acc0[SG_MR], acc1[SG_MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < SG_MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int i = 0; i < mr; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+  }
+  for (int64_t q = 0; q < kp; q++) {
+    _mm_prefetch((const char *)(bp + SG_PF * SG_NR), _MM_HINT_T0);
+    _mm_prefetch((const char *)(bp + SG_PF * SG_NR + 16), _MM_HINT_T0);
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(bp), b1 = (__m512bh)_mm512_load_si512(bp + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < SG_MR; i++) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32((int)ap[i]);
+      acc0[i] = _mm512_dpbf16_ps(acc0[i], av, b0);
+      acc1[i] = _mm512_dpbf16_ps(acc1[i], av, b1);
+    }
+    ap += SG_MR;
+    bp += SG_NR;
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 8
+  for (int i = 0; i < SG_MR; i++) {
+    if (i >= mr) break;
+    float *ci = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(va, acc0[i]), r1 = _mm512_mul_ps(va, acc1[i]);
+    if (beta != 0) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
+    }
+    _mm512_mask_storeu_ps(ci, m0, r0);
+    _mm512_mask_storeu_ps(ci + 16, m1, r1);
+  }
+}
+
+/* the first count (0..32) 16-bit lanes */
+static __mmask32 mask32_of(int64_t count) {
+  return count >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << count) - 1u);
+}
+
+/* the pair (x[i], x[i + step]) as a word, x[i + step] zero when i + 1 == kc */
+static uint32_t bf_pair(const uint16_t *x, int64_t idx, int64_t step, int64_t p, int64_t kc) {
+  return (uint32_t)x[idx] | (p + 1 < kc ? (uint32_t)x[idx + step] << 16 : 0u);
+}
+
+/* a's rows [0, mc) and steps [0, kc) as pairs: SG_MR words per pair per tile, zeros past mc */
+static BF16 void pack_bf_a(uint32_t *ap, const uint16_t *a, int64_t a_rs, int64_t a_cs, int64_t mc, int64_t kc) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t t = 0; t < mc; t += SG_MR) {
+    const int64_t rows = mc - t < SG_MR ? mc - t : SG_MR;
+    const uint16_t *at = a + t * a_rs;
+    uint32_t *dst = ap + t * kp;
+    if (a_cs == 1 && rows == SG_MR) {
+      /* 32 steps (16 pairs) of the 8 rows at a time, transposed as words */
+      for (int64_t p = 0; p < kc; p += 32) {
+        const __mmask32 mk = mask32_of(kc - p);
+        __m512 r[16];
+        for (int i = 0; i < 16; i++)
+          r[i] = i < SG_MR ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(mk, at + i * a_rs + p)) : _mm512_setzero_ps();
+        transpose16(r);
+        const int64_t pairs = (kc - p + 1) / 2 < 16 ? (kc - p + 1) / 2 : 16;
+        for (int q = 0; q < pairs; q++)
+          _mm256_storeu_si256((__m256i *)(dst + (p / 2 + q) * SG_MR), _mm512_castsi512_si256(_mm512_castps_si512(r[q])));
+      }
+    } else if (a_rs == 1 && rows == SG_MR) {
+      for (int64_t q = 0; q < kp; q++) {
+        const __m256i lo = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(at + 2 * q * a_cs)));
+        const __m256i hi = 2 * q + 1 < kc
+                               ? _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(at + (2 * q + 1) * a_cs)))
+                               : _mm256_setzero_si256();
+        _mm256_storeu_si256((__m256i *)(dst + q * SG_MR), _mm256_or_si256(lo, _mm256_slli_epi32(hi, 16)));
+      }
+    } else {
+      for (int64_t q = 0; q < kp; q++)
+        for (int64_t i = 0; i < SG_MR; i++)
+          dst[q * SG_MR + i] = i < rows ? bf_pair(at, i * a_rs + 2 * q * a_cs, a_cs, 2 * q, kc) : 0u;
+    }
+  }
+}
+
+/* b k-contiguous (column j at element j * ldb): columns [0, nc), steps [0, kc) as slivers of
+   SG_NR columns, one word (a pair of steps) per column per pair, zeros past nc */
+static BF16 void pack_bf_t(uint32_t *bp, const uint16_t *b, int64_t ldb, int64_t kc, int64_t nc) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t j0 = 0; j0 < nc; j0 += 16) {
+    uint32_t *dst = bp + (j0 / SG_NR) * kp * SG_NR + j0 % SG_NR;
+    const int64_t cols = nc - j0 < 16 ? nc - j0 : 16;
+    for (int64_t p = 0; p < kc; p += 32) {
+      const __mmask32 mk = mask32_of(kc - p);
+      __m512 r[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = i < cols ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(mk, b + (j0 + i) * ldb + p)) : _mm512_setzero_ps();
+      transpose16(r);
+      const int64_t pairs = (kc - p + 1) / 2 < 16 ? (kc - p + 1) / 2 : 16;
+      for (int q = 0; q < pairs; q++) _mm512_storeu_ps((float *)(dst + (p / 2 + q) * SG_NR), r[q]);
+    }
+  }
+}
+
+/* b n-contiguous (row p at element p * ldb): as pack_bf_t's slivers */
+static BF16 void pack_bf_n(uint32_t *bp, const uint16_t *b, int64_t ldb, int64_t kc, int64_t nc) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t j = 0; j < nc; j += SG_NR) {
+    const int64_t nr = nc - j;
+    const __mmask16 m[2] = {mask_of(nr), mask_of(nr > 16 ? nr - 16 : 0)};
+    uint32_t *dst = bp + (j / SG_NR) * kp * SG_NR;
+    for (int64_t q = 0; q < kp; q++) {
+      const uint16_t *r0 = b + 2 * q * ldb + j, *r1 = r0 + ldb;
+      for (int h = 0; h < 2; h++) {
+        const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m[h], r0 + 16 * h));
+        const __m512i hi = 2 * q + 1 < kc ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m[h], r1 + 16 * h))
+                                          : _mm512_setzero_si512();
+        _mm512_storeu_si512(dst + q * SG_NR + 16 * h, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+      }
+    }
+  }
+}
+
+/* bcast_gemm for a and b bfloat16, in blocks of SG_KC pairs; ap and bp bcast_gemm's buffers */
+static BF16 void bf_gemm(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t a_rs,
+                         int64_t a_cs, const uint16_t *b, int64_t ldb, int bt, float beta, float *c, int64_t ldc,
+                         uint32_t *ap, uint32_t *bp) {
+  const int64_t kstep = 2 * SG_KC;
+  for (int64_t p0 = 0; p0 < k; p0 += kstep) {
+    const int64_t kc = k - p0 < kstep ? k - p0 : kstep, kp = (kc + 1) / 2;
+    const float beta_p = p0 == 0 ? beta : 1.0f;
+    const int64_t ncap = kp * SG_NC <= SG_B_L2 ? SG_NC : SG_B_L2 / kp / SG_NR * SG_NR;
+    const int64_t nblocks = (n - 1) / ncap + 1, nstep = ((n - 1) / nblocks / SG_NR + 1) * SG_NR;
+    for (int64_t j0 = 0; j0 < n; j0 += nstep) {
+      const int64_t nc = n - j0 < nstep ? n - j0 : nstep;
+      if (bt) pack_bf_t(bp, b + j0 * ldb + p0, ldb, kc, nc);
+      else pack_bf_n(bp, b + p0 * ldb + j0, ldb, kc, nc);
+      for (int64_t i0 = 0; i0 < m; i0 += SG_MC) {
+        const int64_t mc = m - i0 < SG_MC ? m - i0 : SG_MC;
+        pack_bf_a(ap, a + i0 * a_rs + p0 * a_cs, a_rs, a_cs, mc, kc);
+        for (int64_t t = 0; t < mc; t += SG_MR) {
+          const int mr = mc - t < SG_MR ? (int)(mc - t) : SG_MR;
+          for (int64_t j = 0; j < nc; j += SG_NR) {
+            const int64_t nr = nc - j;
+            const __mmask16 m0 = mask_of(nr), m1 = mask_of(nr > 16 ? nr - 16 : 0);
+            bf_tile(kp, ap + t * kp, bp + (j / SG_NR) * kp * SG_NR, c + (i0 + t) * ldc + j0 + j, ldc, mr, m0, m1,
+                    alpha, beta_p);
+          }
+        }
+      }
+    }
+  }
+}
+
+/* Whether vdpbf16ps outruns the FMA on this CPU: cpuid says only that it exists. Some
+   CPUs retire one per cycle or more (twice the float32 rate), others one per two cycles
+   (an AVX-512 Xeon of this project's machines: 0.716 ns against the FMA's 0.179, half the
+   float32 rate, and half the widening kernel's speed). So the first bfloat16 product times
+   BF_PROBE_ITERS rounds of 12 independent vdpbf16ps and of 12 FMAs, BF_PROBE_TRIALS times,
+   interleaved (the least of each: another process taking the core only adds), about 0.1
+   ms once, and takes the pairs when they multiply-add at least BF_PROBE_GAIN times as fast. */
+#define BF_PROBE_ITERS 1000
+#define BF_PROBE_TRIALS 10
+#define BF_PROBE_GAIN 1.25
+
+static int64_t probe_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#define BF_PROBE_BODY(INSN)                                                                             \
+  INSN " %%zmm12, %%zmm13, %%zmm0\n\t" INSN " %%zmm12, %%zmm13, %%zmm1\n\t" INSN " %%zmm12, %%zmm13, %%zmm2\n\t" \
+  INSN " %%zmm12, %%zmm13, %%zmm3\n\t" INSN " %%zmm12, %%zmm13, %%zmm4\n\t" INSN " %%zmm12, %%zmm13, %%zmm5\n\t" \
+  INSN " %%zmm12, %%zmm13, %%zmm6\n\t" INSN " %%zmm12, %%zmm13, %%zmm7\n\t" INSN " %%zmm12, %%zmm13, %%zmm8\n\t" \
+  INSN " %%zmm12, %%zmm13, %%zmm9\n\t" INSN " %%zmm12, %%zmm13, %%zmm10\n\t" INSN " %%zmm12, %%zmm13, %%zmm11\n\t"
+#define BF_PROBE_LOOP(INSN)                                                                              \
+  __asm__ volatile("vpxord %%zmm12, %%zmm12, %%zmm12\n\tvpxord %%zmm13, %%zmm13, %%zmm13\n\t"             \
+                   "1:\n\t" BF_PROBE_BODY(INSN) "dec %0\n\tjnz 1b"                                       \
+                   : "+r"(n)                                                                             \
+                   :                                                                                     \
+                   : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
+                     "xmm10", "xmm11", "xmm12", "xmm13")
+
+/* ns for BF_PROBE_ITERS rounds of 12 vdpbf16ps (dot) or vfmadd231ps */
+static BF16 int64_t bf_probe(int dot) {
+  long n = BF_PROBE_ITERS;
+  const int64_t t0 = probe_ns();
+  if (dot) BF_PROBE_LOOP("vdpbf16ps");
+  else BF_PROBE_LOOP("vfmadd231ps");
+  return probe_ns() - t0;
+}
+
+static int bf_pairs_faster(void) {
+  int64_t dot = INT64_MAX, fma = INT64_MAX;
+  for (int t = 0; t < BF_PROBE_TRIALS; t++) {
+    const int64_t d = bf_probe(1), f = bf_probe(0);
+    if (d < dot) dot = d;
+    if (f < fma) fma = f;
+  }
+  /* a vdpbf16ps does two of an FMA's multiply-adds */
+  return 2.0 * (double)fma >= BF_PROBE_GAIN * (double)dot;
+}
+
+static int bf_native;
+static pthread_once_t bf_once = PTHREAD_ONCE_INIT;
+
+static void bf_decide(void) {
+  const char *env = getenv("TH_GEMM_BF16");
+  __builtin_cpu_init();
+  bf_native = mt_sgemm_available() && __builtin_cpu_supports("avx512bf16");
+  if (bf_native && env && !strcmp(env, "widen")) bf_native = 0;
+  else if (bf_native && !(env && !strcmp(env, "native"))) bf_native = bf_pairs_faster();
+}
+
+/* decided once, for every thread alike (the kernels sum in different orders) */
+int mt_gemm_bf16_native(void) {
+  (void)pthread_once(&bf_once, bf_decide);
+  return bf_native;
+}
+
 /* ---- the entry ---- */
 
 /* the calling thread's packing buffers (0: a's, 1: b's), made on its first product and
@@ -416,6 +647,11 @@ int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int
   }
   float *ap = sg_buffer(0), *bp = sg_buffer(1);
   if (!ap || !bp) return -1;
+  if (a_et == MT_SG_BF16 && b_et == MT_SG_BF16 && mt_gemm_bf16_native()) {
+    bf_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_cs == 1 ? b_rs : b_cs, b_cs != 1, beta, c, c_rs, (uint32_t *)ap,
+            (uint32_t *)bp);
+    return 0;
+  }
   if (rows_takes(m, n, a_cs, b_et, b_cs != 1)) {
     rows_gemm(m, n, k, alpha, a, a_et, a_rs, (const float *)b, b_cs, beta, c, c_rs, ap);
     return 0;

@@ -23,6 +23,10 @@ int mt_gemm_f32_takes_layout(int64_t m, int64_t n, int64_t k, int64_t a_rs, int6
 /* whether mt_sgemm runs this product (else it returns -1) */
 int mt_sgemm_takes(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs,
                    int64_t c_rs, int64_t c_cs);
+/* 1 when bfloat16 products run on AVX512_BF16's vdpbf16ps (two steps per instruction) rather
+   than widened to float32 as they are packed: the CPU has it, and it multiply-adds faster
+   than the FMA (timed once), or TH_GEMM_BF16=native; TH_GEMM_BF16=widen never */
+int mt_gemm_bf16_native(void);
 int mt_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int a_et, int64_t a_rs, int64_t a_cs,
                 const void *b, int b_et, int64_t b_rs, int64_t b_cs, float beta, float *c, int64_t c_rs, int64_t c_cs);
 

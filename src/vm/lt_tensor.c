@@ -1191,10 +1191,17 @@ static int t_getnumthreads(lua_State *L) { lua_pushinteger(L, mt_get_num_threads
 /* torch._parallel_width(): the threads a parallel loop started now would
    use, after the pool's look at the machine's load (for specs). */
 static int t_parallel_width(lua_State *L) { lua_pushinteger(L, mt_parallel_width()); return 1; }
-/* torch._gemm_kernel(): what computes float32, bfloat16 and float16 matrix products on this
-   CPU (for the benches' notes): 'moontorch AVX-512' (mt_sgemm.c) or 'OpenBLAS'. */
+/* torch._gemm_kernel([dtype]): what computes matrix products of dtype (float32 when absent;
+   bfloat16 and float16 are widened to float32 as they are packed) on this CPU, for the benches'
+   notes: 'moontorch AVX-512' (mt_sgemm.c), 'moontorch AVX512_BF16' (bfloat16 pairs of steps
+   on vdpbf16ps) or 'OpenBLAS'. */
 static int t_gemm_kernel(lua_State *L) {
-  lua_pushstring(L, mt_sgemm_available() ? "moontorch AVX-512" : "OpenBLAS");
+  const char *dt = luaL_optstring(L, 1, "float32");
+  if (strcmp(dt, "float32") && strcmp(dt, "bfloat16") && strcmp(dt, "float16"))
+    return luaL_error(L, "torch._gemm_kernel: expected 'float32', 'bfloat16' or 'float16', got '%s'", dt);
+  if (!mt_sgemm_available()) lua_pushstring(L, "OpenBLAS");
+  else if (!strcmp(dt, "bfloat16") && mt_gemm_bf16_native()) lua_pushstring(L, "moontorch AVX512_BF16");
+  else lua_pushstring(L, "moontorch AVX-512");
   return 1;
 }
 
