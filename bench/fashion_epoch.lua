@@ -1,11 +1,10 @@
 -- fashion_epoch: one training epoch of the FashionMNIST MLP (784-256-256-10, ReLU,
--- Dropout 0.2), the examples/fashion_mnist_mlp.lua model; the loop is bench/common/epoch_loop.lua.
+-- Dropout 0.2), the examples/fashion_mnist_mlp.lua model; the loop and the model are
+-- bench/common/epoch_loop.lua's.
 -- Also prints (NOTE) how close the epoch comes to the time its matrix products alone
 -- take at this machine's GEMM rate.
-local seconds = dofile((arg[0]:match('(.*/)') or './') .. 'common/epoch_loop.lua')(function(nn)
-  return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
-                       nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2), nn.Linear(256, 10))
-end)
+local loop = dofile((arg[0]:match('(.*/)') or './') .. 'common/epoch_loop.lua')
+local seconds = loop.run(loop.mlp)
 
 -- Multiply-adds per sample: forward and weight gradients of the three layers, input
 -- gradients of all but the first (the images need none).

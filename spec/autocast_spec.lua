@@ -62,6 +62,32 @@ describe('torch.autocast on the CPU', function()
     same(w1.grad, w2.grad, 'the gradient through the casts')
   end)
 
+  it("casts a transposed weight as it lies (a linear layer's w^T), values and gradients as the explicit casts", function()
+    local w1 = ramp(5, 6, 8):requires_grad_()         -- read as w1:t(): dense, not contiguous
+    local x = ramp(4, 6, 9)
+    local bias = ramp(1, 5, 10):view(5)
+    local seen
+    local loss = torch.autocast('cpu', function()
+      local wt = w1:t()
+      seen = wt:bfloat16()                             -- an explicit cast inside: as given
+      local y = nn.F.linear(x, w1, bias)
+      same(y, bias:bfloat16():addmm(x:bfloat16(), wt:contiguous():bfloat16()), 'linear')
+      same(x:mm(wt), x:bfloat16():mm(wt:detach():bfloat16()), 'mm by w^T')
+      same(ramp(3, 4, 2):t():mm(ramp(3, 5, 1)), ramp(3, 4, 2):t():bfloat16():mm(ramp(3, 5, 1):bfloat16()),
+           'a transposed input too')
+      return y:float():pow(2):sum()
+    end)
+    assert.are.equal('bfloat16', seen.dtype)
+    loss:backward()
+    local w2 = ramp(5, 6, 8):requires_grad_()
+    bias:bfloat16():addmm(x:bfloat16(), w2:bfloat16():t()):float():pow(2):sum():backward()
+    same(w1.grad, w2.grad, 'the gradient through the transposed cast')
+    -- a 3-d permutation, cast as it lies
+    local p = ramp(6, 4, 3):view(2, 3, 4):permute(3, 1, 2)
+    local q = ramp(4, 6, 4):view(4, 3, 2)
+    torch.autocast('cpu', function() same(p:matmul(q), p:bfloat16():matmul(q:bfloat16()), 'permuted matmul') end)
+  end)
+
   it('casts a parameter once per region, and again in the next', function()
     local w = ramp(6, 3, 7):requires_grad_()
     local x = a:clone()

@@ -310,13 +310,51 @@ static int ac_same(const ac_entry *e, const mt_tensor *t, int to) {
          !memcmp(e->stride, t->stride, sizeof(int64_t) * (size_t)t->ndim);
 }
 
+/* Where t is dense but not contiguous (a permutation of a contiguous layout: a linear
+   layer's weight read as w^T), the dims that make it contiguous, in perm; 0 otherwise */
+static int dense_order(const mt_tensor *t, int64_t *perm) {
+  if (t->ndim < 2 || mt_is_contiguous(t) || mt_numel(t) == 0) return 0;
+  for (int i = 0; i < t->ndim; i++) perm[i] = i;
+  for (int i = 1; i < t->ndim; i++)              /* by decreasing stride, size-1 dims last */
+    for (int j = i; j > 0; j--) {
+      const int64_t a = perm[j - 1], b = perm[j];
+      const int64_t sa = t->shape[a] == 1 ? -1 : t->stride[a], sb = t->shape[b] == 1 ? -1 : t->stride[b];
+      if (sa >= sb) break;
+      perm[j - 1] = b;
+      perm[j] = a;
+    }
+  int64_t expect = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    const int64_t d = perm[i];
+    if (t->shape[d] == 1) continue;
+    if (t->stride[d] != expect) return 0;
+    if (__builtin_mul_overflow(expect, t->shape[d], &expect)) return 0;
+  }
+  return 1;
+}
+
+/* r = t cast to dtype, in t's layout when t is dense (as PyTorch's casts keep it): a
+   transposed weight is converted as it lies, not transposed by the copy */
+static int ac_cast_as_laid(mt_tensor *r, const mt_tensor *t, int dtype) {
+  mt_view_args fwd = {{0}, t->ndim, 0, {0}, {0}}, back = fwd;
+  if (!dense_order(t, fwd.v)) return mt_call_cast(r, t, dtype);
+  for (int i = 0; i < t->ndim; i++) back.v[fwd.v[i]] = i;
+  mt_tensor laid = {0}, cast = {0};
+  int rc = mt_call_view(&laid, (mt_tensor *)t, MT_OP_permute, &fwd, 0);
+  if (!rc) rc = mt_call_cast(&cast, &laid, dtype);
+  if (!rc) rc = mt_call_view(r, &cast, MT_OP_permute, &back, 0);
+  drop(&laid);
+  drop(&cast);
+  return rc;
+}
+
 /* r = t cast to dtype, recorded; a weight's from the region's cache */
 static int ac_cast(mt_tensor *r, const mt_tensor *t, int dtype) {
   const int weight = ag.is_weight && ag.is_weight(t);
   if (weight)
     for (int i = 0; i < ac_cached; i++)
       if (ac_same(&ac_cache[i], t, dtype)) { ag.alias(r, &ac_cache[i].cast); return 0; }
-  if (mt_call_cast(r, t, dtype)) return -1;
+  if (ac_cast_as_laid(r, t, dtype)) return -1;
   if (!weight || ac_depth == 0) return 0;
   if (ac_cached == ac_capacity) {
     int cap = ac_capacity ? ac_capacity * 2 : 16;

@@ -2,6 +2,7 @@
    and the converting copy every other op builds on. */
 #include "mt_tensor.h"
 #include "mt_alloc.h"
+#include "mt_convert.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_mapguard.h"
@@ -529,6 +530,27 @@ static const mt_loop_fn copy_kernels[MT_NDTYPES][MT_NDTYPES] = {
 #undef SRC
 };
 
+/* float32 <-> bfloat16 / float16 copies: contiguous runs on mt_convert.c's vector loops,
+   others on the pair's kernel of the table (ctx points at it) */
+#define MT_CVT_LOOP(NAME, CALL, OUT_SIZE, IN_SIZE)                                   \
+  static void NAME(char **d, const int64_t *s, int64_t n, void *c) {                \
+    if (s[0] == (OUT_SIZE) && s[1] == (IN_SIZE)) CALL;                               \
+    else (*(const mt_loop_fn *)c)(d, s, n, NULL);                                    \
+  }
+MT_CVT_LOOP(cvt_f32_bf16, mt_cvt_f32_to_bf16((uint16_t *)d[0], (const float *)d[1], n), 2, 4)
+MT_CVT_LOOP(cvt_bf16_f32, mt_cvt_bf16_to_f32((float *)d[0], (const uint16_t *)d[1], n), 4, 2)
+MT_CVT_LOOP(cvt_f32_f16, mt_cvt_f32_to_f16((uint16_t *)d[0], (const float *)d[1], n), 2, 4)
+MT_CVT_LOOP(cvt_f16_f32, mt_cvt_f16_to_f32((float *)d[0], (const uint16_t *)d[1], n), 4, 2)
+
+/* the vector loop for copying src dtype to dst dtype, or NULL */
+static mt_loop_fn cvt_loop(int src, int dst) {
+  if (src == MT_FLOAT32 && dst == MT_BFLOAT16) return cvt_f32_bf16;
+  if (src == MT_BFLOAT16 && dst == MT_FLOAT32) return cvt_bf16_f32;
+  if (src == MT_FLOAT32 && dst == MT_FLOAT16) return cvt_f32_f16;
+  if (src == MT_FLOAT16 && dst == MT_FLOAT32) return cvt_f16_f32;
+  return NULL;
+}
+
 static void copy_same(char **d, const int64_t *s, int64_t n, void *c) {
   size_t es = *(const int *)c;
   if ((size_t)s[0] == es && (size_t)s[1] == es) { memmove(d[0], d[1], es * (size_t)n); return; }
@@ -575,6 +597,11 @@ int mt_copy(mt_tensor *dst, const mt_tensor *src) {
   int es = mt_dtypes[dst->dtype].size;
   mt_loop_fn kernel = dst->dtype == src->dtype ? copy_same : copy_kernels[src->dtype][dst->dtype];
   void *ctx = dst->dtype == src->dtype ? &es : NULL;
+  const mt_loop_fn vector = cvt_loop(src->dtype, dst->dtype);
+  if (vector) {
+    ctx = (void *)&copy_kernels[src->dtype][dst->dtype];
+    kernel = vector;
+  }
   if (crosses_layout(&it)) mt_iter_run_tiled(&it, kernel, ctx);
   else mt_iter_run(&it, kernel, ctx, 0);
   mt_tensor_release(&expanded);
