@@ -102,15 +102,16 @@ def compare(a, b):
 
 
 def main():
-    only = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else None
+    only = [a for a in sys.argv[1:] if a]                 # names to run (several: one table)
     py = python_with_torch()
     torch_version = subprocess.check_output([py, '-c', 'import torch; print(torch.__version__)'],
                                             env=env()).decode().strip()
     names = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(HERE, '*.lua')))
     if only:
-        names = [n for n in names if n == only]
-        if not names:
-            sys.exit('bench: no benchmark named %s' % only)
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            sys.exit('bench: no benchmark named %s' % ', '.join(unknown))
+        names = [n for n in names if n in only]
     rows, failures = [], []
     print('moontorch vs PyTorch %s, %s thread(s), %d runs each (median)\n' % (torch_version, THREADS, RUNS))
     gpu = None

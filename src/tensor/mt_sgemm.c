@@ -337,7 +337,7 @@ static int rows_takes(int64_t m, int64_t n, int64_t a_cs, int b_et, int bt) {
    steps) take the bytes the float32 blocks take. Denormal bfloat16 inputs count as zero (the
    instruction's rule); each element of c is one chain in the order of k, whatever the
    thread count. */
-#define BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,fma")))
+#define BF16 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,fma,f16c")))
 
 INLINE BF16 void bf_tile(int64_t kp, const uint32_t *ap, const uint32_t *bp, float *c, int64_t ldc, int mr,
                          __mmask16 m0, __mmask16 m1, float alpha, float beta) {
