@@ -34,6 +34,7 @@ describe('help', function()
       torch = torch, ['x:'] = torch._methods, ['torch.autograd'] = torch.autograd, ['torch.cuda'] = torch.cuda,
       nn = nn, ['nn.functional'] = nn.functional, ['nn.init'] = nn.init, ['nn.utils'] = nn.utils,
       optim = optim, ['optim.lr_scheduler'] = optim.lr_scheduler, data = data, distributed = distributed,
+      ['torch.profiler'] = torch.profiler,
     }
     local missing, count = {}, 0
     for prefix, t in pairs(roots) do

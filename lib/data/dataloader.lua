@@ -306,6 +306,15 @@ end
 
 local DONE = {}            -- a reply: this worker's share of an iterable dataset is over
 
+-- the batches of it as regions of the profile while one records, named as PyTorch's
+local function profiled(it, name)
+  local region = 'enumerate(DataLoader)#' .. name .. '.__next__'
+  return function()
+    if not torch._profiling() then return it() end
+    return torch.profiler._region(region, it)
+  end
+end
+
 local function worker_iter(self)
   local workers = rawget(self, '_workers')
   if workers and self.iterable then
@@ -421,7 +430,7 @@ end
 -- loader:iter(): a Lua iterator of (batch number, batch):
 --   for i, batch in loader:iter() do ... end
 function DataLoader:iter()
-  if self.num_workers > 0 then return worker_iter(self) end
+  if self.num_workers > 0 then return profiled(worker_iter(self), '_MultiProcessingDataLoaderIter') end
   self.epochs = self.epochs + 1
   local next_batch
   if self.iterable then next_batch = iterable_batches(self)
@@ -433,12 +442,12 @@ function DataLoader:iter()
     end
   end
   local count = 0
-  return function()
+  return profiled(function()
     local batch = next_batch()
     if batch == nil then return nil end
     count = count + 1
     return count, batch
-  end
+  end, '_SingleProcessDataLoaderIter')
 end
 
 -- ipairs(loader), `for batch in loader do` and pairs(loader) make one pass over

@@ -314,6 +314,10 @@ function Optimizer:step(closure)
   if closure ~= nil then
     with_grad = function() return torch.enable_grad(closure) end
   end
+  if torch._profiling() then      -- a region of the profile, named as PyTorch's
+    local name = 'Optimizer.step#' .. tostring(self.__typename):gsub('^.*%.', '') .. '.step'
+    return torch.profiler._region(name, torch.no_grad, impl, self, with_grad)
+  end
   return torch.no_grad(impl, self, with_grad)
 end
 

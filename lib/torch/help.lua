@@ -209,6 +209,7 @@ local function roots()
   local nn, optim, data = package.loaded.nn, package.loaded.optim, package.loaded.data
   local list = {{'torch', torch}, {'x:', torch._methods}, {'torch.autograd', torch.autograd},
                 {'torch.utils', torch.utils}, {'torch.linalg', torch.linalg}}
+  if type(rawget(torch, 'profiler')) == 'table' then list[#list + 1] = {'torch.profiler', rawget(torch, 'profiler')} end
   if type(nn) == 'table' then
     list[#list + 1] = {'nn', nn}
     list[#list + 1] = {'nn.functional', nn.functional}

@@ -595,6 +595,7 @@ local lazy_modules = {
                       methods = {'det', 'slogdet', 'logdet', 'inverse', 'potrf', 'potri', 'pstrf', 'qr', 'svd',
                                  'symeig', 'eig', 'geqrf', 'cholesky_solve', 'cholesky_inverse'}},
   ['torch.timer'] = {fields = {'tic', 'toc'}},
+  ['torch.profiler'] = {fields = {'profiler'}},
   ['torch.testing'] = {fields = {'testing'}},
   ['torch.tester'] = {fields = {'Tester', 'TestSuite'}, classes = {'torch.Tester'}},
   ['torch.cmdline'] = {fields = {'CmdLine'}, classes = {'torch.CmdLine'}},

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "ag.h"
 #include "../ops/dispatch.h"
+#include "../ops/profiler.h"
 #include "../tensor/mt_alloc.h"
 
 static _Thread_local int grad_disabled;
@@ -822,6 +823,15 @@ static int walk(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph
   return rc;
 }
 
+/* n's backward, an event of the profiler named after the node while one records */
+static int run_node(mt_node *n, mt_tensor *out, mt_tensor *grad_in) {
+  if (__builtin_expect(!mt_prof_on, 1)) return n->backward(n, out, grad_in);
+  mt_prof_begin(mt_prof_name(n->name), MT_PROF_NODE, NULL, NULL, NULL);
+  const int rc = n->backward(n, out, grad_in);
+  mt_prof_end();
+  return rc;
+}
+
 static int walk_graph(int nroots, mt_node **starts, mt_tensor *grads, int retain_graph, int create_graph,
                       capture *cap) {
   int was_enabled = mt_ag_grad_enabled();
@@ -854,7 +864,7 @@ static int walk_graph(int nroots, mt_node **starts, mt_tensor *grads, int retain
                    "inplace operation: input %d of %s shares its storage with a tensor (a view or "
                    "its base) that an in-place op gave new autograd history; take views after the "
                    "in-place op, or assign through the base tensor (x[idx] = v)", n->stale_input, n->name);
-    if (rc == 0 && run) rc = n->backward(n, &out, grad_in);
+    if (rc == 0 && run) rc = run_node(n, &out, grad_in);
     if (rc == 0 && run && tracing && callbacks.trace) rc = callbacks.trace(n, &out, grad_in);
     for (int i = 0; rc == 0 && anomaly && i < n->nedges; i++)
       if (grad_in[i].storage && has_nan(&grad_in[i]))

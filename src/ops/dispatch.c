@@ -192,9 +192,11 @@ static __attribute__((noinline, cold)) int wrong_family(mt_op op, const char *ca
 /* ---- the op hook and the op counter ---- */
 static mt_op_hook_fn op_hook;
 void mt_set_op_hook(mt_op_hook_fn hook) { op_hook = hook; }
+mt_op_hook_fn mt_get_op_hook(void) { return op_hook; }
 
 static int64_t op_counts[MT_NUM_OPS];
-static void count_hook(int op, int phase) {
+static void count_hook(int op, int phase, const mt_tensor *a, const mt_tensor *b, const mt_tensor *c) {
+  (void)a, (void)b, (void)c;
   if (phase == 0 && op >= 0 && op < MT_NUM_OPS) __atomic_add_fetch(&op_counts[op], 1, __ATOMIC_RELAXED);
 }
 void mt_op_counter_enable(int on) {
@@ -203,7 +205,13 @@ void mt_op_counter_enable(int on) {
 }
 int64_t mt_op_count(int op) { return op >= 0 && op < MT_NUM_OPS ? op_counts[op] : 0; }
 
-#define HOOK(op, phase) do { mt_op_hook_fn h_ = op_hook; if (__builtin_expect(h_ != NULL, 0)) h_(op, phase); } while (0)
+/* HOOK(op, 0, a, b, c) before the kernel (the inputs are read only when a hook is set), HOOK(op, 1) after */
+#define HOOK(op, ...) HOOK_(op, __VA_ARGS__, NULL, NULL, NULL)
+#define HOOK_(op, phase, a, b, c, ...)                                                                   \
+  do {                                                                                                  \
+    mt_op_hook_fn h_ = op_hook;                                                                         \
+    if (__builtin_expect(h_ != NULL, 0)) h_(op, phase, a, b, c);                                        \
+  } while (0)
 
 /* ---- autograd's part ---- */
 static mt_autograd_hooks ag;
@@ -468,7 +476,7 @@ static inline __attribute__((always_inline)) int call_skeleton(const mt_device_k
   if (inplace && (need = inplace_protocol(op, self, read1)) == 0 && read2) need = inplace_protocol(op, self, read2);
   if (need < 0) return -1;
   int rc;
-  HOOK(op, 0);
+  HOOK(op, 0, self, read1, read2);
   if (need) {                                     /* self = self:op(...), for autograd */
     mt_tensor src = {0}, t = {0};
     rc = ag.inplace_source(&src, self) || run(k, op, args, &t, &src, 0, 1);
@@ -485,7 +493,7 @@ static inline __attribute__((always_inline)) int call_skeleton(const mt_device_k
 
 /* ---- conversions: the registry's `to` ---- */
 int mt_call_to(mt_tensor *r, const mt_tensor *x, int dtype, int device, int index, const char *op) {
-  HOOK(MT_OP_to, 0);
+  HOOK(MT_OP_to, 0, x);
 #undef CAST
 #define CAST(call) call
 #define OPC(name, kernel, E, ...) int rc = kernel;
@@ -570,7 +578,7 @@ int mt_call_reduce(mt_tensor *r, const mt_tensor *x, mt_op op, uint32_t mask, in
   }
   const mt_device_kernels *k = kernels_for(op, x, NULL, NULL, SLOT(reduce));
   if (!k) return -1;
-  HOOK(op, 0);
+  HOOK(op, 0, x);
   int rc = k->reduce(r, x, op, mask, keepdim, dtype, param, default_float);
   if (!rc && x->grad_meta) rc = ag.record_reduce(r, x, op, mask, keepdim, param);
   HOOK(op, 1);
@@ -611,7 +619,7 @@ int mt_call_select(mt_tensor *values, mt_tensor *indices, const mt_tensor *x, mt
   if (__builtin_expect(!mt_op_is_select(op), 0)) return wrong_family(op, "mt_call_select");
   const mt_device_kernels *k_ = kernels_for(op, x, NULL, NULL, SLOT(select));
   if (!k_) return -1;
-  HOOK(op, 0);
+  HOOK(op, 0, x);
   int rc = k_->select(values, indices, x, op, k, dim, keepdim, flag);
   if (!rc && base && device_of(indices) == MT_CPU) {   /* fresh contiguous int64 */
     int64_t *p = (int64_t *)mt_data(indices), n = mt_numel(indices);
@@ -632,7 +640,7 @@ int mt_call_product(mt_tensor *r, const mt_tensor *a, const mt_tensor *b, mt_op 
   AUTOCAST(op, ac_in, 2, mt_call_product(r, ac_in[0], ac_in[1], op))
   const mt_device_kernels *k = kernels_for(op, a, b, NULL, SLOT(product));
   if (!k) return -1;
-  HOOK(op, 0);
+  HOOK(op, 0, a, b);
   int rc = k->product(r, a, b, op);
   if (!rc && (a->grad_meta || b->grad_meta)) rc = ag.record_product(r, a, b, op);
   HOOK(op, 1);
@@ -719,7 +727,7 @@ int mt_call_index(mt_tensor *r, const mt_tensor *x, mt_op op, int dim, const mt_
   if (__builtin_expect(!mt_op_is_index(op), 0)) return wrong_family(op, "mt_call_index");
   const mt_device_kernels *k = kernels_for(op, x, index, NULL, SLOT(index));
   if (!k) return -1;
-  HOOK(op, 0);
+  HOOK(op, 0, x, index);
   int rc = k->index(r, x, op, dim, index, base);
   if (!rc && x->grad_meta) rc = ag.record_index(r, x, op, dim, index, base);
   HOOK(op, 1);
@@ -818,7 +826,7 @@ int mt_call_join(mt_tensor *r, const mt_tensor *const *ts, int n, mt_op op, int 
   }
   const mt_device_kernels *k = kernels_for(op, ts[0], NULL, NULL, SLOT(join));   /* the kernel checks the rest */
   if (!k) return -1;
-  HOOK(op, 0);
+  HOOK(op, 0, ts[0], n > 1 ? ts[1] : NULL, n > 2 ? ts[2] : NULL);
   int rc = k->join(r, ts, n, op, dim), any = 0;
   for (int i = 0; i < n && !any; i++) any = ts[i]->grad_meta != NULL;
   if (!rc && any) rc = ag.record_join(r, ts, n, op, dim);
@@ -840,7 +848,7 @@ int mt_call_nn(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   AUTOCAST(op, ac_in, 3, nn_again(r, op, a, ac_in))
   const mt_device_kernels *k = kernels_for(op, a->x, a->w, a->b, SLOT(nn));
   if (!k) return -1;
-  HOOK(op, 0);
+  HOOK(op, 0, a->x, a->w, a->b);
   int rc = k->nn(r, op, a);
   if (!rc && (a->x->grad_meta || (a->w && a->w->grad_meta) || (a->b && a->b->grad_meta))) rc = ag.record_nn(r, op, a);
   HOOK(op, 1);
@@ -863,7 +871,7 @@ int mt_call_random(mt_tensor *r, mt_op op, const mt_random_args *a) {
     if (mt_check_writable(base, r)) return -1;
     if (r->grad_meta && (need = ag.inplace_needed(name, r, NULL)) < 0) return -1;
   }
-  HOOK(op, 0);
+  HOOK(op, 0, on);
   int rc = k->random(r, op, a);
   if (!rc && need) rc = ag.inplace_commit(r, NULL);      /* now a constant: no history */
   HOOK(op, 1);

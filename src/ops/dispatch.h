@@ -115,10 +115,13 @@ typedef struct {
 void mt_register_autograd(const mt_autograd_hooks *hooks);
 
 /* ---- the op hook ----
-   Called as hook(op, 0) before the kernel and hook(op, 1) after it; NULL is
-   off (one branch per call). The op counter below is one such hook. */
-typedef void (*mt_op_hook_fn)(int op, int phase);
+   Called as hook(op, 0, a, b, c) before the kernel, with up to three of its
+   tensor inputs (NULL where it has fewer, or a number stands there), and
+   hook(op, 1, NULL, NULL, NULL) after it; NULL is off (one branch per call).
+   The op counter below and the profiler (profiler.h) are such hooks. */
+typedef void (*mt_op_hook_fn)(int op, int phase, const mt_tensor *a, const mt_tensor *b, const mt_tensor *c);
 void mt_set_op_hook(mt_op_hook_fn hook);
+mt_op_hook_fn mt_get_op_hook(void);
 
 /* The op counter: while on, how many calls each op took (since it was
    turned on): torch._op_counts(). */

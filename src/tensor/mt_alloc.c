@@ -17,6 +17,7 @@ typedef struct block { struct block *next; } block;
 
 static block *free_lists[MT_ALLOC_NBUCKETS];
 static mt_alloc_stats stats;
+static int64_t handed_out, given_back;       /* bytes, since start: the profiler's deltas */
 int64_t mt_alloc_debt_bytes;
 static volatile int lock_word;
 
@@ -58,6 +59,7 @@ void *mt_alloc(size_t nbytes) {
   }
   if (p) {                                   /* the common case: one locked section */
     stats.allocated += (int64_t)rounded;
+    __atomic_store_n(&handed_out, handed_out + (int64_t)rounded, __ATOMIC_RELAXED);
     if (stats.allocated > stats.peak) stats.peak = stats.allocated;
     mt_alloc_debt_bytes += (int64_t)rounded;
     unlock();
@@ -72,6 +74,7 @@ void *mt_alloc(size_t nbytes) {
   if (!p) return NULL;
   lock();
   stats.allocated += (int64_t)rounded;
+  __atomic_store_n(&handed_out, handed_out + (int64_t)rounded, __ATOMIC_RELAXED);
   if (stats.allocated > stats.peak) stats.peak = stats.allocated;
   mt_alloc_debt_bytes += (int64_t)rounded;
   unlock();
@@ -87,6 +90,7 @@ void mt_free(void *p, size_t nbytes) {
   else rounded = (nbytes + 4095) & ~(size_t)4095;
   lock();
   stats.allocated -= (int64_t)rounded;
+  __atomic_store_n(&given_back, given_back + (int64_t)rounded, __ATOMIC_RELAXED);
   if (b >= 0 && stats.cached + (int64_t)rounded <= MT_ALLOC_CACHE_LIMIT) {
     block *blk = p;
     ASAN_UNPOISON_MEMORY_REGION(blk, sizeof *blk);
@@ -113,6 +117,11 @@ void mt_alloc_empty_cache(void) {
 
 void mt_alloc_get_stats(mt_alloc_stats *s) {
   lock(); *s = stats; s->debt = mt_alloc_debt_bytes; unlock();
+}
+
+void mt_alloc_totals(int64_t *out, int64_t *back) {
+  *out = __atomic_load_n(&handed_out, __ATOMIC_RELAXED);
+  *back = __atomic_load_n(&given_back, __ATOMIC_RELAXED);
 }
 
 void mt_alloc_reset_peak(void) { lock(); stats.peak = stats.allocated; unlock(); }

@@ -18,6 +18,9 @@ typedef struct {
 void *mt_alloc(size_t nbytes);
 void mt_free(void *p, size_t nbytes);
 void mt_alloc_get_stats(mt_alloc_stats *s);
+/* The bytes handed out and given back since start (rounded to their blocks),
+   read without the lock: the profiler's per-op deltas. */
+void mt_alloc_totals(int64_t *handed_out, int64_t *given_back);
 void mt_alloc_reset_peak(void);
 void mt_alloc_empty_cache(void);
 /* Returns the debt and zeroes it. */

@@ -172,6 +172,10 @@ static int claimable(uint64_t s) {
   return i != CLOSED && (int64_t)i < atomic_load(&pool.nchunks);
 }
 
+/* the profiler's hook around each chunk (phase 0 before, 1 after), on the thread running it */
+static _Atomic(void (*)(int)) chunk_hook;
+void mt_parallel_set_chunk_hook(void (*hook)(int phase)) { atomic_store(&chunk_hook, hook); }
+
 /* Claims and runs chunks of the open loop until none is left. The fields
    read before a successful claim belong to that loop: they change only
    after the state has been CLOSED, which would have failed the claim. */
@@ -187,7 +191,10 @@ static void run_chunks(void) {
     if (!atomic_compare_exchange_weak(&pool.state, &s, s + 1)) continue;
     int64_t q = n / nchunks, r = n % nchunks;
     int64_t begin = (int64_t)i * q + ((int64_t)i < r ? i : r);
+    void (*hook)(int) = atomic_load_explicit(&chunk_hook, memory_order_relaxed);
+    if (hook) hook(0);
     fn(ctx, begin, begin + q + ((int64_t)i < r));
+    if (hook) hook(1);                         /* before the count: the caller waits for it */
     atomic_fetch_sub(&pool.remaining, 1);
     s = atomic_load(&pool.state);
   }

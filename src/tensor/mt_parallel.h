@@ -41,4 +41,8 @@ int mt_parallel_slots(void);
    length of a chunk, 0 outside any parallel loop. */
 int mt_parallel_slot(void);
 
+/* Calls hook(0) before and hook(1) after each chunk a loop hands out, on
+   the thread that runs it (the profiler's rows per thread); NULL: none. */
+void mt_parallel_set_chunk_hook(void (*hook)(int phase));
+
 #endif
