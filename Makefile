@@ -4,7 +4,11 @@
 PREFIX ?= /usr/local
 BUILD ?= build
 CC ?= gcc
-OPT ?= -O3 -march=native
+# ARCH: the ISA the whole build targets. native (the build machine's own) for now; x86-64
+# builds a binary that runs on any x86-64 CPU, its hot loops compiled per ISA and picked at
+# start-up (src/tensor/mt_isa.h; torch.backends.cpu.get_cpu_capability() says which ran).
+ARCH ?= native
+OPT ?= -O3 -march=$(ARCH)
 SAN ?=
 
 DEPS_STAMP := .deps-ok

@@ -206,6 +206,12 @@ torch.backends.cudnn = setmetatable({}, {
 -- torch.backends.cudnn.is_available(): whether cuDNN can run (a GPU answered)
 rawset(torch.backends.cudnn, 'is_available', function() return load() ~= nil end)
 
+-- torch.backends.cpu.get_cpu_capability(): the instruction set the CPU kernels run on here,
+-- as PyTorch names it: 'AVX512', 'AVX2' or 'DEFAULT' (a portable build, make ARCH=x86-64,
+-- picks among its kernels' variants at start-up; a native one names the build's own)
+torch.backends.cpu = torch.backends.cpu or {}
+function torch.backends.cpu.get_cpu_capability() return torch._cpu_capability() end
+
 -- torch.backends.cuda.matmul.allow_tf32 (false by default, as PyTorch)
 torch.backends = torch.backends or {}
 torch.backends.cuda = torch.backends.cuda or {}

@@ -2,7 +2,7 @@
    copies of mt_tensor.c, autocast's casts, the products' 16-bit results). bfloat16 is the
    top half of a float32: the integer rounding below is exact and vectorises, each function
    compiled for baseline x86-64, AVX2 and AVX-512 and picked by the loader from cpuid
-   (target_clones). float16 takes F16C's vcvtps2ph / vcvtph2ps eight at a time where the CPU
+   (MT_CLONES, mt_isa.h). float16 takes F16C's vcvtps2ph / vcvtph2ps eight at a time where the CPU
    has it (round to nearest even whatever MXCSR says), mt_dtype.h's portable code elsewhere.
    A 200704-element float32 -> bfloat16 copy (a 256x784 weight) took 234 us one element
    at a time. */
@@ -10,8 +10,7 @@
 #include <string.h>
 #include "mt_convert.h"
 #include "mt_dtype.h"
-
-#define MT_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#include "mt_isa.h"
 
 MT_CLONES void mt_cvt_f32_to_bf16(uint16_t *out, const float *in, int64_t n) {
   for (int64_t i = 0; i < n; i++) {

@@ -8,6 +8,7 @@
 #include "mt_alloc.h"
 #include "mt_iter.h"
 #include "mt_parallel.h"
+#include "mt_isa.h"
 
 /* Group norm's weight and bias gradients sum each channel over every
    sample: the samples are cut into at most this many blocks, each summed
@@ -64,7 +65,7 @@ typedef struct {
 
 #define NORM_KERNELS(T)                                                                              \
   /* mean and biased variance of the runs rs, in two passes */                                      \
-  static void moments_##T(const T *x, run_set rs, double *mean, double *var) {                       \
+  static MT_CLONES void moments_##T(const T *x, run_set rs, double *mean, double *var) {                       \
     double sum = 0, sq = 0;                                                                          \
     if (rs.step == rs.len) rs.len *= rs.count, rs.count = 1;       /* adjacent runs: one */          \
     for (int64_t i = 0; i < rs.count; i++) {                                                         \
@@ -80,7 +81,7 @@ typedef struct {
     *mean = m;                                                                                       \
     *var = sq / (double)(rs.count * rs.len);                                                         \
   }                                                                                                  \
-  static void stats_##T(void *ctx, int64_t begin, int64_t end) {                                    \
+  static MT_CLONES void stats_##T(void *ctx, int64_t begin, int64_t end) {                                    \
     const norm_job *j = ctx;                                                                         \
     T *stats = j->stats;                                                                             \
     for (int64_t k = begin; k < end; k++) {                                                          \
@@ -105,7 +106,7 @@ typedef struct {
       }                                                                                              \
     }                                                                                                \
   }                                                                                                  \
-  static void apply_##T(void *ctx, int64_t begin, int64_t end) {                                    \
+  static MT_CLONES void apply_##T(void *ctx, int64_t begin, int64_t end) {                                    \
     const norm_job *j = ctx;                                                                         \
     for (int64_t k = begin; k < end; k++) {                                                          \
       const run_set rs = stat_runs(j->g, k);                                                         \
@@ -162,7 +163,7 @@ typedef struct {
     }                                                                                                \
   }                                                                                                  \
   /* gw and gb only for batch norm, whose statistics are per channel */                            \
-  static void backward_groups_##T(void *ctx, int64_t begin, int64_t end) {                          \
+  static MT_CLONES void backward_groups_##T(void *ctx, int64_t begin, int64_t end) {                          \
     const norm_job *j = ctx;                                                                         \
     const double size = (double)stat_size(j->g);                                                     \
     T *gw = j->g->groups ? NULL : j->gw, *gb = j->g->groups ? NULL : j->gb;                          \
@@ -177,7 +178,7 @@ typedef struct {
   /* group norm's gw and gb: a channel's elements belong to different                              \
      statistics. Block i sums samples [i * block, (i + 1) * block) into its                         \
      part of partial (blocks, 2, c), in memory order. */                                            \
-  static void backward_channels_##T(void *ctx, int64_t begin, int64_t end) {                        \
+  static MT_CLONES void backward_channels_##T(void *ctx, int64_t begin, int64_t end) {                        \
     const norm_job *j = ctx;                                                                         \
     const mt_norm_geom *g = j->g;                                                                    \
     const T *gy = j->gy, *x = j->x, *stats = j->stats;                                               \
@@ -209,7 +210,7 @@ typedef struct {
     }                                                                                                \
   }                                                                                                  \
   /* gw and gb from the blocks' partial sums, added in block order */                               \
-  static void channel_sums_##T(const norm_job *j, int64_t blocks) {                                  \
+  static MT_CLONES void channel_sums_##T(const norm_job *j, int64_t blocks) {                                  \
     const int64_t c = j->g->c;                                                                       \
     T *gw = j->gw, *gb = j->gb;                                                                      \
     for (int64_t ch = 0; ch < c; ch++) {                                                             \

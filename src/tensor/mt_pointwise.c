@@ -5,6 +5,7 @@
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_pointwise_rules.h"
+#include "mt_isa.h"
 
 /* Generated code instantiates comparisons like v < 0 for unsigned and bool
    types, where they are trivially constant: that is intended. */
@@ -99,7 +100,7 @@ MT_DTYPES(MT_X)
    (an in-place output is exactly its input; partial overlaps are copied by
    the caller), hence omp simd. OT is the output's storage type. */
 #define MT_UNARY_KERNEL_AS(name, expr, E, OT, STORE)                            \
-  static void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) {  \
+  static MT_CLONES void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) { \
     typedef MT_CT_##E ct; typedef mt_st_##E st; (void)c;                        \
     char *o = d[0]; const char *x = d[1];                                       \
     if (s[0] == (int64_t)sizeof(OT) && s[1] == (int64_t)sizeof(st)) {           \
@@ -114,7 +115,7 @@ MT_DTYPES(MT_X)
 #define MT_UNARY_BOOL_KERNEL(name, expr, E, ...) MT_UNARY_KERNEL_AS(name, expr, E, bool, MT_STORE_BOOL)
 
 #define MT_BINARY_KERNEL_AS(name, expr, E, OT, STORE)                           \
-  static void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) {  \
+  static MT_CLONES void k_##name##_##E(char **d, const int64_t *s, int64_t n, void *c) { \
     typedef MT_CT_##E ct; typedef mt_st_##E st;                                 \
     const ct p1 = (ct)((const kernel_ctx *)c)->p1; (void)p1;                    \
     char *o = d[0]; const char *pa = d[1], *pb = d[2];                          \

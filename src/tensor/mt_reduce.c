@@ -10,6 +10,7 @@
 #include "mt_parallel.h"
 #include "mt_index.h"
 #include "mt_reduce_plan.h"
+#include "mt_isa.h"
 
 /* Independent accumulators along a contiguous run: enough to fill the
    vector units (16 doubles are two AVX-512 or four AVX2 registers) and hide
@@ -131,7 +132,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
    widens to double; every other pass has BT = ACC. */
 #define RED_RUN_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                              \
   RED_STREAM                                                                                \
-  static red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
+  static MT_CLONES red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
     typedef MT_CT_##E ct;                                                                   \
     (void)m; (void)p;                                                                       \
     ACC lane[RED_LANES];                                                                    \
@@ -190,7 +191,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
     acc[b].FIELD = acc[b].FIELD OP (ACC)blk;                                                \
   }
 #define RED_ROWS_ACC(KIND, OP, INIT, MAP, ACC, BT, FIELD, E, T)                              \
-  static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
+  static MT_CLONES void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
                                 red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
     typedef MT_CT_##E ct;                                                                   \
     (void)idx; (void)p;                                                                     \
@@ -220,7 +221,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
    only noted; then the first position holding it, found a vector of lanes at
    a time. With a NaN, or strided, the plain scalar walk. */
 #define RED_RUN_EXT(KIND, CMP, ACC, FIELD, E, T)                                            \
-  static red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
+  static MT_CLONES red_state run_##KIND##_##E(const char *x, int64_t s, int64_t n, double m, double p) { \
     typedef MT_CT_##E ct;                                                                   \
     (void)m; (void)p;                                                                       \
     const int64_t es = (int64_t)sizeof(T);                                                  \
@@ -299,7 +300,7 @@ typedef void (*rows_fn)(const char *x, int64_t rs, int64_t bs, int64_t R, int64_
     nan_seen[b] = seen;                                                                     \
   }
 #define RED_ROWS_EXT(KIND, CMP, ACC, FIELD, E, T)                                           \
-  static void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
+  static MT_CLONES void rows_##KIND##_##E(const char *x, int64_t rs, int64_t bs, int64_t R, int64_t B, \
                                 red_acc *acc, int64_t *idx, const double *mrow, double p) {  \
     typedef MT_CT_##E ct;                                                                   \
     (void)mrow; (void)p;                                                                    \
@@ -954,7 +955,7 @@ int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dt
 /* One contiguous row of n: max, then exp(x - max) and its sum, then scale
    (or x - max - log(sum) for log-softmax). */
 #define SM_ROW(E, T)                                                                        \
-  static void softmax_row_##E(const T *x, T *y, int64_t n, int take_log) {                  \
+  static MT_CLONES void softmax_row_##E(const T *x, T *y, int64_t n, int take_log) {                  \
     typedef MT_CT_##E ct;                                                                   \
     ct lane[RED_LANES], mx = -INFINITY, s = 0;                                              \
     for (int j = 0; j < RED_LANES; j++) lane[j] = -INFINITY;                                \
@@ -990,7 +991,7 @@ int mt_cumulative(mt_tensor *r, const mt_tensor *x, int dim, int is_prod, int dt
 /* A tile of w columns of an [N, B] block: the same three steps, vectorised
    along the rows. */
 #define SM_COLS(E, T)                                                                       \
-  static void softmax_cols_##E(const T *x, T *y, int64_t N, int64_t B, int64_t w,           \
+  static MT_CLONES void softmax_cols_##E(const T *x, T *y, int64_t N, int64_t B, int64_t w,           \
                                int take_log) {                                              \
     typedef MT_CT_##E ct;                                                                   \
     ct mx[RED_TILE], s[RED_TILE];                                                           \

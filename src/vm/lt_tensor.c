@@ -7,6 +7,7 @@
 #include "../tensor/mt_alloc.h"
 #include "../tensor/mt_parallel.h"
 #include "../tensor/mt_sgemm.h"
+#include "../tensor/mt_isa.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_shape.h"
 
@@ -1205,6 +1206,12 @@ static int t_gemm_kernel(lua_State *L) {
   return 1;
 }
 
+/* torch._cpu_capability(): the ISA the hot loops run on (mt_isa.h) */
+static int t_cpu_capability(lua_State *L) {
+  lua_pushstring(L, mt_cpu_capability());
+  return 1;
+}
+
 static int t_memory_stats(lua_State *L) {
   mt_alloc_stats s;
   mt_alloc_get_stats(&s);
@@ -1268,7 +1275,7 @@ static const luaL_Reg functions[] = {
   {"set_default_dtype", t_set_default_dtype}, {"get_default_dtype", t_get_default_dtype},
   {"setnumthreads", t_setnumthreads}, {"getnumthreads", t_getnumthreads},
   {"set_num_threads", t_setnumthreads}, {"get_num_threads", t_getnumthreads},
-  {"_parallel_width", t_parallel_width}, {"_gemm_kernel", t_gemm_kernel},
+  {"_parallel_width", t_parallel_width}, {"_gemm_kernel", t_gemm_kernel}, {"_cpu_capability", t_cpu_capability},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
   {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor}, {"_same_shape", t_same_shape},
   {"numel", t_numel},
