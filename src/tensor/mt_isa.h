@@ -8,7 +8,9 @@
 
 #if defined(__x86_64__) && !defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__)) && !defined(MT_NO_CLONES)
 #define MT_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define MT_CLONING 1   /* code inlined into clones: plain loops vectorise at each clone's width */
 #else
+#define MT_CLONING 0
 #define MT_CLONES   /* built for one ISA already (ARCH=native or another target): no clones */
 #endif
 

@@ -5,6 +5,7 @@
 #include <tgmath.h>
 #include "mt_optim.h"
 #include "mt_parallel.h"
+#include "mt_isa.h"
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -24,10 +25,15 @@ typedef void (*range_fn)(char **data, int64_t begin, int64_t end, const void *ar
 
 /* Square roots of a block, in place, spelled out in vector instructions
    where the target has them (the build's -fno-math-errno would let the
-   compiler do it too; these stay explicit for compilers that keep errno). */
-static void sqrt_f32(float *x, int64_t n) {
+   compiler do it too; these stay explicit for compilers that keep errno).
+   In a build with clones (mt_isa.h) they are plain loops inlined into each
+   clone, vectorised at its width. */
+static inline __attribute__((always_inline)) void sqrt_f32(float *x, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__)
+#if MT_CLONING
+  _Pragma("omp simd") for (int64_t j = 0; j < n; j++) x[j] = sqrtf(x[j]);
+  i = n;
+#elif defined(__AVX512F__)
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, _mm512_sqrt_ps(_mm512_loadu_ps(x + i)));
 #elif defined(__AVX__)
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
@@ -37,9 +43,12 @@ static void sqrt_f32(float *x, int64_t n) {
   for (; i < n; i++) x[i] = sqrtf(x[i]);
 }
 
-static void sqrt_f64(double *x, int64_t n) {
+static inline __attribute__((always_inline)) void sqrt_f64(double *x, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__)
+#if MT_CLONING
+  _Pragma("omp simd") for (int64_t j = 0; j < n; j++) x[j] = sqrt(x[j]);
+  i = n;
+#elif defined(__AVX512F__)
   for (; i + 8 <= n; i += 8) _mm512_storeu_pd(x + i, _mm512_sqrt_pd(_mm512_loadu_pd(x + i)));
 #elif defined(__AVX__)
   for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _mm256_sqrt_pd(_mm256_loadu_pd(x + i)));
@@ -86,7 +95,7 @@ static void sqrt_f64(double *x, int64_t n) {
       p[i] = p[i] - lr * d;                                                     \
     }                                                                           \
   }                                                                             \
-  static void sgd_##S(char **data, int64_t b, int64_t e, const void *args) {    \
+  static MT_CLONES void sgd_##S(char **data, int64_t b, int64_t e, const void *args) {    \
     const mt_sgd_args *a = args;                                                \
     if (a->momentum == 0) sgd_loop_##S(data, b, e, a, 0, 0);                    \
     else if (a->first_step) sgd_loop_##S(data, b, e, a, 1, 1);                  \
@@ -130,7 +139,7 @@ static void sqrt_f64(double *x, int64_t n) {
       }                                                                         \
     }                                                                           \
   }                                                                             \
-  static void adam_##S(char **data, int64_t b, int64_t e, const void *args) {   \
+  static MT_CLONES void adam_##S(char **data, int64_t b, int64_t e, const void *args) {   \
     const mt_adam_args *a = args;                                               \
     if (a->amsgrad) adam_loop_##S(data, b, e, a, 1);                            \
     else adam_loop_##S(data, b, e, a, 0);                                       \
@@ -178,7 +187,7 @@ static void sqrt_f64(double *x, int64_t n) {
       }                                                                         \
     }                                                                           \
   }                                                                             \
-  static void rmsprop_##S(char **data, int64_t b, int64_t e, const void *args) { \
+  static MT_CLONES void rmsprop_##S(char **data, int64_t b, int64_t e, const void *args) { \
     const mt_rmsprop_args *a = args;                                            \
     const int use_mom = a->momentum > 0;                                        \
     if (a->centered) {                                                          \
@@ -191,7 +200,7 @@ static void sqrt_f64(double *x, int64_t n) {
   }
 
 #define ADAGRAD_KERNEL(T, S)                                                    \
-  static void adagrad_##S(char **data, int64_t b, int64_t e, const void *args) { \
+  static MT_CLONES void adagrad_##S(char **data, int64_t b, int64_t e, const void *args) { \
     const mt_adagrad_args *a = args;                                            \
     T *restrict p = (T *)data[0], *restrict sum = (T *)data[2];                 \
     const T *restrict g = (const T *)data[1];                                   \
@@ -220,7 +229,7 @@ static void sqrt_f64(double *x, int64_t n) {
   }
 
 #define ADADELTA_KERNEL(T, S)                                                   \
-  static void adadelta_##S(char **data, int64_t b, int64_t e, const void *args) { \
+  static MT_CLONES void adadelta_##S(char **data, int64_t b, int64_t e, const void *args) { \
     const mt_adadelta_args *a = args;                                           \
     T *restrict p = (T *)data[0], *restrict sq = (T *)data[2];                  \
     T *restrict acc = (T *)data[3];                                             \
@@ -254,7 +263,7 @@ static void sqrt_f64(double *x, int64_t n) {
   }
 
 #define ADAMAX_KERNEL(T, S)                                                     \
-  static void adamax_##S(char **data, int64_t b, int64_t e, const void *args) { \
+  static MT_CLONES void adamax_##S(char **data, int64_t b, int64_t e, const void *args) { \
     const mt_adamax_args *a = args;                                             \
     T *restrict p = (T *)data[0], *restrict m = (T *)data[2];                   \
     T *restrict u = (T *)data[3];                                               \
@@ -277,7 +286,7 @@ static void sqrt_f64(double *x, int64_t n) {
   }
 
 #define NADAM_KERNEL(T, S)                                                      \
-  static void nadam_##S(char **data, int64_t b, int64_t e, const void *args) {  \
+  static MT_CLONES void nadam_##S(char **data, int64_t b, int64_t e, const void *args) {  \
     const mt_nadam_args *a = args;                                              \
     T *restrict p = (T *)data[0], *restrict m = (T *)data[2];                   \
     T *restrict v = (T *)data[3];                                               \
@@ -346,7 +355,7 @@ static void sqrt_f64(double *x, int64_t n) {
       }                                                                         \
     }                                                                           \
   }                                                                             \
-  static void radam_##S(char **data, int64_t b, int64_t e, const void *args) {  \
+  static MT_CLONES void radam_##S(char **data, int64_t b, int64_t e, const void *args) {  \
     const mt_radam_args *a = args;                                              \
     if (a->rect > 0) radam_loop_##S(data, b, e, a, 1);                          \
     else radam_loop_##S(data, b, e, a, 0);                                      \
@@ -526,7 +535,7 @@ typedef struct { double inv; atomic_int found; } unscale_args;
 
 /* the pass over [begin, end) of a T gradient */
 #define UNSCALE_RANGE(name, T)                                                    \
-  static void name(char **data, int64_t begin, int64_t end, const void *args) {   \
+  static MT_CLONES void name(char **data, int64_t begin, int64_t end, const void *args) { \
     unscale_args *a = (unscale_args *)args;                                       \
     T *g = (T *)data[0];                                                          \
     const T inv = (T)a->inv;                                                      \

@@ -8,6 +8,7 @@
 #include "mt_iter.h"
 #include "mt_parallel.h"
 #include "mt_resample.h"
+#include "mt_isa.h"
 #include <stdio.h>
 
 int64_t mt_pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode) {
@@ -52,7 +53,7 @@ static void fixed_window(windows *wd, int64_t o, int64_t in, int64_t k, int64_t 
    sw, pw: the fixed windows' kernel, stride and padding (their interior,
    every tap inside the row, is one loop per tap; the edges tap by tap). */
 #define POOL_ROWS(T)                                                                                  \
-  static void max_rows_##T(const T *restrict x, T *restrict dv, int64_t *restrict dp, int64_t a,       \
+  static MT_CLONES void max_rows_##T(const T *restrict x, T *restrict dv, int64_t *restrict dp, int64_t a,       \
                            int64_t n, const windows *wd, int64_t kw, int64_t sw, int64_t pw) {         \
     const int64_t out = wd->out, d = wd->step;                                                        \
     int64_t lo = 0, hi;                                                                               \
@@ -101,7 +102,7 @@ static void fixed_window(windows *wd, int64_t o, int64_t in, int64_t k, int64_t 
   }                                                                                                   \
   /* H and T passes: (a, n, b) values sv and positions sp -> (a, wd->out, b), the windows along n;   \
      positions plus base */                                                                           \
-  static void max_mid_##T(const T *restrict sv, const int64_t *restrict sp, T *restrict dv,           \
+  static MT_CLONES void max_mid_##T(const T *restrict sv, const int64_t *restrict sp, T *restrict dv,           \
                           int64_t *restrict dp, int64_t a, int64_t n, int64_t b, const windows *wd,   \
                           int64_t base) {                                                             \
     const int64_t out = wd->out;                                                                      \
@@ -138,7 +139,7 @@ POOL_ROWS(double)
    maximum in row-major order wins; a NaN beats a number, the first NaN
    stays). */
 #define POOL_MAX_2X2(T)                                                                               \
-  static void max_plane_2x2_##T(const T *restrict x, int64_t *restrict out, int64_t w, int64_t oh,    \
+  static MT_CLONES void max_plane_2x2_##T(const T *restrict x, int64_t *restrict out, int64_t w, int64_t oh,    \
                                 int64_t ow, int64_t base) {                                           \
     for (int64_t i = 0; i < oh; i++) {                                                                \
       const T *r0 = x + 2 * i * w, *r1 = r0 + w;                                                      \
@@ -163,11 +164,12 @@ POOL_ROWS(double)
 POOL_MAX_2X2(float)
 POOL_MAX_2X2(double)
 
-#if defined(__AVX512F__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 /* max_plane_2x2_float, 16 windows at a time: the even and odd columns of
-   both rows pulled apart by permutes, the same compares as masks */
-static void max_plane_2x2_f32x16(const float *restrict x, int64_t *restrict out, int64_t w, int64_t oh, int64_t ow,
+   both rows pulled apart by permutes, the same compares as masks; compiled
+   for AVX-512 whatever the build's target, taken where the CPU has it */
+static __attribute__((target("avx512f"))) void max_plane_2x2_f32x16(const float *restrict x, int64_t *restrict out, int64_t w, int64_t oh, int64_t ow,
                                  int64_t base) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
@@ -219,8 +221,13 @@ static void max_plane_2x2(const char *plane, int dtype, int64_t *out, int64_t w,
     max_plane_2x2_double((const double *)plane, out, w, oh, ow, base);
     return;
   }
-#if defined(__AVX512F__)
-  if (w < ((int64_t)1 << 29)) {
+#if defined(__x86_64__)
+  static int avx512 = -1;
+  if (avx512 < 0) {
+    __builtin_cpu_init();
+    __atomic_store_n(&avx512, __builtin_cpu_supports("avx512f"), __ATOMIC_RELAXED);
+  }
+  if (__atomic_load_n(&avx512, __ATOMIC_RELAXED) && w < ((int64_t)1 << 29)) {
     max_plane_2x2_f32x16((const float *)plane, out, w, oh, ow, base);
     return;
   }
@@ -488,7 +495,7 @@ int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int
 #define AVG_PASSES(T)                                                                                 \
   /* rows (a, n) -> (a, out), or back with adjoint; the interior windows (every tap inside the row)   \
      tap by tap across the row, the edges window by window */                                         \
-  static void avg_rows_##T(const T *restrict x, T *restrict y, int64_t a, int64_t n,                   \
+  static MT_CLONES void avg_rows_##T(const T *restrict x, T *restrict y, int64_t a, int64_t n,                   \
                            const windows *wd, const double *wgt, int adjoint) {                       \
     const int64_t out = wd->out, kw = wd->k, sw = wd->s, pw = wd->p;                                  \
     int64_t lo = 0, hi;                                                                               \
@@ -536,7 +543,7 @@ int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int
     }                                                                                                 \
   }                                                                                                   \
   /* (a, n, b) -> (a, out, b) along n; the adjoint (a, out, b) -> (a, n, b) */                        \
-  static void avg_mid_##T(const T *restrict x, T *restrict y, int64_t a, int64_t n, int64_t b,        \
+  static MT_CLONES void avg_mid_##T(const T *restrict x, T *restrict y, int64_t a, int64_t n, int64_t b,        \
                           const windows *wd, const double *wgt, int adjoint) {                        \
     const int64_t out = wd->out;                                                                      \
     for (int64_t r = 0; r < a; r++) {                                                                 \
@@ -561,7 +568,7 @@ int mt_adaptive_max_pool2d_indices(mt_tensor *idx, const mt_tensor *x, const int
     }                                                                                                 \
   }                                                                                                   \
   /* one volume: in (t, h, w) -> out (ot, oh, ow), or back with adjoint, through s1 and s2 */         \
-  static void avg_volume_##T(const T *x, T *y, T *s1, T *s2, const int64_t *in, const windows *wd,    \
+  static MT_CLONES void avg_volume_##T(const T *x, T *y, T *s1, T *s2, const int64_t *in, const windows *wd,    \
                              const double *const *wgt, int adjoint) {                                 \
     const int64_t t = in[0], h = in[1], w = in[2], ot = wd[0].out, oh = wd[1].out, ow = wd[2].out;   \
     if (!adjoint) {                                                                                   \
