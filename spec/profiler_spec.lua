@@ -87,12 +87,7 @@ local function json_decode(s)
   return v
 end
 
-local function read_file(path)
-  local f = assert(io.open(path, 'rb'))
-  local s = f:read('a')
-  f:close()
-  return s
-end
+local read_file = dofile('spec/support/files.lua').read
 
 local function row_of(averages, key)
   for _, r in ipairs(averages) do if r.key == key then return r end end

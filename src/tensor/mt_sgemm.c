@@ -75,30 +75,18 @@ INLINE AVX512 float load1(const char *base, int64_t idx, int et) {
 
 /* ---- broadcast kernel ---- */
 
-/* c tile (mr <= SG_MR rows, the columns masked by m0, m1) = beta * c + alpha * ap @ bp over kc
-   steps: ap SG_MR floats per step (zeros past mr), bp a sliver, SG_NR floats per step */
-INLINE AVX512 void bcast_tile(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr,
-                              __mmask16 m0, __mmask16 m1, float alpha, float beta) {
-  __m512 acc0[SG_MR], acc1[SG_MR];
-#pragma GCC unroll 8
-  for (int i = 0; i < SG_MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  for (int i = 0; i < mr; i++) {                    /* c's rows, read or written at the end */
+/* the rows of c a tile reads or writes at its end, into L1 while it sums */
+INLINE AVX512 void prefetch_tile(const float *c, int64_t ldc, int mr) {
+  for (int i = 0; i < mr; i++) {
     _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
   }
-  for (int64_t p = 0; p < kc; p++) {
-    _mm_prefetch((const char *)(bp + SG_PF * SG_NR), _MM_HINT_T0);
-    _mm_prefetch((const char *)(bp + SG_PF * SG_NR + 16), _MM_HINT_T0);
-    const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
-#pragma GCC unroll 8
-    for (int i = 0; i < SG_MR; i++) {
-      const __m512 av = _mm512_set1_ps(ap[i]);
-      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
-    }
-    ap += SG_MR;
-    bp += SG_NR;
-  }
+}
+
+/* c's tile (mr rows, the columns masked by m0, m1) = beta * c + alpha * the sums acc0 (its
+   first 16 columns) and acc1 (the next 16); beta 0 does not read c */
+INLINE AVX512 void store_tile(const __m512 *acc0, const __m512 *acc1, float *c, int64_t ldc, int mr, __mmask16 m0,
+                              __mmask16 m1, float alpha, float beta) {
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 8
   for (int i = 0; i < SG_MR; i++) {
@@ -112,6 +100,30 @@ INLINE AVX512 void bcast_tile(int64_t kc, const float *ap, const float *bp, floa
     _mm512_mask_storeu_ps(ci, m0, r0);
     _mm512_mask_storeu_ps(ci + 16, m1, r1);
   }
+}
+
+/* c tile (mr <= SG_MR rows, the columns masked by m0, m1) = beta * c + alpha * ap @ bp over kc
+   steps: ap SG_MR floats per step (zeros past mr), bp a sliver, SG_NR floats per step */
+INLINE AVX512 void bcast_tile(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr,
+                              __mmask16 m0, __mmask16 m1, float alpha, float beta) {
+  __m512 acc0[SG_MR], acc1[SG_MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < SG_MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  prefetch_tile(c, ldc, mr);
+  for (int64_t p = 0; p < kc; p++) {
+    _mm_prefetch((const char *)(bp + SG_PF * SG_NR), _MM_HINT_T0);
+    _mm_prefetch((const char *)(bp + SG_PF * SG_NR + 16), _MM_HINT_T0);
+    const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < SG_MR; i++) {
+      const __m512 av = _mm512_set1_ps(ap[i]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+    ap += SG_MR;
+    bp += SG_NR;
+  }
+  store_tile(acc0, acc1, c, ldc, mr, m0, m1, alpha, beta);
 }
 
 /* a's rows [0, mc) and steps [0, kc) (from a, elements of type et) into ap, SG_MR rows per
@@ -214,6 +226,15 @@ static AVX512 void pack_b_n(float *bp, const char *b, int et, int64_t ldb, int64
   }
 }
 
+/* b's columns per packed block, for blocks of kc steps (or pairs): at most SG_B_L2 / kc
+   (and SG_NC), as even as whole slivers allow: 1024 columns of 384 steps in two blocks of
+   512, 784 columns of 64 steps in one */
+static int64_t column_step(int64_t n, int64_t kc) {
+  const int64_t ncap = kc * SG_NC <= SG_B_L2 ? SG_NC : SG_B_L2 / kc / SG_NR * SG_NR;
+  const int64_t nblocks = (n - 1) / ncap + 1;
+  return ((n - 1) / nblocks / SG_NR + 1) * SG_NR;
+}
+
 /* bt: b k-contiguous (column j at element j * ldb), else n-contiguous (row p at p * ldb);
    a and b hold elements of types a_et and b_et, of a_es and b_es bytes */
 static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, const char *a, int a_et, int64_t a_rs,
@@ -223,10 +244,7 @@ static AVX512 void bcast_gemm(int64_t m, int64_t n, int64_t k, float alpha, cons
   for (int64_t p0 = 0; p0 < k; p0 += SG_KC) {
     const int64_t kc = k - p0 < SG_KC ? k - p0 : SG_KC;
     const float beta_p = p0 == 0 ? beta : 1.0f;
-    /* b's columns in blocks of at most SG_B_L2 / kc (and SG_NC), as even as whole slivers
-       allow: 1024 columns of 384 steps in two blocks of 512, 784 columns of 64 steps in one */
-    const int64_t ncap = kc * SG_NC <= SG_B_L2 ? SG_NC : SG_B_L2 / kc / SG_NR * SG_NR;
-    const int64_t nblocks = (n - 1) / ncap + 1, nstep = ((n - 1) / nblocks / SG_NR + 1) * SG_NR;
+    const int64_t nstep = column_step(n, kc);
     for (int64_t j0 = 0; j0 < n; j0 += nstep) {
       const int64_t nc = n - j0 < nstep ? n - j0 : nstep;
       if (bt) pack_b_t(bp, b + (j0 * ldb + p0) * b_es, b_et, ldb, kc, nc);
@@ -344,10 +362,7 @@ INLINE BF16 void bf_tile(int64_t kp, const uint32_t *ap, const uint32_t *bp, flo
   __m512 acc0[SG_MR], acc1[SG_MR];
 #pragma GCC unroll 8
   for (int i = 0; i < SG_MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  for (int i = 0; i < mr; i++) {
-    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
-  }
+  prefetch_tile(c, ldc, mr);
   for (int64_t q = 0; q < kp; q++) {
     _mm_prefetch((const char *)(bp + SG_PF * SG_NR), _MM_HINT_T0);
     _mm_prefetch((const char *)(bp + SG_PF * SG_NR + 16), _MM_HINT_T0);
@@ -361,19 +376,7 @@ INLINE BF16 void bf_tile(int64_t kp, const uint32_t *ap, const uint32_t *bp, flo
     ap += SG_MR;
     bp += SG_NR;
   }
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 8
-  for (int i = 0; i < SG_MR; i++) {
-    if (i >= mr) break;
-    float *ci = c + i * ldc;
-    __m512 r0 = _mm512_mul_ps(va, acc0[i]), r1 = _mm512_mul_ps(va, acc1[i]);
-    if (beta != 0) {
-      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci), r0);
-      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
-    }
-    _mm512_mask_storeu_ps(ci, m0, r0);
-    _mm512_mask_storeu_ps(ci + 16, m1, r1);
-  }
+  store_tile(acc0, acc1, c, ldc, mr, m0, m1, alpha, beta);
 }
 
 /* the first count (0..32) 16-bit lanes */
@@ -467,8 +470,7 @@ static BF16 void bf_gemm(int64_t m, int64_t n, int64_t k, float alpha, const uin
   for (int64_t p0 = 0; p0 < k; p0 += kstep) {
     const int64_t kc = k - p0 < kstep ? k - p0 : kstep, kp = (kc + 1) / 2;
     const float beta_p = p0 == 0 ? beta : 1.0f;
-    const int64_t ncap = kp * SG_NC <= SG_B_L2 ? SG_NC : SG_B_L2 / kp / SG_NR * SG_NR;
-    const int64_t nblocks = (n - 1) / ncap + 1, nstep = ((n - 1) / nblocks / SG_NR + 1) * SG_NR;
+    const int64_t nstep = column_step(n, kp);
     for (int64_t j0 = 0; j0 < n; j0 += nstep) {
       const int64_t nc = n - j0 < nstep ? n - j0 : nstep;
       if (bt) pack_bf_t(bp, b + j0 * ldb + p0, ldb, kc, nc);
