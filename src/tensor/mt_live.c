@@ -53,7 +53,7 @@ static int64_t take_slot(void) {
 
 void mt_live_add(mt_storage *s, int dtype, int ndim, const int64_t *shape) {
   void *record = NULL;
-  if (__builtin_expect(__atomic_load_n(&recording, __ATOMIC_RELAXED), 0))
+  if (__builtin_expect(__atomic_load_n(&recording, __ATOMIC_ACQUIRE), 0))   /* hooks set before */
     record = hooks->record(dtype, ndim, shape);
   s->alloc_dtype = dtype;
   live_lock();
