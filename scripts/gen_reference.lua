@@ -22,7 +22,8 @@ local AREA_TITLES = {
 }
 local LUA_SECTIONS = {
   {'torch.', 'More of torch'}, {'x:', 'More tensor methods'}, {'torch.autograd.', 'More of torch.autograd'},
-  {'torch.utils.', 'torch.utils'}, {'torch.profiler.', 'torch.profiler'}, {'nn.', 'nn: modules and criteria'}, {'nn.functional.', 'nn.functional'},
+  {'torch.utils.', 'torch.utils'}, {'torch.profiler.', 'torch.profiler'}, {'torch.memory.', 'torch.memory'},
+  {'nn.', 'nn: modules and criteria'}, {'nn.functional.', 'nn.functional'},
   {'nn.init.', 'nn.init'}, {'nn.utils.', 'nn.utils'}, {'optim.', 'optim'},
   {'optim.lr_scheduler.', 'optim.lr_scheduler'}, {'data.', 'data'}, {'data.transforms.', 'data.transforms'},
   {'distributed.', 'distributed'},

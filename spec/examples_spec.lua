@@ -56,6 +56,25 @@ describe('examples', function()
     os.remove(text)
   end)
 
+  it('memory_leak.lua names its leaking line: a multiple of epochs x batches storages, none once fixed', function()
+    local line                                   -- the line of `local loss = criterion(...)` in evaluate
+    local n = 0
+    for l in io.lines('examples/memory_leak.lua') do
+      n = n + 1
+      if not line and l:match('^    local loss = criterion') then line = n end
+    end
+    local site = 'examples/memory_leak.lua:' .. line .. ' in '
+    local ok, out = run('examples/memory_leak.lua --epochs 3')
+    assert.is_true(ok, out)
+    local bytes, count, top = out:match('allocation site %(largest first%)\n%s*(%S+ %S+)%s+(%d+)%s+([^\n]*)')
+    assert.are.equal(site, top and top:sub(1, #site), out)
+    assert.are.equal(0, tonumber(count) % (3 * 10), out)  -- 3 epochs of 10 validation batches
+    assert.truthy(bytes, out)
+    ok, out = run('examples/memory_leak.lua --epochs 3 --fixed')
+    assert.is_true(ok, out)
+    assert.falsy(out:find(site, 1, true), out)
+  end)
+
   it('resnet_block.lua trains a step and checks the block gradients', function()
     local ok, out = run('examples/resnet_block.lua')
     assert.is_true(ok, out)

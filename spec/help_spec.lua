@@ -32,6 +32,7 @@ describe('help', function()
     torch._load_all()   -- the modules loaded on first use too
     local roots = {
       torch = torch, ['x:'] = torch._methods, ['torch.autograd'] = torch.autograd, ['torch.cuda'] = torch.cuda,
+      ['torch.memory'] = torch.memory,
       nn = nn, ['nn.functional'] = nn.functional, ['nn.init'] = nn.init, ['nn.utils'] = nn.utils,
       optim = optim, ['optim.lr_scheduler'] = optim.lr_scheduler, data = data, distributed = distributed,
       ['torch.profiler'] = torch.profiler,

@@ -208,7 +208,7 @@ end
 local function roots()
   local nn, optim, data = package.loaded.nn, package.loaded.optim, package.loaded.data
   local list = {{'torch', torch}, {'x:', torch._methods}, {'torch.autograd', torch.autograd},
-                {'torch.utils', torch.utils}, {'torch.linalg', torch.linalg}}
+                {'torch.utils', torch.utils}, {'torch.linalg', torch.linalg}, {'torch.memory', torch.memory}}
   if type(rawget(torch, 'profiler')) == 'table' then list[#list + 1] = {'torch.profiler', rawget(torch, 'profiler')} end
   if type(nn) == 'table' then
     list[#list + 1] = {'nn', nn}

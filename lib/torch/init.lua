@@ -599,6 +599,7 @@ local lazy_modules = {
   ['torch.testing'] = {fields = {'testing'}},
   ['torch.tester'] = {fields = {'Tester', 'TestSuite'}, classes = {'torch.Tester'}},
   ['torch.cmdline'] = {fields = {'CmdLine'}, classes = {'torch.CmdLine'}},
+  ['torch.memory'] = {fields = {'memory', 'memory_snapshot', 'memory_summary'}},
 }
 torch._lazy_modules = lazy_modules
 local lazy_field, lazy_method, lazy_class = {}, {}, {}

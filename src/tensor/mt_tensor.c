@@ -5,6 +5,7 @@
 #include "mt_convert.h"
 #include "mt_iter.h"
 #include "mt_kernel.h"
+#include "mt_live.h"
 #include "mt_mapguard.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,7 +102,9 @@ static int header_fits(size_t nbytes) {
   return nbytes + MT_STORAGE_HEADER <= bucket;   /* same power-of-two bucket */
 }
 
-mt_storage *mt_storage_new(size_t nbytes) {
+/* A CPU storage not yet in the registry of live storages: its creator adds
+   it, with the tensor it is for when there is one. */
+static mt_storage *storage_alloc(size_t nbytes) {
   int inline_data = header_fits(nbytes);
   mt_storage *s = mt_alloc(MT_STORAGE_HEADER + (inline_data ? nbytes : 0));
   if (!s) return NULL;
@@ -114,6 +117,14 @@ mt_storage *mt_storage_new(size_t nbytes) {
   return s;
 }
 
+mt_storage *mt_storage_new(size_t nbytes) { return mt_storage_new_for(nbytes, -1); }
+
+mt_storage *mt_storage_new_for(size_t nbytes, int dtype) {
+  mt_storage *s = storage_alloc(nbytes);
+  if (s) mt_live_add(s, dtype, -1, NULL);
+  return s;
+}
+
 mt_storage *mt_storage_mapped(void *data, size_t nbytes) {
   mt_storage *s = mt_alloc(MT_STORAGE_HEADER);
   if (!s) return NULL;
@@ -122,6 +133,7 @@ mt_storage *mt_storage_mapped(void *data, size_t nbytes) {
   s->data = data;
   s->nbytes = nbytes;
   s->owns = MT_STORAGE_MAPPED;
+  mt_live_add(s, -1, -1, NULL);
   return s;
 }
 
@@ -157,8 +169,9 @@ int mt_check_same_device(const char *op, const mt_tensor *a, const mt_tensor *b)
                  mt_tensor_device_str(a, b1, sizeof b1), mt_tensor_device_str(b, b2, sizeof b2));
 }
 
-mt_storage *mt_storage_new_on(size_t nbytes, int device, int index) {
-  if (device == MT_CPU) return mt_storage_new(nbytes);
+/* A storage on (device, index), not yet in the registry (as storage_alloc). */
+static mt_storage *storage_alloc_on(size_t nbytes, int device, int index) {
+  if (device == MT_CPU) return storage_alloc(nbytes);
   const mt_device_backend *b = mt_device_backend_of(device);
   if (!b) {
     char buf[32];
@@ -177,8 +190,15 @@ mt_storage *mt_storage_new_on(size_t nbytes, int device, int index) {
   return s;
 }
 
+mt_storage *mt_storage_new_on(size_t nbytes, int device, int index) {
+  mt_storage *s = storage_alloc_on(nbytes, device, index);
+  if (s) mt_live_add(s, -1, -1, NULL);
+  return s;
+}
+
 void mt_storage_release(mt_storage *s) {
   if (!s || --s->refcount > 0) return;
+  mt_live_remove(s);
   if (s->owns == MT_STORAGE_MAPPED) {
     if (s->nbytes) mt_mapguard_unmap(s->data, s->nbytes);
     mt_free(s, MT_STORAGE_HEADER);
@@ -277,12 +297,13 @@ int mt_tensor_init_on(const char *op, mt_tensor *t, int dtype, int ndim, const i
   size_t nbytes = (size_t)n * (size_t)mt_dtypes[dtype].size;
   mt_storage *s;
   if (__builtin_expect(device == MT_CPU, 1)) {
-    if (!(s = mt_storage_new(nbytes))) return mt_fail("%s: out of memory allocating %zu bytes", op, nbytes);
-  } else if (!(s = mt_storage_new_on(nbytes, device, index))) {
+    if (!(s = storage_alloc(nbytes))) return mt_fail("%s: out of memory allocating %zu bytes", op, nbytes);
+  } else if (!(s = storage_alloc_on(nbytes, device, index))) {
     char buf[32];
     return mt_fail("%s: allocating %zu bytes on %s: %s", op, nbytes, mt_device_str(device, index, buf, sizeof buf),
                    mt_error());
   }
+  mt_live_add(s, dtype, ndim, shape);
   t->storage = s;
   t->offset = 0;
   t->dtype = dtype;
@@ -306,8 +327,9 @@ int mt_resize(mt_tensor *t, int ndim, const int64_t *shape) {
       return mt_fail("resize_: a tensor on %s cannot grow its storage (%zu bytes to %zu)",
                      mt_tensor_device_str(t, buf, sizeof buf), t->storage->nbytes, need);
     }
-    mt_storage *s = mt_storage_new(need);
+    mt_storage *s = storage_alloc(need);
     if (!s) return mt_fail("resize_: out of memory allocating %zu bytes", need);
+    mt_live_add(s, t->dtype, ndim, shape);
     memcpy(s->data, t->storage->data, t->storage->nbytes);
     mt_storage_release(t->storage);
     t->storage = s;
@@ -332,6 +354,7 @@ void mt_tensor_alias(mt_tensor *t, const mt_tensor *src) {
 void mt_scalar_view(mt_tensor *v, mt_storage *s, char *buf, int dtype, int ndim, const int64_t *shape) {
   memset(s, 0, sizeof *s);
   s->refcount = 2;                   /* the caller's and the view's: never freed */
+  s->live_slot = -1;                 /* nor listed among the live storages */
   s->data = buf;
   s->nbytes = 8;
   v->storage = s;

@@ -26,9 +26,12 @@ typedef struct mt_storage {
   int device;               /* MT_CPU or MT_CUDA */
   int device_index;         /* which one of that type (0 on the CPU) */
   int owns;                 /* MT_STORAGE_*: how data is freed */
+  int live_slot;            /* its slot in the registry of live storages (mt_live.h); -1: none */
   int64_t version;          /* bumped by in-place ops; shared by all views */
   int64_t ag_version;       /* bumped when an in-place op gives one of its tensors new
                                autograd history (src/autograd): the others go stale */
+  int alloc_dtype;          /* the dtype of the tensor it was made for (-1 unknown), for
+                               torch.memory_snapshot */
 } mt_storage;
 
 typedef struct mt_tensor {
@@ -94,6 +97,8 @@ int mt_view_end(const char *op, mt_tensor *r);
 
 /* ---- storage ---- */
 mt_storage *mt_storage_new(size_t nbytes);
+/* The same for elements of dtype (what torch.memory_snapshot shows; -1 unknown). */
+mt_storage *mt_storage_new_for(size_t nbytes, int dtype);
 void mt_storage_retain(mt_storage *s);
 /* A storage over nbytes of memory mapped with mmap (a file, shared memory);
    released with mt_mapguard_unmap. NULL when out of memory (the mapping is

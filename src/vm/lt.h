@@ -154,6 +154,7 @@ void lt_open_lapack(lua_State *L);
 void lt_open_storage(lua_State *L);
 void lt_open_gate(lua_State *L);
 void lt_open_profiler(lua_State *L);
+void lt_open_memory(lua_State *L);
 
 /* A Torch7 storage object (lt_storage.c): a window of size elements at
    offset (both in elements of dtype) onto an engine storage. */

@@ -10,7 +10,7 @@ typedef void (*lt_opener)(lua_State *L);
 static const lt_opener areas[] = {
   lt_open_tensor, lt_open_storage, lt_open_gate, lt_open_math, lt_open_reduce, lt_open_index,
   lt_open_shape, lt_open_linalg, lt_open_random, lt_open_util, lt_open_optim, lt_open_data, lt_open_autograd, lt_open_conv, lt_open_serialize,
-  lt_open_lapack, lt_open_profiler,
+  lt_open_lapack, lt_open_profiler, lt_open_memory,
 };
 
 /* Thread count at start-up: OMP_NUM_THREADS when set, else every core this

@@ -39,7 +39,7 @@ static lt_storage *push_new(lua_State *L, int dtype, int64_t n, const char *op) 
   int64_t bytes;
   if (n < 0) luaL_error(L, "%s: the size must be non-negative, got %I", op, (lua_Integer)n);
   if (n > MT_MAX_NUMEL || mt_mul_size(op, n, mt_dtypes[dtype].size, &bytes)) lt_error(L);
-  mt_storage *s = mt_storage_new((size_t)bytes);
+  mt_storage *s = mt_storage_new_for((size_t)bytes, dtype);
   if (!s) luaL_error(L, "%s: out of memory allocating %I bytes", op, (lua_Integer)bytes);
   if (bytes) memset(s->data, 0, (size_t)bytes);
   lt_storage *w = lt_push_storage(L, s, dtype, 0, n);
@@ -189,7 +189,7 @@ static int s_resize(lua_State *L) {
     if (s->s->device != MT_CPU) luaL_error(L, "resize: a storage on a GPU cannot grow");
     int64_t bytes;
     if (n > MT_MAX_NUMEL || mt_mul_size("resize", n, mt_dtypes[s->dtype].size, &bytes)) lt_error(L);
-    mt_storage *fresh = mt_storage_new((size_t)bytes);
+    mt_storage *fresh = mt_storage_new_for((size_t)bytes, s->dtype);
     if (!fresh) luaL_error(L, "resize: out of memory allocating %I bytes", (lua_Integer)bytes);
     size_t keep = (size_t)s->size * (size_t)mt_dtypes[s->dtype].size;
     memcpy(fresh->data, elem(s, 0), keep);

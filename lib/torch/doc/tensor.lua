@@ -199,7 +199,8 @@ x:resizeAs_(y), x:resizeAs(y)
 
 torch.memory_stats()
   The CPU allocator's counters: {allocated=, peak=, cached=, num_allocs=,
-  cache_hits=} (bytes and counts).
+  cache_hits=} (bytes and counts). torch.memory_snapshot() lists the storages
+  that hold them, and where they were allocated.
 
 torch.reset_peak_memory_stats()
   Sets the peak counter of torch.memory_stats() to the bytes allocated now.
