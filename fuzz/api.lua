@@ -42,6 +42,9 @@ local DENY = {
   ['torch._set_tracer'] = true, ['torch._set_field_hook'] = true,
   -- the thread pool's size: a huge count starts that many threads
   ['torch.set_num_threads'] = true, ['torch.setnumthreads'] = true,
+  -- process-wide recording: a session a fuzzed call started would record every later call
+  -- (the profiler's events, a traceback per allocation) for the rest of the run
+  ['torch._profiler_start'] = true, ['torch._memory_record'] = true,
 }
 
 for name in (os.getenv('FUZZ_SKIP') or ''):gmatch('[^,%s]+') do DENY[name] = true end
