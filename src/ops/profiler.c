@@ -67,8 +67,10 @@ static uint32_t hash_of(const char *s) {
 }
 
 static int grow_slots(void) {
-  int32_t cap = slots_cap ? slots_cap * 2 : 1024;
-  int32_t *grown = calloc((size_t)cap, sizeof *grown);
+  int64_t cap = slots_cap ? slots_cap : 1024, bytes;
+  if (slots_cap && mt_mul_size("profiler", cap, 2, &cap)) return -1;
+  if (cap > INT32_MAX || mt_mul_size("profiler", cap, (int64_t)sizeof *slots, &bytes)) return -1;
+  int32_t *grown = calloc(1, (size_t)bytes);
   if (!grown) return -1;
   for (int32_t i = 0; i < nnames; i++) {
     uint32_t j = hash_of(names[i]) & (uint32_t)(cap - 1);
@@ -77,7 +79,7 @@ static int grow_slots(void) {
   }
   free(slots);
   slots = grown;
-  slots_cap = cap;
+  slots_cap = (int32_t)cap;
   return 0;
 }
 
@@ -89,11 +91,14 @@ int32_t mt_prof_name(const char *name) {
   for (; slots[j]; j = (j + 1) & (uint32_t)(slots_cap - 1))
     if (!strcmp(names[slots[j] - 1], name)) { id = slots[j] - 1; goto done; }
   if (nnames == names_cap) {
-    int32_t cap = names_cap ? names_cap * 2 : 512;
-    char **grown = realloc(names, sizeof *grown * (size_t)cap);
+    int64_t cap = names_cap ? names_cap : 512, bytes;
+    if ((names_cap && mt_mul_size("profiler", cap, 2, &cap)) || cap > INT32_MAX ||
+        mt_mul_size("profiler", cap, (int64_t)sizeof *names, &bytes))
+      goto done;
+    char **grown = realloc(names, (size_t)bytes);
     if (!grown) goto done;
     names = grown;
-    names_cap = cap;
+    names_cap = (int32_t)cap;
   }
   char *copy = strdup(name);
   if (!copy) goto done;

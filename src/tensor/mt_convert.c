@@ -6,6 +6,7 @@
    has it (round to nearest even whatever MXCSR says), mt_dtype.h's portable code elsewhere.
    A 200704-element float32 -> bfloat16 copy (a 256x784 weight) took 234 us one element
    at a time. */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <string.h>
 #include "mt_convert.h"
@@ -42,15 +43,12 @@ static __attribute__((target("avx,f16c"))) void f16_to_f32_f16c(float *out, cons
   for (; i < n; i++) out[i] = _cvtsh_ss(in[i]);
 }
 
+/* AVX usable (the CPU's and the OS's, as __builtin_cpu_supports says; it tests bits set once)
+   and F16C (cpuid leaf 1: Clang's __builtin_cpu_supports does not name it) */
 static int has_f16c(void) {
-  static int known = -1;
-  int r = __atomic_load_n(&known, __ATOMIC_RELAXED);
-  if (r < 0) {
-    __builtin_cpu_init();
-    r = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-    __atomic_store_n(&known, r, __ATOMIC_RELAXED);
-  }
-  return r;
+  unsigned a, b, c, d;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 
 void mt_cvt_f32_to_f16(uint16_t *out, const float *in, int64_t n) {

@@ -41,9 +41,11 @@ static int64_t take_slot(void) {
     return i;
   }
   if (nslots == capacity) {
-    int64_t cap = capacity ? capacity * 2 : MT_LIVE_FIRST_SLOTS;
+    int64_t cap = capacity ? capacity : MT_LIVE_FIRST_SLOTS, bytes;
+    if (capacity && mt_mul_size("storage registry", cap, 2, &cap)) return -1;
     if (cap > INT_MAX) return -1;               /* mt_storage.live_slot is an int */
-    live_slot *grown = realloc(slots, sizeof *slots * (size_t)cap);
+    if (mt_mul_size("storage registry", cap, (int64_t)sizeof *slots, &bytes)) return -1;
+    live_slot *grown = realloc(slots, (size_t)bytes);
     if (!grown) return -1;
     slots = grown;
     capacity = cap;
@@ -90,7 +92,8 @@ int mt_live_list(mt_live_info **out, int64_t *n) {
     int64_t want = nslots + nslots / 8 + 16;
     live_unlock();
     free(list);
-    if (!(list = malloc(sizeof *list * (size_t)want))) return -1;
+    int64_t bytes;
+    if (mt_mul_size("memory_snapshot", want, (int64_t)sizeof *list, &bytes) || !(list = malloc((size_t)bytes))) return -1;
     room = want;
   }
   int64_t k = 0;

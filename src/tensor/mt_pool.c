@@ -222,12 +222,8 @@ static void max_plane_2x2(const char *plane, int dtype, int64_t *out, int64_t w,
     return;
   }
 #if defined(__x86_64__)
-  static int avx512 = -1;
-  if (avx512 < 0) {
-    __builtin_cpu_init();
-    __atomic_store_n(&avx512, __builtin_cpu_supports("avx512f"), __ATOMIC_RELAXED);
-  }
-  if (__atomic_load_n(&avx512, __ATOMIC_RELAXED) && w < ((int64_t)1 << 29)) {
+  __builtin_cpu_init();                /* once; then a test of a bit cpuid set */
+  if (__builtin_cpu_supports("avx512f") && w < ((int64_t)1 << 29)) {
     max_plane_2x2_f32x16((const float *)plane, out, w, oh, ow, base);
     return;
   }

@@ -40,8 +40,9 @@ static uint64_t fnv1a(const char *p, size_t n) {
 
 /* Doubles the table (under site_lock); stays as it is when out of memory. */
 static void grow_sites(void) {
-  size_t n = nbuckets ? nbuckets * 2 : LT_MEM_FIRST_BUCKETS;
-  site **b = calloc(n, sizeof *b);
+  int64_t n = nbuckets ? (int64_t)nbuckets : LT_MEM_FIRST_BUCKETS;
+  if (nbuckets && mt_mul_size("memory sites", n, 2, &n)) return;
+  site **b = calloc((size_t)n, sizeof *b);     /* calloc checks n * size */
   if (!b) return;
   for (size_t i = 0; i < nbuckets; i++)
     for (site *st = buckets[i], *next; st; st = next) {
@@ -51,7 +52,7 @@ static void grow_sites(void) {
     }
   free(buckets);
   buckets = b;
-  nbuckets = n;
+  nbuckets = (size_t)n;
 }
 
 /* The site of key, with one more reference; NULL when out of memory. */
@@ -63,7 +64,8 @@ static site *site_intern(const char *key, size_t len) {
   if (nbuckets) {
     for (st = buckets[h & (nbuckets - 1)]; st; st = st->next)
       if (st->hash == h && st->len == len && !memcmp(st->key, key, len)) break;
-    if (!st && (st = malloc(sizeof *st + len))) {
+    int64_t bytes;
+    if (!st && !mt_add_size("memory sites", (int64_t)sizeof *st, (int64_t)len, &bytes) && (st = malloc((size_t)bytes))) {
       st->hash = h;
       st->refs = 0;
       st->len = len;
@@ -137,7 +139,11 @@ static void *record_new(int dtype, int ndim, const int64_t *shape) {
   (void)dtype;                    /* the storage keeps it */
   if (ndim > 0 && !shape) ndim = -1;
   int n = ndim > 0 ? ndim : 0;
-  mem_record *r = malloc(sizeof *r + sizeof(int64_t) * (size_t)n);
+  int64_t bytes;
+  if (mt_mul_size("memory record", n, (int64_t)sizeof(int64_t), &bytes) ||
+      mt_add_size("memory record", bytes, (int64_t)sizeof(mem_record), &bytes))
+    return NULL;
+  mem_record *r = malloc((size_t)bytes);
   if (!r) return NULL;
   r->refs = 1;
   r->ndim = ndim;
