@@ -21,6 +21,16 @@ PKG_LIBS_LUA = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 CFLAGS_ALL = -std=gnu11 $(OPT) -g -fPIC -pthread -fopenmp-simd -fno-math-errno -Wall -Wextra $(SAN) $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 
+# The direct convolution is compiled once per x86-64 level (src/tensor/mt_conv_direct.h),
+# each unit with its own -march after the build's, whatever ARCH is; the engine picks one
+# at run time. ISA_FLAGS is read by the compile rule alone (target-specific variables also
+# reach prerequisites, such as the flags stamp).
+ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+$(BUILD)/src/tensor/mt_conv_isa_base.o: ISA_FLAGS = -march=x86-64
+$(BUILD)/src/tensor/mt_conv_isa_v3.o: ISA_FLAGS = -march=x86-64-v3
+$(BUILD)/src/tensor/mt_conv_isa_v4.o: ISA_FLAGS = -march=x86-64-v4
+endif
+
 ENGINE_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/ops/*.c)
 VM_SRC := $(filter-out src/vm/th.c,$(wildcard src/vm/*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -174,7 +184,7 @@ FORCE:
 DEPFLAGS := -MMD -MP
 $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(ISA_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 -include $(ENGINE_OBJ:.o=.d) $(VM_OBJ:.o=.d) $(BUILD)/src/vm/th.d
 

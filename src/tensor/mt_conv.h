@@ -110,4 +110,8 @@ int mt_conv3d_input_grad(mt_tensor *gx, const mt_tensor *gy, const mt_tensor *w,
 int mt_conv3d_weight_grad(mt_tensor *gw, mt_tensor *gb, const mt_tensor *x, const mt_tensor *gy,
                           const mt_conv3d_geom *g);
 
+/* The level the float32 direct kernel runs at here ("DEFAULT", "AVX2" or "AVX512"):
+   the CPU's own, or a lower one named by TH_CONV_ISA; chosen at first use. */
+const char *mt_conv_level(void);
+
 #endif

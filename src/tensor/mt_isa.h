@@ -18,4 +18,9 @@
    "AVX2" (x86-64-v3) or "DEFAULT"; a build for one ISA names that one */
 const char *mt_cpu_capability(void);
 
+/* this CPU's level from cpuid, whatever the build targets: 2 for x86-64-v4 (AVX-512
+   F/BW/CD/DQ/VL), 1 for x86-64-v3 (AVX2, FMA, BMI1/2), else 0 (and 0 off x86-64); for
+   the kernels built once per level and picked at run time (mt_conv_direct.h) */
+int mt_cpu_level(void);
+
 #endif

@@ -52,8 +52,10 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* Marks a kernel that streams one long run from memory: 256-bit vectors
    there. Measured on AVX-512 (Zen 4), 512-bit loads summing a run fetch it
    10-20% slower than 256-bit ones from DRAM (in L2 they are 4% faster).
-   The lanes are explicit arrays, so the width changes no result. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+   The lanes are explicit arrays, so the width changes no result. A build
+   with clones (mt_isa.h) leaves it to each clone's target: GCC takes no
+   target attribute beside target_clones. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !MT_CLONING
 #define RED_STREAM __attribute__((target("prefer-vector-width=256")))
 #else
 #define RED_STREAM

@@ -8,6 +8,7 @@
 #include "../tensor/mt_parallel.h"
 #include "../tensor/mt_sgemm.h"
 #include "../tensor/mt_isa.h"
+#include "../tensor/mt_conv.h"
 #include "../autograd/ag.h"
 #include "../autograd/ag_shape.h"
 
@@ -1212,6 +1213,13 @@ static int t_cpu_capability(lua_State *L) {
   return 1;
 }
 
+/* torch._conv_kernel(): the level the float32 convolution's direct kernel runs at
+   ('DEFAULT', 'AVX2' or 'AVX512'; TH_CONV_ISA names a lower one), for the specs and benches */
+static int t_conv_kernel(lua_State *L) {
+  lua_pushstring(L, mt_conv_level());
+  return 1;
+}
+
 static int t_memory_stats(lua_State *L) {
   mt_alloc_stats s;
   mt_alloc_get_stats(&s);
@@ -1276,6 +1284,7 @@ static const luaL_Reg functions[] = {
   {"setnumthreads", t_setnumthreads}, {"getnumthreads", t_getnumthreads},
   {"set_num_threads", t_setnumthreads}, {"get_num_threads", t_getnumthreads},
   {"_parallel_width", t_parallel_width}, {"_gemm_kernel", t_gemm_kernel}, {"_cpu_capability", t_cpu_capability},
+  {"_conv_kernel", t_conv_kernel},
   {"memory_stats", t_memory_stats}, {"reset_peak_memory_stats", t_reset_peak},
   {"empty_cache", t_empty_cache}, {"_set_field_hook", t_set_field_hook}, {"isTensor", t_is_tensor}, {"is_tensor", t_is_tensor}, {"_same_shape", t_same_shape},
   {"numel", t_numel},
