@@ -4,10 +4,13 @@
 PREFIX ?= /usr/local
 BUILD ?= build
 CC ?= gcc
-# ARCH: the ISA the whole build targets. native (the build machine's own) for now; x86-64
-# builds a binary that runs on any x86-64 CPU, its hot loops compiled per ISA and picked at
-# start-up (src/tensor/mt_isa.h; torch.backends.cpu.get_cpu_capability() says which ran).
-ARCH ?= native
+# ARCH: the ISA the whole build targets. On x86-64, x86-64: a binary that runs on any
+# x86-64 CPU, its hot loops compiled per level (baseline, AVX2 + FMA, AVX-512) and picked at
+# start-up from cpuid (src/tensor/mt_isa.h; torch.backends.cpu.get_cpu_capability() says
+# which ran). ARCH=native builds for the build machine alone (no faster: bench/builds.py);
+# elsewhere native is the default.
+HOST_X86_64 := $(if $(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null)),1,)
+ARCH ?= $(if $(HOST_X86_64),x86-64,native)
 OPT ?= -O3 -march=$(ARCH)
 SAN ?=
 
@@ -25,7 +28,7 @@ LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 # each unit with its own -march after the build's, whatever ARCH is; the engine picks one
 # at run time. ISA_FLAGS is read by the compile rule alone (target-specific variables also
 # reach prerequisites, such as the flags stamp).
-ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+ifeq ($(HOST_X86_64),1)
 $(BUILD)/src/tensor/mt_conv_isa_base.o: ISA_FLAGS = -march=x86-64
 $(BUILD)/src/tensor/mt_conv_isa_v3.o: ISA_FLAGS = -march=x86-64-v3
 $(BUILD)/src/tensor/mt_conv_isa_v4.o: ISA_FLAGS = -march=x86-64-v4

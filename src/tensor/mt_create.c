@@ -7,6 +7,7 @@
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_parallel.h"
+#include "mt_isa.h"
 
 /* Arithmetic sequences: start + step * i (floating dtypes compute in double;
    integer dtypes in int64 from the truncated start and step, as PyTorch).
@@ -47,7 +48,7 @@ static inline int64_t seq_int(const seq *s, int64_t i) {
 typedef void (*seq_fn)(char *out, const seq *s, int64_t begin, int64_t end);
 
 #define MT_SEQ_KERNEL(E, T, N, TN, K)                                            \
-  static void seq_##E(char *out, const seq *s, int64_t begin, int64_t end) {    \
+  static MT_CLONES void seq_##E(char *out, const seq *s, int64_t begin, int64_t end) {    \
     T *o = (T *)out;                                                            \
     for (int64_t i = begin; i < end; i++) {                                     \
       if (K == 2) MT_STORE_##E(o + i, seq_float(s, i, sizeof(MT_CT_##E) == sizeof(float))); \

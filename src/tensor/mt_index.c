@@ -8,6 +8,7 @@
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_ops.h"
+#include "mt_isa.h"
 
 /* One element moved by its size: every dtype is 1, 2, 4 or 8 bytes. */
 #define MT_ELEM_SIZES(X) X(1, uint8_t) X(2, uint16_t) X(4, uint32_t) X(8, uint64_t)
@@ -36,7 +37,7 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
 /* ---- kernels ---- */
 /* operands: out, src (indexed dim at stride 0), int64 index */
 #define GATHER_KERNEL(S, T)                                                     \
-  static void gather_##S(char **d, const int64_t *s, int64_t n, void *c) {      \
+  static MT_CLONES void gather_##S(char **d, const int64_t *s, int64_t n, void *c) {      \
     const index_ctx *ic = c;                                                    \
     char *o = d[0]; const char *x = d[1], *ix = d[2];                           \
     if (s[2] == 0) {  /* one index for the run (index_select's rows): a copy */ \
@@ -52,7 +53,7 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
   }
 /* operands: dst (indexed dim at stride 0), src, int64 index */
 #define SCATTER_KERNEL(S, T)                                                    \
-  static void scatter_##S(char **d, const int64_t *s, int64_t n, void *c) {     \
+  static MT_CLONES void scatter_##S(char **d, const int64_t *s, int64_t n, void *c) {     \
     const index_ctx *ic = c;                                                    \
     char *o = d[0]; const char *x = d[1], *ix = d[2];                           \
     for (int64_t i = 0; i < n; i++, o += s[0], x += s[1], ix += s[2])           \
@@ -63,7 +64,7 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
    indexed loops the compiler vectorises: the mask is data, and a branch on
    it mispredicts half the time. */
 #define WHERE_KERNEL(S, T)                                                      \
-  static void where_##S(char **d, const int64_t *s, int64_t n, void *c) {       \
+  static MT_CLONES void where_##S(char **d, const int64_t *s, int64_t n, void *c) {       \
     (void)c;                                                                    \
     char *o = d[0]; const char *m = d[1], *a = d[2], *b = d[3];                 \
     const int64_t e = (int64_t)sizeof(T);                                       \
@@ -91,7 +92,7 @@ static inline int64_t wrap_index(const index_ctx *c, int64_t v) {
   }
 /* operands: x, mask; ctx: the value's bytes in x's dtype */
 #define MASKED_FILL_KERNEL(S, T)                                                \
-  static void masked_fill_##S(char **d, const int64_t *s, int64_t n, void *c) { \
+  static MT_CLONES void masked_fill_##S(char **d, const int64_t *s, int64_t n, void *c) { \
     T v;                                                                        \
     memcpy(&v, c, sizeof v);                                                    \
     char *o = d[0]; const char *m = d[1];                                       \
@@ -120,7 +121,7 @@ static const mt_loop_fn masked_fill_kernels[4] = {MT_ELEM_SIZES(MASKED_FILL_ENTR
 
 /* scatter with add, per dtype: dst += alpha * src in the compute type */
 #define SCATTER_ADD_KERNEL(E, T, N, TN, K)                                      \
-  static void scatter_add_##E(char **d, const int64_t *s, int64_t n, void *c) { \
+  static MT_CLONES void scatter_add_##E(char **d, const int64_t *s, int64_t n, void *c) { \
     typedef MT_CT_##E ct;                                                       \
     const index_ctx *ic = c;                                                    \
     const ct alpha = (ct)ic->alpha;                                             \
@@ -187,7 +188,7 @@ static int index_as_int64(const char *op, mt_tensor *r, const mt_tensor *index) 
 
 typedef struct { int64_t size, base, bad; int found; } range_ctx;
 
-static void range_kernel(char **d, const int64_t *s, int64_t n, void *c) {
+static MT_CLONES void range_kernel(char **d, const int64_t *s, int64_t n, void *c) {
   range_ctx *k = c;
   if (k->found) return;
   const char *p = d[0];

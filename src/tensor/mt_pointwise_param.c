@@ -6,6 +6,7 @@
 #include "mt_iter.h"
 #include "mt_kernel.h"
 #include "mt_shape.h"
+#include "mt_isa.h"
 
 /* Kernels are instantiated for every dtype, bool and unsigned included,
    where some expressions are trivially constant: that is intended. */
@@ -109,17 +110,17 @@ static int run_unary(mt_tensor *r, const mt_tensor *x, mt_param_kernel kind, mt_
 #define CLAMP_LO(v) (!(v <= lo) ? v : lo)
 #define CLAMP_HI(v) (!(v >= hi) ? v : hi)
 #define CLAMP_KERNELS(E, T, N, TN, K)                                           \
-  static void clamp_lo_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
+  static MT_CLONES void clamp_lo_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
     typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
     const ct lo = K == 2 ? (ct)c->p[0] : (ct)c->i[0];                           \
     LOOP2(E, CLAMP_LO(v))                                                       \
   }                                                                             \
-  static void clamp_hi_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
+  static MT_CLONES void clamp_hi_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
     typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
     const ct hi = K == 2 ? (ct)c->p[1] : (ct)c->i[1];                           \
     LOOP2(E, CLAMP_HI(v))                                                       \
   }                                                                             \
-  static void clamp_both_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void clamp_both_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
     const ct lo = K == 2 ? (ct)c->p[0] : (ct)c->i[0];                           \
     const ct hi = K == 2 ? (ct)c->p[1] : (ct)c->i[1];                           \
@@ -225,12 +226,12 @@ int mt_clamp_operands(mt_tensor *r, const mt_operand *in, int which, int inplace
 /* ---- softplus, leaky_relu ---- */
 
 #define ACTIVATION_KERNELS(E, T, N, TN, K)                                      \
-  static void softplus_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
+  static MT_CLONES void softplus_##E(char **d, const int64_t *s, int64_t n, void *cx) {   \
     typedef MT_CT_##E ct; const param_ctx *c = cx;                              \
     const ct beta = (ct)c->p[0], threshold = (ct)c->p[1];                       \
     LOOP2(E, v * beta > threshold ? v : mt_log1p(mt_exp(v * beta)) / beta)      \
   }                                                                             \
-  static void leaky_relu_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void leaky_relu_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; const ct slope = (ct)((const param_ctx *)cx)->p[0];   \
     LOOP2(E, v > 0 ? v : v * slope)                                             \
   }
@@ -337,7 +338,7 @@ static int run_ternary(mt_tensor *r, const mt_tensor *const *ins, int nin, int d
 #define GELU_TANH_T(x) mt_tanh((ct)0.79788456080286535588 * ((x) + (ct)0.044715 * (x) * (x) * (x)))
 /* out = g * gelu'(x); a contiguous run gets a loop the compiler vectorises */
 #define GELU_BACKWARD_KERNELS(E, T, N, TN, K)                                   \
-  static void gelu_backward_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void gelu_backward_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; typedef T st; (void)cx;                               \
     if (s[0] == (int64_t)sizeof(st) && s[1] == s[0] && s[2] == s[0]) {           \
       st *o = (st *)d[0]; const st *g = (const st *)d[1], *x = (const st *)d[2]; \
@@ -353,7 +354,7 @@ static int run_ternary(mt_tensor *r, const mt_tensor *const *ins, int nin, int d
       MT_STORE_##E(d[0] + i * s[0], MT_LOAD_##E(d[1] + i * s[1]) * GELU_GRAD(v)); \
     }                                                                           \
   }                                                                             \
-  static void gelu_tanh_backward_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void gelu_tanh_backward_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; (void)cx;                                             \
     for (int64_t i = 0; i < n; i++) {                                           \
       ct v = MT_LOAD_##E(d[2] + i * s[2]), t = GELU_TANH_T(v);                  \
@@ -368,13 +369,13 @@ static const mt_loop_fn gelu_backward_kernels[MT_NDTYPES][2] = {MT_FLOAT_DTYPES(
 /* ---- addcmul, addcdiv ---- */
 
 #define ADDCMUL_KERNEL(E, T, N, TN, K)                                          \
-  static void addcmul_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
+  static MT_CLONES void addcmul_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
     typedef MT_CT_##E ct; const param_ctx *pc = cx;                             \
     const ct value = K == 2 ? (ct)pc->p[0] : (ct)pc->i[0];                      \
     LOOP4(E, MT_WRAP(a, +, MT_WRAP(MT_WRAP(value, *, b), *, c)))                                                 \
   }
 #define ADDCDIV_KERNEL(E, T, N, TN, K)                                          \
-  static void addcdiv_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
+  static MT_CLONES void addcdiv_##E(char **d, const int64_t *s, int64_t n, void *cx) {    \
     typedef MT_CT_##E ct; const ct value = (ct)((const param_ctx *)cx)->p[0];   \
     LOOP4(E, a + value * b / c)                                                 \
   }
@@ -414,11 +415,11 @@ int mt_addc(mt_tensor *r, const mt_tensor *a, const mt_tensor *t1, const mt_tens
 /* PyTorch's form: from the nearer end, so weight 1 gives exactly end. */
 #define LERP(a, b, w) (fabs(w) < (ct)0.5 ? a + w * (b - a) : b - (b - a) * ((ct)1 - w))
 #define LERP_KERNELS(E, T, N, TN, K)                                            \
-  static void lerp_scalar_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void lerp_scalar_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; const ct w = (ct)((const param_ctx *)cx)->p[0];       \
     LOOP3(E, LERP(a, b, w))                                                     \
   }                                                                             \
-  static void lerp_tensor_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void lerp_tensor_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; (void)cx;                                             \
     LOOP4(E, LERP(a, b, c))                                                     \
   }
@@ -502,7 +503,7 @@ int mt_param(mt_tensor *r, const mt_operand *in, mt_op op, const double *p, int 
 #define ACT_GRAD(kind, a, b) \
   ((kind) == MT_ACT_RELU ? ((b) > 0 ? (a) : (ct)0) : (kind) == MT_ACT_TANH ? (a) * ((ct)1 - (b) * (b)) : (a) * ((b) * ((ct)1 - (b))))
 #define ACT_GRAD_KERNEL(E, T, N, TN, K, KIND, NAME)                             \
-  static void NAME##_grad_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
+  static MT_CLONES void NAME##_grad_##E(char **d, const int64_t *s, int64_t n, void *cx) { \
     typedef MT_CT_##E ct; (void)cx;                                             \
     if (s[0] == (int64_t)sizeof(T) && s[1] == s[0] && s[2] == s[0]) {           \
       T *o = (T *)d[0]; const T *g = (const T *)d[1], *y = (const T *)d[2];     \

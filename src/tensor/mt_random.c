@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include "mt_kernel.h"
 #include "mt_parallel.h"
+#include "mt_isa.h"
 
 /* Below this many values a draw stays on one thread. A value costs a Philox
    block and often a log or a cos (tens of ns), so the break-even comes much
@@ -152,7 +153,7 @@ static stream open_stream(mt_generator *g, uint64_t n, int words) {
 /* Blocks first .. first + n - 1, word-major, computed PHILOX_LANES at a
    time (a few past n, unused): a fixed-length loop over blocks with the
    rounds inside, in 32-bit arithmetic, that compilers vectorize. */
-static void philox_blocks(const uint32_t key[2], uint64_t first, int n, uint32_t out[4][MT_RANDOM_BLOCKS]) {
+static MT_CLONES void philox_blocks(const uint32_t key[2], uint64_t first, int n, uint32_t out[4][MT_RANDOM_BLOCKS]) {
   const uint32_t key0 = key[0], key1 = key[1];
   const uint32_t first_lo = (uint32_t)first, first_hi = (uint32_t)(first >> 32);
   for (int group = 0; group < n; group += PHILOX_LANES) {
@@ -167,7 +168,7 @@ static void philox_blocks(const uint32_t key[2], uint64_t first, int n, uint32_t
 
 /* The random bits of values [s, s + n) (n <= MT_RANDOM_CHUNK), top-aligned
    in 64 bits: a 1-word value has its word on top and zeros below. */
-static void stream_bits(const stream *st, int64_t s, int64_t n, uint64_t *bits) {
+static MT_CLONES void stream_bits(const stream *st, int64_t s, int64_t n, uint64_t *bits) {
   uint32_t w[4][MT_RANDOM_BLOCKS];
   int64_t b0 = s >> st->lane_bits, b1 = (s + n - 1) >> st->lane_bits;
   philox_blocks(st->key, st->offset + (uint64_t)b0, (int)(b1 - b0 + 1), w);
@@ -315,7 +316,7 @@ static inline float poly_sqrtf(float x) {
 /* n pairs (n a multiple of PHILOX_LANES): radius from k1 (31 bits, u1 in
    (0, 1]), angle 2 pi k2 / 2^24 (k2 24 bits) reduced to a quadrant q and
    r in [-pi/4, pi/4) in exact integer arithmetic. */
-static void box_muller_float(const int32_t *restrict k1s, const int32_t *restrict k2s, int n,
+static MT_CLONES void box_muller_float(const int32_t *restrict k1s, const int32_t *restrict k2s, int n,
                              float *restrict z0, float *restrict z1) {
   for (int group = 0; group < n; group += PHILOX_LANES) {
     for (int p = group; p < group + PHILOX_LANES; p++) {
@@ -336,7 +337,7 @@ static void box_muller_float(const int32_t *restrict k1s, const int32_t *restric
 /* The m values (m even) of a normal draw from their bits, mean and std
    applied (and exp for log-normal): in float for the single-precision
    dtypes, in double with libm for float64. */
-static void normal_values(const dist *d, const uint64_t *bits, int64_t m, int single, double *z) {
+static MT_CLONES void normal_values(const dist *d, const uint64_t *bits, int64_t m, int single, double *z) {
   int64_t pairs = m / 2;
   if (single) {
     int32_t k1[MT_RANDOM_CHUNK / 2], k2[MT_RANDOM_CHUNK / 2];
@@ -369,7 +370,7 @@ typedef void (*fill_fn)(char *out, const dist *d, int64_t begin, int64_t end);
    start at even values so a normal pair (2k, 2k+1) is always made whole;
    the partner of an odd last value lies in the same, reserved, block. */
 #define MT_FILL_KERNEL(E, T, N, TN, K)                                          \
-  static void fill_##E(char *out, const dist *d, int64_t begin, int64_t end) {  \
+  static MT_CLONES void fill_##E(char *out, const dist *d, int64_t begin, int64_t end) {  \
     T *o = (T *)out;                                                            \
     const int single = K == 2 && sizeof(MT_CT_##E) == sizeof(float);           \
     const double width = d->b - d->a;                                           \

@@ -12,6 +12,7 @@
 #include "mt_iter.h"
 #include "mt_parallel.h"
 #include "mt_ops.h"
+#include "mt_isa.h"
 
 static const char *const op_names[] = {
   [MT_RS_AVG_POOL] = "avg_pool2d", [MT_RS_ADAPTIVE_AVG] = "adaptive_avg_pool2d", [MT_RS_REFLECT] = "pad",
@@ -196,7 +197,7 @@ static int taps_build(taps *t, const mt_resample *rs, int d, int64_t in, int64_t
 /* ---- the planes ---- */
 #define RESAMPLE_KERNELS(T)                                                                         \
   /* y (oh, ow) from x (h, w); tmp holds (h, ow) */                                                \
-  static void forward_plane_##T(T *y, const T *x, T *tmp, const taps *th, const taps *tw, int64_t h, \
+  static MT_CLONES void forward_plane_##T(T *y, const T *x, T *tmp, const taps *th, const taps *tw, int64_t h, \
                                 int64_t w) {                                                        \
     const int64_t oh = th->out, ow = tw->out;                                                       \
     for (int64_t r = 0; r < h; r++)                                                                 \
@@ -216,7 +217,7 @@ static int taps_build(taps *t, const mt_resample *rs, int d, int64_t in, int64_t
     }                                                                                               \
   }                                                                                                 \
   /* x (h, w) from y (oh, ow), the transpose; tmp holds (oh, w) */                                 \
-  static void adjoint_plane_##T(T *x, const T *y, T *tmp, const taps *th, const taps *tw, int64_t h, \
+  static MT_CLONES void adjoint_plane_##T(T *x, const T *y, T *tmp, const taps *th, const taps *tw, int64_t h, \
                                 int64_t w) {                                                        \
     const int64_t oh = th->out, ow = tw->out;                                                       \
     memset(tmp, 0, sizeof(T) * (size_t)(oh * w));                                                  \

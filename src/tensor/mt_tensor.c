@@ -7,6 +7,7 @@
 #include "mt_kernel.h"
 #include "mt_live.h"
 #include "mt_mapguard.h"
+#include "mt_isa.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,7 +477,7 @@ char *mt_elem_ptr(const mt_tensor *t, const int64_t *index) {
 
 /* ---- converting copy: one kernel per (dst, src) dtype pair ---- */
 #define MT_COPY_KERNEL(ED, ES)                                                  \
-  static void copy_##ED##_##ES(char **d, const int64_t *s, int64_t n, void *c) { \
+  static MT_CLONES void copy_##ED##_##ES(char **d, const int64_t *s, int64_t n, void *c) { \
     (void)c;                                                                    \
     char *o = d[0]; const char *a = d[1];                                       \
     for (int64_t i = 0; i < n; i++) { MT_STORE_##ED(o, MT_LOAD_##ES(a)); o += s[0]; a += s[1]; } \
@@ -556,7 +557,7 @@ static const mt_loop_fn copy_kernels[MT_NDTYPES][MT_NDTYPES] = {
 /* float32 <-> bfloat16 / float16 copies: contiguous runs on mt_convert.c's vector loops,
    others on the pair's kernel of the table (ctx points at it) */
 #define MT_CVT_LOOP(NAME, CALL, OUT_SIZE, IN_SIZE)                                   \
-  static void NAME(char **d, const int64_t *s, int64_t n, void *c) {                \
+  static MT_CLONES void NAME(char **d, const int64_t *s, int64_t n, void *c) {                \
     if (s[0] == (OUT_SIZE) && s[1] == (IN_SIZE)) CALL;                               \
     else (*(const mt_loop_fn *)c)(d, s, n, NULL);                                    \
   }
@@ -574,7 +575,7 @@ static mt_loop_fn cvt_loop(int src, int dst) {
   return NULL;
 }
 
-static void copy_same(char **d, const int64_t *s, int64_t n, void *c) {
+static MT_CLONES void copy_same(char **d, const int64_t *s, int64_t n, void *c) {
   size_t es = *(const int *)c;
   if ((size_t)s[0] == es && (size_t)s[1] == es) { memmove(d[0], d[1], es * (size_t)n); return; }
   char *o = d[0]; const char *a = d[1];
@@ -659,7 +660,7 @@ int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype) {
 
 typedef struct { char value[8]; size_t size; } fill_ctx;
 
-static void fill_kernel(char **d, const int64_t *s, int64_t n, void *c) {
+static MT_CLONES void fill_kernel(char **d, const int64_t *s, int64_t n, void *c) {
   const fill_ctx *f = c;
   char *o = d[0];
   if (f->size == 4 && s[0] == 4) {
