@@ -110,3 +110,67 @@ describe('float32 to bfloat16 and float16', function()
     end
   end)
 end)
+
+-- float16 elementwise ops run in float on blocks of 256 widened elements (src/tensor/
+-- mt_pointwise.c): each result is the float32 result rounded once to binary16, as PyTorch's
+-- CPU float16 ops compute; the reference here rounds the exact sum, product or quotient of
+-- two halves to float32 (string.pack) and then to float16 (f16_of above).
+describe('float16 elementwise ops', function()
+  local function fl32(x) return (string.unpack('<f', string.pack('<f', x))) end
+  -- n halves spread over several binades, some negative, with zeros and ties of the sum
+  local function halves(n, seed)
+    math.randomseed(seed)
+    local xs = {}
+    for i = 1, n do xs[i] = f16_of((math.random() - 0.4) * 2 ^ math.random(-16, 9)) end
+    xs[1] = 0
+    return xs
+  end
+  local OPS = {
+    {'add', function(a, b) return a + b end, function(x, y) return x + y end},
+    {'sub', function(a, b) return a - b end, function(x, y) return x - y end},
+    {'mul', function(a, b) return a * b end, function(x, y) return x * y end},
+    {'div', function(a, b) return a / b end, function(x, y) return x / y end},
+  }
+
+  it('give the float32 result rounded once, across blocks, with scalar operands and in place', function()
+    for _, n in ipairs{1, 255, 256, 257, 1000} do
+      local xs, ys = halves(n, n), halves(n, n + 1)
+      for i = 1, n do if ys[i] == 0 then ys[i] = 0.5 end end
+      local a = torch.tensor(xs, {dtype = 'float16'})
+      local b = torch.tensor(ys, {dtype = 'float16'})
+      for _, op in ipairs(OPS) do
+        local name, f, g = op[1], op[2], op[3]
+        local got, left, right = f(a, b):float(), f(a, 1.5):float(), f(3, b):float()
+        local inplace = a:clone()
+        inplace[name .. '_'](inplace, b)
+        inplace = inplace:float()
+        for i = 1, n do
+          local want = f16_of(fl32(g(xs[i], ys[i])))
+          assert.is_true(same(got[i], want), ('%s n=%d: %s, %s gave %.9g, want %.9g'):format(name, n, xs[i], ys[i], got[i], want))
+          assert.is_true(same(inplace[i], want), ('%s_ in place n=%d at %d'):format(name, n, i))
+          assert.is_true(same(left[i], f16_of(fl32(g(xs[i], 1.5)))), ('%s with a scalar n=%d at %d'):format(name, n, i))
+          assert.is_true(same(right[i], f16_of(fl32(g(3, ys[i])))), ('%s of a scalar n=%d at %d'):format(name, n, i))
+        end
+      end
+      -- comparisons give bools of the halves' order
+      local lt = a:lt(b)
+      assert.are.equal('bool', lt.dtype)
+      for i = 1, n do assert.are.equal(xs[i] < ys[i], lt[i]) end
+      -- unary ops: float32's result, rounded once
+      for _, name in ipairs{'exp', 'tanh', 'sigmoid', 'sqrt', 'neg', 'abs'} do
+        local src = name == 'sqrt' and a:abs() or a
+        local got, want = src[name](src), src:float()[name](src:float()):half()
+        assert.is_true(torch.equal(got, want), ('%s n=%d'):format(name, n))
+      end
+    end
+  end)
+
+  it('give the same results on strided operands as on contiguous ones', function()
+    local xs, ys = halves(600, 7), halves(600, 8)
+    local a = torch.tensor(xs, {dtype = 'float16'}):view(300, 2):select(2, 1)
+    local b = torch.tensor(ys, {dtype = 'float16'}):view(2, 300):select(1, 2)
+    assert.is_true(torch.equal(a + b, a:contiguous() + b:contiguous()))
+    assert.is_true(torch.equal(a:exp(), a:contiguous():exp()))
+    assert.is_true(torch.equal(a:lt(b), a:contiguous():lt(b:contiguous())))
+  end)
+end)

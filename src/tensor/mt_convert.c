@@ -7,6 +7,7 @@
    A 200704-element float32 -> bfloat16 copy (a 256x784 weight) took 234 us one element
    at a time. */
 #include <cpuid.h>
+#include <stdatomic.h>
 #include <immintrin.h>
 #include <string.h>
 #include "mt_convert.h"
@@ -44,11 +45,19 @@ static __attribute__((target("avx,f16c"))) void f16_to_f32_f16c(float *out, cons
 }
 
 /* AVX usable (the CPU's and the OS's, as __builtin_cpu_supports says; it tests bits set once)
-   and F16C (cpuid leaf 1: Clang's __builtin_cpu_supports does not name it) */
+   and F16C (cpuid leaf 1: Clang's __builtin_cpu_supports does not name it). The answer is
+   kept: a cpuid instruction traps to the hypervisor in a virtual machine, tens of
+   microseconds, and the float16 kernels convert a block of 256 elements at a time. */
+static _Atomic int f16c_known;   /* 0: not asked yet, 1: no, 2: yes */
 static int has_f16c(void) {
-  unsigned a, b, c, d;
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+  int known = atomic_load_explicit(&f16c_known, memory_order_relaxed);
+  if (!known) {
+    unsigned a, b, c, d;
+    __builtin_cpu_init();
+    known = __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+    atomic_store_explicit(&f16c_known, known, memory_order_relaxed);
+  }
+  return known == 2;
 }
 
 void mt_cvt_f32_to_f16(uint16_t *out, const float *in, int64_t n) {
