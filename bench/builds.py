@@ -38,13 +38,18 @@ def main():
             continue
         whole = first.startswith('-- whole-process')
         samples, checks = {b: {} for b, _ in sides}, {}
-        for _, th in sides:
-            run.run_side([th, lua_file], whole)      # warm-up
-        for _ in range(run.RUNS):
-            for build, th in sides:
-                times, checks[build], _, _ = run.run_side([th, lua_file], whole)
-                for case, t in times.items():
-                    samples[build].setdefault(case, []).append(t)
+        try:
+            for _, th in sides:
+                run.run_side([th, lua_file], whole)      # warm-up
+            for _ in range(run.RUNS):
+                for build, th in sides:
+                    times, checks[build], _, _ = run.run_side([th, lua_file], whole)
+                    for case, t in times.items():
+                        samples[build].setdefault(case, []).append(t)
+        except RuntimeError as e:                       # a bench that cannot run here: said, then the next
+            failures.append(name)
+            print('!!! %s: %s' % (name, str(e).splitlines()[0]), flush=True)
+            continue
         mismatch = run.compare(checks[A], checks[B])
         if mismatch:
             failures.append(name)
@@ -60,7 +65,7 @@ def main():
     for label, ta, tb in rows:
         print('| %s | %s | %s | %.3f |' % (label, run.fmt(ta), run.fmt(tb), tb / ta))
     if failures:
-        print('\nbuilds: results differ in: %s' % ', '.join(failures))
+        print('\nbuilds: failed or differ: %s' % ', '.join(failures))
         sys.exit(1)
 
 

@@ -1,10 +1,14 @@
 /* mt_conv_direct_body.h: the direct float32 convolution, included once by each of
    mt_conv_isa_{base,v3,v4}.c (mt_conv_direct.h), each compiled for its own level, with
    MT_CONV_DIRECT_TABLE naming the table of entry points it defines. Everything else here
-   is static to its unit. */
+   is static to its unit. The levels above baseline (MT_CONV_DIRECT_X86_ONLY) exist in
+   x86-64 builds alone. */
 #ifndef MT_CONV_DIRECT_TABLE
 #error "mt_conv_direct_body.h is included by mt_conv_isa_*.c, which name MT_CONV_DIRECT_TABLE"
 #endif
+#if defined(MT_CONV_DIRECT_X86_ONLY) && !defined(__x86_64__)
+typedef int mt_conv_direct_unused;   /* a unit with nothing to compile here */
+#else
 #include <string.h>
 #include "mt_conv_direct.h"
 #include "mt_ops.h"
@@ -964,3 +968,4 @@ const mt_conv_direct_kernels MT_CONV_DIRECT_TABLE = {
     "DEFAULT",
 #endif
     direct_forward, direct_weight_grad, direct_input_grad, fuses_bias};
+#endif
