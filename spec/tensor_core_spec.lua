@@ -31,6 +31,31 @@ describe('tensor creation', function()
     assert.are.equal(7, torch.full({2, 2}, 7)[2][1])
     assert.are.equal('int64', torch.full({2}, 7).dtype)
   end)
+
+  -- fill_ stores the value at each dtype's width (1, 2, 4 and 8 bytes), on contiguous runs
+  -- and on strided ones, where the elements between stay as they were
+  it('fills every dtype, contiguous and strided, leaving the other elements alone', function()
+    local CASES = {{'bool', true, false}, {'uint8', 200, 7}, {'int8', -5, 3}, {'int16', -300, 9},
+                   {'bfloat16', 2.5, -1}, {'float16', -0.125, 3}, {'int32', 70000, -2},
+                   {'float32', 1.5, 4}, {'int64', math.maxinteger, 1}, {'float64', 0.1, -7}}
+    for _, c in ipairs(CASES) do
+      local dt, v, old = c[1], c[2], c[3]
+      for _, n in ipairs{1, 7, 300} do
+        local x = torch.full({n}, v, {dtype = dt})
+        for i = 1, n do assert.are.equal(v, x[i], dt .. ' contiguous') end
+        local y = torch.full({n, 3}, old, {dtype = dt})
+        y:select(2, 2):fill_(v)
+        for i = 1, n do
+          assert.are.equal(old, y[i][1], dt .. ' strided: the column before')
+          assert.are.equal(v, y[i][2], dt .. ' strided')
+          assert.are.equal(old, y[i][3], dt .. ' strided: the column after')
+        end
+      end
+      local z, zero = torch.zeros(5, {dtype = dt}), 0
+      if dt == 'bool' then zero = false end
+      for i = 1, 5 do assert.are.equal(zero, z[i], dt .. ' zeros') end
+    end
+  end)
 end)
 
 describe('views', function()

@@ -660,17 +660,32 @@ int mt_to_dtype(mt_tensor *r, const mt_tensor *src, int dtype) {
 
 typedef struct { char value[8]; size_t size; } fill_ctx;
 
+/* One store per element of the value's width (a memcpy of a size known only at run time
+   was a library call per element: zeros of 1.6M bfloat16 took 2.6 ms). */
+#define FILL_AS(T)                                                              \
+  do {                                                                          \
+    T x;                                                                        \
+    memcpy(&x, f->value, sizeof x);                                             \
+    if (s[0] == (int64_t)sizeof x) {                                            \
+      T *p = (T *)(void *)o;                                                    \
+      for (int64_t i = 0; i < n; i++) p[i] = x;                                 \
+    } else {                                                                    \
+      for (int64_t i = 0; i < n; i++, o += s[0]) memcpy(o, &x, sizeof x);      \
+    }                                                                           \
+  } while (0)
+
 static MT_CLONES void fill_kernel(char **d, const int64_t *s, int64_t n, void *c) {
   const fill_ctx *f = c;
   char *o = d[0];
-  if (f->size == 4 && s[0] == 4) {
-    uint32_t x; memcpy(&x, f->value, 4);
-    uint32_t *p = (uint32_t *)o;
-    for (int64_t i = 0; i < n; i++) p[i] = x;
-    return;
+  switch (f->size) {
+  case 1: FILL_AS(uint8_t); return;
+  case 2: FILL_AS(uint16_t); return;
+  case 4: FILL_AS(uint32_t); return;
+  case 8: FILL_AS(uint64_t); return;
+  default: for (int64_t i = 0; i < n; i++, o += s[0]) memcpy(o, f->value, f->size);
   }
-  for (int64_t i = 0; i < n; i++, o += s[0]) memcpy(o, f->value, f->size);
 }
+#undef FILL_AS
 
 int mt_fill(mt_tensor *t, double v) {
   if (__builtin_expect(t->storage->device != MT_CPU, 0)) {
