@@ -131,8 +131,10 @@ describe('torch._batch_norm', function()
     raises('batch_norm: bias is float64 but the input is float32', torch._batch_norm, x, nil,
            torch.zeros(3, {dtype = 'float64'}), nil, nil, true, 0.1, 1e-5)
     raises('batch_norm: expected an input (N, C, *)', torch._batch_norm, torch.randn(3), nil, nil, nil, nil, true, 0.1, 1e-5)
-    raises('batch_norm: expected a float32 or float64 input', torch._batch_norm, x:long(), nil, nil, nil, nil, true,
-           0.1, 1e-5)
+    raises('batch_norm: expected a float32, float64, bfloat16 or float16 input, got int64', torch._batch_norm, x:long(),
+           nil, nil, nil, nil, true, 0.1, 1e-5)
+    raises('batch_norm: weight is float64 but a bfloat16 input takes float32 ones', torch._batch_norm, x:bfloat16(),
+           torch.ones(3, {dtype = 'float64'}), nil, nil, nil, true, 0.1, 1e-5)
   end)
 end)
 

@@ -346,15 +346,23 @@ end
 
 -- ---- normalization ----
 
--- The fused kernels (torch._layer_norm, _group_norm, _batch_norm) take float32 and float64: a
--- half-precision tensor goes through them as float32 and the result comes back in its dtype.
+-- The fused kernels (torch._layer_norm, _group_norm, _batch_norm) take float32 and float64, and
+-- on the CPU bfloat16 and float16 inputs with float32 parameters and statistics (autocast's
+-- mixed models), read and written in their dtype: half-precision parameters go through them
+-- as float32. On a GPU a half-precision input goes through as float32 too and the result
+-- comes back in its dtype.
 local half = {float16 = true, bfloat16 = true}
 local function widened(t)
   if t ~= nil and half[t.dtype] then return t:float() end
   return t
 end
+-- the input as the kernel takes it
+local function input_of(x)
+  if half[x.dtype] and not x.is_cuda then return x end
+  return widened(x)
+end
 local function narrowed(y, x)
-  if half[x.dtype] then return y:to(x.dtype) end
+  if half[x.dtype] and y.dtype ~= x.dtype then return y:to(x.dtype) end
   return y
 end
 
@@ -375,7 +383,7 @@ function F.layer_norm(x, normalized_shape, weight, bias, eps)
     for i = 1, k do parts[i] = tostring(shape[i]) end
     fail('layer_norm', 'input of size %s does not end with normalized_shape %s', tostring(x:size()), table.concat(parts, 'x'))
   end
-  return narrowed(torch._layer_norm(widened(x), k, widened(weight), widened(bias), eps or 1e-5), x)
+  return narrowed(torch._layer_norm(input_of(x), k, widened(weight), widened(bias), eps or 1e-5), x)
 end
 
 -- F.group_norm(x, num_groups, weight, bias, eps=1e-5): x (N, C, *) normalized within each of
@@ -388,7 +396,7 @@ function F.group_norm(x, num_groups, weight, bias, eps)
     fail('group_norm', '%d channels (input size %s) cannot be split into %s groups', channels,
          tostring(x:size()), tostring(num_groups))
   end
-  return narrowed(torch._group_norm(widened(x), num_groups, widened(weight), widened(bias), eps or 1e-5), x)
+  return narrowed(torch._group_norm(input_of(x), num_groups, widened(weight), widened(bias), eps or 1e-5), x)
 end
 
 -- F.batch_norm(x, running_mean, running_var, weight, bias, training=false, momentum=0.1,
@@ -414,7 +422,7 @@ function F.batch_norm(x, running_mean, running_var, weight, bias, training, mome
     fail('batch_norm', 'running_mean and running_var are required when training is false')
   end
   local mean, var = widened(running_mean), widened(running_var)
-  local y = torch._batch_norm(widened(x), widened(weight), widened(bias), mean, var, training == true,
+  local y = torch._batch_norm(input_of(x), widened(weight), widened(bias), mean, var, training == true,
                               momentum or 0.1, eps or 1e-5)
   if training then   -- half-precision running stats were updated as float32 copies
     torch.no_grad(function()
@@ -438,7 +446,7 @@ function F.instance_norm(x, running_mean, running_var, weight, bias, use_input_s
   end
   local n, channels = x:size(1), x:size(2)
   if running_mean == nil and running_var == nil then
-    return narrowed(torch._group_norm(widened(x), channels, widened(weight), widened(bias), eps or 1e-5), x)
+    return narrowed(torch._group_norm(input_of(x), channels, widened(weight), widened(bias), eps or 1e-5), x)
   end
   -- each (sample, channel) a channel of one batch: the per-instance running stats it updates,
   -- averaged over the samples, are the new running stats

@@ -34,8 +34,16 @@ static int nn_in_float32(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   return rc;
 }
 
+/* the normalisations read and write bfloat16 and float16 inputs themselves, with float32
+   statistics and parameters (mt_norm.c) */
+static int norm_reads_half(mt_op op, const mt_nn_args *a) {
+  return (op == MT_OP_batch_norm || op == MT_OP_group_norm || op == MT_OP_layer_norm) && !is_half(a->w) &&
+         !is_half(a->b);
+}
+
 int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a) {
-  if (__builtin_expect(is_half(a->x) || is_half(a->w) || is_half(a->b), 0)) return nn_in_float32(r, op, a);
+  if (__builtin_expect(is_half(a->x) || is_half(a->w) || is_half(a->b), 0) && !norm_reads_half(op, a))
+    return nn_in_float32(r, op, a);
   switch (op) {
 #define NN(call, binding, node) call
     MT_NN_OPS(MT_KERNEL_CASE, _)

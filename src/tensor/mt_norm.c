@@ -1,4 +1,5 @@
-/* mt_norm.c: batch norm and group norm kernels (see mt_norm.h). A
+/* mt_norm.c: batch norm and group norm kernels (see mt_norm.h), for float32,
+   float64, and bfloat16 and float16 inputs with float32 parameters. A
    statistic's elements are a few runs of contiguous elements; each pass
    goes over the statistics, spread over threads, with double accumulators. */
 #include <math.h>
@@ -9,6 +10,7 @@
 #include "mt_iter.h"
 #include "mt_parallel.h"
 #include "mt_isa.h"
+#include "mt_kernel.h"
 
 /* Group norm's weight and bias gradients sum each channel over every
    sample: the samples are cut into at most this many blocks, each summed
@@ -63,55 +65,55 @@ typedef struct {
   int fixed_stats;
 } norm_job;
 
-#define NORM_KERNELS(T)                                                                              \
+#define NORM_KERNELS(N, T, X, E)                                                                              \
   /* mean and biased variance of the runs rs, in two passes */                                      \
-  static MT_CLONES void moments_##T(const T *x, run_set rs, double *mean, double *var) {                       \
+  static MT_CLONES void moments_##N(const X *x, run_set rs, double *mean, double *var) {                       \
     double sum = 0, sq = 0;                                                                          \
     if (rs.step == rs.len) rs.len *= rs.count, rs.count = 1;       /* adjacent runs: one */          \
     for (int64_t i = 0; i < rs.count; i++) {                                                         \
-      const T *run = x + rs.first + i * rs.step;                                                     \
-      _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < rs.len; j++) sum += run[j];     \
+      const X *run = x + rs.first + i * rs.step;                                                     \
+      _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < rs.len; j++) sum += MT_LOAD_##E(run + j);     \
     }                                                                                                \
     const double m = sum / (double)(rs.count * rs.len);                                              \
     for (int64_t i = 0; i < rs.count; i++) {                                                         \
-      const T *run = x + rs.first + i * rs.step;                                                     \
+      const X *run = x + rs.first + i * rs.step;                                                     \
       _Pragma("omp simd reduction(+ : sq)")                                                          \
-      for (int64_t j = 0; j < rs.len; j++) sq += (run[j] - m) * (run[j] - m);                        \
+      for (int64_t j = 0; j < rs.len; j++) sq += (MT_LOAD_##E(run + j) - m) * (MT_LOAD_##E(run + j) - m);                        \
     }                                                                                                \
     *mean = m;                                                                                       \
     *var = sq / (double)(rs.count * rs.len);                                                         \
   }                                                                                                  \
-  static MT_CLONES void stats_##T(void *ctx, int64_t begin, int64_t end) {                                    \
+  static MT_CLONES void stats_##N(void *ctx, int64_t begin, int64_t end) {                                    \
     const norm_job *j = ctx;                                                                         \
     T *stats = j->stats;                                                                             \
     for (int64_t k = begin; k < end; k++) {                                                          \
       double m, v;                                                                                   \
-      moments_##T(j->x, stat_runs(j->g, k), &m, &v);                                                 \
+      moments_##N(j->x, stat_runs(j->g, k), &m, &v);                                                 \
       stats[k] = (T)m;                                                                               \
       stats[j->count + k] = (T)(1 / sqrt(v + j->eps));                                               \
       j->var[k] = v;                                                                                 \
     }                                                                                                \
   }                                                                                                  \
   /* y = x * scale + shift over statistic k's runs */                                                \
-  INLINE void apply_stat_##T(T *y, const T *x, const T *stats, const T *w, const T *b, const run_set *rs, \
+  INLINE void apply_stat_##N(X *y, const X *x, const T *stats, const T *w, const T *b, const run_set *rs, \
                              int64_t k, int64_t count, int per_element) {                            \
     const T mean = stats[k], inv = stats[count + k];                                                 \
     for (int64_t i = 0; i < rs->count; i++) {                                                        \
-      const T *xr = x + rs->first + i * rs->step;                                                    \
-      T *yr = y + rs->first + i * rs->step;                                                          \
+      const X *xr = x + rs->first + i * rs->step;                                                    \
+      X *yr = y + rs->first + i * rs->step;                                                          \
       for (int64_t j = 0; j < rs->len; j++) {                                                        \
         const int64_t e = weight_index(rs, i, j, per_element);                                      \
         const T scale = inv * (w ? w[e] : 1), shift = (b ? b[e] : 0) - mean * scale;                \
-        yr[j] = xr[j] * scale + shift;                                                               \
+        MT_STORE_##E(yr + j, MT_LOAD_##E(xr + j) * scale + shift);                                                               \
       }                                                                                              \
     }                                                                                                \
   }                                                                                                  \
-  static MT_CLONES void apply_##T(void *ctx, int64_t begin, int64_t end) {                                    \
+  static MT_CLONES void apply_##N(void *ctx, int64_t begin, int64_t end) {                                    \
     const norm_job *j = ctx;                                                                         \
     for (int64_t k = begin; k < end; k++) {                                                          \
       const run_set rs = stat_runs(j->g, k);                                                         \
-      if (rs.per_element) apply_stat_##T(j->y, j->x, j->stats, j->w, j->b, &rs, k, j->count, 1);    \
-      else apply_stat_##T(j->y, j->x, j->stats, j->w, j->b, &rs, k, j->count, 0);                   \
+      if (rs.per_element) apply_stat_##N(j->y, j->x, j->stats, j->w, j->b, &rs, k, j->count, 1);    \
+      else apply_stat_##N(j->y, j->x, j->stats, j->w, j->b, &rs, k, j->count, 0);                   \
     }                                                                                                \
   }                                                                                                  \
   /* Per statistic: the sums of gy and gy * (x - mean) over its elements,                          \
@@ -120,17 +122,17 @@ typedef struct {
        invstd * (gh - mean(gh) - xhat * mean(gh * xhat))                                            \
      = invstd * w * gy + cx * (x - mean) - invstd * a / size,                                       \
      cx = -invstd^3 * b / size. For batch norm q and p also give gb and gw. */                    \
-  INLINE void backward_stat_##T(T *gx, T *gw, T *gb, const T *gy, const T *x, const T *stats,        \
+  INLINE void backward_stat_##N(X *gx, T *gw, T *gb, const X *gy, const X *x, const T *stats,        \
                                 const T *w, const run_set *rs, int64_t k, int64_t count, double size, \
                                 int fixed_stats, int per_element) {                                   \
     const double mean = stats[k], inv = stats[count + k];                                            \
     double a = 0, b = 0, q = 0, p = 0;                                                               \
     for (int64_t i = 0; i < rs->count; i++) {                                                        \
-      const T *gr = gy + rs->first + i * rs->step, *xr = x + rs->first + i * rs->step;               \
+      const X *gr = gy + rs->first + i * rs->step, *xr = x + rs->first + i * rs->step;               \
       double qr = 0, pr = 0, ar = 0, br = 0;                                                         \
       if (per_element) {                                                                             \
         _Pragma("omp simd reduction(+ : qr, pr, ar, br)") for (int64_t j = 0; j < rs->len; j++) {    \
-          const double wj = w ? w[rs->chan + j] : 1, gj = gr[j], pj = gj * (xr[j] - mean);          \
+          const double wj = w ? w[rs->chan + j] : 1, gj = MT_LOAD_##E(gr + j), pj = gj * (MT_LOAD_##E(xr + j) - mean);          \
           qr += gj;                                                                                  \
           pr += pj;                                                                                  \
           ar += wj * gj;                                                                             \
@@ -138,8 +140,8 @@ typedef struct {
         }                                                                                            \
       } else {                                                                                       \
         _Pragma("omp simd reduction(+ : qr, pr)") for (int64_t j = 0; j < rs->len; j++) {            \
-          qr += gr[j];                                                                               \
-          pr += gr[j] * (xr[j] - mean);                                                              \
+          qr += MT_LOAD_##E(gr + j);                                                                 \
+          pr += MT_LOAD_##E(gr + j) * (MT_LOAD_##E(xr + j) - mean);                                                              \
         }                                                                                            \
         const double wc = w ? w[weight_index(rs, i, 0, 0)] : 1;                                      \
         ar = wc * qr;                                                                                \
@@ -156,32 +158,33 @@ typedef struct {
     const double cx = fixed_stats ? 0 : -inv * inv * inv * b / size;                                 \
     const T tx = (T)cx, t0 = (T)(fixed_stats ? 0 : -inv * a / size - cx * mean), ti = (T)inv;        \
     for (int64_t i = 0; i < rs->count; i++) {                                                        \
-      const T *gr = gy + rs->first + i * rs->step, *xr = x + rs->first + i * rs->step;               \
-      T *dr = gx + rs->first + i * rs->step;                                                         \
+      const X *gr = gy + rs->first + i * rs->step, *xr = x + rs->first + i * rs->step;               \
+      X *dr = gx + rs->first + i * rs->step;                                                         \
       for (int64_t j = 0; j < rs->len; j++)                                                          \
-        dr[j] = ti * (w ? w[weight_index(rs, i, j, per_element)] : 1) * gr[j] + tx * xr[j] + t0;    \
+        MT_STORE_##E(dr + j, ti * (w ? w[weight_index(rs, i, j, per_element)] : 1) * MT_LOAD_##E(gr + j) + tx * MT_LOAD_##E(xr + j) + t0);    \
     }                                                                                                \
   }                                                                                                  \
   /* gw and gb only for batch norm, whose statistics are per channel */                            \
-  static MT_CLONES void backward_groups_##T(void *ctx, int64_t begin, int64_t end) {                          \
+  static MT_CLONES void backward_groups_##N(void *ctx, int64_t begin, int64_t end) {                          \
     const norm_job *j = ctx;                                                                         \
     const double size = (double)stat_size(j->g);                                                     \
     T *gw = j->g->groups ? NULL : j->gw, *gb = j->g->groups ? NULL : j->gb;                          \
     for (int64_t k = begin; k < end; k++) {                                                          \
       const run_set rs = stat_runs(j->g, k);                                                         \
       if (rs.per_element)                                                                            \
-        backward_stat_##T(j->gx, gw, gb, j->gy, j->x, j->stats, j->w, &rs, k, j->count, size, j->fixed_stats, 1); \
+        backward_stat_##N(j->gx, gw, gb, j->gy, j->x, j->stats, j->w, &rs, k, j->count, size, j->fixed_stats, 1); \
       else                                                                                           \
-        backward_stat_##T(j->gx, gw, gb, j->gy, j->x, j->stats, j->w, &rs, k, j->count, size, j->fixed_stats, 0); \
+        backward_stat_##N(j->gx, gw, gb, j->gy, j->x, j->stats, j->w, &rs, k, j->count, size, j->fixed_stats, 0); \
     }                                                                                                \
   }                                                                                                  \
   /* group norm's gw and gb: a channel's elements belong to different                              \
      statistics. Block i sums samples [i * block, (i + 1) * block) into its                         \
      part of partial (blocks, 2, c), in memory order. */                                            \
-  static MT_CLONES void backward_channels_##T(void *ctx, int64_t begin, int64_t end) {                        \
+  static MT_CLONES void backward_channels_##N(void *ctx, int64_t begin, int64_t end) {                        \
     const norm_job *j = ctx;                                                                         \
     const mt_norm_geom *g = j->g;                                                                    \
-    const T *gy = j->gy, *x = j->x, *stats = j->stats;                                               \
+    const X *gy = j->gy, *x = j->x;                                                                  \
+    const T *stats = j->stats;                                               \
     for (int64_t blk = begin; blk < end; blk++) {                                                    \
       double *q = j->partial + blk * 2 * g->c, *p = q + g->c;                                        \
       const int64_t s0 = blk * j->block, s1 = g->n - s0 < j->block ? g->n : s0 + j->block;          \
@@ -190,18 +193,18 @@ typedef struct {
         const run_set rs = stat_runs(g, k);                                                          \
         const double mean = stats[k], inv = stats[j->count + k];                                     \
         for (int64_t i = 0; i < rs.count; i++) {                                                     \
-          const T *gr = gy + rs.first + i * rs.step, *xr = x + rs.first + i * rs.step;               \
+          const X *gr = gy + rs.first + i * rs.step, *xr = x + rs.first + i * rs.step;               \
           if (rs.per_element) {                            /* a column of sums per element */        \
             for (int64_t e = 0; e < rs.len; e++) {                                                   \
-              q[rs.chan + e] += gr[e];                                                               \
-              p[rs.chan + e] += inv * gr[e] * (xr[e] - mean);                                        \
+              q[rs.chan + e] += MT_LOAD_##E(gr + e);                                                 \
+              p[rs.chan + e] += inv * MT_LOAD_##E(gr + e) * (MT_LOAD_##E(xr + e) - mean);                                        \
             }                                                                                        \
             continue;                                                                                \
           }                                                                                          \
           double qr = 0, pr = 0;                                                                     \
           _Pragma("omp simd reduction(+ : qr, pr)") for (int64_t e = 0; e < rs.len; e++) {           \
-            qr += gr[e];                                                                             \
-            pr += gr[e] * (xr[e] - mean);                                                            \
+            qr += MT_LOAD_##E(gr + e);                                                               \
+            pr += MT_LOAD_##E(gr + e) * (MT_LOAD_##E(xr + e) - mean);                                                            \
           }                                                                                          \
           q[weight_index(&rs, i, 0, 0)] += qr;                                                       \
           p[weight_index(&rs, i, 0, 0)] += inv * pr;                                                 \
@@ -210,7 +213,7 @@ typedef struct {
     }                                                                                                \
   }                                                                                                  \
   /* gw and gb from the blocks' partial sums, added in block order */                               \
-  static MT_CLONES void channel_sums_##T(const norm_job *j, int64_t blocks) {                                  \
+  static MT_CLONES void channel_sums_##N(const norm_job *j, int64_t blocks) {                                  \
     const int64_t c = j->g->c;                                                                       \
     T *gw = j->gw, *gb = j->gb;                                                                      \
     for (int64_t ch = 0; ch < c; ch++) {                                                             \
@@ -223,20 +226,34 @@ typedef struct {
       if (gb) gb[ch] = (T)q;                                                                         \
     }                                                                                                \
   }
-NORM_KERNELS(float)
-NORM_KERNELS(double)
+/* float32 and float64 in their own type; bfloat16 and float16 inputs (autocast's) read and
+   written in their dtype, with float32 statistics and parameters, computed in float */
+NORM_KERNELS(float, float, float, FLOAT32)
+NORM_KERNELS(double, double, double, FLOAT64)
+NORM_KERNELS(bf16, float, mt_bf16, BFLOAT16)
+NORM_KERNELS(f16, float, mt_half, FLOAT16)
 
 typedef struct {
   mt_chunk_fn stats, apply, backward_groups, backward_channels;
   void (*channel_sums)(const norm_job *j, int64_t blocks);
 } norm_kernels;
-#define NORM_ENTRY(T) {stats_##T, apply_##T, backward_groups_##T, backward_channels_##T, channel_sums_##T}
-static const norm_kernels kernels_float = NORM_ENTRY(float), kernels_double = NORM_ENTRY(double);
+#define NORM_ENTRY(N) {stats_##N, apply_##N, backward_groups_##N, backward_channels_##N, channel_sums_##N}
+static const norm_kernels kernels_float = NORM_ENTRY(float), kernels_double = NORM_ENTRY(double),
+                          kernels_bf16 = NORM_ENTRY(bf16), kernels_f16 = NORM_ENTRY(f16);
 
-/* the kernels of a float32 or float64 input (check_input allows no other) */
+/* the kernels of an input of one of the four float dtypes (check_input allows no other) */
 static const norm_kernels *kernels_for(int dtype) {
-  return dtype == MT_FLOAT32 ? &kernels_float : &kernels_double;
+  switch (dtype) {
+  case MT_FLOAT32: return &kernels_float;
+  case MT_BFLOAT16: return &kernels_bf16;
+  case MT_FLOAT16: return &kernels_f16;
+  default: return &kernels_double;
+  }
 }
+
+/* the dtype of the statistics and parameters (weight, bias, running stats) that go with an
+   input: its own, float32 for bfloat16 and float16 */
+static int param_dtype(int dtype) { return dtype == MT_BFLOAT16 || dtype == MT_FLOAT16 ? MT_FLOAT32 : dtype; }
 
 /* Runs a pass over the statistics, across threads when there is enough work. */
 static void over_stats(mt_chunk_fn fn, norm_job *j) {
@@ -246,8 +263,9 @@ static void over_stats(mt_chunk_fn fn, norm_job *j) {
 /* ---- checks ---- */
 static int check_input(const mt_tensor *x, const mt_norm_geom *g) {
   char b[128];
-  if (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)
-    return mt_fail("%s: expected a float32 or float64 input, got %s", g->op, mt_dtypes[x->dtype].name);
+  if (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64 && x->dtype != MT_BFLOAT16 && x->dtype != MT_FLOAT16)
+    return mt_fail("%s: expected a float32, float64, bfloat16 or float16 input, got %s", g->op,
+                   mt_dtypes[x->dtype].name);
   if (mt_numel(x) != g->n * g->c * g->s || (g->groups && g->c % g->groups))
     return mt_fail("%s: input of size %s does not split into %lld x %lld x %lld (groups %lld)", g->op,
                    mt_shape_str(x, b, sizeof b), (long long)g->n, (long long)g->c, (long long)g->s,
@@ -255,20 +273,24 @@ static int check_input(const mt_tensor *x, const mt_norm_geom *g) {
   return 0;
 }
 
-/* a per-channel operand (weight, bias, running stats): c elements of x's dtype */
-static int check_channels(const mt_tensor *t, const char *what, int dtype, const mt_norm_geom *g) {
+/* a per-channel operand (weight, bias, running stats): c elements of the dtype that goes
+   with an input of dtype xd (param_dtype) */
+static int check_channels(const mt_tensor *t, const char *what, int xd, const mt_norm_geom *g) {
   char b[128];
   if (!t) return 0;
   if (mt_numel(t) != g->c)
     return mt_fail("%s: %s must have %lld elements, got size %s", g->op, what, (long long)g->c,
                    mt_shape_str(t, b, sizeof b));
-  if (t->dtype != dtype)
-    return mt_fail("%s: %s is %s but the input is %s", g->op, what, mt_dtypes[t->dtype].name, mt_dtypes[dtype].name);
+  if (t->dtype != param_dtype(xd) && xd == param_dtype(xd))
+    return mt_fail("%s: %s is %s but the input is %s", g->op, what, mt_dtypes[t->dtype].name, mt_dtypes[xd].name);
+  if (t->dtype != param_dtype(xd))
+    return mt_fail("%s: %s is %s but a %s input takes %s ones", g->op, what, mt_dtypes[t->dtype].name,
+                   mt_dtypes[xd].name, mt_dtypes[param_dtype(xd)].name);
   return 0;
 }
 
-static int check_stats(const mt_tensor *stats, const mt_norm_geom *g, int dtype) {
-  if (stats->dtype != dtype || stats->ndim != 2 || stats->shape[0] != 2 || stats->shape[1] != mt_norm_count(g))
+static int check_stats(const mt_tensor *stats, const mt_norm_geom *g, int xd) {
+  if (stats->dtype != param_dtype(xd) || stats->ndim != 2 || stats->shape[0] != 2 || stats->shape[1] != mt_norm_count(g))
     return mt_fail("%s: statistics of the wrong size or dtype", g->op);
   return 0;
 }
@@ -316,19 +338,20 @@ int mt_norm_stats(mt_tensor *stats, const mt_tensor *x, const mt_norm_geom *g, d
   if (mt_contiguous_as(&xc, x, x->dtype)) return -1;
   const int64_t shape[2] = {2, count};
   double *var = mt_alloc(sizeof(double) * (size_t)(count ? count : 1));
-  int rc = var ? mt_tensor_init(stats, x->dtype, 2, shape) : mt_fail("%s: out of memory", g->op);
+  const int pd = param_dtype(x->dtype);
+  int rc = var ? mt_tensor_init(stats, pd, 2, shape) : mt_fail("%s: out of memory", g->op);
   if (rc == 0) {
     norm_job job = {.g = g, .count = count, .x = mt_data(&xc), .stats = mt_data(stats), .eps = eps, .var = var};
     over_stats(kernels_for(x->dtype)->stats, &job);
     for (int64_t k = 0; k < count && (running_mean || running_var); k++) {
       if (running_mean) {
         char *p = channel_ptr(running_mean, k);
-        const double mean = mt_get_f64(x->dtype, mt_data(stats) + k * mt_dtypes[x->dtype].size);
-        mt_set_f64(x->dtype, p, (1 - momentum) * mt_get_f64(x->dtype, p) + momentum * mean);
+        const double mean = mt_get_f64(pd, mt_data(stats) + k * mt_dtypes[pd].size);
+        mt_set_f64(pd, p, (1 - momentum) * mt_get_f64(pd, p) + momentum * mean);
       }
       if (running_var) {
         char *p = channel_ptr(running_var, k);
-        mt_set_f64(x->dtype, p, (1 - momentum) * mt_get_f64(x->dtype, p) + momentum * var[k] * size / (size - 1));
+        mt_set_f64(pd, p, (1 - momentum) * mt_get_f64(pd, p) + momentum * var[k] * size / (size - 1));
       }
     }
     if (running_mean) running_mean->storage->version++;
@@ -346,6 +369,7 @@ int mt_norm_running_stats(mt_tensor *stats, const mt_tensor *running_mean, const
                   dtype);
   if (check_channels(running_mean, "running_mean", dtype, g) || check_channels(running_var, "running_var", dtype, g))
     return -1;
+  dtype = param_dtype(dtype);   /* dtype: the input's; the statistics are in its parameters' */
   if (running_mean->ndim != 1 || running_var->ndim != 1)
     return mt_fail("%s: running statistics must be 1-D", g->op);
   const int64_t shape[2] = {2, g->c};
@@ -410,8 +434,8 @@ int mt_norm_backward(mt_tensor *gx, mt_tensor *gw, mt_tensor *gb, const mt_tenso
       rc = mt_fail("%s backward: out of memory", g->op);
   }
   if (rc == 0 && gx) rc = mt_tensor_init(gx, x->dtype, x->ndim, x->shape);
-  if (rc == 0 && gw) rc = mt_tensor_init(gw, x->dtype, 1, cshape);
-  if (rc == 0 && gb) rc = mt_tensor_init(gb, x->dtype, 1, cshape);
+  if (rc == 0 && gw) rc = mt_tensor_init(gw, param_dtype(x->dtype), 1, cshape);
+  if (rc == 0 && gb) rc = mt_tensor_init(gb, param_dtype(x->dtype), 1, cshape);
   if (rc == 0) {
     const norm_kernels *k = kernels_for(x->dtype);
     job.gx = gx ? mt_data(gx) : NULL;
