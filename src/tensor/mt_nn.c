@@ -34,11 +34,11 @@ static int nn_in_float32(mt_tensor *r, mt_op op, const mt_nn_args *a) {
   return rc;
 }
 
-/* the normalisations read and write bfloat16 and float16 inputs themselves, with float32
-   statistics and parameters (mt_norm.c) */
+/* the normalisations read and write bfloat16 and float16 inputs on the CPU themselves, with
+   float32 statistics and parameters (mt_norm.c); a device's go through float32 as before */
 static int norm_reads_half(mt_op op, const mt_nn_args *a) {
   return (op == MT_OP_batch_norm || op == MT_OP_group_norm || op == MT_OP_layer_norm) && !is_half(a->w) &&
-         !is_half(a->b);
+         !is_half(a->b) && mt_device_of(a->x) == MT_CPU;
 }
 
 int mt_nn_op(mt_tensor *r, mt_op op, const mt_nn_args *a) {
