@@ -178,8 +178,6 @@ static void release_all(mt_tensor *t, int n) {
   for (int i = 0; i < n; i++) mt_tensor_release(&t[i]);
 }
 
-
-
 /* ---- im2col / col2im and the GEMM path, for float and double ----
    cols[(c * kh + a) * kw + b][i * ow + j] = x[c][i * sh - ph + a * dh][j * sw - pw + b * dw]
    (zero outside x). */
@@ -269,11 +267,10 @@ static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
 static void direct_choose(void) {
   direct = &mt_conv_direct_base;
 #if defined(__x86_64__)
-  static const char *const names[3] = {"DEFAULT", "AVX2", "AVX512"};
   int level = mt_cpu_level();
   const char *env = getenv("TH_CONV_ISA");
   for (int l = 0; env && l < level; l++)
-    if (!strcasecmp(env, names[l])) level = l;
+    if (!strcasecmp(env, mt_cpu_level_name(l))) level = l;
   if (level == 2) direct = &mt_conv_direct_v4;
   else if (level == 1) direct = &mt_conv_direct_v3;
 #endif
@@ -284,7 +281,7 @@ static const mt_conv_direct_kernels *direct_kernels(void) {
   return direct;
 }
 
-const char *mt_conv_level(void) { return direct_kernels()->level; }
+const char *mt_conv_level(void) { return mt_cpu_level_name(direct_kernels()->level); }
 
 /* ---- the GEMM path over images ---- */
 typedef enum { PATH_FORWARD, PATH_INPUT_GRAD, PATH_WEIGHT_GRAD } gemm_path;

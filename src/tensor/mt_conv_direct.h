@@ -12,7 +12,7 @@
 
 /* One level's entry points (all float32, contiguous operands; 0 or -1 and mt_fail). */
 typedef struct {
-  const char *level;    /* "DEFAULT", "AVX2" or "AVX512", as torch.backends.cpu names them */
+  int level;            /* as mt_cpu_level counts: 0 baseline, 1 AVX2 + FMA, 2 AVX-512 */
   /* y (n, o, oh, ow) = x conv w, plus bias (o) where not NULL */
   int (*forward)(float *y, const float *x, const float *w, const float *bias, const mt_conv_geom *g);
   /* gw (o, cg, kh, kw) and, when gb is not NULL (only where fuses_bias), gb (o) */

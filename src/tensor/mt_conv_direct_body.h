@@ -961,11 +961,11 @@ static int direct_input_grad(float *gx, const float *gy, const float *w, const m
 
 const mt_conv_direct_kernels MT_CONV_DIRECT_TABLE = {
 #if defined(__AVX512F__)
-    "AVX512",
+    2,
 #elif defined(__AVX2__)
-    "AVX2",
+    1,
 #else
-    "DEFAULT",
+    0,
 #endif
     direct_forward, direct_weight_grad, direct_input_grad, fuses_bias};
 #endif

@@ -18,10 +18,14 @@ int mt_cpu_level(void) {
 #endif
 }
 
+const char *mt_cpu_level_name(int level) {
+  static const char *const names[3] = {"DEFAULT", "AVX2", "AVX512"};
+  return names[level < 0 ? 0 : level > 2 ? 2 : level];
+}
+
 const char *mt_cpu_capability(void) {
 #if defined(__x86_64__) && !defined(__AVX2__)
-  static const char *const names[3] = {"DEFAULT", "AVX2", "AVX512"};
-  return names[mt_cpu_level()];
+  return mt_cpu_level_name(mt_cpu_level());
 #elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
   return "AVX512";
 #elif defined(__AVX2__)

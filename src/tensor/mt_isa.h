@@ -23,4 +23,7 @@ const char *mt_cpu_capability(void);
    the kernels built once per level and picked at run time (mt_conv_direct.h) */
 int mt_cpu_level(void);
 
+/* a level's name as PyTorch writes it: "DEFAULT", "AVX2" or "AVX512" (level 0, 1, 2) */
+const char *mt_cpu_level_name(int level);
+
 #endif
